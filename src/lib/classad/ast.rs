@@ -1,0 +1,243 @@
+//! The expression tree.
+//!
+//! Parsing produces an [`Expr`]; evaluation walks it (see [`super::eval`]) and
+//! the unparser prints it back (see [`super::unparse`]). The tree keeps enough of
+//! the source shape (parentheses, quoted names, function-name spelling) to print
+//! expressions exactly as HTCondor prints them.
+
+use std::rc::Rc;
+
+use super::ad::ClassAd;
+use super::functions::Builtin;
+use super::value::Value;
+
+/// An attribute name as written, with its lower-case key for lookups.
+#[derive(Clone, Debug)]
+pub struct Name {
+    text: Rc<str>,
+    key: Rc<str>,
+}
+
+impl Name {
+    pub fn new(text: &str) -> Name {
+        let text: Rc<str> = Rc::from(text);
+        let key = if text.bytes().any(|b| b.is_ascii_uppercase()) {
+            Rc::from(text.to_ascii_lowercase())
+        } else {
+            text.clone()
+        };
+        Name { text, key }
+    }
+    /// The spelling as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+    /// The case-folded key used for lookups.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+    pub fn text_rc(&self) -> &Rc<str> {
+        &self.text
+    }
+}
+
+impl PartialEq for Name {
+    fn eq(&self, other: &Name) -> bool {
+        self.key == other.key
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Plus,
+    Not,
+    BitNot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Mul,
+    Div,
+    Mod,
+    Add,
+    Sub,
+    Shl,
+    Shr,
+    UShr,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    MetaEq,
+    MetaNe,
+    BitAnd,
+    BitXor,
+    BitOr,
+    And,
+    Or,
+}
+
+impl BinOp {
+    /// Binding strength: higher binds tighter (spec table, levels 3..12).
+    pub fn precedence(self) -> u8 {
+        use BinOp::*;
+        match self {
+            Mul | Div | Mod => 10,
+            Add | Sub => 9,
+            Shl | Shr | UShr => 8,
+            Lt | Le | Gt | Ge => 7,
+            Eq | Ne | MetaEq | MetaNe => 6,
+            BitAnd => 5,
+            BitXor => 4,
+            BitOr => 3,
+            And => 2,
+            Or => 1,
+        }
+    }
+
+    /// The operator as the new-syntax unparser writes it.
+    pub fn new_syntax(self) -> &'static str {
+        match self {
+            BinOp::MetaEq => "is",
+            BinOp::MetaNe => "isnt",
+            other => other.old_syntax(),
+        }
+    }
+
+    /// The operator as the old-syntax (long form) unparser writes it.
+    pub fn old_syntax(self) -> &'static str {
+        use BinOp::*;
+        match self {
+            Mul => "*",
+            Div => "/",
+            Mod => "%",
+            Add => "+",
+            Sub => "-",
+            Shl => "<<",
+            Shr => ">>",
+            UShr => ">>>",
+            Lt => "<",
+            Le => "<=",
+            Gt => ">",
+            Ge => ">=",
+            Eq => "==",
+            Ne => "!=",
+            MetaEq => "=?=",
+            MetaNe => "=!=",
+            BitAnd => "&",
+            BitXor => "^",
+            BitOr => "|",
+            And => "&&",
+            Or => "||",
+        }
+    }
+}
+
+/// Which side of a match an internal reference names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Left,
+    Right,
+}
+
+/// A function call: the name as written and the builtin it resolved to.
+#[derive(Clone, Debug)]
+pub struct Call {
+    pub name: Rc<str>,
+    pub builtin: Option<Builtin>,
+    pub args: Vec<Expr>,
+}
+
+/// `base.name`, `name` or `.name`.
+#[derive(Clone, Debug)]
+pub struct AttrRef {
+    pub base: Option<Expr>,
+    pub name: Name,
+    pub absolute: bool,
+}
+
+#[derive(Clone, Debug)]
+pub enum Expr {
+    /// A literal value. Parsed literals are scalars; evaluation-made lists
+    /// (from functions such as `split`) hold any value.
+    Lit(Value),
+    Attr(Box<AttrRef>),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<(Expr, Expr)>),
+    Cond(Box<(Expr, Expr, Expr)>),
+    Elvis(Box<(Expr, Expr)>),
+    Paren(Box<Expr>),
+    Index(Box<(Expr, Expr)>),
+    Call(Box<Call>),
+    List(Rc<[Expr]>),
+    Ad(Rc<ClassAd>),
+    /// Internal: the left or right ad of the match this expression is
+    /// evaluated in. Never produced by the parser.
+    MatchSide(Side),
+}
+
+impl Expr {
+    pub fn attr(name: &str) -> Expr {
+        Expr::Attr(Box::new(AttrRef {
+            base: None,
+            name: Name::new(name),
+            absolute: false,
+        }))
+    }
+    pub fn scoped(base: Expr, name: &str) -> Expr {
+        Expr::Attr(Box::new(AttrRef {
+            base: Some(base),
+            name: Name::new(name),
+            absolute: false,
+        }))
+    }
+    pub fn binary(op: BinOp, l: Expr, r: Expr) -> Expr {
+        Expr::Binary(op, Box::new((l, r)))
+    }
+    pub fn int(i: i64) -> Expr {
+        Expr::Lit(Value::Int(i))
+    }
+    pub fn string(s: &str) -> Expr {
+        Expr::Lit(Value::Str(Rc::from(s)))
+    }
+
+    /// True when the tree is a literal scalar, as HTCondor's `IsLiteral` tests.
+    pub fn literal_value(&self) -> Option<&Value> {
+        match self {
+            Expr::Lit(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Visits every attribute reference in the tree, outermost first.
+    pub fn walk_attrs<'a>(&'a self, f: &mut dyn FnMut(&'a AttrRef)) {
+        match self {
+            Expr::Lit(_) | Expr::MatchSide(_) | Expr::Ad(_) => {}
+            Expr::Attr(a) => {
+                f(a);
+                if let Some(b) = &a.base {
+                    b.walk_attrs(f);
+                }
+            }
+            Expr::Unary(_, e) | Expr::Paren(e) => e.walk_attrs(f),
+            Expr::Binary(_, b) => {
+                b.0.walk_attrs(f);
+                b.1.walk_attrs(f);
+            }
+            Expr::Elvis(b) | Expr::Index(b) => {
+                b.0.walk_attrs(f);
+                b.1.walk_attrs(f);
+            }
+            Expr::Cond(b) => {
+                b.0.walk_attrs(f);
+                b.1.walk_attrs(f);
+                b.2.walk_attrs(f);
+            }
+            Expr::Call(c) => c.args.iter().for_each(|a| a.walk_attrs(f)),
+            Expr::List(items) => items.iter().for_each(|a| a.walk_attrs(f)),
+        }
+    }
+}

@@ -1,0 +1,727 @@
+//! Evaluation: scopes, attribute lookup, and the operators.
+//!
+//! A [`Scope`] is a chain of frames, each holding one ad and its lexical
+//! parent. Unscoped names are looked up the way HTCondor's
+//! `ClassAd::LookupInScope` does: the current ad, then each parent; the
+//! special names (`self`, `my`, `parent`, `toplevel`, `root`, `CurrentTime`)
+//! answer at the first level that lacks a real attribute of that name; and in a
+//! match, a name found nowhere is finally looked up in the other ad (the
+//! "alternate scope") and evaluated there.
+//!
+//! Evaluation never overflows the stack and never hangs: deep trees grow the
+//! stack on demand, a reference cycle (`[a = b; b = a]`) evaluates to `error`,
+//! and a step budget stops exponential blow-ups with `error` too.
+
+use std::cell::OnceCell;
+use std::fmt;
+use std::rc::{Rc, Weak};
+
+use super::ad::ClassAd;
+use super::ast::{AttrRef, BinOp, Expr, Side, UnOp};
+use super::value::{AbsTime, ListValue, Value};
+
+/// One level of scope: an ad, its lexical parent, and in a match the other
+/// ad as the alternate scope.
+pub struct Frame {
+    ad: Rc<ClassAd>,
+    parent: Option<Scope>,
+    /// In a match: the other ad, where unscoped names not found here go last.
+    alt: OnceCell<Weak<Frame>>,
+    /// Only on a match root: the left and right ad frames.
+    sides: OnceCell<(Weak<Frame>, Weak<Frame>)>,
+}
+
+/// A reference-counted handle to a [`Frame`].
+#[derive(Clone)]
+pub struct Scope(Rc<Frame>);
+
+impl fmt::Debug for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Scope({} attrs)", self.0.ad.len())
+    }
+}
+
+impl Scope {
+    fn make(ad: Rc<ClassAd>, parent: Option<Scope>) -> Scope {
+        Scope(Rc::new(Frame {
+            ad,
+            parent,
+            alt: OnceCell::new(),
+            sides: OnceCell::new(),
+        }))
+    }
+    /// A top-level scope for `ad`.
+    pub fn root(ad: Rc<ClassAd>) -> Scope {
+        Scope::make(ad, None)
+    }
+    /// An empty top-level scope, for evaluating expressions outside any ad.
+    pub fn empty() -> Scope {
+        Scope::root(Rc::new(ClassAd::new()))
+    }
+    /// A nested ad whose lexical parent is `parent`.
+    pub fn child(ad: Rc<ClassAd>, parent: &Scope) -> Scope {
+        Scope::make(ad, Some(parent.clone()))
+    }
+    pub fn ad(&self) -> &Rc<ClassAd> {
+        &self.0.ad
+    }
+    pub fn parent(&self) -> Option<&Scope> {
+        self.0.parent.as_ref()
+    }
+    /// The outermost frame of the chain (`toplevel`, and the start of `.x`).
+    pub fn toplevel(&self) -> Scope {
+        let mut cur = self;
+        while let Some(p) = cur.parent() {
+            cur = p;
+        }
+        cur.clone()
+    }
+    fn ptr(&self) -> *const Frame {
+        Rc::as_ptr(&self.0)
+    }
+    fn alternate(&self) -> Option<Scope> {
+        self.0.alt.get().and_then(|w| w.upgrade()).map(Scope)
+    }
+    fn side(&self, side: Side) -> Option<Scope> {
+        let (l, r) = self.0.sides.get()?;
+        match side {
+            Side::Left => l.upgrade(),
+            Side::Right => r.upgrade(),
+        }
+        .map(Scope)
+    }
+    pub fn same(&self, other: &Scope) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// The scopes of a match between two ads, laid out as HTCondor's
+/// `MatchClassAd` lays them out: each ad's parent is a context ad holding
+/// `my`/`ad` (itself) and `target`/`other` (the other ad), under a match ad
+/// holding `LEFT`, `RIGHT`, `symmetricMatch`, `leftMatchesRight`,
+/// `rightMatchesLeft`, `leftRankValue` and `rightRankValue`. Each ad's
+/// alternate scope is the other ad.
+pub struct MatchContext {
+    left: Scope,
+    right: Scope,
+}
+
+thread_local! {
+    static MATCH_ADS: (Rc<ClassAd>, Rc<ClassAd>, Rc<ClassAd>) = build_match_ads();
+}
+
+fn build_match_ads() -> (Rc<ClassAd>, Rc<ClassAd>, Rc<ClassAd>) {
+    use super::parser::parse_expr;
+    let p = |s: &str| parse_expr(s).expect("built-in match expression parses");
+    let mut root = ClassAd::new();
+    root.insert(
+        "symmetricMatch",
+        p("RIGHT.requirements && LEFT.requirements"),
+    );
+    root.insert("leftMatchesRight", p("RIGHT.requirements"));
+    root.insert("rightMatchesLeft", p("LEFT.requirements"));
+    root.insert("leftRankValue", p("LEFT.rank"));
+    root.insert("rightRankValue", p("RIGHT.rank"));
+    root.insert("LEFT", Expr::MatchSide(Side::Left));
+    root.insert("RIGHT", Expr::MatchSide(Side::Right));
+    let ctx = |me: &str, other: &str| {
+        let mut c = ClassAd::new();
+        c.insert("other", p(other));
+        c.insert("target", p(other));
+        c.insert("my", p(me));
+        c.insert("ad", p(me));
+        Rc::new(c)
+    };
+    (
+        Rc::new(root),
+        ctx(".LEFT", ".RIGHT"),
+        ctx(".RIGHT", ".LEFT"),
+    )
+}
+
+impl MatchContext {
+    /// Puts `left` (MY, typically the job) and `right` (TARGET, typically the
+    /// machine) into one match.
+    pub fn new(left: Rc<ClassAd>, right: Rc<ClassAd>) -> MatchContext {
+        let (root_ad, lctx_ad, rctx_ad) = MATCH_ADS.with(|m| m.clone());
+        let root = Scope::root(root_ad);
+        let l = Scope::child(left, &Scope::child(lctx_ad, &root));
+        let r = Scope::child(right, &Scope::child(rctx_ad, &root));
+        let _ = l.0.alt.set(Rc::downgrade(&r.0));
+        let _ = r.0.alt.set(Rc::downgrade(&l.0));
+        let _ = root.0.sides.set((Rc::downgrade(&l.0), Rc::downgrade(&r.0)));
+        MatchContext { left: l, right: r }
+    }
+    /// The left ad's scope: MY is the left ad, TARGET the right.
+    pub fn left(&self) -> &Scope {
+        &self.left
+    }
+    /// The right ad's scope: MY is the right ad, TARGET the left.
+    pub fn right(&self) -> &Scope {
+        &self.right
+    }
+}
+
+/// How deep evaluation may recurse before it is cut off with `error`.
+const MAX_DEPTH: u32 = 20_000;
+/// How many attribute lookups one top-level evaluation may make.
+const MAX_STEPS: u64 = 20_000_000;
+
+/// What a scoped lookup found.
+enum Found {
+    /// The attribute at `index` of the frame's ad.
+    Attr(Scope, usize),
+    /// A special name answered directly.
+    Special(Value),
+    Missing,
+}
+
+/// Evaluation state: recursion depth, the attributes being evaluated (for
+/// cycle detection), a step budget, and the clock reading.
+pub struct Evaluator {
+    depth: u32,
+    steps: u64,
+    in_progress: Vec<(*const Frame, usize)>,
+    now: Option<i64>,
+}
+
+impl Default for Evaluator {
+    fn default() -> Self {
+        Evaluator::new()
+    }
+}
+
+impl Evaluator {
+    pub fn new() -> Evaluator {
+        Evaluator {
+            depth: 0,
+            steps: 0,
+            in_progress: Vec::new(),
+            now: None,
+        }
+    }
+
+    /// The current time, read once per evaluator so that every `time()` in
+    /// one evaluation agrees.
+    pub fn now(&mut self) -> i64 {
+        *self.now.get_or_insert_with(crate::clock::now)
+    }
+
+    /// Evaluates `e` in `scope`.
+    pub fn eval(&mut self, e: &Expr, scope: &Scope) -> Value {
+        self.depth += 1;
+        let v = if self.depth > MAX_DEPTH {
+            Value::Error
+        } else if self.depth % 32 == 0 {
+            stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || self.eval_node(e, scope))
+        } else {
+            self.eval_node(e, scope)
+        };
+        self.depth -= 1;
+        v
+    }
+
+    fn eval_node(&mut self, e: &Expr, scope: &Scope) -> Value {
+        match e {
+            Expr::Lit(v) => v.clone(),
+            Expr::Attr(a) => self.eval_attr(a, scope),
+            Expr::Paren(inner) => self.eval(inner, scope),
+            Expr::Unary(op, x) => {
+                let v = self.eval(x, scope);
+                unary(*op, v)
+            }
+            Expr::Binary(op, b) => match op {
+                BinOp::And => self.and(&b.0, &b.1, scope),
+                BinOp::Or => self.or(&b.0, &b.1, scope),
+                _ => {
+                    let l = self.eval(&b.0, scope);
+                    let r = self.eval(&b.1, scope);
+                    binary(*op, l, r)
+                }
+            },
+            Expr::Cond(c) => match truth(&self.eval(&c.0, scope)) {
+                Truth::True => self.eval(&c.1, scope),
+                Truth::False => self.eval(&c.2, scope),
+                Truth::Undefined => Value::Undefined,
+                Truth::Error => Value::Error,
+            },
+            Expr::Elvis(b) => match self.eval(&b.0, scope) {
+                Value::Undefined => self.eval(&b.1, scope),
+                v => v,
+            },
+            Expr::Index(b) => {
+                let base = self.eval(&b.0, scope);
+                let idx = self.eval(&b.1, scope);
+                self.index(base, idx)
+            }
+            Expr::Call(c) => match c.builtin {
+                Some(f) => f(self, &c.args, scope),
+                None => Value::Error,
+            },
+            Expr::List(items) => Value::List(ListValue {
+                items: items.clone(),
+                scope: Some(scope.clone()),
+            }),
+            Expr::Ad(ad) => Value::Ad(Scope::child(ad.clone(), scope)),
+            Expr::MatchSide(side) => match scope.toplevel().side(*side) {
+                Some(s) => Value::Ad(s),
+                None => Value::Undefined,
+            },
+        }
+    }
+
+    /// Evaluates element `i` of a list value.
+    pub fn list_item(&mut self, list: &ListValue, i: usize, scope: &Scope) -> Value {
+        let s = list.scope.as_ref().unwrap_or(scope);
+        self.eval(&list.items[i], s)
+    }
+
+    /// Evaluates every element of a list value.
+    pub fn list_values(&mut self, list: &ListValue, scope: &Scope) -> Vec<Value> {
+        (0..list.items.len())
+            .map(|i| self.list_item(list, i, scope))
+            .collect()
+    }
+
+    fn index(&mut self, base: Value, idx: Value) -> Value {
+        match base {
+            Value::List(l) => match idx {
+                Value::Int(i) => {
+                    if i < 0 || i as u64 >= l.items.len() as u64 {
+                        Value::Error
+                    } else {
+                        let s = l.scope.clone().unwrap_or_else(Scope::empty);
+                        self.eval(&l.items[i as usize], &s)
+                    }
+                }
+                Value::Undefined => Value::Undefined,
+                _ => Value::Error,
+            },
+            Value::Ad(frame) => match idx {
+                Value::Str(name) => {
+                    let key = name.to_ascii_lowercase();
+                    match frame.ad().index_of(&key) {
+                        Some(i) => self.eval_found(&frame, i),
+                        None => Value::Undefined,
+                    }
+                }
+                Value::Undefined => Value::Undefined,
+                _ => Value::Error,
+            },
+            Value::Undefined => Value::Undefined,
+            _ => Value::Error,
+        }
+    }
+
+    fn eval_attr(&mut self, a: &AttrRef, scope: &Scope) -> Value {
+        let key = a.name.key();
+        match &a.base {
+            None => {
+                let start = if a.absolute {
+                    scope.toplevel()
+                } else {
+                    scope.clone()
+                };
+                match self.lookup_in_scope(&start, key) {
+                    Found::Attr(frame, i) => self.eval_found(&frame, i),
+                    Found::Special(v) => v,
+                    Found::Missing => {
+                        if a.absolute {
+                            return Value::Undefined;
+                        }
+                        match start.alternate() {
+                            Some(alt) => match self.lookup_in_scope(&alt, key) {
+                                Found::Attr(frame, i) => self.eval_found(&frame, i),
+                                Found::Special(v) => v,
+                                Found::Missing => Value::Undefined,
+                            },
+                            None => Value::Undefined,
+                        }
+                    }
+                }
+            }
+            Some(base) => {
+                let b = self.eval(base, scope);
+                self.select(b, key, scope)
+            }
+        }
+    }
+
+    /// `value.name`: a lookup in an ad, mapped over a list.
+    pub fn select(&mut self, base: Value, key: &str, scope: &Scope) -> Value {
+        match base {
+            Value::Ad(frame) => match self.lookup_in_scope(&frame, key) {
+                Found::Attr(f, i) => self.eval_found(&f, i),
+                Found::Special(v) => v,
+                Found::Missing => Value::Undefined,
+            },
+            Value::List(l) => {
+                let mut out = Vec::with_capacity(l.items.len());
+                for i in 0..l.items.len() {
+                    let item = self.list_item(&l, i, scope);
+                    let v = match item {
+                        Value::Undefined => Value::Undefined,
+                        Value::Ad(_) | Value::List(_) => self.select(item, key, scope),
+                        _ => Value::Error,
+                    };
+                    out.push(v);
+                }
+                Value::list(out)
+            }
+            Value::Undefined => Value::Undefined,
+            _ => Value::Error,
+        }
+    }
+
+    /// Evaluates attribute `i` of the frame's ad in that frame, refusing
+    /// cycles.
+    fn eval_found(&mut self, frame: &Scope, i: usize) -> Value {
+        let token = (frame.ptr(), i);
+        if self.in_progress.contains(&token) {
+            return Value::Error;
+        }
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            return Value::Error;
+        }
+        self.in_progress.push(token);
+        let v = self.eval(frame.ad().expr_at(i), frame);
+        self.in_progress.pop();
+        v
+    }
+
+    fn lookup_in_scope(&mut self, start: &Scope, key: &str) -> Found {
+        let mut cur = start.clone();
+        loop {
+            if let Some(i) = cur.ad().index_of(key) {
+                return Found::Attr(cur, i);
+            }
+            let special = match key {
+                "toplevel" | "root" => Some(Value::Ad(start.toplevel())),
+                "self" | "my" => Some(Value::Ad(cur.clone())),
+                "parent" => Some(match cur.parent() {
+                    Some(p) => Value::Ad(p.clone()),
+                    None => Value::Undefined,
+                }),
+                "currenttime" => Some(Value::Int(self.now())),
+                _ => None,
+            };
+            if let Some(v) = special {
+                return Found::Special(v);
+            }
+            match cur.parent() {
+                Some(p) => cur = p.clone(),
+                None => return Found::Missing,
+            }
+        }
+    }
+
+    fn and(&mut self, l: &Expr, r: &Expr, scope: &Scope) -> Value {
+        let lt = truth(&self.eval(l, scope));
+        match lt {
+            Truth::False => return Value::Bool(false),
+            Truth::Error => return Value::Error,
+            _ => {}
+        }
+        match truth(&self.eval(r, scope)) {
+            Truth::False => Value::Bool(false),
+            Truth::True => {
+                if lt == Truth::True {
+                    Value::Bool(true)
+                } else {
+                    Value::Undefined
+                }
+            }
+            Truth::Undefined => Value::Undefined,
+            Truth::Error => Value::Error,
+        }
+    }
+
+    fn or(&mut self, l: &Expr, r: &Expr, scope: &Scope) -> Value {
+        let lt = truth(&self.eval(l, scope));
+        match lt {
+            Truth::True => return Value::Bool(true),
+            Truth::Error => return Value::Error,
+            _ => {}
+        }
+        match truth(&self.eval(r, scope)) {
+            Truth::True => Value::Bool(true),
+            Truth::False => {
+                if lt == Truth::False {
+                    Value::Bool(false)
+                } else {
+                    Value::Undefined
+                }
+            }
+            Truth::Undefined => Value::Undefined,
+            Truth::Error => Value::Error,
+        }
+    }
+}
+
+/// How a value acts as a condition (`&&`, `||`, `?:`, `ifThenElse`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Truth {
+    True,
+    False,
+    Undefined,
+    Error,
+}
+
+/// Bools and numbers are conditions (non-zero is true); undefined stays
+/// undefined; anything else is an error.
+pub fn truth(v: &Value) -> Truth {
+    match *v {
+        Value::Bool(b) => {
+            if b {
+                Truth::True
+            } else {
+                Truth::False
+            }
+        }
+        Value::Int(i) => {
+            if i != 0 {
+                Truth::True
+            } else {
+                Truth::False
+            }
+        }
+        Value::Real(r) => {
+            if r != 0.0 {
+                Truth::True
+            } else {
+                Truth::False
+            }
+        }
+        Value::Undefined => Truth::Undefined,
+        _ => Truth::Error,
+    }
+}
+
+/// A unary operator applied to a value.
+pub fn unary(op: UnOp, v: Value) -> Value {
+    match (op, v) {
+        (_, Value::Error) => Value::Error,
+        (_, Value::Undefined) => Value::Undefined,
+        (UnOp::Neg, Value::Int(i)) => Value::Int(i.wrapping_neg()),
+        (UnOp::Neg, Value::Real(r)) => real_result(-r),
+        (UnOp::Neg, Value::RelTime(r)) => Value::RelTime(-r),
+        (UnOp::Plus, v @ (Value::Int(_) | Value::Real(_) | Value::RelTime(_))) => v,
+        (UnOp::Not, Value::Bool(b)) => Value::Bool(!b),
+        (UnOp::Not, Value::Int(i)) => Value::Bool(i == 0),
+        (UnOp::Not, Value::Real(r)) => Value::Bool(r == 0.0),
+        (UnOp::BitNot, Value::Int(i)) => Value::Int(!i),
+        _ => Value::Error,
+    }
+}
+
+/// A real result: +infinity becomes `error`, as in HTCondor.
+fn real_result(r: f64) -> Value {
+    if r == f64::INFINITY {
+        Value::Error
+    } else {
+        Value::Real(r)
+    }
+}
+
+/// A strict binary operator (everything but `&&` and `||`).
+pub fn binary(op: BinOp, l: Value, r: Value) -> Value {
+    use BinOp::*;
+    match op {
+        MetaEq => return identical(&l, &r),
+        MetaNe => {
+            return match identical(&l, &r) {
+                Value::Bool(b) => Value::Bool(!b),
+                other => other,
+            };
+        }
+        _ => {}
+    }
+    if l.is_error() || r.is_error() {
+        return Value::Error;
+    }
+    if l.is_undefined() || r.is_undefined() {
+        return Value::Undefined;
+    }
+    match op {
+        Add | Sub | Mul | Div | Mod => arith(op, l, r),
+        Lt | Le | Gt | Ge | Eq | Ne => compare(op, &l, &r),
+        BitAnd | BitOr | BitXor | Shl | Shr | UShr => bitwise(op, l, r),
+        And | Or | MetaEq | MetaNe => unreachable!("handled above"),
+    }
+}
+
+fn num(v: &Value) -> Option<Num> {
+    match *v {
+        Value::Int(i) => Some(Num::I(i)),
+        Value::Bool(b) => Some(Num::I(b as i64)),
+        Value::Real(r) => Some(Num::R(r)),
+        _ => None,
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Num {
+    I(i64),
+    R(f64),
+}
+
+impl Num {
+    fn f(self) -> f64 {
+        match self {
+            Num::I(i) => i as f64,
+            Num::R(r) => r,
+        }
+    }
+}
+
+fn arith(op: BinOp, l: Value, r: Value) -> Value {
+    use BinOp::*;
+    if let (Some(a), Some(b)) = (num(&l), num(&r)) {
+        return match (a, b) {
+            (Num::I(x), Num::I(y)) => match op {
+                Add => Value::Int(x.wrapping_add(y)),
+                Sub => Value::Int(x.wrapping_sub(y)),
+                Mul => Value::Int(x.wrapping_mul(y)),
+                Div => {
+                    if y == 0 {
+                        Value::Error
+                    } else if x == i64::MIN && y == -1 {
+                        Value::Int(i64::MAX)
+                    } else {
+                        Value::Int(x / y)
+                    }
+                }
+                Mod => {
+                    if y == 0 {
+                        Value::Error
+                    } else {
+                        Value::Int(x.wrapping_rem(y))
+                    }
+                }
+                _ => Value::Error,
+            },
+            (a, b) => {
+                let (x, y) = (a.f(), b.f());
+                match op {
+                    Add => real_result(x + y),
+                    Sub => real_result(x - y),
+                    Mul => real_result(x * y),
+                    Div => real_result(x / y),
+                    _ => Value::Error,
+                }
+            }
+        };
+    }
+    time_arith(op, &l, &r)
+}
+
+fn time_arith(op: BinOp, l: &Value, r: &Value) -> Value {
+    use BinOp::*;
+    match (op, l, r) {
+        (Add, Value::AbsTime(a), Value::RelTime(d))
+        | (Add, Value::RelTime(d), Value::AbsTime(a)) => Value::AbsTime(AbsTime {
+            secs: a.secs.wrapping_add(*d as i64),
+            offset: a.offset,
+        }),
+        (Sub, Value::AbsTime(a), Value::RelTime(d)) => Value::AbsTime(AbsTime {
+            secs: a.secs.wrapping_sub(*d as i64),
+            offset: a.offset,
+        }),
+        (Sub, Value::AbsTime(a), Value::AbsTime(b)) => Value::RelTime((a.secs - b.secs) as f64),
+        (Add, Value::RelTime(a), Value::RelTime(b)) => Value::RelTime(a + b),
+        (Sub, Value::RelTime(a), Value::RelTime(b)) => Value::RelTime(a - b),
+        (Mul, Value::RelTime(a), other) | (Mul, other, Value::RelTime(a)) => match num(other) {
+            Some(n) if !matches!(other, Value::Bool(_)) => Value::RelTime(a * n.f()),
+            _ => Value::Error,
+        },
+        (Div, Value::RelTime(a), other) => match num(other) {
+            Some(n) if !matches!(other, Value::Bool(_)) => {
+                let d = n.f();
+                if d == 0.0 {
+                    Value::Error
+                } else {
+                    Value::RelTime(a / d)
+                }
+            }
+            _ => Value::Error,
+        },
+        _ => Value::Error,
+    }
+}
+
+fn compare(op: BinOp, l: &Value, r: &Value) -> Value {
+    use std::cmp::Ordering;
+    let ord: Option<Ordering> = match (l, r) {
+        (Value::Str(a), Value::Str(b)) => Some(cmp_ignore_case(a, b)),
+        (Value::AbsTime(a), Value::AbsTime(b)) => Some(a.secs.cmp(&b.secs)),
+        (Value::RelTime(a), Value::RelTime(b)) => a.partial_cmp(b),
+        _ => match (num(l), num(r)) {
+            (Some(Num::I(a)), Some(Num::I(b))) => Some(a.cmp(&b)),
+            (Some(a), Some(b)) => {
+                let (x, y) = (a.f(), b.f());
+                return Value::Bool(match op {
+                    BinOp::Lt => x < y,
+                    BinOp::Le => x <= y,
+                    BinOp::Gt => x > y,
+                    BinOp::Ge => x >= y,
+                    BinOp::Eq => x == y,
+                    _ => x != y,
+                });
+            }
+            _ => return Value::Error,
+        },
+    };
+    let Some(o) = ord else {
+        return Value::Bool(op == BinOp::Ne);
+    };
+    Value::Bool(match op {
+        BinOp::Lt => o == Ordering::Less,
+        BinOp::Le => o != Ordering::Greater,
+        BinOp::Gt => o == Ordering::Greater,
+        BinOp::Ge => o != Ordering::Less,
+        BinOp::Eq => o == Ordering::Equal,
+        _ => o != Ordering::Equal,
+    })
+}
+
+/// Byte-wise comparison ignoring ASCII case, as `strcasecmp`.
+pub fn cmp_ignore_case(a: &str, b: &str) -> std::cmp::Ordering {
+    a.bytes()
+        .map(|c| c.to_ascii_lowercase())
+        .cmp(b.bytes().map(|c| c.to_ascii_lowercase()))
+}
+
+/// `=?=`: same type and same value, strings case-sensitively.
+pub fn identical(l: &Value, r: &Value) -> Value {
+    Value::Bool(match (l, r) {
+        (Value::List(_), _) | (_, Value::List(_)) | (Value::Ad(_), _) | (_, Value::Ad(_)) => {
+            return Value::Error;
+        }
+        (Value::Undefined, Value::Undefined) | (Value::Error, Value::Error) => true,
+        (Value::Bool(a), Value::Bool(b)) => a == b,
+        (Value::Int(a), Value::Int(b)) => a == b,
+        (Value::Real(a), Value::Real(b)) => a == b,
+        (Value::Str(a), Value::Str(b)) => a == b,
+        (Value::AbsTime(a), Value::AbsTime(b)) => a.secs == b.secs,
+        (Value::RelTime(a), Value::RelTime(b)) => a == b,
+        _ => false,
+    })
+}
+
+fn bitwise(op: BinOp, l: Value, r: Value) -> Value {
+    use BinOp::*;
+    let (Value::Int(a), Value::Int(b)) = (l, r) else {
+        return Value::Error;
+    };
+    let sh = (b & 63) as u32;
+    Value::Int(match op {
+        BitAnd => a & b,
+        BitOr => a | b,
+        BitXor => a ^ b,
+        Shl => a.wrapping_shl(sh),
+        Shr => a.wrapping_shr(sh),
+        UShr => ((a as u64) >> sh) as i64,
+        _ => return Value::Error,
+    })
+}

@@ -1,0 +1,420 @@
+//! The ClassAd parser: recursive descent with precedence climbing.
+//!
+//! Precedence, tightest first: postfix `.name`, `[i]` and elvis `?:`; unary
+//! `- + ! ~`; `* / %`; `+ -`; shifts; relations; equality and identity; `&`;
+//! `^`; `|`; `&&`; `||`; and the right-associative `c ? a : b`.
+
+use std::rc::Rc;
+
+use super::ParseError;
+use super::ad::ClassAd;
+use super::ast::{AttrRef, BinOp, Call, Expr, Name, UnOp};
+use super::functions;
+use super::lexer::{Lexer, Tok, Token};
+use super::value::Value;
+
+/// How deeply an expression may nest before it is refused.
+pub const MAX_NESTING: u32 = 10_000;
+
+pub struct Parser<'a> {
+    lex: Lexer<'a>,
+    buf: Vec<Token>,
+    depth: u32,
+}
+
+/// Parses one expression (new-syntax strings).
+pub fn parse_expr(src: &str) -> Result<Expr, ParseError> {
+    let mut p = Parser::new(src, false);
+    let e = p.expr()?;
+    p.expect_eof()?;
+    Ok(e)
+}
+
+/// Parses one expression whose strings use old-syntax escaping.
+pub fn parse_expr_old(src: &str) -> Result<Expr, ParseError> {
+    let mut p = Parser::new(src, true);
+    let e = p.expr()?;
+    p.expect_eof()?;
+    Ok(e)
+}
+
+/// Parses one new-syntax ad, `[a = 1; b = "x"]`.
+pub fn parse_ad(src: &str) -> Result<ClassAd, ParseError> {
+    let mut p = Parser::new(src, false);
+    let t = p.next()?;
+    if t.tok != Tok::LBrack {
+        return Err(p.err_at(
+            &t,
+            format!("expected '[' to open a ClassAd, found {}", t.tok.describe()),
+        ));
+    }
+    let ad = p.ad_body()?;
+    p.expect_eof()?;
+    Ok(ad)
+}
+
+/// Parses a sequence of new-syntax ads, `[...] [...]`.
+pub fn parse_ads(src: &str) -> Result<Vec<ClassAd>, ParseError> {
+    let mut p = Parser::new(src, false);
+    let mut out = Vec::new();
+    loop {
+        let t = p.next()?;
+        match t.tok {
+            Tok::Eof => return Ok(out),
+            Tok::LBrack => out.push(p.ad_body()?),
+            _ => {
+                return Err(p.err_at(
+                    &t,
+                    format!("expected '[' to open a ClassAd, found {}", t.tok.describe()),
+                ));
+            }
+        }
+    }
+}
+
+impl<'a> Parser<'a> {
+    pub fn new(src: &'a str, old_strings: bool) -> Parser<'a> {
+        Parser {
+            lex: Lexer::new(src, old_strings),
+            buf: Vec::new(),
+            depth: 0,
+        }
+    }
+
+    /// Reports positions relative to (line, col) of a larger file.
+    pub fn with_origin(mut self, line: u32, col: u32) -> Self {
+        self.lex.set_origin(line, col);
+        self
+    }
+
+    fn fill(&mut self, n: usize) -> Result<(), ParseError> {
+        while self.buf.len() <= n {
+            let t = self.lex.next_token()?;
+            self.buf.push(t);
+        }
+        Ok(())
+    }
+    fn peek(&mut self) -> Result<&Token, ParseError> {
+        self.fill(0)?;
+        Ok(&self.buf[0])
+    }
+    fn peek_tok(&mut self) -> Result<Tok, ParseError> {
+        Ok(self.peek()?.tok.clone())
+    }
+    fn peek2_is(&mut self, t: &Tok) -> Result<bool, ParseError> {
+        self.fill(1)?;
+        Ok(&self.buf[1].tok == t)
+    }
+    fn next(&mut self) -> Result<Token, ParseError> {
+        self.fill(0)?;
+        Ok(self.buf.remove(0))
+    }
+    fn err_at(&self, t: &Token, msg: impl Into<String>) -> ParseError {
+        ParseError {
+            line: t.line,
+            col: t.col,
+            msg: msg.into(),
+        }
+    }
+    fn expect(&mut self, want: Tok, what: &str) -> Result<Token, ParseError> {
+        let t = self.next()?;
+        if t.tok == want {
+            Ok(t)
+        } else {
+            Err(self.err_at(&t, format!("expected {what}, found {}", t.tok.describe())))
+        }
+    }
+    pub fn expect_eof(&mut self) -> Result<(), ParseError> {
+        let t = self.next()?;
+        if t.tok == Tok::Eof {
+            Ok(())
+        } else {
+            Err(self.err_at(
+                &t,
+                format!(
+                    "unexpected {} after the end of the expression",
+                    t.tok.describe()
+                ),
+            ))
+        }
+    }
+
+    fn enter(&mut self, at: &Token) -> Result<(), ParseError> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(self.err_at(
+                at,
+                format!("expression nested more than {MAX_NESTING} levels deep"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A whole expression: the ternary level.
+    pub fn expr(&mut self) -> Result<Expr, ParseError> {
+        let at = self.peek()?.clone();
+        self.enter(&at)?;
+        let r = stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.ternary());
+        self.depth -= 1;
+        r
+    }
+
+    fn ternary(&mut self) -> Result<Expr, ParseError> {
+        let cond = self.binary(1)?;
+        if self.peek_tok()? == Tok::Question {
+            self.next()?;
+            let a = self.expr()?;
+            self.expect(Tok::Colon, "':' of a conditional expression")?;
+            let b = self.expr()?;
+            return Ok(Expr::Cond(Box::new((cond, a, b))));
+        }
+        Ok(cond)
+    }
+
+    fn binop(tok: &Tok) -> Option<BinOp> {
+        Some(match tok {
+            Tok::Star => BinOp::Mul,
+            Tok::Slash => BinOp::Div,
+            Tok::Percent => BinOp::Mod,
+            Tok::Plus => BinOp::Add,
+            Tok::Minus => BinOp::Sub,
+            Tok::Shl => BinOp::Shl,
+            Tok::Shr => BinOp::Shr,
+            Tok::UShr => BinOp::UShr,
+            Tok::Lt => BinOp::Lt,
+            Tok::Le => BinOp::Le,
+            Tok::Gt => BinOp::Gt,
+            Tok::Ge => BinOp::Ge,
+            Tok::EqEq => BinOp::Eq,
+            Tok::Ne => BinOp::Ne,
+            Tok::MetaEq | Tok::Is => BinOp::MetaEq,
+            Tok::MetaNe | Tok::Isnt => BinOp::MetaNe,
+            Tok::Amp => BinOp::BitAnd,
+            Tok::Caret => BinOp::BitXor,
+            Tok::Pipe => BinOp::BitOr,
+            Tok::AndAnd => BinOp::And,
+            Tok::OrOr => BinOp::Or,
+            _ => return None,
+        })
+    }
+
+    /// Left-associative binary operators of precedence `min` and tighter.
+    fn binary(&mut self, min: u8) -> Result<Expr, ParseError> {
+        let mut lhs = self.unary()?;
+        let mut chain = 0u32;
+        loop {
+            let tok = self.peek_tok()?;
+            let Some(op) = Self::binop(&tok) else { break };
+            let prec = op.precedence();
+            if prec < min {
+                break;
+            }
+            let at = self.next()?;
+            let rhs = self.binary(prec + 1)?;
+            chain += 1;
+            if chain + self.depth > MAX_NESTING {
+                return Err(self.err_at(
+                    &at,
+                    format!("expression nested more than {MAX_NESTING} levels deep"),
+                ));
+            }
+            lhs = Expr::binary(op, lhs, rhs);
+        }
+        Ok(lhs)
+    }
+
+    fn unary(&mut self) -> Result<Expr, ParseError> {
+        let op = match self.peek_tok()? {
+            Tok::Minus => UnOp::Neg,
+            Tok::Plus => UnOp::Plus,
+            Tok::Bang => UnOp::Not,
+            Tok::Tilde => UnOp::BitNot,
+            _ => return self.postfix(),
+        };
+        let at = self.next()?;
+        self.enter(&at)?;
+        let r = stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.unary());
+        self.depth -= 1;
+        Ok(Expr::Unary(op, Box::new(r?)))
+    }
+
+    fn postfix(&mut self) -> Result<Expr, ParseError> {
+        let mut e = self.primary()?;
+        let mut chain = 0u32;
+        loop {
+            let at = self.peek()?.clone();
+            match at.tok {
+                Tok::Dot => {
+                    self.next()?;
+                    let name = self.attr_name("an attribute name after '.'")?;
+                    e = Expr::Attr(Box::new(AttrRef {
+                        base: Some(e),
+                        name,
+                        absolute: false,
+                    }));
+                }
+                Tok::LBrack => {
+                    self.next()?;
+                    let idx = self.expr()?;
+                    self.expect(Tok::RBrack, "']' to close a subscript")?;
+                    e = Expr::Index(Box::new((e, idx)));
+                }
+                Tok::Question if self.peek2_is(&Tok::Colon)? => {
+                    self.next()?;
+                    self.next()?;
+                    let rhs = self.primary()?;
+                    e = Expr::Elvis(Box::new((e, rhs)));
+                }
+                _ => return Ok(e),
+            }
+            chain += 1;
+            if chain + self.depth > MAX_NESTING {
+                return Err(self.err_at(
+                    &at,
+                    format!("expression nested more than {MAX_NESTING} levels deep"),
+                ));
+            }
+        }
+    }
+
+    fn attr_name(&mut self, what: &str) -> Result<Name, ParseError> {
+        let t = self.next()?;
+        match t.tok {
+            Tok::Ident(s) | Tok::QuotedIdent(s) => Ok(Name::new(&s)),
+            ref other => {
+                Err(self.err_at(&t, format!("expected {what}, found {}", other.describe())))
+            }
+        }
+    }
+
+    fn primary(&mut self) -> Result<Expr, ParseError> {
+        let t = self.next()?;
+        Ok(match t.tok {
+            Tok::Int(i) => Expr::Lit(Value::Int(i)),
+            Tok::Real(r) => Expr::Lit(Value::Real(r)),
+            Tok::Str(s) => Expr::Lit(Value::Str(Rc::from(s))),
+            Tok::True => Expr::Lit(Value::Bool(true)),
+            Tok::False => Expr::Lit(Value::Bool(false)),
+            Tok::Undefined => Expr::Lit(Value::Undefined),
+            Tok::Error => Expr::Lit(Value::Error),
+            Tok::QuotedIdent(s) => Expr::Attr(Box::new(AttrRef {
+                base: None,
+                name: Name::new(&s),
+                absolute: false,
+            })),
+            Tok::Ident(s) => {
+                if self.peek_tok()? == Tok::LParen {
+                    self.next()?;
+                    let args = self.items(Tok::RParen, "')' to close the argument list")?;
+                    Expr::Call(Box::new(Call {
+                        builtin: functions::lookup(&s),
+                        name: Rc::from(s),
+                        args,
+                    }))
+                } else {
+                    Expr::Attr(Box::new(AttrRef {
+                        base: None,
+                        name: Name::new(&s),
+                        absolute: false,
+                    }))
+                }
+            }
+            Tok::Dot => {
+                let name = self.attr_name("an attribute name after '.'")?;
+                Expr::Attr(Box::new(AttrRef {
+                    base: None,
+                    name,
+                    absolute: true,
+                }))
+            }
+            Tok::LParen => {
+                self.enter(&t)?;
+                let inner = self.expr();
+                self.depth -= 1;
+                let inner = inner?;
+                self.expect(Tok::RParen, "')'")?;
+                Expr::Paren(Box::new(inner))
+            }
+            Tok::LBrace => {
+                self.enter(&t)?;
+                let items = self.items(Tok::RBrace, "'}' to close the list");
+                self.depth -= 1;
+                Expr::List(Rc::from(items?))
+            }
+            Tok::LBrack => {
+                self.enter(&t)?;
+                let ad = self.ad_body();
+                self.depth -= 1;
+                Expr::Ad(Rc::new(ad?))
+            }
+            ref other => {
+                return Err(self.err_at(
+                    &t,
+                    format!("expected an expression, found {}", other.describe()),
+                ));
+            }
+        })
+    }
+
+    /// Comma-separated expressions up to `close` (already past the opener).
+    fn items(&mut self, close: Tok, what: &str) -> Result<Vec<Expr>, ParseError> {
+        let mut out = Vec::new();
+        if self.peek_tok()? == close {
+            self.next()?;
+            return Ok(out);
+        }
+        loop {
+            out.push(self.expr()?);
+            let t = self.next()?;
+            if t.tok == close {
+                return Ok(out);
+            }
+            if t.tok != Tok::Comma {
+                return Err(self.err_at(
+                    &t,
+                    format!("expected ',' or {what}, found {}", t.tok.describe()),
+                ));
+            }
+        }
+    }
+
+    /// `name = expr; ...]` (already past the `[`).
+    pub fn ad_body(&mut self) -> Result<ClassAd, ParseError> {
+        let mut ad = ClassAd::new();
+        loop {
+            let t = self.next()?;
+            match t.tok {
+                Tok::RBrack => return Ok(ad),
+                Tok::Semi => continue,
+                Tok::Ident(name) | Tok::QuotedIdent(name) => {
+                    self.expect(Tok::Assign, &format!("'=' after attribute name '{name}'"))?;
+                    let e = self.expr()?;
+                    ad.insert(&name, e);
+                    let t = self.next()?;
+                    match t.tok {
+                        Tok::Semi => {}
+                        Tok::RBrack => return Ok(ad),
+                        ref other => {
+                            return Err(self.err_at(
+                                &t,
+                                format!(
+                                    "expected ';' or ']' after the value of '{name}', found {}",
+                                    other.describe()
+                                ),
+                            ));
+                        }
+                    }
+                }
+                ref other => {
+                    return Err(self.err_at(
+                        &t,
+                        format!(
+                            "expected an attribute name or ']', found {}",
+                            other.describe()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+}

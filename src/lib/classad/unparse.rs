@@ -1,0 +1,441 @@
+//! Printing expressions, values and ads, byte for byte as HTCondor prints
+//! them.
+//!
+//! New syntax (`classad_eval`, nested ads everywhere): reals as `%1.15E`,
+//! strings with C escapes and `\ooo` for non-printable bytes, `is`/`isnt`.
+//! Old syntax (`condor_q -long`): reals as `%.16G` plus `.0` when the text has
+//! no `.`, `E` or `e`, strings escaping only `"`, and `=?=`/`=!=`.
+
+use std::fmt::Write;
+
+use super::ad::ClassAd;
+use super::ast::{Expr, UnOp};
+use super::value::{AbsTime, Value};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Syntax {
+    New,
+    Old,
+}
+
+/// An expression in new syntax.
+pub fn unparse(e: &Expr) -> String {
+    let mut s = String::new();
+    write_expr(&mut s, e, Syntax::New);
+    s
+}
+
+/// An expression in old syntax.
+pub fn unparse_old(e: &Expr) -> String {
+    let mut s = String::new();
+    write_expr(&mut s, e, Syntax::Old);
+    s
+}
+
+/// A value in new syntax, as `classad_eval` prints a result.
+pub fn value_to_string(v: &Value) -> String {
+    let mut s = String::new();
+    write_value(&mut s, v, Syntax::New);
+    s
+}
+
+/// An ad in new syntax on one line: `[ a = 1; b = "x" ]`, names sorted.
+pub fn ad_to_string(ad: &ClassAd) -> String {
+    let mut s = String::new();
+    write_ad(&mut s, ad, Syntax::New);
+    s
+}
+
+/// An ad in old syntax: one `Name = expr` line each, sorted
+/// case-insensitively, each line ending in a newline.
+pub fn ad_to_old(ad: &ClassAd, sort: bool) -> String {
+    let mut s = String::new();
+    let entries: Vec<(&str, &Expr)> = if sort {
+        ad.sorted()
+    } else {
+        ad.iter().collect()
+    };
+    for (name, e) in entries {
+        s.push_str(name);
+        s.push_str(" = ");
+        write_expr(&mut s, e, Syntax::Old);
+        s.push('\n');
+    }
+    s
+}
+
+pub fn write_expr(out: &mut String, e: &Expr, syn: Syntax) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_expr_inner(out, e, syn))
+}
+
+fn write_expr_inner(out: &mut String, e: &Expr, syn: Syntax) {
+    match e {
+        Expr::Lit(v) => write_value(out, v, syn),
+        Expr::Attr(a) => {
+            if let Some(b) = &a.base {
+                write_expr(out, b, syn);
+                out.push('.');
+            } else if a.absolute {
+                out.push('.');
+            }
+            write_name(out, a.name.as_str());
+        }
+        Expr::Unary(op, x) => {
+            out.push_str(match op {
+                UnOp::Neg => " -",
+                UnOp::Plus => " +",
+                UnOp::Not => " !",
+                UnOp::BitNot => " ~",
+            });
+            write_expr(out, x, syn);
+        }
+        Expr::Binary(op, b) => {
+            write_expr(out, &b.0, syn);
+            out.push(' ');
+            out.push_str(if syn == Syntax::New {
+                op.new_syntax()
+            } else {
+                op.old_syntax()
+            });
+            out.push(' ');
+            write_expr(out, &b.1, syn);
+        }
+        Expr::Cond(c) => {
+            write_expr(out, &c.0, syn);
+            out.push_str(" ? ");
+            write_expr(out, &c.1, syn);
+            out.push_str(" : ");
+            write_expr(out, &c.2, syn);
+        }
+        Expr::Elvis(b) => {
+            write_expr(out, &b.0, syn);
+            out.push_str(" ?: ");
+            write_expr(out, &b.1, syn);
+        }
+        Expr::Paren(x) => {
+            out.push('(');
+            write_expr(out, x, syn);
+            out.push(')');
+        }
+        Expr::Index(b) => {
+            write_expr(out, &b.0, syn);
+            out.push('[');
+            write_expr(out, &b.1, syn);
+            out.push(']');
+        }
+        Expr::Call(c) => {
+            out.push_str(&c.name);
+            out.push('(');
+            for (i, a) in c.args.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_expr(out, a, syn);
+            }
+            out.push(')');
+        }
+        Expr::List(items) => write_list(out, items, syn),
+        Expr::Ad(ad) => write_ad(out, ad, syn),
+        Expr::MatchSide(side) => out.push_str(match side {
+            super::ast::Side::Left => ".LEFT",
+            super::ast::Side::Right => ".RIGHT",
+        }),
+    }
+}
+
+fn write_list(out: &mut String, items: &[Expr], syn: Syntax) {
+    out.push_str("{ ");
+    for (i, a) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_expr(out, a, syn);
+    }
+    out.push_str(" }");
+}
+
+pub fn write_ad(out: &mut String, ad: &ClassAd, syn: Syntax) {
+    out.push_str("[ ");
+    for (i, (name, e)) in ad.sorted().into_iter().enumerate() {
+        if i > 0 {
+            out.push_str("; ");
+        }
+        write_name(out, name);
+        out.push_str(" = ");
+        write_expr(out, e, syn);
+    }
+    out.push_str(" ]");
+}
+
+/// Whether a name must be written in single quotes.
+pub fn name_needs_quotes(name: &str) -> bool {
+    let b = name.as_bytes();
+    if b.is_empty() || !(b[0].is_ascii_alphabetic() || b[0] == b'_') {
+        return true;
+    }
+    if !b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_') {
+        return true;
+    }
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "true" | "false" | "undefined" | "error" | "is" | "isnt" | "parent"
+    )
+}
+
+pub fn write_name(out: &mut String, name: &str) {
+    if name_needs_quotes(name) {
+        write_escaped(out, name, b'\'');
+    } else {
+        out.push_str(name);
+    }
+}
+
+/// A quoted string in new syntax.
+pub fn write_escaped(out: &mut String, s: &str, delim: u8) {
+    out.push(delim as char);
+    for &c in s.as_bytes() {
+        match c {
+            _ if c == delim => {
+                out.push('\\');
+                out.push(c as char);
+            }
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            b'\r' => out.push_str("\\r"),
+            7 => out.push_str("\\a"),
+            8 => out.push_str("\\b"),
+            12 => out.push_str("\\f"),
+            11 => out.push_str("\\v"),
+            0x20..=0x7e => out.push(c as char),
+            _ => {
+                let _ = write!(out, "\\{c:03o}");
+            }
+        }
+    }
+    out.push(delim as char);
+}
+
+pub fn write_value(out: &mut String, v: &Value, syn: Syntax) {
+    match v {
+        Value::Undefined => out.push_str("undefined"),
+        Value::Error => out.push_str("error"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Real(r) => match syn {
+            Syntax::New => out.push_str(&real_new(*r)),
+            Syntax::Old => out.push_str(&real_old(*r)),
+        },
+        Value::Str(s) => match syn {
+            Syntax::New => write_escaped(out, s, b'"'),
+            Syntax::Old => {
+                out.push('"');
+                out.push_str(&s.replace('"', "\\\""));
+                out.push('"');
+            }
+        },
+        Value::List(l) => write_list(out, &l.items, syn),
+        Value::Ad(frame) => write_ad(out, frame.ad(), syn),
+        Value::AbsTime(t) => {
+            out.push_str("absTime(\"");
+            out.push_str(&abstime_string(*t));
+            out.push_str("\")");
+        }
+        Value::RelTime(r) => {
+            out.push_str("relTime(\"");
+            out.push_str(&reltime_string(*r));
+            out.push_str("\")");
+        }
+    }
+}
+
+/// `real("INF")`, `real("-INF")` or `real("NaN")` for the values no literal
+/// can spell.
+fn special_real(r: f64) -> Option<&'static str> {
+    if r.is_nan() {
+        Some("real(\"NaN\")")
+    } else if r == f64::INFINITY {
+        Some("real(\"INF\")")
+    } else if r == f64::NEG_INFINITY {
+        Some("real(\"-INF\")")
+    } else {
+        None
+    }
+}
+
+/// A real in new syntax: `%1.15E`, with `0.0`/`-0.0` for zero.
+pub fn real_new(r: f64) -> String {
+    if let Some(s) = special_real(r) {
+        return s.to_string();
+    }
+    if r == 0.0 {
+        return if r.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
+    }
+    format_e(r, 15, true)
+}
+
+/// A real in old syntax and JSON: `%.16G`, plus `.0` when it has no `.`,
+/// `E` or `e`.
+pub fn real_old(r: f64) -> String {
+    if let Some(s) = special_real(r) {
+        return s.to_string();
+    }
+    let mut s = format_g(r, 16, true);
+    if !s.contains(['.', 'E', 'e']) {
+        s.push_str(".0");
+    }
+    s
+}
+
+/// C's `%.{prec}e` / `%.{prec}E`.
+pub fn format_e(r: f64, prec: usize, upper: bool) -> String {
+    let s = format!("{:.*e}", prec, r);
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let sign = if exp < 0 { '-' } else { '+' };
+    format!(
+        "{mant}{}{sign}{:02}",
+        if upper { 'E' } else { 'e' },
+        exp.abs()
+    )
+}
+
+/// C's `%.{prec}G` / `%.{prec}g` (no `#` flag: trailing zeros dropped).
+pub fn format_g(r: f64, prec: usize, upper: bool) -> String {
+    if !r.is_finite() {
+        let s = if r.is_nan() {
+            "nan"
+        } else if r > 0.0 {
+            "inf"
+        } else {
+            "-inf"
+        };
+        return if upper {
+            s.to_uppercase()
+        } else {
+            s.to_string()
+        };
+    }
+    let p = if prec == 0 { 1 } else { prec };
+    if r == 0.0 {
+        return if r.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    let e_repr = format!("{:.*e}", p - 1, r);
+    let exp: i32 = e_repr
+        .split_once('e')
+        .map(|(_, x)| x.parse().unwrap_or(0))
+        .unwrap_or(0);
+    if exp < -4 || exp >= p as i32 {
+        let s = format_e(r, p - 1, upper);
+        let (mant, ex) = s.split_at(s.find(['e', 'E']).unwrap_or(s.len()));
+        let mant = strip_zeros(mant);
+        format!("{mant}{ex}")
+    } else {
+        let decimals = (p as i32 - 1 - exp).max(0) as usize;
+        strip_zeros(&format!("{:.*}", decimals, r)).to_string()
+    }
+}
+
+fn strip_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// `YYYY-MM-DDThh:mm:ss±hh:mm` in the value's own zone offset. A zero offset
+/// prints as `-00:00`, as HTCondor prints it.
+pub fn abstime_string(t: AbsTime) -> String {
+    use chrono::{DateTime, FixedOffset, Utc};
+    let off = FixedOffset::east_opt(t.offset).unwrap_or_else(|| FixedOffset::east_opt(0).unwrap());
+    let dt = DateTime::<Utc>::from_timestamp(t.secs, 0)
+        .unwrap_or_default()
+        .with_timezone(&off);
+    let sign = if t.offset > 0 { '+' } else { '-' };
+    let a = t.offset.unsigned_abs();
+    format!(
+        "{}{}{:02}:{:02}",
+        dt.format("%Y-%m-%dT%H:%M:%S"),
+        sign,
+        a / 3600,
+        (a % 3600) / 60
+    )
+}
+
+/// `[-][d+]hh:mm:ss` with leading zero fields dropped, whole seconds.
+pub fn reltime_string(r: f64) -> String {
+    let mut out = String::new();
+    let mut secs = r;
+    if secs < 0.0 {
+        out.push('-');
+        secs = -secs;
+    }
+    let total = secs.trunc() as i64;
+    let days = total / 86400;
+    let hrs = (total % 86400) / 3600;
+    let mins = (total % 3600) / 60;
+    let s = total % 60;
+    if days != 0 {
+        let _ = write!(out, "{days}+{hrs:02}:{mins:02}:{s:02}");
+    } else if hrs != 0 {
+        let _ = write!(out, "{hrs:02}:{mins:02}:{s:02}");
+    } else if mins != 0 {
+        let _ = write!(out, "{mins:02}:{s:02}");
+    } else {
+        let _ = write!(out, "{s:02}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reals_new_syntax() {
+        assert_eq!(real_new(1.5e10), "1.500000000000000E+10");
+        assert_eq!(real_new(1.0), "1.000000000000000E+00");
+        assert_eq!(real_new(0.1 + 0.2), "3.000000000000000E-01");
+        assert_eq!(real_new(1e300), "1.000000000000000E+300");
+        assert_eq!(real_new(-0.0), "-0.0");
+        assert_eq!(real_new(f64::NEG_INFINITY), "real(\"-INF\")");
+    }
+
+    #[test]
+    fn reals_old_syntax() {
+        for (v, s) in [
+            (1.0, "1.0"),
+            (0.1, "0.1"),
+            (2.5, "2.5"),
+            (100.0, "100.0"),
+            (15000000000.0, "15000000000.0"),
+            (1e15, "1000000000000000.0"),
+            (1e16, "1E+16"),
+            (1e20, "1E+20"),
+            (1e-5, "1E-05"),
+            (123456789.12345678, "123456789.1234568"),
+            (1.0 / 3.0, "0.3333333333333333"),
+        ] {
+            assert_eq!(real_old(v), s, "{v}");
+        }
+    }
+
+    #[test]
+    fn reltimes() {
+        assert_eq!(reltime_string(5.0), "05");
+        assert_eq!(reltime_string(-90.0), "-01:30");
+        assert_eq!(reltime_string(3661.0), "01:01:01");
+        assert_eq!(reltime_string(90061.25), "1+01:01:01");
+    }
+}

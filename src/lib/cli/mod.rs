@@ -1,0 +1,1 @@
+//! The command-line tools: one module per tool, plus shared plumbing.

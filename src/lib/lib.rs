@@ -1,0 +1,11 @@
+//! tern: HTCondor's scheduling model on one Linux workstation.
+//!
+//! The library holds every concept as its own module; the binaries under
+//! `src/bin/` are thin wrappers around [`cli`]. Layering, lowest first:
+//! `clock`, `classad` <- `config` <- `submit` <- `queue` <- (`userlog`,
+//! `machine`, `negotiator`, `shadow`, `router`) <- `cli`. A lower module never
+//! imports a higher one.
+
+pub mod classad;
+pub mod cli;
+pub mod clock;
