@@ -165,7 +165,7 @@ impl MatchContext {
 /// How deep evaluation may recurse before it is cut off with `error`.
 const MAX_DEPTH: u32 = 20_000;
 /// How many attribute lookups one top-level evaluation may make.
-const MAX_STEPS: u64 = 20_000_000;
+const MAX_STEPS: u64 = 1_000_000;
 
 /// What a scoped lookup found.
 enum Found {

@@ -65,3 +65,5 @@ pub fn parse_ads_any(text: &str) -> Result<Vec<ClassAd>, ParseError> {
     }
     old::parse_old_ads(text)
 }
+#[cfg(test)]
+mod tests;

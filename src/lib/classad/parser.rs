@@ -328,25 +328,12 @@ impl<'a> Parser<'a> {
                 }))
             }
             Tok::LParen => {
-                self.enter(&t)?;
-                let inner = self.expr();
-                self.depth -= 1;
-                let inner = inner?;
+                let inner = self.expr()?;
                 self.expect(Tok::RParen, "')'")?;
                 Expr::Paren(Box::new(inner))
             }
-            Tok::LBrace => {
-                self.enter(&t)?;
-                let items = self.items(Tok::RBrace, "'}' to close the list");
-                self.depth -= 1;
-                Expr::List(Rc::from(items?))
-            }
-            Tok::LBrack => {
-                self.enter(&t)?;
-                let ad = self.ad_body();
-                self.depth -= 1;
-                Expr::Ad(Rc::new(ad?))
-            }
+            Tok::LBrace => Expr::List(Rc::from(self.items(Tok::RBrace, "'}' to close the list")?)),
+            Tok::LBrack => Expr::Ad(Rc::new(self.ad_body()?)),
             ref other => {
                 return Err(self.err_at(
                     &t,
