@@ -9,3 +9,4 @@
 pub mod classad;
 pub mod cli;
 pub mod clock;
+pub mod config;

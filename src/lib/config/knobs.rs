@@ -1,0 +1,142 @@
+//! The table of every knob tern reads: name, default, type and a one-line
+//! description. It is the single source of defaults (loaded before any file)
+//! and of the knob list in tern_config(5).
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KnobType {
+    String,
+    Path,
+    Bool,
+    Int,
+    Real,
+    Expr,
+    List,
+}
+
+impl KnobType {
+    pub fn name(self) -> &'static str {
+        match self {
+            KnobType::String => "string",
+            KnobType::Path => "path",
+            KnobType::Bool => "boolean",
+            KnobType::Int => "integer",
+            KnobType::Real => "real",
+            KnobType::Expr => "ClassAd expression",
+            KnobType::List => "list",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Knob {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub ty: KnobType,
+    pub desc: &'static str,
+}
+
+const fn k(name: &'static str, default: &'static str, ty: KnobType, desc: &'static str) -> Knob {
+    Knob {
+        name,
+        default,
+        ty,
+        desc,
+    }
+}
+
+use KnobType::*;
+
+/// Every knob, sorted by name.
+pub static KNOBS: &[Knob] = &[
+    k(
+        "APPEND_REQUIREMENTS",
+        "",
+        Expr,
+        "Clause appended to the Requirements of every submitted job.",
+    ),
+    k(
+        "APPEND_REQ_VANILLA",
+        "",
+        Expr,
+        "Clause appended to the Requirements of vanilla-universe jobs.",
+    ),
+    k(
+        "ARCH",
+        "$(DETECTED_ARCH)",
+        String,
+        "This machine's architecture as HTCondor names it (X86_64, aarch64, ...).",
+    ),
+    k(
+        "FILESYSTEM_DOMAIN",
+        "$(FULL_HOSTNAME)",
+        String,
+        "Machines sharing this value share a file system.",
+    ),
+    k(
+        "FULL_HOSTNAME",
+        "$(DETECTED_HOSTNAME)",
+        String,
+        "This machine's fully qualified host name.",
+    ),
+    k(
+        "LOCAL_CONFIG_DIR",
+        "",
+        List,
+        "Directories whose files are read, in sorted order, after LOCAL_CONFIG_FILE.",
+    ),
+    k(
+        "LOCAL_CONFIG_DIR_EXCLUDE_REGEXP",
+        r"^((\..*)|(.*~)|(#.*)|(.*\.rpmsave)|(.*\.rpmnew)|(.*\.dpkg-.*)|(.*\.pl)|(.*\.py)|(.*\.sh))$",
+        String,
+        "Files in LOCAL_CONFIG_DIR whose names match this regular expression are skipped.",
+    ),
+    k(
+        "LOCAL_CONFIG_FILE",
+        "",
+        List,
+        "Files read after the main configuration file, left to right.",
+    ),
+    k(
+        "OPSYS",
+        "LINUX",
+        String,
+        "This machine's operating system as HTCondor names it.",
+    ),
+    k(
+        "QUEUE_SUPER_USERS",
+        "",
+        List,
+        "Users who may change any user's jobs; in personal mode the SPOOL owner is one.",
+    ),
+    k(
+        "SPOOL",
+        "$ENV(XDG_DATA_HOME:$ENV(HOME)/.local/share)/tern",
+        Path,
+        "Directory holding the queue database and everything tern keeps.",
+    ),
+    k(
+        "UID_DOMAIN",
+        "$(FULL_HOSTNAME)",
+        String,
+        "Users with the same name in this domain are the same user.",
+    ),
+];
+
+/// The knob called `name` (any case).
+pub fn knob(name: &str) -> Option<&'static Knob> {
+    KNOBS.iter().find(|k| k.name.eq_ignore_ascii_case(name))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sorted_upper_case_and_described() {
+        for w in super::KNOBS.windows(2) {
+            assert!(w[0].name < w[1].name, "{} before {}", w[0].name, w[1].name);
+        }
+        for k in super::KNOBS {
+            assert_eq!(k.name, k.name.to_ascii_uppercase());
+            assert!(k.desc.ends_with('.'), "{}", k.name);
+        }
+    }
+}

@@ -1,0 +1,828 @@
+//! The HTCondor configuration language, and tern's configuration.
+//!
+//! Files are read in order: `$TERN_CONFIG` if set, else `/etc/tern/tern_config`
+//! if it exists; then `LOCAL_CONFIG_FILE` (left to right) and the files of
+//! `LOCAL_CONFIG_DIR` (sorted); then `$XDG_CONFIG_HOME/tern/tern_config`;
+//! finally the `_TERN_<KNOB>` environment variables. Defaults come from the
+//! knob table ([`knobs`]). Values are stored raw and expanded when looked up,
+//! so a later definition of a referenced macro wins; a self-reference
+//! (`A = $(A) more`) is expanded at once.
+
+pub mod knobs;
+pub mod macros;
+pub mod reader;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use macros::{Expander, MacroSource};
+use reader::{Item, Logical, Origin};
+
+/// The HTCondor version whose configuration language tern reads; `if version`
+/// compares against it.
+pub const COMPAT_VERSION: (u32, u32, u32) = (24, 0, 24);
+
+/// Includes and nested command output may go this deep.
+const MAX_INCLUDE_DEPTH: usize = 20;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A problem at a place in a file.
+    #[error("{origin}: {msg}")]
+    At { origin: Origin, msg: String },
+    /// A file that cannot be read.
+    #[error("cannot read configuration file {path}: {msg}")]
+    Unreadable { path: String, msg: String },
+    /// Expansion of a value failed.
+    #[error("expanding {name}: {msg}")]
+    Expand { name: String, msg: String },
+}
+
+/// Where a value was set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValueSource {
+    Default,
+    File(Origin),
+    Environment(String),
+}
+
+impl std::fmt::Display for ValueSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ValueSource::Default => write!(f, "<Default>"),
+            ValueSource::File(o) => write!(f, "{}, line {}", o.file, o.line),
+            ValueSource::Environment(v) => write!(f, "environment variable {v}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The name as first written.
+    pub name: String,
+    pub raw: String,
+    pub source: ValueSource,
+}
+
+/// What the loader reads from the process environment; replaceable in tests.
+pub struct Environment {
+    pub vars: HashMap<String, String>,
+    /// `/etc/tern/tern_config`, used when `TERN_CONFIG` is unset.
+    pub system_config: PathBuf,
+}
+
+impl Environment {
+    pub fn from_process() -> Environment {
+        Environment {
+            vars: std::env::vars().collect(),
+            system_config: PathBuf::from("/etc/tern/tern_config"),
+        }
+    }
+}
+
+/// A loaded configuration.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    table: HashMap<String, Entry>,
+    files: Vec<String>,
+    warnings: Vec<String>,
+    /// The environment `$ENV()` reads; the process's when `None`.
+    env: Option<HashMap<String, String>>,
+}
+
+impl MacroSource for Config {
+    fn raw(&self, name: &str) -> Option<String> {
+        self.lookup_entry(name).map(|e| e.raw.clone())
+    }
+    fn env(&self, var: &str) -> Option<String> {
+        match &self.env {
+            Some(vars) => vars.get(var).cloned(),
+            None => std::env::var(var).ok(),
+        }
+    }
+}
+
+impl Config {
+    /// The defaults alone.
+    pub fn defaults() -> Config {
+        let mut c = Config::default();
+        for k in knobs::KNOBS {
+            c.table.insert(
+                k.name.to_ascii_lowercase(),
+                Entry {
+                    name: k.name.to_string(),
+                    raw: k.default.to_string(),
+                    source: ValueSource::Default,
+                },
+            );
+        }
+        let (arch, host) = detected();
+        for (n, v) in [("DETECTED_ARCH", arch), ("DETECTED_HOSTNAME", host)] {
+            c.table.insert(
+                n.to_ascii_lowercase(),
+                Entry {
+                    name: n.into(),
+                    raw: v,
+                    source: ValueSource::Default,
+                },
+            );
+        }
+        c
+    }
+
+    /// Loads the configuration the way every tool does.
+    pub fn load() -> Result<Config, ConfigError> {
+        Config::load_with(&Environment::from_process())
+    }
+
+    /// Loads with an explicit environment (tests).
+    pub fn load_with(env: &Environment) -> Result<Config, ConfigError> {
+        let mut c = Config::defaults();
+        c.env = Some(env.vars.clone());
+        let main = match env.vars.get("TERN_CONFIG") {
+            Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+            _ => env
+                .system_config
+                .exists()
+                .then(|| env.system_config.clone()),
+        };
+        if let Some(p) = main {
+            c.read_file(&p, None, &mut Vec::new())?;
+        }
+        for f in c.list_value("LOCAL_CONFIG_FILE")? {
+            if let Some(cmd) = f.strip_suffix('|') {
+                c.read_command(cmd.trim(), None, false, &mut Vec::new())?;
+            } else {
+                c.read_file(Path::new(&f), None, &mut Vec::new())?;
+            }
+        }
+        for d in c.list_value("LOCAL_CONFIG_DIR")? {
+            c.read_dir(Path::new(&d))?;
+        }
+        let xdg = env
+            .vars
+            .get("XDG_CONFIG_HOME")
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| env.vars.get("HOME").map(|h| Path::new(h).join(".config")));
+        if let Some(x) = xdg {
+            let user = x.join("tern").join("tern_config");
+            if user.exists() {
+                c.read_file(&user, None, &mut Vec::new())?;
+            }
+        }
+        let mut overrides: Vec<(&String, &String)> = env
+            .vars
+            .iter()
+            .filter(|(k, _)| k.starts_with("_TERN_") || k.starts_with("_tern_"))
+            .collect();
+        overrides.sort();
+        for (k, v) in overrides {
+            let name = &k[6..];
+            if reader::is_macro_name(name) {
+                c.set(name, v, ValueSource::Environment(k.clone()));
+            }
+        }
+        Ok(c)
+    }
+
+    /// The files read, in order.
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+
+    /// Warnings met while reading (obsolete syntax and the like).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    fn set(&mut self, name: &str, raw: &str, source: ValueSource) {
+        let key = name.to_ascii_lowercase();
+        let first = self
+            .table
+            .get(&key)
+            .map(|e| e.name.clone())
+            .unwrap_or_else(|| name.to_string());
+        self.table.insert(
+            key,
+            Entry {
+                name: first,
+                raw: raw.to_string(),
+                source,
+            },
+        );
+    }
+
+    /// The entry for `name`, trying `TOOL.NAME` first as HTCondor's tools do.
+    pub fn lookup_entry(&self, name: &str) -> Option<&Entry> {
+        let key = name.to_ascii_lowercase();
+        if !key.contains('.')
+            && let Some(e) = self.table.get(&format!("tool.{key}"))
+        {
+            return Some(e);
+        }
+        self.table.get(&key)
+    }
+
+    /// The expanded value of `name`; `None` when undefined or empty.
+    pub fn get(&self, name: &str) -> Result<Option<String>, ConfigError> {
+        let Some(e) = self.lookup_entry(name) else {
+            return Ok(None);
+        };
+        let v = self.expand(&e.raw).map_err(|m| ConfigError::Expand {
+            name: name.to_string(),
+            msg: m.0,
+        })?;
+        Ok(if v.trim().is_empty() {
+            None
+        } else {
+            Some(v.trim().to_string())
+        })
+    }
+
+    /// Expands `text` against this configuration.
+    pub fn expand(&self, text: &str) -> Result<String, macros::MacroError> {
+        Expander::new(self).expand(text)
+    }
+
+    /// A list knob: items separated by commas and/or white space.
+    pub fn list_value(&self, name: &str) -> Result<Vec<String>, ConfigError> {
+        Ok(self
+            .get(name)?
+            .map(|v| {
+                v.split([',', ' ', '\t', '\n'])
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// A boolean knob; `default` when undefined. A value that is not a
+    /// boolean is an error naming the knob.
+    pub fn get_bool(&self, name: &str, default: bool) -> Result<bool, ConfigError> {
+        match self.get(name)? {
+            None => Ok(default),
+            Some(v) => parse_bool(&v).ok_or_else(|| ConfigError::Expand {
+                name: name.to_string(),
+                msg: format!("'{v}' is not a boolean (true/false)"),
+            }),
+        }
+    }
+
+    /// Every entry, sorted by name (for `-dump`).
+    pub fn entries(&self) -> Vec<&Entry> {
+        let mut v: Vec<&Entry> = self
+            .table
+            .values()
+            .filter(|e| !e.name.to_ascii_uppercase().starts_with("DETECTED_"))
+            .collect();
+        v.sort_by_key(|e| e.name.to_ascii_lowercase());
+        v
+    }
+
+    fn read_dir(&mut self, dir: &Path) -> Result<(), ConfigError> {
+        let exclude = self.get("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP")?;
+        let re = match exclude {
+            Some(r) => Some(regex::Regex::new(&r).map_err(|e| ConfigError::Expand {
+                name: "LOCAL_CONFIG_DIR_EXCLUDE_REGEXP".into(),
+                msg: e.to_string(),
+            })?),
+            None => None,
+        };
+        let rd = std::fs::read_dir(dir).map_err(|e| ConfigError::Unreadable {
+            path: dir.display().to_string(),
+            msg: e.to_string(),
+        })?;
+        let mut names: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .filter(|p| {
+                let n = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                !re.as_ref().is_some_and(|r| r.is_match(&n))
+            })
+            .collect();
+        names.sort();
+        for p in names {
+            self.read_file(&p, None, &mut Vec::new())?;
+        }
+        Ok(())
+    }
+
+    /// Reads one file; `from` is the include statement that named it.
+    fn read_file(
+        &mut self,
+        path: &Path,
+        from: Option<&Origin>,
+        stack: &mut Vec<PathBuf>,
+    ) -> Result<(), ConfigError> {
+        let canon = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let shown = path.display().to_string();
+        if stack.contains(&canon) {
+            let o = from.cloned().unwrap_or(Origin {
+                file: shown.clone(),
+                line: 0,
+            });
+            return Err(ConfigError::At {
+                origin: o,
+                msg: format!("include loop: {shown} includes itself"),
+            });
+        }
+        if stack.len() >= MAX_INCLUDE_DEPTH {
+            let o = from.cloned().unwrap_or(Origin {
+                file: shown.clone(),
+                line: 0,
+            });
+            return Err(ConfigError::At {
+                origin: o,
+                msg: format!("includes nested more than {MAX_INCLUDE_DEPTH} deep"),
+            });
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| match from {
+            Some(o) => ConfigError::At {
+                origin: o.clone(),
+                msg: format!("cannot read included file {shown}: {e}"),
+            },
+            None => ConfigError::Unreadable {
+                path: shown.clone(),
+                msg: e.to_string(),
+            },
+        })?;
+        self.files.push(shown.clone());
+        stack.push(canon);
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let r = self.parse_text(&text, &shown, &base, stack);
+        stack.pop();
+        r
+    }
+
+    fn read_command(
+        &mut self,
+        cmd: &str,
+        from: Option<&Origin>,
+        ifexist: bool,
+        stack: &mut Vec<PathBuf>,
+    ) -> Result<(), ConfigError> {
+        let where_ = || {
+            from.cloned().unwrap_or(Origin {
+                file: format!("command '{cmd}'"),
+                line: 0,
+            })
+        };
+        let out = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(cmd)
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .map_err(|e| ConfigError::At {
+                origin: where_(),
+                msg: format!("cannot run '{cmd}': {e}"),
+            })?;
+        if !out.status.success() {
+            if ifexist {
+                return Ok(());
+            }
+            return Err(ConfigError::At {
+                origin: where_(),
+                msg: format!("command '{cmd}' failed: {}", out.status),
+            });
+        }
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let name = format!("command '{cmd}'");
+        self.files.push(name.clone());
+        self.parse_text(&text, &name, Path::new("."), stack)
+    }
+
+    /// Parses configuration text as if it were the file `file`.
+    pub fn parse_str(&mut self, text: &str, file: &str) -> Result<(), ConfigError> {
+        self.parse_text(text, file, Path::new("."), &mut Vec::new())
+    }
+
+    fn parse_text(
+        &mut self,
+        text: &str,
+        file: &str,
+        base: &Path,
+        stack: &mut Vec<PathBuf>,
+    ) -> Result<(), ConfigError> {
+        let items = reader::logical_lines(text).map_err(|e| ConfigError::At {
+            origin: Origin {
+                file: file.to_string(),
+                line: e.line,
+            },
+            msg: e.msg,
+        })?;
+        let mut conds = CondStack::default();
+        for Item { line, item } in items {
+            let origin = Origin {
+                file: file.to_string(),
+                line,
+            };
+            let at = |msg: String| ConfigError::At {
+                origin: origin.clone(),
+                msg,
+            };
+            match item {
+                Logical::Here { name, value } => {
+                    if conds.active() {
+                        let v = self.self_reference(&name, &value);
+                        self.set(&name, &v, ValueSource::File(origin.clone()));
+                    }
+                }
+                Logical::Text(t) => {
+                    if let Some(kind) = cond_keyword(&t) {
+                        let r = match kind {
+                            CondKw::If(c) => {
+                                let v = if conds.active() {
+                                    self.condition(c).map_err(at)?
+                                } else {
+                                    false
+                                };
+                                conds.push_if(v);
+                                Ok(())
+                            }
+                            CondKw::Elif(c) => {
+                                let live = conds.elif_needs_test();
+                                let v = if live == Some(true) {
+                                    self.condition(c).map_err(at)?
+                                } else {
+                                    false
+                                };
+                                conds.elif(v)
+                            }
+                            CondKw::Else(rest) => {
+                                if !rest.is_empty() {
+                                    return Err(at(format!(
+                                        "unexpected text after 'else': '{rest}'"
+                                    )));
+                                }
+                                conds.else_()
+                            }
+                            CondKw::Endif => conds.endif(),
+                        };
+                        r.map_err(at)?;
+                        continue;
+                    }
+                    if !conds.active() {
+                        continue;
+                    }
+                    self.statement(&t, &origin, base, stack)?;
+                }
+            }
+        }
+        if conds.depth() > 0 {
+            return Err(ConfigError::At {
+                origin: Origin {
+                    file: file.to_string(),
+                    line: conds.open_line(text),
+                },
+                msg: "'if' without 'endif' before the end of the file".into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn statement(
+        &mut self,
+        t: &str,
+        origin: &Origin,
+        base: &Path,
+        stack: &mut Vec<PathBuf>,
+    ) -> Result<(), ConfigError> {
+        let at = |msg: String| ConfigError::At {
+            origin: origin.clone(),
+            msg,
+        };
+        if let Some(inc) = parse_include(t) {
+            let target = self.expand(inc.target.trim()).map_err(|e| at(e.0))?;
+            let target = target.trim();
+            if target.is_empty() {
+                return Err(at("'include' names no file".into()));
+            }
+            if inc.command || target.ends_with('|') {
+                let cmd = target.strip_suffix('|').unwrap_or(target).trim();
+                return self.read_command(cmd, Some(origin), inc.ifexist, stack);
+            }
+            let p = base.join(target);
+            if inc.ifexist && !p.exists() {
+                return Ok(());
+            }
+            return self.read_file(&p, Some(origin), stack);
+        }
+        let lower = t.to_ascii_lowercase();
+        for (kw, is_err) in [("warning", false), ("error", true)] {
+            if let Some(rest) = lower.strip_prefix(kw)
+                && rest.trim_start().starts_with(':')
+            {
+                let msg = t[t.find(':').unwrap_or(0) + 1..].trim();
+                let msg = self.expand(msg).map_err(|e| at(e.0))?;
+                if is_err {
+                    return Err(at(format!("error: {msg}")));
+                }
+                self.warnings.push(format!("{origin}: warning: {msg}"));
+                return Ok(());
+            }
+        }
+        if lower.starts_with("use ") || lower.starts_with("use:") || lower == "use" {
+            if !t.contains('=') {
+                return Err(at(format!(
+                    "'{t}': tern has no HTCondor configuration templates (use ROLE/FEATURE/POLICY); \
+                     set the knobs you need directly"
+                )));
+            }
+        }
+        // NAME = value, or the obsolete NAME : value.
+        let eq = t.find('=');
+        let colon = t.find(':');
+        let (pos, obsolete) = match (eq, colon) {
+            (Some(e), Some(c)) if c < e => (c, true),
+            (Some(e), _) => (e, false),
+            (None, Some(c)) => (c, true),
+            (None, None) => {
+                if t.starts_with('[') && !t.contains(char::is_whitespace) {
+                    return Ok(());
+                }
+                return Err(at(format!("expected 'NAME = value', found '{t}'")));
+            }
+        };
+        let name = t[..pos].trim();
+        if !reader::is_macro_name(name) || name.contains('/') {
+            return Err(at(format!(
+                "'{name}' is not a valid configuration name (letters, digits, '_' and '.')"
+            )));
+        }
+        if obsolete {
+            self.warnings.push(format!(
+                "{origin}: warning: ':' as assignment is obsolete; use '='"
+            ));
+        }
+        let value = t[pos + 1..].trim();
+        let v = self.self_reference(name, value);
+        self.set(name, &v, ValueSource::File(origin.clone()));
+        Ok(())
+    }
+
+    /// Replaces `$(NAME)` and `$(NAME:default)` inside NAME's own new value by
+    /// the current raw value.
+    fn self_reference(&self, name: &str, value: &str) -> String {
+        let current = self.lookup_entry(name).map(|e| e.raw.clone());
+        let mut out = String::new();
+        let mut rest = value;
+        while let Some(p) = rest.find("$(") {
+            out.push_str(&rest[..p]);
+            let after = &rest[p + 2..];
+            let end = after.find(')').unwrap_or(after.len());
+            let inner = &after[..end];
+            let (n, d) = match inner.find(':') {
+                Some(c) => (&inner[..c], Some(&inner[c + 1..])),
+                None => (inner, None),
+            };
+            if n.trim().eq_ignore_ascii_case(name) && end < after.len() {
+                match (&current, d) {
+                    (Some(c), _) => out.push_str(c),
+                    (None, Some(d)) => out.push_str(d),
+                    (None, None) => {}
+                }
+                rest = &after[end + 1..];
+            } else {
+                out.push_str("$(");
+                rest = after;
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// Evaluates an `if`/`elif` condition.
+    fn condition(&self, c: &str) -> Result<bool, String> {
+        let c = c.trim();
+        let (neg, body) = match c.strip_prefix('!') {
+            Some(r) => (true, r.trim_start()),
+            None => (false, c),
+        };
+        let lower = body.to_ascii_lowercase();
+        let v = if let Some(rest) = lower
+            .strip_prefix("defined")
+            .filter(|r| r.starts_with(char::is_whitespace))
+        {
+            let name = body[body.len() - rest.len()..].trim();
+            if name.is_empty() || name.contains(char::is_whitespace) {
+                return Err(format!(
+                    "bad 'if': 'defined' takes one name, got '{}'",
+                    name
+                ));
+            }
+            self.get(name).map_err(|e| e.to_string())?.is_some()
+        } else if let Some(rest) = lower
+            .strip_prefix("version")
+            .filter(|r| r.starts_with(char::is_whitespace))
+        {
+            version_test(rest.trim())?
+        } else if body.starts_with("$(") {
+            let v = self.expand(body).map_err(|e| e.0)?;
+            let v = v.trim();
+            if v.is_empty() {
+                false
+            } else {
+                parse_bool(v).ok_or_else(|| {
+                    format!("bad 'if': '{body}' expands to '{v}', which is not a boolean")
+                })?
+            }
+        } else {
+            parse_bool(body).ok_or_else(|| {
+                format!(
+                    "bad 'if' condition '{c}': use 'defined NAME', 'version >= x.y', true/false, or $(NAME); \
+                     compound conditions are not supported"
+                )
+            })?
+        };
+        Ok(v != neg)
+    }
+}
+
+/// `true`/`yes`/`1` and `false`/`no`/`0`, in any case.
+pub fn parse_bool(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "1" | "t" | "y" => Some(true),
+        "false" | "no" | "0" | "f" | "n" => Some(false),
+        _ => None,
+    }
+}
+
+fn version_test(rest: &str) -> Result<bool, String> {
+    let (op, v) = ["==", ">=", "<=", ">", "<"]
+        .iter()
+        .find_map(|op| rest.strip_prefix(op).map(|v| (*op, v.trim())))
+        .ok_or_else(|| {
+            format!("bad 'if version': expected ==, >=, <=, > or < before a version, got '{rest}'")
+        })?;
+    let parts: Vec<&str> = v.split('.').collect();
+    if parts.len() < 2 || parts.len() > 3 || parts.iter().any(|p| p.parse::<u32>().is_err()) {
+        return Err(format!(
+            "bad 'if version': '{v}' is not a version x.y or x.y.z"
+        ));
+    }
+    let n: Vec<u32> = parts.iter().map(|p| p.parse().unwrap_or(0)).collect();
+    let have = [COMPAT_VERSION.0, COMPAT_VERSION.1, COMPAT_VERSION.2];
+    let want = [n[0], n[1], n.get(2).copied().unwrap_or(0)];
+    // x.y compares only major and minor.
+    let len = n.len();
+    let ord = have[..len].cmp(&want[..len]);
+    Ok(match op {
+        "==" => ord.is_eq(),
+        ">=" => ord.is_ge(),
+        "<=" => ord.is_le(),
+        ">" => ord.is_gt(),
+        _ => ord.is_lt(),
+    })
+}
+
+enum CondKw<'a> {
+    If(&'a str),
+    Elif(&'a str),
+    Else(&'a str),
+    Endif,
+}
+
+fn cond_keyword(t: &str) -> Option<CondKw<'_>> {
+    let word_end = t.find(char::is_whitespace).unwrap_or(t.len());
+    let (w, rest) = (&t[..word_end], t[word_end..].trim());
+    if rest.starts_with('=') {
+        return None;
+    }
+    match w.to_ascii_lowercase().as_str() {
+        "if" => Some(CondKw::If(rest)),
+        "elif" => Some(CondKw::Elif(rest)),
+        "else" => Some(CondKw::Else(rest)),
+        "endif" => Some(CondKw::Endif),
+        _ => None,
+    }
+}
+
+/// The state of nested `if`s.
+#[derive(Default)]
+pub struct CondStack {
+    /// Per level: (this branch live, some branch already taken, parent live, else seen).
+    levels: Vec<(bool, bool, bool, bool)>,
+}
+
+impl CondStack {
+    pub fn active(&self) -> bool {
+        self.levels.last().is_none_or(|l| l.0)
+    }
+    pub fn depth(&self) -> usize {
+        self.levels.len()
+    }
+    pub fn push_if(&mut self, v: bool) {
+        let parent = self.active();
+        self.levels.push((parent && v, parent && v, parent, false));
+    }
+    /// Whether an `elif` condition must be evaluated (None: no open `if`).
+    pub fn elif_needs_test(&self) -> Option<bool> {
+        self.levels.last().map(|l| l.2 && !l.1)
+    }
+    pub fn elif(&mut self, v: bool) -> Result<(), String> {
+        let Some(l) = self.levels.last_mut() else {
+            return Err("'elif' without 'if'".into());
+        };
+        if l.3 {
+            return Err("'elif' after 'else'".into());
+        }
+        l.0 = l.2 && !l.1 && v;
+        l.1 |= l.0;
+        Ok(())
+    }
+    pub fn else_(&mut self) -> Result<(), String> {
+        let Some(l) = self.levels.last_mut() else {
+            return Err("'else' without 'if'".into());
+        };
+        if l.3 {
+            return Err("a second 'else' for one 'if'".into());
+        }
+        l.3 = true;
+        l.0 = l.2 && !l.1;
+        l.1 = true;
+        Ok(())
+    }
+    pub fn endif(&mut self) -> Result<(), String> {
+        self.levels
+            .pop()
+            .map(|_| ())
+            .ok_or_else(|| "'endif' without 'if'".into())
+    }
+    /// The line of the last unclosed `if` in `text` (for the error message).
+    fn open_line(&self, text: &str) -> u32 {
+        let mut open: Vec<u32> = Vec::new();
+        for (n, l) in text.lines().enumerate() {
+            match cond_keyword(l.trim()) {
+                Some(CondKw::If(_)) => open.push(n as u32 + 1),
+                Some(CondKw::Endif) => {
+                    open.pop();
+                }
+                _ => {}
+            }
+        }
+        open.last().copied().unwrap_or(1)
+    }
+}
+
+struct Include<'a> {
+    ifexist: bool,
+    command: bool,
+    target: &'a str,
+}
+
+/// `include [ifexist] [command] [into FILE] : target` (also `@include`).
+fn parse_include(t: &str) -> Option<Include<'_>> {
+    let body = t.strip_prefix('@').unwrap_or(t);
+    if body.len() < 7 || !body[..7].eq_ignore_ascii_case("include") {
+        return None;
+    }
+    let rest = &body[7..];
+    let colon = rest.find(':')?;
+    let words = &rest[..colon];
+    if !(words.is_empty() || words.starts_with(char::is_whitespace)) || rest[..colon].contains('=')
+    {
+        return None;
+    }
+    let mut inc = Include {
+        ifexist: false,
+        command: false,
+        target: &rest[colon + 1..],
+    };
+    let mut it = words.split_whitespace();
+    while let Some(w) = it.next() {
+        match w.to_ascii_lowercase().as_str() {
+            "ifexist" => inc.ifexist = true,
+            "command" => inc.command = true,
+            "into" => {
+                it.next()?;
+            }
+            _ => return None,
+        }
+    }
+    Some(inc)
+}
+
+/// The detected architecture and host name.
+fn detected() -> (String, String) {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "X86_64",
+        "x86" => "INTEL",
+        "aarch64" => "aarch64",
+        "powerpc64" => "PPC64",
+        other => other,
+    }
+    .to_string();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into());
+    (arch, host)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,168 @@
+//! Configuration language tests: one small file per behaviour, read through
+//! the real loader with an explicit environment.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::*;
+
+fn env_with(dir: &Path, main: &str, extra: &[(&str, &str)]) -> Environment {
+    let path = dir.join("tern_config");
+    std::fs::write(&path, main).unwrap();
+    let mut vars: HashMap<String, String> = HashMap::new();
+    vars.insert("TERN_CONFIG".into(), path.display().to_string());
+    vars.insert("HOME".into(), dir.join("home").display().to_string());
+    for (k, v) in extra {
+        vars.insert(k.to_string(), v.to_string());
+    }
+    Environment {
+        vars,
+        system_config: dir.join("no-such-system-config"),
+    }
+}
+
+fn load(main: &str) -> Result<Config, ConfigError> {
+    let dir = tempfile::tempdir().unwrap();
+    Config::load_with(&env_with(dir.path(), main, &[]))
+}
+
+fn get(c: &Config, name: &str) -> Option<String> {
+    c.get(name).unwrap()
+}
+
+#[test]
+fn lazy_expansion_self_reference_and_defaults() {
+    let c = load(
+        "A = xxx\nC = $(A)\nA = yyy\nB = 1\nB = $(B) 2\nD = $(nosuch:dflt)\nE =\nG @=end\n  one\n two\n@end\n\
+         H = a \\\n  b\nlower.case.name = v\nHASH = v # kept\n[Section]\n",
+    )
+    .unwrap();
+    assert_eq!(get(&c, "c").as_deref(), Some("yyy"));
+    assert_eq!(get(&c, "B").as_deref(), Some("1 2"));
+    assert_eq!(get(&c, "D").as_deref(), Some("dflt"));
+    assert_eq!(get(&c, "E"), None, "an empty value is not defined");
+    assert_eq!(get(&c, "G").as_deref(), Some("one\ntwo"));
+    assert_eq!(get(&c, "H").as_deref(), Some("a b"));
+    assert_eq!(get(&c, "LOWER.CASE.NAME").as_deref(), Some("v"));
+    assert_eq!(get(&c, "HASH").as_deref(), Some("v # kept"));
+}
+
+#[test]
+fn conditionals() {
+    let c = load(
+        "E =\nT = true\nif defined E\n IFE = yes\nelse\n IFE = no\nendif\n\
+         if version >= 9.0\n V = new\nelif true\n V = elif\nendif\n\
+         if $(T)\n X = 1\nendif\nif !$(T)\n Y = 1\nendif\nif $(NONE)\n W = 1\nelse\n W = 2\nendif\n\
+         if false\n if true\n  N = inner\n endif\nelse\n N = outer\nendif\nif no\nelif yes\n Q = 2\nelse\n Q = 3\nendif\n",
+    )
+    .unwrap();
+    assert_eq!(get(&c, "IFE").as_deref(), Some("no"));
+    assert_eq!(get(&c, "V").as_deref(), Some("new"));
+    assert_eq!(get(&c, "X").as_deref(), Some("1"));
+    assert_eq!(get(&c, "Y"), None);
+    assert_eq!(get(&c, "W").as_deref(), Some("2"));
+    assert_eq!(get(&c, "N").as_deref(), Some("outer"));
+    assert_eq!(get(&c, "Q").as_deref(), Some("2"));
+}
+
+#[test]
+fn includes_files_commands_and_loops() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("inc"), "FROM_INC = 1\n").unwrap();
+    std::fs::write(dir.path().join("loop"), "include : loop\n").unwrap();
+    let main = "include : inc\n@include : echo FROM_CMD = 2 |\ninclude ifexist : missing\n";
+    let c = Config::load_with(&env_with(dir.path(), main, &[])).unwrap();
+    assert_eq!(get(&c, "FROM_INC").as_deref(), Some("1"));
+    assert_eq!(get(&c, "FROM_CMD").as_deref(), Some("2"));
+    let e = Config::load_with(&env_with(dir.path(), "X = 1\ninclude : loop\n", &[])).unwrap_err();
+    assert!(e.to_string().contains("include loop"), "{e}");
+    let e = Config::load_with(&env_with(dir.path(), "\ninclude : absent\n", &[])).unwrap_err();
+    assert!(e.to_string().ends_with("tern_config:2: cannot read included file absent: No such file or directory (os error 2)")
+        || e.to_string().contains("tern_config:2: cannot read included file"), "{e}");
+}
+
+#[test]
+fn errors_name_file_and_line() {
+    for (text, line, needle) in [
+        ("A = 1\nB @=end\nno end\n", 2, "not closed"),
+        ("A = 1\nif bogus words\nendif\n", 2, "bad 'if'"),
+        ("if true\nA = 1\n", 1, "without 'endif'"),
+        ("endif\n", 1, "without 'if'"),
+        ("A = 1\nelse\n", 2, "without 'if'"),
+        ("A = 1\njust words\n", 2, "expected 'NAME = value'"),
+        ("'quoted' = 1\n", 1, "not a valid configuration name"),
+        ("[Section header]\n", 1, "expected 'NAME = value'"),
+        ("error : stop here\n", 1, "stop here"),
+        ("use ROLE : Personal\n", 1, "templates"),
+        ("if true\nelse\nelse\nendif\n", 3, "second 'else'"),
+        ("if version >= nine\nendif\n", 1, "not a version"),
+    ] {
+        let e = load(text).unwrap_err();
+        let s = e.to_string();
+        assert!(
+            s.contains(&format!("tern_config:{line}:")) && s.contains(needle),
+            "{text:?}: {s}"
+        );
+    }
+}
+
+#[test]
+fn file_order_and_environment_overrides() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("conf.d")).unwrap();
+    std::fs::write(d.join("conf.d/20-b"), "ORDER = $(ORDER) dir-b\n").unwrap();
+    std::fs::write(d.join("conf.d/10-a"), "ORDER = $(ORDER) dir-a\n").unwrap();
+    std::fs::write(d.join("conf.d/skip.sh"), "ORDER = wrong\n").unwrap();
+    std::fs::write(d.join("local"), "ORDER = $(ORDER) local\n").unwrap();
+    std::fs::create_dir_all(d.join("xdg/tern")).unwrap();
+    std::fs::write(d.join("xdg/tern/tern_config"), "ORDER = $(ORDER) user\n").unwrap();
+    let main = format!(
+        "ORDER = main\nLOCAL_CONFIG_FILE = {0}/local\nLOCAL_CONFIG_DIR = {0}/conf.d\n",
+        d.display()
+    );
+    let xdg = d.join("xdg").display().to_string();
+    let env = env_with(
+        d,
+        &main,
+        &[
+            ("XDG_CONFIG_HOME", &xdg),
+            ("_TERN_SPOOL", "/tmp/spool-from-env"),
+        ],
+    );
+    let c = Config::load_with(&env).unwrap();
+    assert_eq!(
+        get(&c, "ORDER").as_deref(),
+        Some("main local dir-a dir-b user")
+    );
+    assert_eq!(get(&c, "SPOOL").as_deref(), Some("/tmp/spool-from-env"));
+    assert_eq!(
+        c.lookup_entry("spool").unwrap().source,
+        ValueSource::Environment("_TERN_SPOOL".into())
+    );
+    assert_eq!(c.files().len(), 5);
+}
+
+#[test]
+fn defaults_come_from_the_knob_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = env_with(dir.path(), "", &[("XDG_DATA_HOME", "/data")]);
+    let c = Config::load_with(&env).unwrap();
+    assert_eq!(get(&c, "SPOOL").as_deref(), Some("/data/tern"));
+    assert_eq!(
+        c.lookup_entry("SPOOL").unwrap().source,
+        ValueSource::Default
+    );
+    let env = env_with(dir.path(), "", &[]);
+    let c = Config::load_with(&env).unwrap();
+    let home = dir.path().join("home").display().to_string();
+    assert_eq!(get(&c, "SPOOL"), Some(format!("{home}/.local/share/tern")));
+}
+
+#[test]
+fn tool_prefix_wins_and_cycles_are_reported() {
+    let c = load("X = plain\nTOOL.X = tool\nA = $(B)\nB = $(A)\n").unwrap();
+    assert_eq!(get(&c, "X").as_deref(), Some("tool"));
+    let e = c.get("A").unwrap_err();
+    assert!(e.to_string().contains("refers to itself"), "{e}");
+}
