@@ -63,7 +63,7 @@ impl<'a> Expander<'a> {
             out.push_str(&rest[..pos]);
             let after = &rest[pos..];
             // `$$(...)` stays for match time.
-            if after.starts_with("$$(") {
+            if let Some(tail) = after.strip_prefix("$$(") {
                 match matching_paren(&after[2..]) {
                     Some(close) => {
                         out.push_str(&after[..2 + close + 1]);
@@ -71,7 +71,7 @@ impl<'a> Expander<'a> {
                     }
                     None => {
                         out.push_str("$$(");
-                        rest = &after[3..];
+                        rest = tail;
                     }
                 }
                 continue;
@@ -413,11 +413,10 @@ fn substr(s: &[char], start: i64, len: Option<i64>) -> String {
 pub fn path_parts(path: &str, flags: &str) -> String {
     let has = |c: char| flags.contains(c);
     let mut p = path.to_string();
-    if has('f') && !p.starts_with('/') {
-        if let Ok(cwd) = std::env::current_dir() {
+    if has('f') && !p.starts_with('/')
+        && let Ok(cwd) = std::env::current_dir() {
             p = format!("{}/{}", cwd.display(), p);
         }
-    }
     let (dir, file) = match p.rfind(['/', '\\']) {
         Some(i) => (p[..=i].to_string(), p[i + 1..].to_string()),
         None => (String::new(), p.clone()),
@@ -485,7 +484,7 @@ pub fn printf_int(fmt: &str, v: i64) -> Result<String, MacroError> {
             _ => return None,
         };
         let neg = v < 0 && matches!(conv, 'd' | 'i');
-        Some(pad_number(&spec, body, neg))
+        Some(pad_number(spec, body, neg))
     })
 }
 
@@ -504,7 +503,7 @@ pub fn printf_real(fmt: &str, v: f64) -> Result<String, MacroError> {
             'd' | 'i' => (a as i64).to_string(),
             _ => return None,
         };
-        Some(pad_number(&spec, body, v.is_sign_negative() && v != 0.0))
+        Some(pad_number(spec, body, v.is_sign_negative() && v != 0.0))
     })
 }
 

@@ -527,14 +527,13 @@ impl Config {
                 return Ok(());
             }
         }
-        if lower.starts_with("use ") || lower.starts_with("use:") || lower == "use" {
-            if !t.contains('=') {
+        if (lower.starts_with("use ") || lower.starts_with("use:") || lower == "use")
+            && !t.contains('=') {
                 return Err(at(format!(
                     "'{t}': tern has no HTCondor configuration templates (use ROLE/FEATURE/POLICY); \
                      set the knobs you need directly"
                 )));
             }
-        }
         // NAME = value, or the obsolete NAME : value.
         let eq = t.find('=');
         let colon = t.find(':');
