@@ -10,3 +10,4 @@ pub mod classad;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod submit;

@@ -413,10 +413,12 @@ fn substr(s: &[char], start: i64, len: Option<i64>) -> String {
 pub fn path_parts(path: &str, flags: &str) -> String {
     let has = |c: char| flags.contains(c);
     let mut p = path.to_string();
-    if has('f') && !p.starts_with('/')
-        && let Ok(cwd) = std::env::current_dir() {
-            p = format!("{}/{}", cwd.display(), p);
-        }
+    if has('f')
+        && !p.starts_with('/')
+        && let Ok(cwd) = std::env::current_dir()
+    {
+        p = format!("{}/{}", cwd.display(), p);
+    }
     let (dir, file) = match p.rfind(['/', '\\']) {
         Some(i) => (p[..=i].to_string(), p[i + 1..].to_string()),
         None => (String::new(), p.clone()),

@@ -528,12 +528,13 @@ impl Config {
             }
         }
         if (lower.starts_with("use ") || lower.starts_with("use:") || lower == "use")
-            && !t.contains('=') {
-                return Err(at(format!(
-                    "'{t}': tern has no HTCondor configuration templates (use ROLE/FEATURE/POLICY); \
+            && !t.contains('=')
+        {
+            return Err(at(format!(
+                "'{t}': tern has no HTCondor configuration templates (use ROLE/FEATURE/POLICY); \
                      set the knobs you need directly"
-                )));
-            }
+            )));
+        }
         // NAME = value, or the obsolete NAME : value.
         let eq = t.find('=');
         let colon = t.find(':');

@@ -1,0 +1,1025 @@
+//! The submit description language: a file of commands and macros, `+Attr`
+//! lines, `include`, `if`/`else`, and `queue` statements, turned into job ads
+//! the way condor_submit turns them.
+//!
+//! Macros expand when jobs are materialised, with the definitions in force at
+//! each `queue` statement, so a later redefinition of a macro counts for every
+//! command that uses it before that statement. A submission is one cluster:
+//! one cluster ad plus, per proc, only the attributes that differ from it.
+
+pub mod args;
+pub mod job;
+pub mod queue;
+pub mod units;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use crate::classad::{self, ClassAd, Evaluator, Expr, Scope, Value};
+use crate::config::macros::{Expander, MacroSource};
+use crate::config::reader::{self, Item, Logical, Origin};
+use crate::config::{CondStack, Config};
+
+use queue::{ItemSource, QueueSpec};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SubmitError {
+    #[error("{origin}: {msg}")]
+    At { origin: Origin, msg: String },
+    #[error("{file}: {msg}")]
+    File { file: String, msg: String },
+}
+
+#[derive(Clone, Debug)]
+pub enum Kind {
+    Set {
+        name: String,
+        value: String,
+    },
+    /// `+Attr = value` / `MY.Attr = value`; `None` for `-Attr`.
+    Attr {
+        name: String,
+        value: Option<String>,
+    },
+    Queue(QueueSpec),
+}
+
+#[derive(Clone, Debug)]
+pub struct Statement {
+    pub origin: Origin,
+    pub kind: Kind,
+}
+
+/// A parsed submit description.
+#[derive(Clone, Debug)]
+pub struct SubmitFile {
+    pub name: String,
+    pub dir: PathBuf,
+    pub stmts: Vec<Statement>,
+}
+
+/// Everything about a submission that is not in the file.
+pub struct SubmitOptions {
+    pub cluster: i64,
+    pub qdate: i64,
+    pub owner: String,
+    pub cwd: PathBuf,
+    /// The environment `getenv` copies from.
+    pub environ: Vec<(String, String)>,
+    /// `-batch-name`.
+    pub batch_name: Option<String>,
+}
+
+/// The result of a submission.
+#[derive(Clone, Debug)]
+pub struct Cluster {
+    pub cluster_ad: ClassAd,
+    /// Per proc, the attributes that differ from the cluster ad (always
+    /// including ProcId).
+    pub procs: Vec<ClassAd>,
+    pub warnings: Vec<String>,
+}
+
+impl Cluster {
+    /// The full ad of proc `i`: the cluster ad updated with the proc's
+    /// differences.
+    pub fn full_ad(&self, i: usize) -> ClassAd {
+        let mut ad = self.cluster_ad.clone();
+        ad.update(&self.procs[i]);
+        ad
+    }
+}
+
+const PROC_VARS: &[&str] = &["process", "procid", "step", "itemindex", "row", "node"];
+
+/// Every command the builder reads; other names are plain macros.
+const COMMANDS: &[&str] = &[
+    "accounting_group",
+    "accounting_group_user",
+    "allowed_execute_duration",
+    "allowed_job_duration",
+    "args",
+    "arguments",
+    "batch_name",
+    "concurrency_limits",
+    "coresize",
+    "cron_day_of_month",
+    "cron_day_of_week",
+    "cron_hour",
+    "cron_minute",
+    "cron_month",
+    "cron_prep_time",
+    "cron_window",
+    "deferral_prep_time",
+    "deferral_time",
+    "deferral_window",
+    "description",
+    "env",
+    "environment",
+    "error",
+    "executable",
+    "getenv",
+    "hold",
+    "hold_kill_sig",
+    "initial_dir",
+    "initialdir",
+    "input",
+    "job_lease_duration",
+    "job_max_vacate_time",
+    "keep_claim_idle",
+    "kill_sig",
+    "leave_in_queue",
+    "load_profile",
+    "log",
+    "max_idle",
+    "max_job_retirement_time",
+    "max_retries",
+    "next_job_start_delay",
+    "nice_user",
+    "notification",
+    "notify_user",
+    "on_exit_hold",
+    "on_exit_hold_reason",
+    "on_exit_hold_subcode",
+    "on_exit_remove",
+    "output",
+    "periodic_hold",
+    "periodic_hold_reason",
+    "periodic_hold_subcode",
+    "periodic_release",
+    "periodic_remove",
+    "prio",
+    "priority",
+    "rank",
+    "remove_kill_sig",
+    "request_cpus",
+    "request_disk",
+    "request_memory",
+    "requirements",
+    "retry_until",
+    "run_as_owner",
+    "should_transfer_files",
+    "stderr",
+    "stdin",
+    "stdout",
+    "stream_error",
+    "stream_input",
+    "stream_output",
+    "submit_event_notes",
+    "success_exit_code",
+    "transfer_executable",
+    "transfer_input_files",
+    "transfer_output_files",
+    "universe",
+    "want_graceful_removal",
+    "when_to_transfer_output",
+];
+
+#[derive(Clone, Debug)]
+struct MacroDef {
+    raw: String,
+    origin: Origin,
+}
+
+/// Parses a submit description. `config` supplies fallback macros for
+/// `if` conditions and expansion.
+pub fn parse(
+    text: &str,
+    name: &str,
+    dir: &Path,
+    config: &Config,
+) -> Result<SubmitFile, SubmitError> {
+    let mut file = SubmitFile {
+        name: name.to_string(),
+        dir: dir.to_path_buf(),
+        stmts: Vec::new(),
+    };
+    let mut table: HashMap<String, MacroDef> = HashMap::new();
+    let mut seen = Vec::new();
+    parse_into(&mut file, text, name, dir, config, &mut table, &mut seen)?;
+    Ok(file)
+}
+
+fn parse_into(
+    file: &mut SubmitFile,
+    text: &str,
+    name: &str,
+    dir: &Path,
+    config: &Config,
+    table: &mut HashMap<String, MacroDef>,
+    seen: &mut Vec<PathBuf>,
+) -> Result<(), SubmitError> {
+    let items = reader::logical_lines(text).map_err(|e| SubmitError::At {
+        origin: Origin {
+            file: name.to_string(),
+            line: e.line,
+        },
+        msg: e.msg,
+    })?;
+    let mut conds = CondStack::default();
+    let mut it = items.into_iter().peekable();
+    while let Some(Item { line, item }) = it.next() {
+        let origin = Origin {
+            file: name.to_string(),
+            line,
+        };
+        let at = |msg: String| SubmitError::At {
+            origin: origin.clone(),
+            msg,
+        };
+        let t = match item {
+            Logical::Here { name: n, value } => {
+                if conds.active() {
+                    table.insert(
+                        n.to_ascii_lowercase(),
+                        MacroDef {
+                            raw: value.clone(),
+                            origin: origin.clone(),
+                        },
+                    );
+                    file.stmts.push(Statement {
+                        origin,
+                        kind: Kind::Set { name: n, value },
+                    });
+                }
+                continue;
+            }
+            Logical::Text(t) => t,
+        };
+        if let Some(kw) = cond_keyword(&t) {
+            let view = View { table, config };
+            let r = match kw {
+                Cond::If(c) => {
+                    let v = if conds.active() {
+                        condition(&view, c).map_err(at)?
+                    } else {
+                        false
+                    };
+                    conds.push_if(v);
+                    Ok(())
+                }
+                Cond::Elif(c) => {
+                    let v = if conds.elif_needs_test() == Some(true) {
+                        condition(&view, c).map_err(at)?
+                    } else {
+                        false
+                    };
+                    conds.elif(v)
+                }
+                Cond::Else => conds.else_(),
+                Cond::Endif => conds.endif(),
+            };
+            r.map_err(at)?;
+            continue;
+        }
+        if !conds.active() {
+            continue;
+        }
+        if queue::is_queue_line(&t) {
+            let rest = t.trim_start()[5..].to_string();
+            let block = if queue::opens_block(&rest) {
+                let mut lines = Vec::new();
+                let mut closed = false;
+                for Item { item, .. } in it.by_ref() {
+                    let l = match item {
+                        Logical::Text(l) => l,
+                        Logical::Here { name, value } => format!("{name} @= {value}"),
+                    };
+                    if l.trim() == ")" {
+                        closed = true;
+                        break;
+                    }
+                    lines.push(l);
+                }
+                if !closed {
+                    return Err(at(
+                        "the '(' item list of this queue statement is not closed by ')'".into(),
+                    ));
+                }
+                Some(lines)
+            } else {
+                None
+            };
+            let spec = queue::parse(&rest, block).map_err(at)?;
+            file.stmts.push(Statement {
+                origin,
+                kind: Kind::Queue(spec),
+            });
+            continue;
+        }
+        let lower = t.to_ascii_lowercase();
+        if let Some(target) = include_target(&t) {
+            let view = View { table, config };
+            let target = Expander::new(&view)
+                .expand(target.trim())
+                .map_err(|e| at(e.0))?;
+            let target = target.trim();
+            let (content, inc_name) = if let Some(cmd) = target.strip_suffix('|') {
+                let out = std::process::Command::new("/bin/sh")
+                    .arg("-c")
+                    .arg(cmd.trim())
+                    .output()
+                    .map_err(|e| at(format!("cannot run '{}': {e}", cmd.trim())))?;
+                if !out.status.success() {
+                    return Err(at(format!(
+                        "include command '{}' failed: {}",
+                        cmd.trim(),
+                        out.status
+                    )));
+                }
+                (
+                    String::from_utf8_lossy(&out.stdout).into_owned(),
+                    format!("command '{}'", cmd.trim()),
+                )
+            } else {
+                let p = dir.join(target);
+                let canon = p.canonicalize().unwrap_or(p.clone());
+                if seen.contains(&canon) {
+                    return Err(at(format!("include loop: {} includes itself", p.display())));
+                }
+                let c = std::fs::read_to_string(&p)
+                    .map_err(|e| at(format!("cannot read included file {target}: {e}")))?;
+                seen.push(canon);
+                (c, p.display().to_string())
+            };
+            let inc_dir = Path::new(&inc_name)
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| dir.to_path_buf());
+            let inc_dir = if target.ends_with('|') {
+                dir.to_path_buf()
+            } else {
+                inc_dir
+            };
+            parse_into(file, &content, &inc_name, &inc_dir, config, table, seen)?;
+            if !target.ends_with('|') {
+                seen.pop();
+            }
+            continue;
+        }
+        // +Attr = value, MY.Attr = value, -Attr =
+        let eq = t.find('=');
+        let Some(eq) = eq else {
+            return Err(at(format!("Syntax Error, missing : or = in '{t}'")));
+        };
+        let lhs = t[..eq].trim();
+        let value = t[eq + 1..].trim().to_string();
+        if let Some(attr) = lhs
+            .strip_prefix('+')
+            .or_else(|| (lower.starts_with("my.")).then(|| &lhs[3..]))
+        {
+            check_attr_name(attr).map_err(at)?;
+            file.stmts.push(Statement {
+                origin,
+                kind: Kind::Attr {
+                    name: attr.to_string(),
+                    value: Some(value),
+                },
+            });
+            continue;
+        }
+        if let Some(attr) = lhs.strip_prefix('-') {
+            check_attr_name(attr).map_err(at)?;
+            file.stmts.push(Statement {
+                origin,
+                kind: Kind::Attr {
+                    name: attr.to_string(),
+                    value: None,
+                },
+            });
+            continue;
+        }
+        if !reader::is_macro_name(lhs) {
+            return Err(at(format!("Illegal Identifier: {lhs}")));
+        }
+        let value = self_reference(table, config, lhs, &value);
+        table.insert(
+            lhs.to_ascii_lowercase(),
+            MacroDef {
+                raw: value.clone(),
+                origin: origin.clone(),
+            },
+        );
+        file.stmts.push(Statement {
+            origin,
+            kind: Kind::Set {
+                name: lhs.to_string(),
+                value,
+            },
+        });
+    }
+    if conds.depth() > 0 {
+        return Err(SubmitError::File {
+            file: name.to_string(),
+            msg: "endif(s) not found before end-of-file".into(),
+        });
+    }
+    Ok(())
+}
+
+fn check_attr_name(a: &str) -> Result<(), String> {
+    let ok = a
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("Illegal Identifier: {a}"))
+    }
+}
+
+/// `A = $(A) more`: the old value replaces the self-reference at once.
+fn self_reference(
+    table: &HashMap<String, MacroDef>,
+    config: &Config,
+    name: &str,
+    value: &str,
+) -> String {
+    let pat = format!("$({})", name.to_ascii_lowercase());
+    if !value.to_ascii_lowercase().contains(&pat) {
+        return value.to_string();
+    }
+    let old = table
+        .get(&name.to_ascii_lowercase())
+        .map(|d| d.raw.clone())
+        .or_else(|| config.raw(name))
+        .unwrap_or_default();
+    let mut out = String::new();
+    let lower = value.to_ascii_lowercase();
+    let mut i = 0;
+    while let Some(p) = lower[i..].find(&pat) {
+        out.push_str(&value[i..i + p]);
+        out.push_str(&old);
+        i += p + pat.len();
+    }
+    out.push_str(&value[i..]);
+    out
+}
+
+fn include_target(t: &str) -> Option<&str> {
+    let lower = t.to_ascii_lowercase();
+    let rest = lower.strip_prefix("include")?;
+    let r = rest.trim_start();
+    if !r.starts_with(':') {
+        return None;
+    }
+    let colon = t.find(':')?;
+    Some(&t[colon + 1..])
+}
+
+enum Cond<'a> {
+    If(&'a str),
+    Elif(&'a str),
+    Else,
+    Endif,
+}
+
+fn cond_keyword(t: &str) -> Option<Cond<'_>> {
+    let end = t.find(char::is_whitespace).unwrap_or(t.len());
+    let (w, rest) = (&t[..end], t[end..].trim());
+    if rest.starts_with('=') {
+        return None;
+    }
+    match w.to_ascii_lowercase().as_str() {
+        "if" => Some(Cond::If(rest)),
+        "elif" => Some(Cond::Elif(rest)),
+        "else" => Some(Cond::Else),
+        "endif" => Some(Cond::Endif),
+        _ => None,
+    }
+}
+
+/// Macros defined so far, then configuration.
+struct View<'a> {
+    table: &'a HashMap<String, MacroDef>,
+    config: &'a Config,
+}
+
+impl MacroSource for View<'_> {
+    fn raw(&self, name: &str) -> Option<String> {
+        self.table
+            .get(&name.to_ascii_lowercase())
+            .map(|d| d.raw.clone())
+            .or_else(|| self.config.raw(name))
+    }
+}
+
+fn condition(view: &View, c: &str) -> Result<bool, String> {
+    let c = c.trim();
+    let (neg, body) = match c.strip_prefix('!') {
+        Some(r) => (true, r.trim_start()),
+        None => (false, c),
+    };
+    let lower = body.to_ascii_lowercase();
+    let v = if let Some(rest) = lower
+        .strip_prefix("defined")
+        .filter(|r| r.starts_with(char::is_whitespace))
+    {
+        let n = body[body.len() - rest.len()..].trim();
+        view.raw(n).is_some_and(|v| !v.trim().is_empty())
+    } else if lower.starts_with("version") {
+        let mut tmp = Config::default();
+        tmp.parse_str(&format!("if {body}\nendif\n"), "if")
+            .map_err(|e| e.to_string())?;
+        let mut c2 = Config::default();
+        c2.parse_str(&format!("if {body}\n__V = 1\nendif\n"), "if")
+            .map_err(|e| e.to_string())?;
+        c2.get("__V").map_err(|e| e.to_string())?.is_some()
+    } else {
+        let v = Expander::new(view).expand(body).map_err(|e| e.0)?;
+        let v = v.trim();
+        if v.is_empty() {
+            false
+        } else {
+            crate::config::parse_bool(v)
+                .ok_or_else(|| format!("'{c}' is not a valid if condition: use 'defined NAME', 'version >= x.y', true/false or $(NAME)"))?
+        }
+    };
+    Ok(v != neg)
+}
+
+/// One proc's view of the macros: queue variables, then the file's macros
+/// as of the queue statement, then predefined macros, then configuration.
+struct ProcMacros<'a> {
+    table: &'a HashMap<String, MacroDef>,
+    vars: &'a HashMap<String, String>,
+    predefined: &'a HashMap<String, String>,
+    config: &'a Config,
+}
+
+impl MacroSource for ProcMacros<'_> {
+    fn raw(&self, name: &str) -> Option<String> {
+        let key = name.to_ascii_lowercase();
+        if let Some(v) = self.vars.get(&key) {
+            return Some(v.clone());
+        }
+        if let Some(d) = self.table.get(&key) {
+            return Some(d.raw.clone());
+        }
+        if let Some(v) = self.predefined.get(&key) {
+            return Some(v.clone());
+        }
+        self.config.raw(name)
+    }
+}
+
+struct ProcCommands<'a> {
+    m: ProcMacros<'a>,
+    attrs: &'a [(String, Option<String>, Origin)],
+    queue_origin: Origin,
+}
+
+impl job::Commands for ProcCommands<'_> {
+    fn command(&mut self, name: &str) -> Result<Option<(String, Origin)>, SubmitError> {
+        let Some(def) = self.m.table.get(&name.to_ascii_lowercase()) else {
+            return Ok(None);
+        };
+        let v = Expander::new(&self.m)
+            .expand(&def.raw)
+            .map_err(|e| SubmitError::At {
+                origin: def.origin.clone(),
+                msg: e.0,
+            })?;
+        Ok(Some((v.trim().to_string(), def.origin.clone())))
+    }
+    fn raw_attrs(&mut self) -> Result<Vec<(String, Option<String>, Origin)>, SubmitError> {
+        let mut out = Vec::new();
+        for (n, v, o) in self.attrs {
+            let v = match v {
+                Some(raw) => {
+                    Some(
+                        Expander::new(&self.m)
+                            .expand(raw)
+                            .map_err(|e| SubmitError::At {
+                                origin: o.clone(),
+                                msg: e.0,
+                            })?,
+                    )
+                }
+                None => None,
+            };
+            out.push((n.clone(), v, o.clone()));
+        }
+        Ok(out)
+    }
+    fn names(&self) -> Vec<String> {
+        self.m.table.keys().cloned().collect()
+    }
+    fn queue_origin(&self) -> Origin {
+        self.queue_origin.clone()
+    }
+}
+
+/// Turns a parsed description into one cluster.
+pub fn materialize(
+    file: &SubmitFile,
+    config: &Config,
+    opts: &SubmitOptions,
+) -> Result<Cluster, SubmitError> {
+    let cfg = |n: &str| config.get(n).ok().flatten();
+    let arch = cfg("ARCH").unwrap_or_else(|| "X86_64".into());
+    let opsys = cfg("OPSYS").unwrap_or_else(|| "LINUX".into());
+    let fs_domain = cfg("FILESYSTEM_DOMAIN").unwrap_or_else(|| "localhost".into());
+    let uid_domain = cfg("UID_DOMAIN").unwrap_or_else(|| "localhost".into());
+    let schedd_interval = cfg("SCHEDD_INTERVAL")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    let version = format!("tern {}", env!("CARGO_PKG_VERSION"));
+    let ctx_base = |proc_id: i64| job::JobContext {
+        cluster: opts.cluster,
+        proc_id,
+        qdate: opts.qdate,
+        owner: &opts.owner,
+        uid_domain: &uid_domain,
+        cwd: &opts.cwd,
+        arch: &arch,
+        opsys: &opsys,
+        filesystem_domain: &fs_domain,
+        schedd_interval,
+        append_requirements: cfg("APPEND_REQUIREMENTS"),
+        append_req_vanilla: cfg("APPEND_REQ_VANILLA"),
+        environ: &opts.environ,
+        version: &version,
+    };
+    let predefined = predefined(file, config, opts, &arch, &opsys);
+
+    let mut table: HashMap<String, MacroDef> = HashMap::new();
+    let mut attrs: Vec<(String, Option<String>, Origin)> = Vec::new();
+    let mut cluster_ad: Option<ClassAd> = None;
+    let mut procs: Vec<ClassAd> = Vec::new();
+    let mut saw_queue = false;
+    let mut used: HashSet<String> = HashSet::new();
+    for st in &file.stmts {
+        match &st.kind {
+            Kind::Set { name, value } => {
+                table.insert(
+                    name.to_ascii_lowercase(),
+                    MacroDef {
+                        raw: value.clone(),
+                        origin: st.origin.clone(),
+                    },
+                );
+            }
+            Kind::Attr { name, value } => {
+                attrs.retain(|(n, _, _)| !n.eq_ignore_ascii_case(name));
+                attrs.push((name.clone(), value.clone(), st.origin.clone()));
+            }
+            Kind::Queue(spec) => {
+                saw_queue = true;
+                let mut scoped = table.clone();
+                if let Some(b) = &opts.batch_name {
+                    scoped.insert(
+                        "batch_name".into(),
+                        MacroDef {
+                            raw: b.clone(),
+                            origin: st.origin.clone(),
+                        },
+                    );
+                }
+                for d in scoped.values() {
+                    collect_refs(&d.raw, &mut used);
+                }
+                for (_, v, _) in &attrs {
+                    if let Some(v) = v {
+                        collect_refs(v, &mut used);
+                    }
+                }
+                let rows = queue_rows(spec, &scoped, &predefined, config, file, &st.origin)?;
+                let dynamic = is_dynamic(&scoped, &attrs, spec);
+                for (vars, _) in rows {
+                    let proc_id = procs.len() as i64;
+                    let mut vars = vars;
+                    vars.insert("process".into(), proc_id.to_string());
+                    vars.insert("procid".into(), proc_id.to_string());
+                    if !dynamic && let Some(base) = &cluster_ad {
+                        let _ = base;
+                        let mut diff = ClassAd::new();
+                        diff.insert("ProcId", Expr::int(proc_id));
+                        procs.push(diff);
+                        continue;
+                    }
+                    let mut cmds = ProcCommands {
+                        m: ProcMacros {
+                            table: &scoped,
+                            vars: &vars,
+                            predefined: &predefined,
+                            config,
+                        },
+                        attrs: &attrs,
+                        queue_origin: st.origin.clone(),
+                    };
+                    let ad = job::build(&mut cmds, &ctx_base(proc_id))?;
+                    match &cluster_ad {
+                        None => {
+                            let mut c = ad.clone();
+                            c.remove("ProcId");
+                            cluster_ad = Some(c);
+                            let mut diff = ClassAd::new();
+                            diff.insert("ProcId", Expr::int(proc_id));
+                            procs.push(diff);
+                        }
+                        Some(base) => procs.push(diff_ads(base, &ad)),
+                    }
+                }
+            }
+        }
+    }
+    if !saw_queue {
+        return Err(SubmitError::File {
+            file: file.name.clone(),
+            msg: format!(
+                "\"{}\" doesn't contain any \"queue\" commands -- no jobs queued",
+                file.name
+            ),
+        });
+    }
+    let mut warnings = Vec::new();
+    for st in &file.stmts {
+        if let Kind::Set { name, value } = &st.kind {
+            let key = name.to_ascii_lowercase();
+            if !COMMANDS.contains(&key.as_str())
+                && !key.starts_with("request_")
+                && !key.contains('.')
+                && !used.contains(&key)
+            {
+                warnings.push(format!(
+                    "WARNING: the line '{name} = {value}' was unused by tern_submit. Is it a typo?"
+                ));
+            }
+        }
+    }
+    Ok(Cluster {
+        cluster_ad: cluster_ad.unwrap_or_default(),
+        procs,
+        warnings,
+    })
+}
+
+/// Attributes of `ad` that differ from `base` (by their printed form).
+fn diff_ads(base: &ClassAd, ad: &ClassAd) -> ClassAd {
+    let mut out = ClassAd::new();
+    for (n, e) in ad.iter() {
+        let same = base
+            .get(n)
+            .is_some_and(|b| classad::unparse::unparse(b) == classad::unparse::unparse(e));
+        if !same {
+            out.insert(n, e.clone());
+        }
+    }
+    out
+}
+
+/// Names referenced as `$(name…)` or as function arguments in `text`.
+fn collect_refs(text: &str, out: &mut HashSet<String>) {
+    let mut rest = text;
+    while let Some(p) = rest.find('$') {
+        rest = &rest[p + 1..];
+        let Some(open) = rest.find('(') else { break };
+        if rest[..open]
+            .bytes()
+            .any(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'$'))
+        {
+            continue;
+        }
+        let inner = &rest[open + 1..];
+        let end = inner.find(')').unwrap_or(inner.len());
+        for w in inner[..end].split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        {
+            if !w.is_empty() {
+                out.insert(w.to_ascii_lowercase());
+            }
+        }
+    }
+}
+
+/// Whether any command or attribute depends on per-proc variables (or on
+/// randomness), in which case every proc is built on its own.
+fn is_dynamic(
+    table: &HashMap<String, MacroDef>,
+    attrs: &[(String, Option<String>, Origin)],
+    spec: &QueueSpec,
+) -> bool {
+    let mut dyn_names: HashSet<String> = PROC_VARS.iter().map(|s| s.to_string()).collect();
+    dyn_names.insert("item".into());
+    for v in &spec.vars {
+        dyn_names.insert(v.to_ascii_lowercase());
+    }
+    // Fixed point: a macro referring to a dynamic name is dynamic.
+    loop {
+        let mut grew = false;
+        for (k, d) in table {
+            if dyn_names.contains(k) {
+                continue;
+            }
+            let mut refs = HashSet::new();
+            collect_refs(&d.raw, &mut refs);
+            if d.raw.contains("$RANDOM_") || refs.iter().any(|r| dyn_names.contains(r)) {
+                dyn_names.insert(k.clone());
+                grew = true;
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    let touches = |text: &str| {
+        let mut refs = HashSet::new();
+        collect_refs(text, &mut refs);
+        text.contains("$RANDOM_") || refs.iter().any(|r| dyn_names.contains(r))
+    };
+    table.iter().any(|(k, d)| {
+        (COMMANDS.contains(&k.as_str()) || k.starts_with("request_")) && touches(&d.raw)
+    }) || attrs
+        .iter()
+        .any(|(_, v, _)| v.as_deref().is_some_and(touches))
+}
+
+fn predefined(
+    file: &SubmitFile,
+    config: &Config,
+    opts: &SubmitOptions,
+    arch: &str,
+    opsys: &str,
+) -> HashMap<String, String> {
+    use chrono::{Datelike, TimeZone};
+    let mut m = HashMap::new();
+    let dt = chrono::Local
+        .timestamp_opt(opts.qdate, 0)
+        .single()
+        .unwrap_or_default();
+    for (k, v) in [
+        ("arch", arch.to_string()),
+        ("opsys", opsys.to_string()),
+        ("submit_file", file.name.clone()),
+        ("submit_time", opts.qdate.to_string()),
+        ("year", dt.year().to_string()),
+        ("month", format!("{:02}", dt.month())),
+        ("day", format!("{:02}", dt.day())),
+        ("cluster", opts.cluster.to_string()),
+        ("clusterid", opts.cluster.to_string()),
+    ] {
+        m.insert(k.to_string(), v);
+    }
+    for (k, v) in os_release(config) {
+        m.insert(k, v);
+    }
+    m
+}
+
+/// OPSYSANDVER and friends from /etc/os-release.
+fn os_release(config: &Config) -> Vec<(String, String)> {
+    let _ = config;
+    let text = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
+    let field = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .map(|v| v.trim_matches('"').to_string())
+            .unwrap_or_default()
+    };
+    let name = field("NAME");
+    let short = name
+        .split_whitespace()
+        .next()
+        .unwrap_or("Linux")
+        .to_string();
+    let ver = field("VERSION_ID");
+    let major = ver.split('.').next().unwrap_or("").to_string();
+    vec![
+        ("opsysandver".into(), format!("{short}{major}")),
+        ("opsysmajorver".into(), major.clone()),
+        (
+            "opsysver".into(),
+            format!(
+                "{}{:02}",
+                major,
+                ver.split('.')
+                    .nth(1)
+                    .and_then(|m| m.parse::<u32>().ok())
+                    .unwrap_or(0)
+            ),
+        ),
+        ("opsysname".into(), short),
+    ]
+}
+
+/// The proc variables of every job the queue statement makes.
+fn queue_rows(
+    spec: &QueueSpec,
+    table: &HashMap<String, MacroDef>,
+    predefined: &HashMap<String, String>,
+    config: &Config,
+    file: &SubmitFile,
+    origin: &Origin,
+) -> Result<Vec<(HashMap<String, String>, usize)>, SubmitError> {
+    let at = |msg: String| SubmitError::At {
+        origin: origin.clone(),
+        msg,
+    };
+    let empty = HashMap::new();
+    let view = ProcMacros {
+        table,
+        vars: &empty,
+        predefined,
+        config,
+    };
+    let count_text = Expander::new(&view)
+        .expand(&spec.count)
+        .map_err(|e| at(e.0))?;
+    let count = if count_text.trim().is_empty() {
+        1
+    } else {
+        let e = classad::parse_expr(count_text.trim())
+            .map_err(|_| at("Invalid Queue count expression".into()))?;
+        match Evaluator::new().eval(&e, &Scope::empty()) {
+            Value::Int(i) if i >= 0 => i,
+            Value::Int(_) => return Err(at("Queue count out of range".into())),
+            _ => return Err(at("Invalid Queue count expression".into())),
+        }
+    };
+    let rows: Option<Vec<String>> = match &spec.source {
+        ItemSource::None => None,
+        ItemSource::In(items) => Some(items.clone()),
+        ItemSource::FromLines(lines) => Some(lines.clone()),
+        ItemSource::FromFile(f) => {
+            let f = Expander::new(&view).expand(f).map_err(|e| at(e.0))?;
+            let p = file.dir.join(f.trim());
+            let text = std::fs::read_to_string(&p)
+                .map_err(|e| at(format!("cannot read queue item file {}: {e}", p.display())))?;
+            Some(
+                text.lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(String::from)
+                    .collect(),
+            )
+        }
+        ItemSource::FromCommand(cmd) => {
+            let cmd = Expander::new(&view).expand(cmd).map_err(|e| at(e.0))?;
+            let out = std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg(&cmd)
+                .current_dir(&file.dir)
+                .output()
+                .map_err(|e| at(format!("cannot run '{cmd}': {e}")))?;
+            if !out.status.success() {
+                return Err(at(format!(
+                    "queue item command '{cmd}' failed: {}",
+                    out.status
+                )));
+            }
+            Some(
+                String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(String::from)
+                    .collect(),
+            )
+        }
+        ItemSource::Matching { globs, files, dirs } => {
+            let globs: Vec<String> = globs
+                .iter()
+                .map(|g| Expander::new(&view).expand(g))
+                .collect::<Result<_, _>>()
+                .map_err(|e| at(e.0))?;
+            Some(queue::matching(&file.dir, &globs, *files, *dirs).map_err(at)?)
+        }
+    };
+    let mut out = Vec::new();
+    match rows {
+        None => {
+            for step in 0..count {
+                let mut v = HashMap::new();
+                v.insert("step".to_string(), step.to_string());
+                v.insert("itemindex".to_string(), "0".to_string());
+                v.insert("row".to_string(), "0".to_string());
+                v.insert("item".to_string(), String::new());
+                out.push((v, 0));
+            }
+        }
+        Some(rows) => {
+            let multi = matches!(
+                spec.source,
+                ItemSource::FromLines(_) | ItemSource::FromFile(_) | ItemSource::FromCommand(_)
+            );
+            for idx in spec.slice.indices(rows.len()) {
+                let fields = if multi {
+                    queue::split_row(&rows[idx], spec.vars.len())
+                } else {
+                    vec![rows[idx].clone()]
+                };
+                for step in 0..count {
+                    let mut v = HashMap::new();
+                    v.insert("step".to_string(), step.to_string());
+                    v.insert("itemindex".to_string(), idx.to_string());
+                    v.insert("row".to_string(), idx.to_string());
+                    for (n, f) in spec.vars.iter().zip(fields.iter()) {
+                        v.insert(n.to_ascii_lowercase(), f.clone());
+                    }
+                    out.push((v, idx));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
