@@ -212,7 +212,7 @@ impl Evaluator {
         self.depth += 1;
         let v = if self.depth > MAX_DEPTH {
             Value::Error
-        } else if self.depth % 32 == 0 {
+        } else if self.depth.is_multiple_of(32) {
             stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || self.eval_node(e, scope))
         } else {
             self.eval_node(e, scope)

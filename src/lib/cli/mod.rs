@@ -1,1 +1,579 @@
-//! The command-line tools: one module per tool, plus shared plumbing.
+//! The command-line tools: one module per tool, plus the plumbing they share.
+//!
+//! Every tool `tern_x` has a module here holding its clap `Args` next to its
+//! `run()`, and a three-line binary in `src/bin/` that calls its `main()`.
+//! `main()` hands `run()` to [`run_tool`], which owns everything a tool must
+//! not get wrong on its own: the clock check, the error message and exit
+//! code, a broken pipe, and a stack deep enough for any expression.
+//!
+//! Arguments go through [`normalize_argv`] before clap sees them, so the
+//! HTCondor spellings users type (`-constraint`, `-const`, `-af`, `-long`)
+//! and the `--` ones both work; the option table is the tool's clap command
+//! itself, so a tool declares each option exactly once.
+
+pub mod eval;
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::error::ErrorKind;
+use clap::{ArgMatches, Command, CommandFactory, FromArgMatches};
+
+/// The stack every tool body runs on. Expressions nest as deep as their
+/// author likes; the evaluator grows its own stack, but the parser, printer
+/// and tool code get a generous one up front.
+const TOOL_STACK: usize = 256 << 20;
+
+/// Why a tool failed. Each variant carries what the user needs to find the
+/// problem: the argument, file, line and column involved.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// clap rejected the arguments, or asked for help or the version (which
+    /// are not failures: [`run_tool`] prints them and exits 0).
+    #[error("{0}")]
+    Clap(#[from] clap::Error),
+    /// The arguments are wrong in a way clap cannot see.
+    #[error("{msg}")]
+    Usage { msg: String, hint: Option<String> },
+    /// The environment the tool runs in is unusable (a malformed `TERN_NOW`).
+    #[error("{msg}")]
+    Environment { msg: String, hint: Option<String> },
+    /// A syntax error in an argument or a file. `what` names it ("argument
+    /// 3 'x +'", "file 'job.ad'"); `line` is left out for one-line inputs.
+    #[error("{what}: {}column {col}: {msg}", line.map(|l| format!("line {l}, ")).unwrap_or_default())]
+    Parse {
+        what: String,
+        line: Option<u32>,
+        col: u32,
+        msg: String,
+        hint: Option<String>,
+    },
+    /// A file could not be read.
+    #[error("cannot read '{path}': {}", io_text(.source))]
+    Read {
+        path: std::path::PathBuf,
+        source: io::Error,
+    },
+    /// Writing the output failed. Any `io::Error` that reaches [`run_tool`]
+    /// through `?` lands here; a broken pipe is not reported (see
+    /// [`CliError::exit_code`]).
+    #[error("cannot write the output: {}", io_text(.0))]
+    Output(#[from] io::Error),
+}
+
+impl CliError {
+    /// The process exit code: 2 for a tool used wrongly (bad options, bad
+    /// environment), 0 for a reader that went away (`tern_q | head`), and 1
+    /// for everything else.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Clap(e) => match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => 0,
+                _ => 2,
+            },
+            CliError::Usage { .. } | CliError::Environment { .. } => 2,
+            CliError::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => 0,
+            CliError::Parse { .. } | CliError::Read { .. } | CliError::Output(_) => 1,
+        }
+    }
+
+    /// A suggestion printed after the message, where one helps.
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            CliError::Usage { hint, .. }
+            | CliError::Environment { hint, .. }
+            | CliError::Parse { hint, .. } => hint.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// Runs a tool: checks `TERN_NOW`, runs `body` with the process arguments on
+/// a thread with a large stack, and turns its result into an exit code,
+/// printing `name: error: message` (and `hint: ...`) on failure.
+pub fn run_tool<F>(name: &'static str, body: F) -> ExitCode
+where
+    F: FnOnce(Vec<OsString>) -> Result<(), CliError> + Send + 'static,
+{
+    if let Err(e) = check_clock() {
+        return report(name, &e);
+    }
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let worker = std::thread::Builder::new()
+        .name(name.to_string())
+        .stack_size(TOOL_STACK)
+        .spawn(move || body(argv));
+    let outcome = match worker {
+        Ok(handle) => handle.join(),
+        Err(e) => {
+            return report(
+                name,
+                &CliError::Environment {
+                    msg: format!("cannot start the worker thread: {e}"),
+                    hint: None,
+                },
+            );
+        }
+    };
+    match outcome {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(e)) => report(name, &e),
+        // The panic message is already on stderr; 101 is Rust's panic code.
+        Err(_) => ExitCode::from(101),
+    }
+}
+
+/// Refuses a malformed `TERN_NOW`, and otherwise starts the clock now, so a
+/// running clock (`TERN_NOW=N+`) counts from the start of the process.
+fn check_clock() -> Result<(), CliError> {
+    crate::clock::check_env().map_err(|msg| CliError::Environment {
+        msg,
+        hint: Some(
+            "use TERN_NOW=1700000000 for a fixed clock, TERN_NOW=1700000000+ for one \
+             that runs from there, or unset it for the system clock"
+                .into(),
+        ),
+    })?;
+    crate::clock::mode();
+    Ok(())
+}
+
+/// Prints the error the way every tool does and returns its exit code.
+fn report(name: &str, e: &CliError) -> ExitCode {
+    let code = e.exit_code();
+    match e {
+        // Help and version go to stdout; a reader that went away is fine.
+        CliError::Clap(ce) if code == 0 => {
+            let _ = write!(io::stdout(), "{}", ce.render());
+            let _ = io::stdout().flush();
+            return ExitCode::SUCCESS;
+        }
+        // Help in place of an error message: no `error:` in front of it.
+        CliError::Clap(ce) if ce.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = write!(io::stderr(), "{}", ce.render());
+            return ExitCode::from(code);
+        }
+        // A broken pipe: the reader has all it wanted.
+        _ if code == 0 => return ExitCode::SUCCESS,
+        _ => {}
+    }
+    let mut msg = match e {
+        CliError::Clap(ce) => clap_message(ce),
+        other => other.to_string(),
+    };
+    while msg.ends_with('\n') {
+        msg.pop();
+    }
+    let mut text = format!("{name}: error: {msg}\n");
+    if let Some(h) = e.hint() {
+        text.push_str(&format!("hint: {h}\n"));
+    }
+    let _ = io::stderr().write_all(text.as_bytes());
+    ExitCode::from(code)
+}
+
+/// clap's rendering of a usage error, less its own `error: ` prefix (the
+/// tool adds `tern_x: error: `).
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    match text.strip_prefix("error: ") {
+        Some(rest) => rest.to_string(),
+        None => text,
+    }
+}
+
+/// Normalises `argv` and parses it with the clap derive `A`. The matches are
+/// returned too, for tools that need the order of their arguments
+/// (`ArgMatches::indices_of`).
+pub fn parse_args<A: CommandFactory + FromArgMatches>(
+    argv: Vec<OsString>,
+) -> Result<(A, ArgMatches), CliError> {
+    parse_args_with::<A>(argv, None)
+}
+
+/// [`parse_args`] for tools whose positional arguments may themselves start
+/// with a dash (`tern_eval '-x'`): such an argument that is no option is
+/// passed on as the value of the long option `strays` (see
+/// [`normalize_argv`]).
+pub fn parse_args_with<A: CommandFactory + FromArgMatches>(
+    argv: Vec<OsString>,
+    strays: Option<&str>,
+) -> Result<(A, ArgMatches), CliError> {
+    let mut cmd = A::command();
+    let argv = normalize_argv(&mut cmd, argv, strays)?;
+    let matches = cmd.try_get_matches_from(argv)?;
+    let args = A::from_arg_matches(&matches)?;
+    Ok((args, matches))
+}
+
+/// Rewrites HTCondor-style options into the `--name` form clap expects.
+///
+/// `-name` and `--name` (with an optional `=value`) become `--name` when
+/// `name` is one of `cmd`'s long options or aliases, or a prefix of exactly
+/// one of them; a prefix of several is an error naming them all. A single
+/// letter that is one of `cmd`'s short options stays as it is. Left alone:
+/// `argv[0]`, a lone `-`, everything after `--`, the values of options that
+/// take one, and negative numbers. Anything else that matches no option is
+/// an error, unless `strays` is set: then it and negative numbers become
+/// `--<strays>=<arg>`, so a tool can take them as positional values without
+/// clap's `allow_hyphen_values`, which would swallow every later option.
+pub fn normalize_argv(
+    cmd: &mut Command,
+    argv: Vec<OsString>,
+    strays: Option<&str>,
+) -> Result<Vec<OsString>, CliError> {
+    cmd.build();
+    let mut longs: Vec<(String, usize, usize)> = Vec::new(); // (name, arg index, values taken)
+    let mut shorts: Vec<char> = Vec::new();
+    for (i, arg) in cmd.get_arguments().enumerate() {
+        let takes = if arg.get_action().takes_values() {
+            arg.get_num_args()
+                .map(|r| r.min_values().max(1))
+                .unwrap_or(1)
+        } else {
+            0
+        };
+        if let Some(l) = arg.get_long() {
+            longs.push((l.to_string(), i, takes));
+        }
+        for a in arg.get_all_aliases().into_iter().flatten() {
+            longs.push((a.to_string(), i, takes));
+        }
+        shorts.extend(arg.get_short());
+        shorts.extend(arg.get_all_short_aliases().into_iter().flatten());
+    }
+
+    let mut out = Vec::with_capacity(argv.len());
+    let mut iter = argv.into_iter();
+    out.extend(iter.next());
+    let mut values_pending = 0usize;
+    let mut rest_verbatim = false;
+    for raw in iter {
+        if rest_verbatim {
+            out.push(raw);
+            continue;
+        }
+        if values_pending > 0 {
+            values_pending -= 1;
+            out.push(raw);
+            continue;
+        }
+        let Some(text) = raw.to_str() else {
+            out.push(raw);
+            continue;
+        };
+        if text == "--" {
+            rest_verbatim = true;
+            out.push(raw);
+            continue;
+        }
+        let stray = || match strays {
+            Some(s) => OsString::from(format!("--{s}={text}")),
+            None => OsString::from(text),
+        };
+        if text == "-" {
+            out.push(raw);
+            continue;
+        }
+        if is_negative_number(text) {
+            out.push(stray());
+            continue;
+        }
+        let Some(body) = text.strip_prefix("--").or_else(|| text.strip_prefix('-')) else {
+            out.push(raw);
+            continue;
+        };
+        let (name, value) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (body, None),
+        };
+        let single_dash = !text.starts_with("--");
+        let mut chars = name.chars();
+        if single_dash
+            && value.is_none()
+            && let (Some(c), None) = (chars.next(), chars.next())
+            && shorts.contains(&c)
+        {
+            out.push(raw);
+            continue;
+        }
+        let Some((long, takes)) = resolve_long(&longs, name, text)? else {
+            if strays.is_none() {
+                return Err(CliError::Usage {
+                    msg: format!("unknown option '{text}'"),
+                    hint: Some(format!(
+                        "'{} -help' lists the options; put '--' before an argument that starts with '-'",
+                        cmd.get_name()
+                    )),
+                });
+            }
+            out.push(stray());
+            continue;
+        };
+        match value {
+            Some(v) => out.push(OsString::from(format!("--{long}={v}"))),
+            None => {
+                out.push(OsString::from(format!("--{long}")));
+                values_pending = takes;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The long option `name` stands for: itself, or the one option it is a
+/// prefix of. Returns the spelling to pass on and how many values follow.
+fn resolve_long(
+    longs: &[(String, usize, usize)],
+    name: &str,
+    typed: &str,
+) -> Result<Option<(String, usize)>, CliError> {
+    if let Some((l, _, takes)) = longs.iter().find(|(l, _, _)| l == name) {
+        return Ok(Some((l.clone(), *takes)));
+    }
+    let mut found: Vec<&(String, usize, usize)> = Vec::new();
+    for entry in longs.iter().filter(|(l, _, _)| l.starts_with(name)) {
+        // Two aliases of one option are one candidate.
+        if !found.iter().any(|f| f.1 == entry.1) {
+            found.push(entry);
+        }
+    }
+    match found.as_slice() {
+        [] => Ok(None),
+        [(l, _, takes)] => Ok(Some((l.clone(), *takes))),
+        many => {
+            let dash = if typed.starts_with("--") { "--" } else { "-" };
+            let names: Vec<String> = many.iter().map(|(l, _, _)| format!("{dash}{l}")).collect();
+            Err(CliError::Usage {
+                msg: format!(
+                    "option '{typed}' is ambiguous: it could be {}",
+                    join_or(&names)
+                ),
+                hint: Some("type more of the option's name".into()),
+            })
+        }
+    }
+}
+
+/// An I/O error as a sentence, without the `(os error N)` Rust appends.
+fn io_text(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(i) if text.ends_with(')') => text[..i].to_string(),
+        _ => text,
+    }
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn join_or(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+/// `-1`, `-2.5`, `-.5`, `-1e3`: arguments that are values, not options.
+fn is_negative_number(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix('-') else {
+        return false;
+    };
+    rest.starts_with(|c: char| c.is_ascii_digit() || c == '.') && rest.parse::<f64>().is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// A tool with the shapes of option real tools have.
+    #[derive(Parser, Debug)]
+    #[command(name = "tern_test", version)]
+    struct T {
+        #[arg(long)]
+        constraint: Option<String>,
+        #[arg(long)]
+        columns: bool,
+        #[arg(long = "autoformat", alias = "af", num_args = 1..)]
+        autoformat: Vec<String>,
+        #[arg(long)]
+        long: bool,
+        #[arg(long)]
+        nobatch: bool,
+        #[arg(long = "my-file", alias = "file")]
+        my_file: Option<String>,
+        #[arg(long, num_args = 2)]
+        pair: Vec<String>,
+        rest: Vec<String>,
+    }
+
+    fn norm(args: &[&str]) -> Result<Vec<String>, CliError> {
+        let mut argv = vec![OsString::from("tern_test")];
+        argv.extend(args.iter().map(OsString::from));
+        let out = normalize_argv(&mut T::command(), argv, None)?;
+        Ok(out[1..]
+            .iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect())
+    }
+
+    fn ok(args: &[&str], want: &[&str]) {
+        assert_eq!(norm(args).unwrap(), want, "normalising {args:?}");
+    }
+
+    #[test]
+    fn single_dash_long_options_become_double_dash() {
+        ok(&["-long", "-nobatch"], &["--long", "--nobatch"]);
+        ok(&["-constraint", "x == 1"], &["--constraint", "x == 1"]);
+        ok(&["--long"], &["--long"]);
+        ok(&["-help", "-version"], &["--help", "--version"]);
+    }
+
+    #[test]
+    fn unique_prefixes_and_aliases_resolve() {
+        ok(&["-const", "x"], &["--constraint", "x"]);
+        ok(&["--cons", "x"], &["--constraint", "x"]);
+        ok(&["-af", "Owner"], &["--af", "Owner"]);
+        ok(&["-auto", "Owner"], &["--autoformat", "Owner"]);
+        ok(&["-lo"], &["--long"]);
+        ok(&["-file", "f"], &["--file", "f"]);
+        ok(&["-my", "f"], &["--my-file", "f"]);
+        ok(&["-nob"], &["--nobatch"]);
+    }
+
+    #[test]
+    fn equals_values_keep_their_value() {
+        ok(&["-const=x == -1"], &["--constraint=x == -1"]);
+        ok(&["--my=a=b"], &["--my-file=a=b"]);
+    }
+
+    #[test]
+    fn ambiguous_prefix_names_every_candidate() {
+        let e = norm(&["-co", "x"]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "option '-co' is ambiguous: it could be -constraint or -columns"
+        );
+        assert_eq!(e.exit_code(), 2);
+        let e = norm(&["--co=1"]).unwrap_err();
+        assert!(
+            e.to_string().contains("could be --constraint or --columns"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unknown_options_are_refused_or_passed_on() {
+        let e = norm(&["-zzz", "x"]).unwrap_err();
+        assert_eq!(e.to_string(), "unknown option '-zzz'");
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.hint().unwrap().starts_with("'tern_test -help' lists"));
+        let mut argv = vec![OsString::from("t")];
+        argv.extend(["-zzz", "-1", "-long", "x", "-"].map(OsString::from));
+        let out = normalize_argv(&mut T::command(), argv, Some("item")).unwrap();
+        assert_eq!(
+            out[1..],
+            ["--item=-zzz", "--item=-1", "--long", "x", "-"].map(OsString::from)
+        );
+    }
+
+    #[test]
+    fn values_of_options_are_left_alone() {
+        ok(&["-constraint", "-long"], &["--constraint", "-long"]);
+        ok(
+            &["-my-file", "-nobatch", "-long"],
+            &["--my-file", "-nobatch", "--long"],
+        );
+        ok(
+            &["-pair", "-a", "-b", "-long"],
+            &["--pair", "-a", "-b", "--long"],
+        );
+    }
+
+    #[test]
+    fn numbers_dashes_shorts_and_unknowns_are_left_alone() {
+        ok(
+            &["-1", "-2.5", "-.5", "-1e3"],
+            &["-1", "-2.5", "-.5", "-1e3"],
+        );
+        ok(&["-"], &["-"]);
+        ok(&["-h", "-V"], &["-h", "-V"]);
+        ok(&["--", "-long", "-const"], &["--", "-long", "-const"]);
+    }
+
+    #[test]
+    fn normalised_args_parse() {
+        let argv = [
+            "tern_test",
+            "-const",
+            "JobStatus == 1",
+            "-nob",
+            "-af",
+            "Owner",
+            "Cmd",
+        ];
+        let (t, _) = parse_args::<T>(argv.iter().map(OsString::from).collect()).unwrap();
+        assert_eq!(t.constraint.as_deref(), Some("JobStatus == 1"));
+        assert!(t.nobatch);
+        assert_eq!(t.autoformat, ["Owner", "Cmd"]);
+    }
+
+    #[test]
+    fn help_and_version_exit_zero_and_usage_errors_two() {
+        let run = |a: &[&str]| {
+            let mut argv = vec![OsString::from("tern_test")];
+            argv.extend(a.iter().map(OsString::from));
+            parse_args::<T>(argv).unwrap_err()
+        };
+        let v = run(&["-version"]);
+        assert_eq!(v.exit_code(), 0);
+        let CliError::Clap(ce) = &v else {
+            panic!("{v:?}")
+        };
+        assert_eq!(ce.render().to_string(), "tern_test 0.1.0\n");
+        assert_eq!(run(&["-help"]).exit_code(), 0);
+        assert_eq!(run(&["--help"]).exit_code(), 0);
+        let bad = run(&["--columns=yes"]);
+        assert_eq!(bad.exit_code(), 2);
+        let CliError::Clap(ce) = &bad else {
+            panic!("{bad:?}")
+        };
+        assert!(
+            clap_message(ce).starts_with("unexpected value 'yes'"),
+            "{bad}"
+        );
+    }
+
+    #[test]
+    fn broken_pipe_is_success_other_output_errors_are_not() {
+        let pipe = CliError::from(io::Error::from(io::ErrorKind::BrokenPipe));
+        assert_eq!(pipe.exit_code(), 0);
+        let full = CliError::from(io::Error::from(io::ErrorKind::StorageFull));
+        assert_eq!(full.exit_code(), 1);
+    }
+
+    #[test]
+    fn parse_errors_name_line_only_when_it_helps() {
+        let e = CliError::Parse {
+            what: "argument 2 'x +'".into(),
+            line: None,
+            col: 4,
+            msg: "expected an expression".into(),
+            hint: None,
+        };
+        assert_eq!(
+            e.to_string(),
+            "argument 2 'x +': column 4: expected an expression"
+        );
+        let e = CliError::Parse {
+            what: "file 'a.ad'".into(),
+            line: Some(3),
+            col: 1,
+            msg: "bad".into(),
+            hint: None,
+        };
+        assert_eq!(e.to_string(), "file 'a.ad': line 3, column 1: bad");
+        assert_eq!(e.exit_code(), 1);
+    }
+}

@@ -1,0 +1,71 @@
+//! The manual: every tool has a page, every page renders cleanly, and every
+//! option a tool takes is documented on its page.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use clap::CommandFactory;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn pages() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("man/man1"))
+        .expect("man/man1 exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "1"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_page_renders_without_warnings() {
+    let pages = pages();
+    assert!(!pages.is_empty(), "no man pages found");
+    for page in pages {
+        let out = Command::new("groff")
+            .args(["-man", "-Tutf8", "-ww", "-z"])
+            .arg(&page)
+            .output()
+            .expect("groff runs (install it: apt-get install groff-base)");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && stderr.is_empty(),
+            "{}: {stderr}",
+            page.display()
+        );
+    }
+}
+
+#[test]
+fn every_tool_has_a_page() {
+    for entry in std::fs::read_dir(root().join("src/bin")).unwrap() {
+        let path = entry.unwrap().path();
+        let tool = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let page = root().join(format!("man/man1/{tool}.1"));
+        assert!(
+            page.exists(),
+            "{tool} has no man page at {}",
+            page.display()
+        );
+    }
+}
+
+#[test]
+fn every_option_is_on_its_page() {
+    let tools = [("tern_eval", tern::cli::eval::Args::command())];
+    for (tool, cmd) in tools {
+        let page = std::fs::read_to_string(root().join(format!("man/man1/{tool}.1"))).unwrap();
+        for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+            if let Some(long) = arg.get_long() {
+                let written = format!("\\-{}", long.replace('-', "\\-"));
+                assert!(
+                    page.contains(&written),
+                    "{tool}.1 does not document -{long}"
+                );
+            }
+        }
+    }
+}
