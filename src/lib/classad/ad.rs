@@ -122,6 +122,18 @@ pub fn cmp_names(a: &str, b: &str) -> std::cmp::Ordering {
         .cmp(b.bytes().map(|c| c.to_ascii_lowercase()))
 }
 
+impl ClassAd {
+    /// The position of a lower-case key, for [`ClassAd::expr_at`].
+    #[inline]
+    pub fn index_of(&self, key: &str) -> Option<usize> {
+        self.index.get(key).copied()
+    }
+    #[inline]
+    pub fn expr_at(&self, i: usize) -> &Expr {
+        &self.entries[i].expr
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,17 +164,5 @@ mod tests {
             ad.iter().map(|(n, _)| n).collect::<Vec<_>>(),
             vec!["a", "c"]
         );
-    }
-}
-
-impl ClassAd {
-    /// The position of a lower-case key, for [`ClassAd::expr_at`].
-    #[inline]
-    pub fn index_of(&self, key: &str) -> Option<usize> {
-        self.index.get(key).copied()
-    }
-    #[inline]
-    pub fn expr_at(&self, i: usize) -> &Expr {
-        &self.entries[i].expr
     }
 }
