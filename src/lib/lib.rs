@@ -11,3 +11,4 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod submit;
+pub mod sys;

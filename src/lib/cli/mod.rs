@@ -11,7 +11,9 @@
 //! and the `--` ones both work; the option table is the tool's clap command
 //! itself, so a tool declares each option exactly once.
 
+pub mod config_val;
 pub mod eval;
+pub mod submit;
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -55,6 +57,14 @@ pub enum CliError {
         path: std::path::PathBuf,
         source: io::Error,
     },
+    /// A library operation failed; the message names the file, line or
+    /// job involved.
+    #[error("{msg}")]
+    Failed { msg: String, hint: Option<String> },
+    /// The tool already said what went wrong (on stderr, in the format its
+    /// HTCondor counterpart uses); only the exit code is left.
+    #[error("exit status {0}")]
+    Reported(u8),
     /// Writing the output failed. Any `io::Error` that reaches [`run_tool`]
     /// through `?` lands here; a broken pipe is not reported (see
     /// [`CliError::exit_code`]).
@@ -74,7 +84,11 @@ impl CliError {
             },
             CliError::Usage { .. } | CliError::Environment { .. } => 2,
             CliError::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => 0,
-            CliError::Parse { .. } | CliError::Read { .. } | CliError::Output(_) => 1,
+            CliError::Reported(code) => *code,
+            CliError::Parse { .. }
+            | CliError::Read { .. }
+            | CliError::Failed { .. }
+            | CliError::Output(_) => 1,
         }
     }
 
@@ -83,7 +97,8 @@ impl CliError {
         match self {
             CliError::Usage { hint, .. }
             | CliError::Environment { hint, .. }
-            | CliError::Parse { hint, .. } => hint.as_deref(),
+            | CliError::Parse { hint, .. }
+            | CliError::Failed { hint, .. } => hint.as_deref(),
             _ => None,
         }
     }
@@ -154,6 +169,7 @@ fn report(name: &str, e: &CliError) -> ExitCode {
             let _ = write!(io::stderr(), "{}", ce.render());
             return ExitCode::from(code);
         }
+        CliError::Reported(_) => return ExitCode::from(code),
         // A broken pipe: the reader has all it wanted.
         _ if code == 0 => return ExitCode::SUCCESS,
         _ => {}

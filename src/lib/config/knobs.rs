@@ -109,6 +109,12 @@ pub static KNOBS: &[Knob] = &[
         "Users who may change any user's jobs; in personal mode the SPOOL owner is one.",
     ),
     k(
+        "SCHEDD_INTERVAL",
+        "60",
+        Int,
+        "Seconds between negotiation passes as jobs see it (ScheddInterval); HTCondor's default is 300, tern's pass runs every minute.",
+    ),
+    k(
         "SPOOL",
         "$ENV(XDG_DATA_HOME:$ENV(HOME)/.local/share)/tern",
         Path,

@@ -688,7 +688,7 @@ pub fn materialize(
                 }
                 let rows = queue_rows(spec, &scoped, &predefined, config, file, &st.origin)?;
                 let dynamic = is_dynamic(&scoped, &attrs, spec);
-                for (vars, _) in rows {
+                for vars in rows {
                     let proc_id = procs.len() as i64;
                     let mut vars = vars;
                     vars.insert("process".into(), proc_id.to_string());
@@ -912,7 +912,7 @@ fn queue_rows(
     config: &Config,
     file: &SubmitFile,
     origin: &Origin,
-) -> Result<Vec<(HashMap<String, String>, usize)>, SubmitError> {
+) -> Result<Vec<HashMap<String, String>>, SubmitError> {
     let at = |msg: String| SubmitError::At {
         origin: origin.clone(),
         msg,
@@ -994,7 +994,7 @@ fn queue_rows(
                 v.insert("itemindex".to_string(), "0".to_string());
                 v.insert("row".to_string(), "0".to_string());
                 v.insert("item".to_string(), String::new());
-                out.push((v, 0));
+                out.push(v);
             }
         }
         Some(rows) => {
@@ -1016,7 +1016,7 @@ fn queue_rows(
                     for (n, f) in spec.vars.iter().zip(fields.iter()) {
                         v.insert(n.to_ascii_lowercase(), f.clone());
                     }
-                    out.push((v, idx));
+                    out.push(v);
                 }
             }
         }

@@ -1,0 +1,176 @@
+//! `tern_submit`: reads a submit description and turns it into jobs, as
+//! HTCondor's `condor_submit`. Until the job queue exists, only `-dry-run`
+//! works: it prints the job ads a submit would create and changes nothing.
+
+use std::ffi::OsString;
+use std::io::{self, BufWriter, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use super::{CliError, parse_args, run_tool};
+use crate::classad::json::ads_to_json_array;
+use crate::classad::unparse::ad_to_old;
+use crate::config::Config;
+use crate::submit::{self, SubmitOptions};
+
+/// Submit jobs described by a submit description file.
+///
+/// FILE is the submit description (`-` reads it from standard input). With
+/// -dry-run the job ads that would be created are printed, in old ClassAd
+/// syntax sorted by attribute name (or as a JSON array with -dry-run:json),
+/// and nothing is submitted.
+#[derive(Parser, Debug)]
+#[command(
+    name = "tern_submit",
+    version,
+    after_help = "Examples:\n  tern_submit -dry-run job.sub\n  tern_submit -dry-run:json job.sub\n  echo 'executable = /bin/true\nqueue 3' | tern_submit -dry-run -"
+)]
+pub struct Args {
+    /// Print the job ads instead of submitting
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+
+    /// Print the job ads as one JSON array instead of submitting
+    #[arg(long = "dry-run-json", hide = true)]
+    pub dry_run_json: bool,
+
+    /// Set the batch name of every job (as batch_name in the file)
+    #[arg(long = "batch-name", value_name = "NAME")]
+    pub batch_name: Option<String>,
+
+    /// Add a line to the description, before its queue statement
+    #[arg(long = "append", short = 'a', value_name = "LINE")]
+    pub append: Vec<String>,
+
+    /// Queue statement to use (the file must then have none), e.g. '3' or 'x in (a b)'
+    #[arg(long = "queue", value_name = "QUEUE_ARGS")]
+    pub queue: Option<String>,
+
+    /// Print only the first and last job id
+    #[arg(long)]
+    pub terse: bool,
+
+    /// The submit description file, or - for standard input
+    #[arg(value_name = "FILE")]
+    pub file: Option<String>,
+}
+
+pub fn main() -> ExitCode {
+    run_tool("tern_submit", run)
+}
+
+fn failed(msg: String) -> CliError {
+    CliError::Failed { msg, hint: None }
+}
+
+pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
+    // `-dry-run:json` is one word in HTCondor's spelling.
+    let argv: Vec<OsString> = argv
+        .into_iter()
+        .map(|a| match a.to_str() {
+            Some("-dry-run:json") | Some("--dry-run:json") => OsString::from("--dry-run-json"),
+            _ => a,
+        })
+        .collect();
+    let (args, _) = parse_args::<Args>(argv)?;
+    let cfg = Config::load().map_err(|e| failed(e.to_string()))?;
+    let file = args.file.clone().unwrap_or_else(|| "-".into());
+    let (text, name, dir) = if file == "-" {
+        let mut t = String::new();
+        io::stdin()
+            .read_to_string(&mut t)
+            .map_err(|e| CliError::Read {
+                path: "<stdin>".into(),
+                source: e,
+            })?;
+        (
+            t,
+            "<stdin>".to_string(),
+            std::env::current_dir().unwrap_or_default(),
+        )
+    } else {
+        let p = PathBuf::from(&file);
+        let t = std::fs::read_to_string(&p).map_err(|e| CliError::Read {
+            path: p.clone(),
+            source: e,
+        })?;
+        let dir = p.parent().map(|d| {
+            if d.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                d.to_path_buf()
+            }
+        });
+        (t, file.clone(), dir.unwrap_or_else(|| PathBuf::from(".")))
+    };
+    let text = with_command_line(&text, &args, &name)?;
+    let parsed = submit::parse(&text, &name, &dir, &cfg).map_err(|e| failed(e.to_string()))?;
+    if !(args.dry_run || args.dry_run_json) {
+        return Err(CliError::Failed {
+            msg: "submitting needs the job queue, which this version of tern does not have yet"
+                .into(),
+            hint: Some("use -dry-run to see the job ads a submit would create".into()),
+        });
+    }
+    let opts = SubmitOptions {
+        cluster: 1,
+        qdate: crate::clock::now(),
+        owner: crate::sys::real_user_name(),
+        cwd: std::env::current_dir()
+            .map_err(|e| failed(format!("cannot read the current directory: {e}")))?,
+        environ: std::env::vars().collect(),
+        batch_name: args.batch_name.clone(),
+    };
+    let cluster = submit::materialize(&parsed, &cfg, &opts).map_err(|e| failed(e.to_string()))?;
+    for w in &cluster.warnings {
+        eprintln!("{w}");
+    }
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    if args.dry_run_json {
+        let ads: Vec<_> = (0..cluster.procs.len())
+            .map(|i| cluster.full_ad(i))
+            .collect();
+        out.write_all(ads_to_json_array(ads.iter()).as_bytes())?;
+    } else {
+        for i in 0..cluster.procs.len() {
+            out.write_all(ad_to_old(&cluster.full_ad(i), true).as_bytes())?;
+            out.write_all(b"\n")?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Adds `-append` lines before the first queue statement and the `-queue`
+/// statement at the end.
+fn with_command_line(text: &str, args: &Args, name: &str) -> Result<String, CliError> {
+    if args.append.is_empty() && args.queue.is_none() {
+        return Ok(text.to_string());
+    }
+    let has_queue = text.lines().any(|l| submit::queue::is_queue_line(l.trim()));
+    if args.queue.is_some() && has_queue {
+        return Err(CliError::Usage {
+            msg: format!("-queue was given, but {name} has its own queue statement"),
+            hint: Some("remove the queue statement from the file or drop -queue".into()),
+        });
+    }
+    let mut lines: Vec<String> = Vec::new();
+    let mut appended = false;
+    for l in text.lines() {
+        if !appended && submit::queue::is_queue_line(l.trim()) {
+            lines.extend(args.append.iter().cloned());
+            appended = true;
+        }
+        lines.push(l.to_string());
+    }
+    if !appended {
+        lines.extend(args.append.iter().cloned());
+    }
+    if let Some(q) = &args.queue {
+        lines.push(format!("queue {q}"));
+    }
+    Ok(lines.join("\n") + "\n")
+}
