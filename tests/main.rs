@@ -3,5 +3,8 @@
 
 mod common;
 
+mod bad_input;
+mod cli_config_val;
 mod cli_eval;
+mod cli_submit;
 mod man_pages;

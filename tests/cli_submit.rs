@@ -1,0 +1,458 @@
+//! `tern_submit`: its options, run as a user runs them. What the submit
+//! language turns into is checked against HTCondor by tests/submit_diff/;
+//! malformed files by tests/bad_input/.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use crate::common::{NOW, Run, TestEnv};
+
+/// `tern_submit` in `env`'s directory with an empty environment: the pinned
+/// clock, PATH, HOME (the test directory), no configuration file unless
+/// `vars` names one, and `vars`.
+fn submit_cmd(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Command {
+    let dir = env.path("");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tern_submit"));
+    c.env_clear()
+        .current_dir(&dir)
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &dir)
+        .env("TERN_NOW", NOW.to_string())
+        .env("TERN_CONFIG", "/dev/null");
+    for (n, v) in vars {
+        c.env(n, v);
+    }
+    c.args(args);
+    c
+}
+
+fn submit(env: &TestEnv, args: &[&str]) -> Run {
+    submit_with(env, &[], args)
+}
+
+fn submit_with(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Run {
+    Run::from(
+        submit_cmd(env, vars, args)
+            .output()
+            .expect("running tern_submit"),
+    )
+}
+
+/// Runs with `stdin` as standard input.
+fn submit_stdin(env: &TestEnv, args: &[&str], stdin: &str) -> Run {
+    let mut child = submit_cmd(env, &[], args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting tern_submit");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    Run::from(child.wait_with_output().expect("running tern_submit"))
+}
+
+type Ad = BTreeMap<String, String>;
+
+/// The ads of a successful `-dry-run` (old syntax, one `Name = value` line
+/// per attribute, a blank line after each ad), with nothing on stderr.
+fn dry_run_ads(r: &Run) -> Vec<Ad> {
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+    old_ads(&r.stdout)
+}
+
+fn old_ads(text: &str) -> Vec<Ad> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    assert!(
+        text.ends_with("\n\n"),
+        "each ad ends with a blank line: {text:?}"
+    );
+    text.split_terminator("\n\n")
+        .map(|block| {
+            block
+                .lines()
+                .map(|l| {
+                    let (n, v) = l
+                        .split_once(" = ")
+                        .unwrap_or_else(|| panic!("not an attribute line: {l:?}"));
+                    (n.to_string(), v.to_string())
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn attr<'a>(ad: &'a Ad, name: &str) -> &'a str {
+    ad.get(name)
+        .unwrap_or_else(|| panic!("no {name} in {ad:?}"))
+        .as_str()
+}
+
+fn real_user() -> String {
+    let out = Command::new("id")
+        .arg("-un")
+        .output()
+        .expect("running id -un");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn dry_run_prints_one_ad_per_job_sorted_by_name() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "executable = /bin/echo\narguments = job $(Process)\nqueue 2\n",
+    );
+    let r = submit(&env, &["-dry-run", "job.sub"]);
+    let ads = dry_run_ads(&r);
+    assert_eq!(ads.len(), 2);
+    for (i, ad) in ads.iter().enumerate() {
+        assert_eq!(attr(ad, "ClusterId"), "1");
+        assert_eq!(attr(ad, "ProcId"), i.to_string());
+        assert_eq!(attr(ad, "Args"), format!("\"job {i}\""));
+        assert_eq!(attr(ad, "Cmd"), "\"/bin/echo\"");
+        assert_eq!(attr(ad, "JobStatus"), "1");
+        assert_eq!(attr(ad, "MyType"), "\"Job\"");
+    }
+    // Sorted case-insensitively, as HTCondor's tools print long ads.
+    for block in r.stdout.split_terminator("\n\n") {
+        let names: Vec<String> = block
+            .lines()
+            .map(|l| l.split(" = ").next().unwrap().to_ascii_lowercase())
+            .collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+    }
+}
+
+#[test]
+fn dry_run_prints_operators_in_old_syntax() {
+    let env = TestEnv::new();
+    env.write("job.sub", "executable = /bin/echo\nqueue\n");
+    let ads = dry_run_ads(&submit(&env, &["-dry-run", "job.sub"]));
+    assert_eq!(
+        attr(&ads[0], "RequestMemory"),
+        "ifthenelse(MemoryUsage =!= undefined,MemoryUsage,(ImageSize + 1023) / 1024)"
+    );
+}
+
+#[test]
+fn dry_run_json_prints_the_same_ads_as_a_json_array() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "executable = /bin/echo\narguments = $(Process)\n+Weight = 2.5\nqueue 3\n",
+    );
+    let old = dry_run_ads(&submit(&env, &["-dry-run", "job.sub"]));
+    let r = submit(&env, &["-dry-run:json", "job.sub"]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+    let json: serde_json::Value = serde_json::from_str(&r.stdout).expect("valid JSON");
+    let ads = json.as_array().expect("a JSON array");
+    assert_eq!(ads.len(), 3);
+    for (i, ad) in ads.iter().enumerate() {
+        let ad = ad.as_object().expect("a JSON object per job");
+        let names: Vec<&String> = ad.keys().collect();
+        let old_names: Vec<&String> = old[i].keys().collect();
+        let mut a: Vec<String> = names.iter().map(|n| n.to_ascii_lowercase()).collect();
+        let mut b: Vec<String> = old_names.iter().map(|n| n.to_ascii_lowercase()).collect();
+        a.sort();
+        b.sort();
+        assert_eq!(a, b, "the same attributes in both forms");
+        assert_eq!(ad["ProcId"], serde_json::json!(i));
+        assert_eq!(ad["Args"], serde_json::json!(i.to_string()));
+        assert_eq!(ad["Weight"], serde_json::json!(2.5));
+        assert_eq!(ad["QDate"], serde_json::json!(NOW));
+        // Expressions are HTCondor's "\/Expr(...)\/" strings.
+        assert_eq!(ad["RequestDisk"], serde_json::json!("/Expr(DiskUsage)/"));
+    }
+    assert!(
+        r.stdout.contains(r#""RequestDisk": "\/Expr(DiskUsage)\/""#),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn the_long_spelling_of_dry_run_json_works_too() {
+    let env = TestEnv::new();
+    env.write("job.sub", "executable = /bin/echo\nqueue\n");
+    let r = submit(&env, &["--dry-run:json", "job.sub"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.starts_with('['), "{r:?}");
+}
+
+#[test]
+fn a_dash_reads_the_description_from_stdin() {
+    let env = TestEnv::new();
+    let r = submit_stdin(
+        &env,
+        &["-dry-run", "-"],
+        "executable = /bin/echo\narguments = from stdin\nqueue\n",
+    );
+    let ads = dry_run_ads(&r);
+    assert_eq!(ads.len(), 1);
+    assert_eq!(attr(&ads[0], "Args"), "\"from stdin\"");
+    let iwd = env.path("").canonicalize().unwrap();
+    assert_eq!(attr(&ads[0], "Iwd"), format!("\"{}\"", iwd.display()));
+}
+
+#[test]
+fn no_file_reads_stdin_as_condor_submit_does() {
+    let env = TestEnv::new();
+    let r = submit_stdin(&env, &["-dry-run"], "executable = /bin/echo\nqueue 2\n");
+    assert_eq!(dry_run_ads(&r).len(), 2);
+}
+
+#[test]
+fn errors_in_stdin_are_placed_in_stdin() {
+    let env = TestEnv::new();
+    let r = submit_stdin(
+        &env,
+        &["-dry-run", "-"],
+        "executable = /bin/echo\nfoo bar\nqueue\n",
+    );
+    r.fails(
+        1,
+        "tern_submit: error: <stdin>:2: Syntax Error, missing : or = in 'foo bar'\n",
+    );
+}
+
+#[test]
+fn iwd_is_the_current_directory_not_the_files() {
+    let env = TestEnv::new();
+    std::fs::create_dir(env.path("sub")).unwrap();
+    env.write("sub/job.sub", "executable = /bin/echo\nqueue\n");
+    let ads = dry_run_ads(&submit(&env, &["-dry-run", "sub/job.sub"]));
+    let iwd = env.path("").canonicalize().unwrap();
+    assert_eq!(attr(&ads[0], "Iwd"), format!("\"{}\"", iwd.display()));
+}
+
+#[test]
+fn batch_name_sets_every_jobs_batch_name_over_the_files() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "executable = /bin/echo\nbatch_name = from_file\nqueue 2\n",
+    );
+    let ads = dry_run_ads(&submit(
+        &env,
+        &["-dry-run", "-batch-name", "nightly", "job.sub"],
+    ));
+    assert_eq!(ads.len(), 2);
+    for ad in &ads {
+        assert_eq!(attr(ad, "JobBatchName"), "\"nightly\"");
+    }
+}
+
+#[test]
+fn append_adds_lines_before_the_queue_statement() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "executable = /bin/echo\narguments = from file\nqueue 2\n",
+    );
+    let ads = dry_run_ads(&submit(
+        &env,
+        &[
+            "-dry-run",
+            "-append",
+            "arguments = appended $(Process)",
+            "-a",
+            "+Extra = 1",
+            "job.sub",
+        ],
+    ));
+    assert_eq!(ads.len(), 2);
+    for (i, ad) in ads.iter().enumerate() {
+        assert_eq!(attr(ad, "Args"), format!("\"appended {i}\""));
+        assert_eq!(attr(ad, "Extra"), "1");
+    }
+}
+
+#[test]
+fn queue_supplies_the_queue_statement() {
+    let env = TestEnv::new();
+    env.write("job.sub", "executable = /bin/echo\narguments = $(x)\n");
+    let ads = dry_run_ads(&submit(
+        &env,
+        &["-dry-run", "-queue", "x in (a b c)", "job.sub"],
+    ));
+    let args: Vec<&str> = ads.iter().map(|a| attr(a, "Args")).collect();
+    assert_eq!(args, ["\"a\"", "\"b\"", "\"c\""]);
+    let ads = dry_run_ads(&submit(&env, &["-dry-run", "-queue", "2", "job.sub"]));
+    assert_eq!(ads.len(), 2);
+}
+
+#[test]
+fn queue_with_a_queue_statement_in_the_file_is_a_usage_error() {
+    let env = TestEnv::new();
+    env.write("job.sub", "executable = /bin/echo\nqueue\n");
+    submit(&env, &["-dry-run", "-queue", "2", "job.sub"]).fails(
+        2,
+        "tern_submit: error: -queue was given, but job.sub has its own queue statement\n\
+         hint: remove the queue statement from the file or drop -queue\n",
+    );
+}
+
+#[test]
+fn unused_lines_are_warned_about_on_stderr() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "executable = /bin/echo\nfoo_bar_baz = 1\nused = x\narguments = $(used)\napp.setting = 2\n+Custom = 3\nqueue\n",
+    );
+    let r = submit(&env, &["-dry-run", "job.sub"]);
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (
+            0,
+            "WARNING: the line 'foo_bar_baz = 1' was unused by tern_submit. Is it a typo?\n"
+        ),
+        "{r:?}"
+    );
+    let ads = old_ads(&r.stdout);
+    assert_eq!(attr(&ads[0], "Args"), "\"x\"");
+    assert_eq!(attr(&ads[0], "Custom"), "3");
+}
+
+#[test]
+fn without_dry_run_nothing_is_submitted() {
+    let env = TestEnv::new();
+    env.write("job.sub", "executable = /bin/echo\nqueue\n");
+    submit(&env, &["job.sub"]).fails(
+        1,
+        "tern_submit: error: submitting needs the job queue, which this version of tern does not have yet\n\
+         hint: use -dry-run to see the job ads a submit would create\n",
+    );
+}
+
+#[test]
+fn a_missing_file_is_an_error() {
+    let env = TestEnv::new();
+    submit(&env, &["-dry-run", "nosuch.sub"]).fails(
+        1,
+        "tern_submit: error: cannot read 'nosuch.sub': No such file or directory\n",
+    );
+}
+
+#[test]
+fn an_error_names_the_file_and_line_and_prints_no_ads() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "executable = /bin/echo\narguments = $(Process)\n\npriority = high\nqueue 3\n",
+    );
+    submit(&env, &["-dry-run", "job.sub"]).fails(
+        1,
+        "tern_submit: error: job.sub:4: priority=high is invalid, must eval to an integer.\n",
+    );
+}
+
+#[test]
+fn queue_zero_makes_no_jobs() {
+    let env = TestEnv::new();
+    env.write("job.sub", "executable = /bin/echo\nqueue 0\n");
+    submit(&env, &["-dry-run", "job.sub"]).ok("");
+    let r = submit(&env, &["-dry-run:json", "job.sub"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let json: serde_json::Value = serde_json::from_str(&r.stdout).expect("valid JSON");
+    assert_eq!(json, serde_json::json!([]));
+}
+
+#[test]
+fn the_clock_gives_qdate_and_submit_time() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "executable = /bin/echo\narguments = $(SUBMIT_TIME)\nqueue\n",
+    );
+    let ads = dry_run_ads(&submit(&env, &["-dry-run", "job.sub"]));
+    assert_eq!(attr(&ads[0], "QDate"), NOW.to_string());
+    assert_eq!(attr(&ads[0], "EnteredCurrentStatus"), NOW.to_string());
+    assert_eq!(attr(&ads[0], "Args"), format!("\"{NOW}\""));
+}
+
+#[test]
+fn owner_and_user_are_the_real_user() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "executable = /bin/echo\nnice_user = true\nqueue\n",
+    );
+    let ads = dry_run_ads(&submit(&env, &["-dry-run", "job.sub"]));
+    let me = real_user();
+    assert_eq!(attr(&ads[0], "Owner"), format!("\"{me}\""));
+    assert!(attr(&ads[0], "User").starts_with(&format!("\"{me}@")));
+    assert_eq!(
+        attr(&ads[0], "AccountingGroup"),
+        format!("\"nice-user.{me}\"")
+    );
+}
+
+#[test]
+fn schedd_interval_reaches_cron_jobs() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "executable = /bin/echo\ncron_minute = 5\nqueue\n",
+    );
+    let ads = dry_run_ads(&submit(&env, &["-dry-run", "job.sub"]));
+    assert_eq!(attr(&ads[0], "ScheddInterval"), "60");
+    let ads = dry_run_ads(&submit_with(
+        &env,
+        &[("_TERN_SCHEDD_INTERVAL", "300")],
+        &["-dry-run", "job.sub"],
+    ));
+    assert_eq!(attr(&ads[0], "ScheddInterval"), "300");
+}
+
+#[test]
+fn append_requirements_from_the_configuration_follow_the_users() {
+    let env = TestEnv::new();
+    env.write("tern.conf", "APPEND_REQUIREMENTS = TARGET.Foo\n");
+    env.write(
+        "job.sub",
+        "executable = /bin/echo\nrequirements = Memory > 1\nqueue\n",
+    );
+    let ads = dry_run_ads(&submit_with(
+        &env,
+        &[("TERN_CONFIG", "tern.conf")],
+        &["-dry-run", "job.sub"],
+    ));
+    // The host's Arch and OpSys clauses follow.
+    let req = attr(&ads[0], "Requirements");
+    assert!(
+        req.starts_with("(Memory > 1) && (TARGET.Foo) && (TARGET.Arch == "),
+        "{req}"
+    );
+}
+
+#[test]
+fn help_lists_the_options() {
+    let env = TestEnv::new();
+    let r = submit(&env, &["-help"]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+    for opt in ["--dry-run", "--batch-name", "--append", "--queue"] {
+        assert!(r.stdout.contains(opt), "{opt} missing from the help");
+    }
+}
+
+#[test]
+fn an_unknown_option_is_a_usage_error() {
+    let env = TestEnv::new();
+    env.write("job.sub", "executable = /bin/echo\nqueue\n");
+    let r = submit(&env, &["-bogus", "job.sub"]);
+    assert_eq!((r.code, r.stdout.as_str()), (2, ""), "{r:?}");
+    assert!(
+        r.stderr
+            .starts_with("tern_submit: error: unknown option '-bogus'\n"),
+        "{r:?}"
+    );
+}
