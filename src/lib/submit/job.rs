@@ -72,8 +72,24 @@ fn eval_const(e: &Expr) -> Value {
 }
 
 /// Builds the job ad for one proc.
-pub fn build(c: &mut dyn Commands, ctx: &JobContext) -> Result<ClassAd, SubmitError> {
+///
+/// With `only`, just the attributes that come from those commands (and the
+/// Requirements when anything it depends on is among them) are built, on top
+/// of `base`, the cluster ad: this is how procs after the first are made
+/// when only a few commands depend on per-proc variables.
+pub fn build(
+    c: &mut dyn Commands,
+    ctx: &JobContext,
+    only: Option<&[String]>,
+    base: Option<&ClassAd>,
+) -> Result<ClassAd, SubmitError> {
     let mut ad = ClassAd::new();
+    let want = |cmds: &[&str]| only.is_none_or(|o| cmds.iter().any(|c| o.iter().any(|x| x == c)));
+    let want_prefix = |p: &str| only.is_none_or(|o| o.iter().any(|c| c.starts_with(p)));
+    // An attribute built here, or else the cluster's.
+    fn lookup<'a>(ad: &'a ClassAd, base: Option<&'a ClassAd>, n: &str) -> Option<&'a Expr> {
+        ad.get(n).or_else(|| base.and_then(|b| b.get(n)))
+    }
     let q = c.queue_origin();
     let int = |i: i64| Expr::int(i);
     let real = |r: f64| Expr::Lit(Value::Real(r));
@@ -107,105 +123,125 @@ pub fn build(c: &mut dyn Commands, ctx: &JobContext) -> Result<ClassAd, SubmitEr
     let local_like = universe != UNIVERSE_VANILLA;
 
     // Identity and fixed counters.
-    for (n, v) in [
-        ("ClusterId", ctx.cluster),
-        ("ProcId", ctx.proc_id),
-        ("QDate", ctx.qdate),
-        ("EnteredCurrentStatus", ctx.qdate),
-        ("JobStatus", 1),
-        ("JobUniverse", universe),
-        ("JobPrio", 0),
-        ("JobNotification", 0),
-        ("MinHosts", 1),
-        ("MaxHosts", 1),
-        ("CurrentHosts", 0),
-        ("JobSubmitMethod", 0),
-        ("TransferInputSizeMB", 0),
-    ] {
-        ad.insert(n, int(v));
-    }
-    for n in [
-        "NumCkpts",
-        "NumJobStarts",
-        "NumJobCompletions",
-        "NumRestarts",
-        "NumSystemHolds",
-        "CommittedTime",
-        "CommittedSlotTime",
-        "CumulativeSlotTime",
-        "CommittedSuspensionTime",
-        "CumulativeSuspensionTime",
-        "TotalSuspensions",
-        "LastSuspensionTime",
-        "ExitStatus",
-    ] {
-        ad.insert(n, int(0));
-    }
-    for n in [
-        "RemoteWallClockTime",
-        "RemoteUserCpu",
-        "RemoteSysCpu",
-        "CumulativeRemoteUserCpu",
-        "CumulativeRemoteSysCpu",
-    ] {
-        ad.insert(n, real(0.0));
-    }
-    ad.insert("ExitBySignal", boolean(false));
-    ad.insert("LeaveJobInQueue", boolean(false));
-    ad.insert("MyType", string("Job"));
-    ad.insert("TargetType", string("Machine"));
-    ad.insert("Owner", string(ctx.owner));
-    ad.insert("User", string(&format!("{}@{}", ctx.owner, ctx.uid_domain)));
-    ad.insert(
-        "CondorVersion",
-        string(&format!("$CondorVersion: {} $", ctx.version)),
-    );
-    ad.insert(
-        "CondorPlatform",
-        string(&format!("$CondorPlatform: {}-{} $", ctx.arch, ctx.opsys)),
-    );
-    ad.insert("Rank", real(0.0));
-    if !local_like {
-        ad.insert("JobLeaseDuration", int(2400));
-    } else {
-        ad.insert("KillSig", string("SIGTERM"));
+    if only.is_none() {
+        for (n, v) in [
+            ("ClusterId", ctx.cluster),
+            ("ProcId", ctx.proc_id),
+            ("QDate", ctx.qdate),
+            ("EnteredCurrentStatus", ctx.qdate),
+            ("JobStatus", 1),
+            ("JobUniverse", universe),
+            ("JobPrio", 0),
+            ("JobNotification", 0),
+            ("MinHosts", 1),
+            ("MaxHosts", 1),
+            ("CurrentHosts", 0),
+            ("JobSubmitMethod", 0),
+            ("TransferInputSizeMB", 0),
+        ] {
+            ad.insert(n, int(v));
+        }
+        for n in [
+            "NumCkpts",
+            "NumJobStarts",
+            "NumJobCompletions",
+            "NumRestarts",
+            "NumSystemHolds",
+            "CommittedTime",
+            "CommittedSlotTime",
+            "CumulativeSlotTime",
+            "CommittedSuspensionTime",
+            "CumulativeSuspensionTime",
+            "TotalSuspensions",
+            "LastSuspensionTime",
+            "ExitStatus",
+        ] {
+            ad.insert(n, int(0));
+        }
+        for n in [
+            "RemoteWallClockTime",
+            "RemoteUserCpu",
+            "RemoteSysCpu",
+            "CumulativeRemoteUserCpu",
+            "CumulativeRemoteSysCpu",
+        ] {
+            ad.insert(n, real(0.0));
+        }
+        ad.insert("ExitBySignal", boolean(false));
+        ad.insert("LeaveJobInQueue", boolean(false));
+        ad.insert("MyType", string("Job"));
+        ad.insert("TargetType", string("Machine"));
+        ad.insert("Owner", string(ctx.owner));
+        ad.insert("User", string(&format!("{}@{}", ctx.owner, ctx.uid_domain)));
+        ad.insert(
+            "CondorVersion",
+            string(&format!("$CondorVersion: {} $", ctx.version)),
+        );
+        ad.insert(
+            "CondorPlatform",
+            string(&format!("$CondorPlatform: {}-{} $", ctx.arch, ctx.opsys)),
+        );
+        ad.insert("Rank", real(0.0));
+        if !local_like {
+            ad.insert("JobLeaseDuration", int(2400));
+        } else {
+            ad.insert("KillSig", string("SIGTERM"));
+        }
     }
 
     // Iwd, executable and standard streams.
-    let iwd: PathBuf = match c.command("initialdir")?.or(c.command("initial_dir")?) {
-        Some((d, o)) => {
-            let p = absolute(ctx.cwd, &d);
-            if !p.is_dir() {
-                return Err(err(&o, format!("No such directory: {}", p.display())));
-            }
-            p
+    let iwd_cmds = [
+        "initialdir",
+        "initial_dir",
+        "executable",
+        "transfer_executable",
+    ];
+    let iwd: PathBuf = if !want(&iwd_cmds) && !want(&["log"]) {
+        match lookup(&ad, base, "Iwd")
+            .and_then(|e| e.literal_value())
+            .and_then(|v| v.as_str())
+        {
+            Some(s) => PathBuf::from(s),
+            None => ctx.cwd.to_path_buf(),
         }
-        None => ctx.cwd.to_path_buf(),
-    };
-    ad.insert("Iwd", string(&iwd.display().to_string()));
-    let Some((exe, exe_o)) = c.command("executable")? else {
-        return Err(err(&q, "No 'executable' parameter was provided"));
-    };
-    let exe_path = absolute(&iwd, &exe);
-    let size_kib = match std::fs::metadata(&exe_path) {
-        Ok(m) => m.len().div_ceil(1024) as i64,
-        Err(e) => {
-            let transfer = c
-                .command("transfer_executable")?
-                .map(|(v, _)| v.to_ascii_lowercase());
-            if transfer.as_deref() == Some("false") {
-                0
-            } else {
-                return Err(err(
-                    &exe_o,
-                    format!("executable {} cannot be read: {e}", exe_path.display()),
-                ));
+    } else {
+        match c.command("initialdir")?.or(c.command("initial_dir")?) {
+            Some((d, o)) => {
+                let p = absolute(ctx.cwd, &d);
+                if !p.is_dir() {
+                    return Err(err(&o, format!("No such directory: {}", p.display())));
+                }
+                p
             }
+            None => ctx.cwd.to_path_buf(),
         }
     };
-    ad.insert("Cmd", string(&exe_path.display().to_string()));
-    for n in ["ImageSize", "ExecutableSize", "DiskUsage"] {
-        ad.insert(n, int(size_kib));
+    if want(&iwd_cmds) {
+        ad.insert("Iwd", string(&iwd.display().to_string()));
+        let Some((exe, exe_o)) = c.command("executable")? else {
+            return Err(err(&q, "No 'executable' parameter was provided"));
+        };
+        let exe_path = absolute(&iwd, &exe);
+        let size_kib = match std::fs::metadata(&exe_path) {
+            Ok(m) => m.len().div_ceil(1024) as i64,
+            Err(e) => {
+                let transfer = c
+                    .command("transfer_executable")?
+                    .map(|(v, _)| v.to_ascii_lowercase());
+                if transfer.as_deref() == Some("false") {
+                    0
+                } else {
+                    return Err(err(
+                        &exe_o,
+                        format!("executable {} cannot be read: {e}", exe_path.display()),
+                    ));
+                }
+            }
+        };
+        ad.insert("Cmd", string(&exe_path.display().to_string()));
+        for n in ["ImageSize", "ExecutableSize", "DiskUsage"] {
+            ad.insert(n, int(size_kib));
+        }
     }
     for (cmds, attr, transfer, stream, stream_cmds) in [
         (
@@ -230,6 +266,9 @@ pub fn build(c: &mut dyn Commands, ctx: &JobContext) -> Result<ClassAd, SubmitEr
             &["stream_error"][..],
         ),
     ] {
+        if !want(cmds) && !want(stream_cmds) {
+            continue;
+        }
         let mut given = None;
         for n in cmds {
             if let Some(v) = c.command(n)? {
@@ -257,7 +296,8 @@ pub fn build(c: &mut dyn Commands, ctx: &JobContext) -> Result<ClassAd, SubmitEr
             }
         }
     }
-    if let Some((log, _)) = c.command("log")?
+    if want(&["log", "initialdir", "initial_dir"])
+        && let Some((log, _)) = c.command("log")?
         && !log.is_empty()
     {
         ad.insert(
@@ -267,106 +307,127 @@ pub fn build(c: &mut dyn Commands, ctx: &JobContext) -> Result<ClassAd, SubmitEr
     }
 
     // Arguments and environment.
-    let mut saw_args = false;
-    for n in ["arguments", "args"] {
-        if let Some((v, o)) = c.command(n)? {
-            let (attr, val) = args::arguments(&v).map_err(|m| err(&o, m))?;
-            ad.insert(attr, string(&val));
-            saw_args = true;
-            break;
-        }
-    }
-    if !saw_args {
-        ad.insert("Arguments", string(""));
-    }
-    let mut env_pairs: Vec<(String, String)> = Vec::new();
-    let mut legacy_env = false;
-    if let Some((v, o)) = c.command("environment")? {
-        env_pairs = args::environment_pairs(&v).map_err(|m| err(&o, m))?;
-    } else if let Some((v, o)) = c.command("env")? {
-        args::environment_pairs(&v).map_err(|m| err(&o, m))?;
-        ad.insert("Env", string(&v));
-        ad.insert("EnvDelim", string(";"));
-        legacy_env = true;
-    }
-    if let Some((g, _)) = c.command("getenv")? {
-        let names: Option<Vec<String>> = match bool_value(&g) {
-            Some(true) => None,
-            Some(false) => Some(Vec::new()),
-            None => Some(
-                g.split([',', ' '])
-                    .filter(|s| !s.is_empty())
-                    .map(String::from)
-                    .collect(),
-            ),
-        };
-        let mut vars: Vec<&(String, String)> = ctx.environ.iter().collect();
-        vars.sort();
-        for (k, v) in vars {
-            let wanted = names.as_ref().is_none_or(|l| l.iter().any(|n| n == k));
-            if wanted && !env_pairs.iter().any(|(n, _)| n == k) {
-                env_pairs.push((k.clone(), v.clone()));
+    if want(&["arguments", "args"]) {
+        let mut saw_args = false;
+        for n in ["arguments", "args"] {
+            if let Some((v, o)) = c.command(n)? {
+                let (attr, val) = args::arguments(&v).map_err(|m| err(&o, m))?;
+                ad.insert(attr, string(&val));
+                saw_args = true;
+                break;
             }
         }
+        if !saw_args {
+            ad.insert("Arguments", string(""));
+        }
     }
-    if !legacy_env {
-        ad.insert("Environment", string(&args::environment_v2(&env_pairs)));
-    }
-
-    // Resource requests.
-    let mut request =
-        |name: &str, attr: &str, base: Option<Base>| -> Result<Option<Expr>, SubmitError> {
-            let Some((v, o)) = c.command(name)? else {
-                return Ok(None);
+    if want(&["environment", "env", "getenv"]) {
+        let mut env_pairs: Vec<(String, String)> = Vec::new();
+        let mut legacy_env = false;
+        if let Some((v, o)) = c.command("environment")? {
+            env_pairs = args::environment_pairs(&v).map_err(|m| err(&o, m))?;
+        } else if let Some((v, o)) = c.command("env")? {
+            args::environment_pairs(&v).map_err(|m| err(&o, m))?;
+            ad.insert("Env", string(&v));
+            ad.insert("EnvDelim", string(";"));
+            legacy_env = true;
+        }
+        if let Some((g, _)) = c.command("getenv")? {
+            let names: Option<Vec<String>> = match bool_value(&g) {
+                Some(true) => None,
+                Some(false) => Some(Vec::new()),
+                None => Some(
+                    g.split([',', ' '])
+                        .filter(|s| !s.is_empty())
+                        .map(String::from)
+                        .collect(),
+                ),
             };
-            if let Some(b) = base {
-                match units::parse_size(&v, b).map_err(|m| err(&o, m))? {
-                    Size::Int(i) => return Ok(Some(int(i))),
-                    Size::Expr => {}
+            let mut vars: Vec<&(String, String)> = ctx.environ.iter().collect();
+            vars.sort();
+            for (k, v) in vars {
+                let wanted = names.as_ref().is_none_or(|l| l.iter().any(|n| n == k));
+                if wanted && !env_pairs.iter().any(|(n, _)| n == k) {
+                    env_pairs.push((k.clone(), v.clone()));
                 }
             }
-            Ok(Some(parse_rhs(attr, &v, &o)?))
-        };
-    let req_cpus = request("request_cpus", "RequestCpus", None)?;
-    let req_mem = request("request_memory", "RequestMemory", Some(Base::MiB))?;
-    let req_disk = request("request_disk", "RequestDisk", Some(Base::KiB))?;
-    ad.insert("RequestCpus", req_cpus.unwrap_or_else(|| int(1)));
-    ad.insert(
-        "RequestDisk",
-        req_disk.unwrap_or_else(|| Expr::attr("DiskUsage")),
-    );
-    ad.insert(
-        "RequestMemory",
-        req_mem.unwrap_or_else(|| {
-            classad::parse_expr(
-                "ifthenelse(MemoryUsage isnt undefined,MemoryUsage,(ImageSize + 1023) / 1024)",
-            )
-            .expect("default RequestMemory parses")
-        }),
-    );
-    let mut custom: Vec<(String, Expr)> = Vec::new();
-    let mut names = c.names();
-    names.sort_by_key(|n| n.to_ascii_lowercase());
-    for n in names {
-        let lower = n.to_ascii_lowercase();
-        let Some(tag) = lower.strip_prefix("request_") else {
-            continue;
-        };
-        if matches!(tag, "cpus" | "memory" | "disk") || tag.len() < 2 {
-            continue;
         }
-        let Some((v, o)) = c.command(&n)? else {
-            continue;
-        };
-        let tag_spelled = if tag == "gpus" {
-            "GPUs".to_string()
-        } else {
-            n["request_".len()..].to_string()
-        };
-        let attr = format!("Request{tag_spelled}");
-        let e = parse_rhs(&attr, &v, &o)?;
-        ad.insert(&attr, e.clone());
-        custom.push((tag_spelled, e));
+        if !legacy_env {
+            ad.insert("Environment", string(&args::environment_v2(&env_pairs)));
+        }
+    }
+
+    // Resource requests (also needed whenever Requirements is rebuilt).
+    let cron_cmds = [
+        "cron_minute",
+        "cron_hour",
+        "cron_day_of_month",
+        "cron_month",
+        "cron_day_of_week",
+        "cron_window",
+        "cron_prep_time",
+        "deferral_time",
+        "deferral_window",
+        "deferral_prep_time",
+    ];
+    let want_req = want(&["requirements", "universe", "should_transfer_files"])
+        || want_prefix("request_")
+        || want(&cron_cmds);
+    let mut custom: Vec<(String, Expr)> = Vec::new();
+    if want_req {
+        let mut request =
+            |name: &str, attr: &str, base: Option<Base>| -> Result<Option<Expr>, SubmitError> {
+                let Some((v, o)) = c.command(name)? else {
+                    return Ok(None);
+                };
+                if let Some(b) = base {
+                    match units::parse_size(&v, b).map_err(|m| err(&o, m))? {
+                        Size::Int(i) => return Ok(Some(int(i))),
+                        Size::Expr => {}
+                    }
+                }
+                Ok(Some(parse_rhs(attr, &v, &o)?))
+            };
+        let req_cpus = request("request_cpus", "RequestCpus", None)?;
+        let req_mem = request("request_memory", "RequestMemory", Some(Base::MiB))?;
+        let req_disk = request("request_disk", "RequestDisk", Some(Base::KiB))?;
+        ad.insert("RequestCpus", req_cpus.unwrap_or_else(|| int(1)));
+        ad.insert(
+            "RequestDisk",
+            req_disk.unwrap_or_else(|| Expr::attr("DiskUsage")),
+        );
+        ad.insert(
+            "RequestMemory",
+            req_mem.unwrap_or_else(|| {
+                classad::parse_expr(
+                    "ifthenelse(MemoryUsage isnt undefined,MemoryUsage,(ImageSize + 1023) / 1024)",
+                )
+                .expect("default RequestMemory parses")
+            }),
+        );
+        let mut names = c.names();
+        names.sort_by_key(|n| n.to_ascii_lowercase());
+        for n in names {
+            let lower = n.to_ascii_lowercase();
+            let Some(tag) = lower.strip_prefix("request_") else {
+                continue;
+            };
+            if matches!(tag, "cpus" | "memory" | "disk") || tag.len() < 2 {
+                continue;
+            }
+            let Some((v, o)) = c.command(&n)? else {
+                continue;
+            };
+            let tag_spelled = if tag == "gpus" {
+                "GPUs".to_string()
+            } else {
+                n["request_".len()..].to_string()
+            };
+            let attr = format!("Request{tag_spelled}");
+            let e = parse_rhs(&attr, &v, &o)?;
+            ad.insert(&attr, e.clone());
+            custom.push((tag_spelled, e));
+        }
     }
 
     // Transfer settings.
@@ -386,51 +447,62 @@ pub fn build(c: &mut dyn Commands, ctx: &JobContext) -> Result<ClassAd, SubmitEr
             }
         },
     };
-    ad.insert("ShouldTransferFiles", string(&should));
-    let when = match c.command("when_to_transfer_output")? {
-        None => "ON_EXIT".to_string(),
-        Some((v, o)) => match v.to_ascii_uppercase().as_str() {
-            "ON_EXIT" => "ON_EXIT".into(),
-            "ON_EXIT_OR_EVICT" => "ON_EXIT_OR_EVICT".into(),
-            _ => {
-                return Err(err(
-                    &o,
-                    format!(
-                        "when_to_transfer_output must be ON_EXIT or ON_EXIT_OR_EVICT, not '{v}'"
-                    ),
-                ));
-            }
-        },
-    };
-    ad.insert("WhenToTransferOutput", string(&when));
-    if should != "YES" {
-        ad.insert("FileSystemDomain", string(ctx.filesystem_domain));
-    }
-    for (cmd, attr) in [
-        ("transfer_input_files", "TransferInput"),
-        ("transfer_output_files", "TransferOutput"),
-    ] {
-        if let Some((v, _)) = c.command(cmd)? {
-            let list: Vec<&str> = v
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .collect();
-            ad.insert(attr, string(&list.join(",")));
+    if want(&[
+        "should_transfer_files",
+        "when_to_transfer_output",
+        "transfer_input_files",
+        "transfer_output_files",
+        "transfer_executable",
+    ]) {
+        ad.insert("ShouldTransferFiles", string(&should));
+        let when = match c.command("when_to_transfer_output")? {
+            None => "ON_EXIT".to_string(),
+            Some((v, o)) => match v.to_ascii_uppercase().as_str() {
+                "ON_EXIT" => "ON_EXIT".into(),
+                "ON_EXIT_OR_EVICT" => "ON_EXIT_OR_EVICT".into(),
+                _ => {
+                    return Err(err(
+                        &o,
+                        format!(
+                            "when_to_transfer_output must be ON_EXIT or ON_EXIT_OR_EVICT, not '{v}'"
+                        ),
+                    ));
+                }
+            },
+        };
+        ad.insert("WhenToTransferOutput", string(&when));
+        if should != "YES" {
+            ad.insert("FileSystemDomain", string(ctx.filesystem_domain));
         }
-    }
-    if let Some((v, o)) = c.command("transfer_executable")? {
-        let b = bool_value(&v).ok_or_else(|| {
-            err(
-                &o,
-                format!("transfer_executable={v} is invalid, must eval to a boolean."),
-            )
-        })?;
-        ad.insert("TransferExecutable", boolean(b));
+        for (cmd, attr) in [
+            ("transfer_input_files", "TransferInput"),
+            ("transfer_output_files", "TransferOutput"),
+        ] {
+            if let Some((v, _)) = c.command(cmd)? {
+                let list: Vec<&str> = v
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .collect();
+                ad.insert(attr, string(&list.join(",")));
+            }
+        }
+        if let Some((v, o)) = c.command("transfer_executable")? {
+            let b = bool_value(&v).ok_or_else(|| {
+                err(
+                    &o,
+                    format!("transfer_executable={v} is invalid, must eval to a boolean."),
+                )
+            })?;
+            ad.insert("TransferExecutable", boolean(b));
+        }
     }
 
     // Policy.
     for n in ["priority", "prio"] {
+        if !want(&[n]) {
+            continue;
+        }
         if let Some((v, o)) = c.command(n)? {
             let e = parse_rhs("JobPrio", &v, &o).ok();
             match e.map(|e| eval_const(&e)) {
@@ -445,36 +517,38 @@ pub fn build(c: &mut dyn Commands, ctx: &JobContext) -> Result<ClassAd, SubmitEr
             break;
         }
     }
-    let nice = match c.command("nice_user")? {
-        Some((v, o)) => bool_value(&v).ok_or_else(|| {
-            err(
-                &o,
-                format!("nice_user={v} is invalid, must eval to a boolean."),
-            )
-        })?,
-        None => false,
-    };
-    let group = c.command("accounting_group")?;
-    let group_user = c.command("accounting_group_user")?;
-    if nice {
-        if let Some((_, o)) = &group {
-            return Err(err(o, "nice_user cannot be combined with accounting_group"));
+    if want(&["nice_user", "accounting_group", "accounting_group_user"]) {
+        let nice = match c.command("nice_user")? {
+            Some((v, o)) => bool_value(&v).ok_or_else(|| {
+                err(
+                    &o,
+                    format!("nice_user={v} is invalid, must eval to a boolean."),
+                )
+            })?,
+            None => false,
+        };
+        let group = c.command("accounting_group")?;
+        let group_user = c.command("accounting_group_user")?;
+        if nice {
+            if let Some((_, o)) = &group {
+                return Err(err(o, "nice_user cannot be combined with accounting_group"));
+            }
+            ad.insert(
+                "AccountingGroup",
+                string(&format!("nice-user.{}", ctx.owner)),
+            );
+            ad.insert("AcctGroup", string("nice-user"));
+            ad.insert("AcctGroupUser", string(ctx.owner));
+            ad.insert("MaxJobRetirementTime", int(0));
+        } else if let Some((g, _)) = &group {
+            let u = group_user
+                .as_ref()
+                .map(|(u, _)| u.clone())
+                .unwrap_or_else(|| ctx.owner.to_string());
+            ad.insert("AccountingGroup", string(&format!("{g}.{u}")));
+            ad.insert("AcctGroup", string(g));
+            ad.insert("AcctGroupUser", string(&u));
         }
-        ad.insert(
-            "AccountingGroup",
-            string(&format!("nice-user.{}", ctx.owner)),
-        );
-        ad.insert("AcctGroup", string("nice-user"));
-        ad.insert("AcctGroupUser", string(ctx.owner));
-        ad.insert("MaxJobRetirementTime", int(0));
-    } else if let Some((g, _)) = &group {
-        let u = group_user
-            .as_ref()
-            .map(|(u, _)| u.clone())
-            .unwrap_or_else(|| ctx.owner.to_string());
-        ad.insert("AccountingGroup", string(&format!("{g}.{u}")));
-        ad.insert("AcctGroup", string(g));
-        ad.insert("AcctGroupUser", string(&u));
     }
     for (cmd, attr) in [
         ("kill_sig", "KillSig"),
@@ -486,7 +560,9 @@ pub fn build(c: &mut dyn Commands, ctx: &JobContext) -> Result<ClassAd, SubmitEr
             ad.insert(attr, string(&name));
         }
     }
-    if let Some((v, o)) = c.command("hold")? {
+    if want(&["hold"])
+        && let Some((v, o)) = c.command("hold")?
+    {
         match bool_value(&v) {
             Some(true) => {
                 ad.insert("JobStatus", int(5));
@@ -527,7 +603,8 @@ pub fn build(c: &mut dyn Commands, ctx: &JobContext) -> Result<ClassAd, SubmitEr
         ("job_max_vacate_time", "JobMaxVacateTime"),
         ("rank", "Rank"),
     ] {
-        if let Some((v, o)) = c.command(cmd)?
+        if want(&[cmd])
+            && let Some((v, o)) = c.command(cmd)?
             && !v.is_empty()
         {
             ad.insert(attr, parse_rhs(attr, &v, &o)?);
@@ -540,11 +617,15 @@ pub fn build(c: &mut dyn Commands, ctx: &JobContext) -> Result<ClassAd, SubmitEr
         ("submit_event_notes", "SubmitEventNotes"),
         ("notify_user", "NotifyUser"),
     ] {
-        if let Some((v, _)) = c.command(cmd)? {
+        if want(&[cmd])
+            && let Some((v, _)) = c.command(cmd)?
+        {
             ad.insert(attr, string(&v));
         }
     }
-    if let Some((v, o)) = c.command("notification")? {
+    if want(&["notification"])
+        && let Some((v, o)) = c.command("notification")?
+    {
         let n = match v.to_ascii_lowercase().as_str() {
             "never" => 0,
             "always" => 1,
@@ -560,52 +641,56 @@ pub fn build(c: &mut dyn Commands, ctx: &JobContext) -> Result<ClassAd, SubmitEr
         ad.insert("JobNotification", int(n));
     }
     // Retries.
-    let max_retries = c.command("max_retries")?;
-    let success = c.command("success_exit_code")?;
-    let retry_until = c.command("retry_until")?;
-    if max_retries.is_some() || success.is_some() || retry_until.is_some() {
-        let retries = match &max_retries {
-            Some((v, o)) => match parse_rhs("JobMaxRetries", v, o)
-                .ok()
-                .map(|e| eval_const(&e))
-            {
-                Some(Value::Int(i)) if i >= 0 => i,
-                _ => {
-                    return Err(err(
-                        o,
-                        format!("max_retries={v} is invalid, must eval to a non-negative integer."),
-                    ));
-                }
-            },
-            None => 2,
-        };
-        ad.insert("JobMaxRetries", int(retries));
-        let mut remove = String::from("NumJobCompletions > JobMaxRetries || ");
-        match &success {
-            Some((v, o)) => match parse_rhs("JobSuccessExitCode", v, o)
-                .ok()
-                .map(|e| eval_const(&e))
-            {
-                Some(Value::Int(i)) => {
-                    ad.insert("JobSuccessExitCode", int(i));
-                    remove.push_str("ExitCode is JobSuccessExitCode");
-                }
-                _ => {
-                    return Err(err(
-                        o,
-                        format!("success_exit_code={v} is invalid, must eval to an integer."),
-                    ));
-                }
-            },
-            None => remove.push_str("ExitCode is 0"),
+    if want(&["max_retries", "success_exit_code", "retry_until"]) {
+        let max_retries = c.command("max_retries")?;
+        let success = c.command("success_exit_code")?;
+        let retry_until = c.command("retry_until")?;
+        if max_retries.is_some() || success.is_some() || retry_until.is_some() {
+            let retries = match &max_retries {
+                Some((v, o)) => match parse_rhs("JobMaxRetries", v, o)
+                    .ok()
+                    .map(|e| eval_const(&e))
+                {
+                    Some(Value::Int(i)) if i >= 0 => i,
+                    _ => {
+                        return Err(err(
+                            o,
+                            format!(
+                                "max_retries={v} is invalid, must eval to a non-negative integer."
+                            ),
+                        ));
+                    }
+                },
+                None => 2,
+            };
+            ad.insert("JobMaxRetries", int(retries));
+            let mut remove = String::from("NumJobCompletions > JobMaxRetries || ");
+            match &success {
+                Some((v, o)) => match parse_rhs("JobSuccessExitCode", v, o)
+                    .ok()
+                    .map(|e| eval_const(&e))
+                {
+                    Some(Value::Int(i)) => {
+                        ad.insert("JobSuccessExitCode", int(i));
+                        remove.push_str("ExitCode is JobSuccessExitCode");
+                    }
+                    _ => {
+                        return Err(err(
+                            o,
+                            format!("success_exit_code={v} is invalid, must eval to an integer."),
+                        ));
+                    }
+                },
+                None => remove.push_str("ExitCode is 0"),
+            }
+            if let Some((v, o)) = &retry_until {
+                parse_rhs("OnExitRemove", v, o)?;
+                remove.push_str(" || ");
+                remove.push_str(v);
+            }
+            ad.insert("OnExitRemove", parse_rhs("OnExitRemove", &remove, &q)?);
+            ad.insert("OnExitHold", boolean(false));
         }
-        if let Some((v, o)) = &retry_until {
-            parse_rhs("OnExitRemove", v, o)?;
-            remove.push_str(" || ");
-            remove.push_str(v);
-        }
-        ad.insert("OnExitRemove", parse_rhs("OnExitRemove", &remove, &q)?);
-        ad.insert("OnExitHold", boolean(false));
     }
 
     // CronTab and deferral.
@@ -618,7 +703,9 @@ pub fn build(c: &mut dyn Commands, ctx: &JobContext) -> Result<ClassAd, SubmitEr
         ("cron_day_of_week", "CronDayOfWeek"),
     ] {
         if let Some((v, _)) = c.command(cmd)? {
-            ad.insert(attr, string(&v));
+            if want(&[cmd]) {
+                ad.insert(attr, string(&v));
+            }
             timed = true;
         }
     }
@@ -632,10 +719,12 @@ pub fn build(c: &mut dyn Commands, ctx: &JobContext) -> Result<ClassAd, SubmitEr
                 format!("deferral_time = {v} is invalid, must eval to a non-negative integer."),
             ));
         }
-        ad.insert("DeferralTime", e);
+        if want(&["deferral_time"]) {
+            ad.insert("DeferralTime", e);
+        }
         timed = true;
     }
-    if timed {
+    if timed && want(&cron_cmds) {
         if universe == UNIVERSE_SCHEDULER {
             return Err(err(
                 &q,
@@ -655,91 +744,95 @@ pub fn build(c: &mut dyn Commands, ctx: &JobContext) -> Result<ClassAd, SubmitEr
     }
 
     // Requirements.
-    let user_req = c.command("requirements")?;
-    let user_expr = match &user_req {
-        Some((v, o)) if !v.is_empty() => Some((v.clone(), parse_rhs("Requirements", v, o)?)),
-        _ => None,
-    };
-    let refs = user_expr
-        .as_ref()
-        .map(|(_, e)| machine_refs(e))
-        .unwrap_or_default();
-    let refers = |n: &str| refs.iter().any(|r| r.eq_ignore_ascii_case(n));
-    let mut clauses: Vec<String> = Vec::new();
-    if let Some((text, _)) = &user_expr {
-        clauses.push(format!("({text})"));
-    }
-    let append = if universe == UNIVERSE_VANILLA {
-        ctx.append_req_vanilla.clone()
-    } else {
-        None
-    };
-    if let Some(a) = append.or(ctx.append_requirements.clone()) {
-        clauses.push(format!("({a})"));
-    }
-    if !refers("Arch") {
-        clauses.push(format!("(TARGET.Arch == \"{}\")", ctx.arch));
-    }
-    if ![
-        "OpSys",
-        "OpSysAndVer",
-        "OpSysName",
-        "OpSysShortName",
-        "OpSysLongName",
-        "OpSysLegacy",
-    ]
-    .iter()
-    .any(|n| refers(n))
-    {
-        clauses.push(format!("(TARGET.OpSys == \"{}\")", ctx.opsys));
-    }
-    let literal_num = |e: Option<&Expr>| {
-        e.and_then(|e| e.literal_value())
-            .and_then(|v| v.as_number())
-    };
-    if ad.get("RequestDisk").is_some()
-        && !literal_num(ad.get("RequestDisk")).is_some_and(|n| n <= 0.0)
-    {
-        clauses.push("(TARGET.Disk >= RequestDisk)".into());
-    }
-    if !literal_num(ad.get("RequestMemory")).is_some_and(|n| n <= 1.0) {
-        clauses.push("(TARGET.Memory >= RequestMemory)".into());
-    }
-    if !literal_num(ad.get("RequestCpus")).is_some_and(|n| n <= 1.0) && !refers("Cpus") {
-        clauses.push("(TARGET.Cpus >= RequestCpus)".into());
-    }
-    for (tag, e) in &custom {
-        match e.literal_value() {
-            Some(Value::Str(_)) => clauses.push(format!("regexp(Request{tag}, TARGET.{tag})")),
-            Some(v) if v.as_number().is_some_and(|n| n <= 0.0) => {}
-            _ => clauses.push(format!("(TARGET.{tag} >= Request{tag})")),
-        }
-    }
-    if !local_like {
-        let fs = match should.as_str() {
-            "YES" => Some("(TARGET.HasFileTransfer)"),
-            "NO" => Some("(TARGET.FileSystemDomain == MY.FileSystemDomain)"),
-            _ => Some(
-                "((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))",
-            ),
+    if want_req {
+        let user_req = c.command("requirements")?;
+        let user_expr = match &user_req {
+            Some((v, o)) if !v.is_empty() => Some((v.clone(), parse_rhs("Requirements", v, o)?)),
+            _ => None,
         };
-        if refers("HasFileTransfer") {
-        } else if refers("FileSystemDomain") {
-            clauses.push("(TARGET.HasFileTransfer)".into());
-        } else if let Some(f) = fs {
-            clauses.push(f.into());
+        let refs = user_expr
+            .as_ref()
+            .map(|(_, e)| machine_refs(e))
+            .unwrap_or_default();
+        let refers = |n: &str| refs.iter().any(|r| r.eq_ignore_ascii_case(n));
+        let mut clauses: Vec<String> = Vec::new();
+        if let Some((text, _)) = &user_expr {
+            clauses.push(format!("({text})"));
         }
-    }
-    let mut req = clauses.join(" && ");
-    if timed {
-        let window = "(((time() + ScheddInterval) >= (DeferralTime - DeferralPrepTime)) && (time() < (DeferralTime + DeferralWindow)))";
-        if universe == UNIVERSE_LOCAL {
-            req = format!("{req} && {window}");
+        let append = if universe == UNIVERSE_VANILLA {
+            ctx.append_req_vanilla.clone()
         } else {
-            req = format!("{req} && TARGET.HasJobDeferral && {window}");
+            None
+        };
+        if let Some(a) = append.or(ctx.append_requirements.clone()) {
+            clauses.push(format!("({a})"));
         }
+        if !refers("Arch") {
+            clauses.push(format!("(TARGET.Arch == \"{}\")", ctx.arch));
+        }
+        if ![
+            "OpSys",
+            "OpSysAndVer",
+            "OpSysName",
+            "OpSysShortName",
+            "OpSysLongName",
+            "OpSysLegacy",
+        ]
+        .iter()
+        .any(|n| refers(n))
+        {
+            clauses.push(format!("(TARGET.OpSys == \"{}\")", ctx.opsys));
+        }
+        let literal_num = |e: Option<&Expr>| {
+            e.and_then(|e| e.literal_value())
+                .and_then(|v| v.as_number())
+        };
+        if ad.get("RequestDisk").is_some()
+            && !literal_num(ad.get("RequestDisk")).is_some_and(|n| n <= 0.0)
+        {
+            clauses.push("(TARGET.Disk >= RequestDisk)".into());
+        }
+        if !literal_num(lookup(&ad, base, "RequestMemory")).is_some_and(|n| n <= 1.0) {
+            clauses.push("(TARGET.Memory >= RequestMemory)".into());
+        }
+        if !literal_num(lookup(&ad, base, "RequestCpus")).is_some_and(|n| n <= 1.0)
+            && !refers("Cpus")
+        {
+            clauses.push("(TARGET.Cpus >= RequestCpus)".into());
+        }
+        for (tag, e) in &custom {
+            match e.literal_value() {
+                Some(Value::Str(_)) => clauses.push(format!("regexp(Request{tag}, TARGET.{tag})")),
+                Some(v) if v.as_number().is_some_and(|n| n <= 0.0) => {}
+                _ => clauses.push(format!("(TARGET.{tag} >= Request{tag})")),
+            }
+        }
+        if !local_like {
+            let fs = match should.as_str() {
+                "YES" => Some("(TARGET.HasFileTransfer)"),
+                "NO" => Some("(TARGET.FileSystemDomain == MY.FileSystemDomain)"),
+                _ => Some(
+                    "((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))",
+                ),
+            };
+            if refers("HasFileTransfer") {
+            } else if refers("FileSystemDomain") {
+                clauses.push("(TARGET.HasFileTransfer)".into());
+            } else if let Some(f) = fs {
+                clauses.push(f.into());
+            }
+        }
+        let mut req = clauses.join(" && ");
+        if timed {
+            let window = "(((time() + ScheddInterval) >= (DeferralTime - DeferralPrepTime)) && (time() < (DeferralTime + DeferralWindow)))";
+            if universe == UNIVERSE_LOCAL {
+                req = format!("{req} && {window}");
+            } else {
+                req = format!("{req} && TARGET.HasJobDeferral && {window}");
+            }
+        }
+        ad.insert("Requirements", parse_rhs("Requirements", &req, &q)?);
     }
-    ad.insert("Requirements", parse_rhs("Requirements", &req, &q)?);
 
     // +Attr and MY.Attr override anything generated.
     for (name, value, o) in c.raw_attrs()? {

@@ -12,7 +12,9 @@ pub mod job;
 pub mod queue;
 pub mod units;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use rustc_hash::FxHashMap as HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::classad::{self, ClassAd, Evaluator, Expr, Scope, Value};
@@ -194,7 +196,7 @@ pub fn parse(
         dir: dir.to_path_buf(),
         stmts: Vec::new(),
     };
-    let mut table: HashMap<String, MacroDef> = HashMap::new();
+    let mut table: HashMap<String, MacroDef> = HashMap::default();
     let mut seen = Vec::new();
     parse_into(&mut file, text, name, dir, config, &mut table, &mut seen)?;
     Ok(file)
@@ -573,7 +575,12 @@ struct ProcCommands<'a> {
 
 impl job::Commands for ProcCommands<'_> {
     fn command(&mut self, name: &str) -> Result<Option<(String, Origin)>, SubmitError> {
-        let Some(def) = self.m.table.get(&name.to_ascii_lowercase()) else {
+        let found = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            self.m.table.get(&name.to_ascii_lowercase())
+        } else {
+            self.m.table.get(name)
+        };
+        let Some(def) = found else {
             return Ok(None);
         };
         let v = Expander::new(&self.m)
@@ -627,6 +634,8 @@ pub fn materialize(
         .and_then(|s| s.parse().ok())
         .unwrap_or(60);
     let version = format!("tern {}", env!("CARGO_PKG_VERSION"));
+    let append_requirements = cfg("APPEND_REQUIREMENTS");
+    let append_req_vanilla = cfg("APPEND_REQ_VANILLA");
     let ctx_base = |proc_id: i64| job::JobContext {
         cluster: opts.cluster,
         proc_id,
@@ -638,14 +647,14 @@ pub fn materialize(
         opsys: &opsys,
         filesystem_domain: &fs_domain,
         schedd_interval,
-        append_requirements: cfg("APPEND_REQUIREMENTS"),
-        append_req_vanilla: cfg("APPEND_REQ_VANILLA"),
+        append_requirements: append_requirements.clone(),
+        append_req_vanilla: append_req_vanilla.clone(),
         environ: &opts.environ,
         version: &version,
     };
     let predefined = predefined(file, config, opts, &arch, &opsys);
 
-    let mut table: HashMap<String, MacroDef> = HashMap::new();
+    let mut table: HashMap<String, MacroDef> = HashMap::default();
     let mut attrs: Vec<(String, Option<String>, Origin)> = Vec::new();
     let mut cluster_ad: Option<ClassAd> = None;
     let mut procs: Vec<ClassAd> = Vec::new();
@@ -687,14 +696,14 @@ pub fn materialize(
                     }
                 }
                 let rows = queue_rows(spec, &scoped, &predefined, config, file, &st.origin)?;
-                let dynamic = is_dynamic(&scoped, &attrs, spec);
+                let (dyn_cmds, dyn_attrs) = dynamic_commands(&scoped, &attrs, spec);
+                let dynamic = !dyn_cmds.is_empty() || dyn_attrs;
                 for vars in rows {
                     let proc_id = procs.len() as i64;
                     let mut vars = vars;
                     vars.insert("process".into(), proc_id.to_string());
                     vars.insert("procid".into(), proc_id.to_string());
-                    if !dynamic && let Some(base) = &cluster_ad {
-                        let _ = base;
+                    if !dynamic && cluster_ad.is_some() {
                         let mut diff = ClassAd::new();
                         diff.insert("ProcId", Expr::int(proc_id));
                         procs.push(diff);
@@ -710,7 +719,17 @@ pub fn materialize(
                         attrs: &attrs,
                         queue_origin: st.origin.clone(),
                     };
-                    let ad = job::build(&mut cmds, &ctx_base(proc_id))?;
+                    let partial = cluster_ad.is_some() && !dyn_cmds.iter().any(|c| c == "universe");
+                    let ad = if partial {
+                        job::build(
+                            &mut cmds,
+                            &ctx_base(proc_id),
+                            Some(&dyn_cmds),
+                            cluster_ad.as_ref(),
+                        )?
+                    } else {
+                        job::build(&mut cmds, &ctx_base(proc_id), None, None)?
+                    };
                     match &cluster_ad {
                         None => {
                             let mut c = ad.clone();
@@ -720,7 +739,11 @@ pub fn materialize(
                             diff.insert("ProcId", Expr::int(proc_id));
                             procs.push(diff);
                         }
-                        Some(base) => procs.push(diff_ads(base, &ad)),
+                        Some(base) => {
+                            let mut diff = diff_ads(base, &ad);
+                            diff.insert("ProcId", Expr::int(proc_id));
+                            procs.push(diff);
+                        }
                     }
                 }
             }
@@ -794,18 +817,23 @@ fn collect_refs(text: &str, out: &mut HashSet<String>) {
     }
 }
 
-/// Whether any command or attribute depends on per-proc variables (or on
-/// randomness), in which case every proc is built on its own.
-fn is_dynamic(
+/// The commands whose values depend on per-proc variables (or on
+/// randomness), and whether any `+Attr` does.
+fn dynamic_commands(
     table: &HashMap<String, MacroDef>,
     attrs: &[(String, Option<String>, Origin)],
     spec: &QueueSpec,
-) -> bool {
+) -> (Vec<String>, bool) {
     let mut dyn_names: HashSet<String> = PROC_VARS.iter().map(|s| s.to_string()).collect();
     dyn_names.insert("item".into());
     for v in &spec.vars {
         dyn_names.insert(v.to_ascii_lowercase());
     }
+    let refs_of = |text: &str| {
+        let mut refs = HashSet::new();
+        collect_refs(text, &mut refs);
+        refs
+    };
     // Fixed point: a macro referring to a dynamic name is dynamic.
     loop {
         let mut grew = false;
@@ -813,9 +841,7 @@ fn is_dynamic(
             if dyn_names.contains(k) {
                 continue;
             }
-            let mut refs = HashSet::new();
-            collect_refs(&d.raw, &mut refs);
-            if d.raw.contains("$RANDOM_") || refs.iter().any(|r| dyn_names.contains(r)) {
+            if d.raw.contains("$RANDOM_") || refs_of(&d.raw).iter().any(|r| dyn_names.contains(r)) {
                 dyn_names.insert(k.clone());
                 grew = true;
             }
@@ -825,15 +851,19 @@ fn is_dynamic(
         }
     }
     let touches = |text: &str| {
-        let mut refs = HashSet::new();
-        collect_refs(text, &mut refs);
-        text.contains("$RANDOM_") || refs.iter().any(|r| dyn_names.contains(r))
+        text.contains("$RANDOM_") || refs_of(text).iter().any(|r| dyn_names.contains(r))
     };
-    table.iter().any(|(k, d)| {
-        (COMMANDS.contains(&k.as_str()) || k.starts_with("request_")) && touches(&d.raw)
-    }) || attrs
+    let commands = table
         .iter()
-        .any(|(_, v, _)| v.as_deref().is_some_and(touches))
+        .filter(|(k, d)| {
+            (COMMANDS.contains(&k.as_str()) || k.starts_with("request_")) && touches(&d.raw)
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    let attrs_dynamic = attrs
+        .iter()
+        .any(|(_, v, _)| v.as_deref().is_some_and(touches));
+    (commands, attrs_dynamic)
 }
 
 fn predefined(
@@ -844,7 +874,7 @@ fn predefined(
     opsys: &str,
 ) -> HashMap<String, String> {
     use chrono::{Datelike, TimeZone};
-    let mut m = HashMap::new();
+    let mut m = HashMap::default();
     let dt = chrono::Local
         .timestamp_opt(opts.qdate, 0)
         .single()
@@ -917,7 +947,7 @@ fn queue_rows(
         origin: origin.clone(),
         msg,
     };
-    let empty = HashMap::new();
+    let empty = HashMap::default();
     let view = ProcMacros {
         table,
         vars: &empty,
@@ -989,7 +1019,7 @@ fn queue_rows(
     match rows {
         None => {
             for step in 0..count {
-                let mut v = HashMap::new();
+                let mut v = HashMap::default();
                 v.insert("step".to_string(), step.to_string());
                 v.insert("itemindex".to_string(), "0".to_string());
                 v.insert("row".to_string(), "0".to_string());
@@ -1009,7 +1039,7 @@ fn queue_rows(
                     vec![rows[idx].clone()]
                 };
                 for step in 0..count {
-                    let mut v = HashMap::new();
+                    let mut v = HashMap::default();
                     v.insert("step".to_string(), step.to_string());
                     v.insert("itemindex".to_string(), idx.to_string());
                     v.insert("row".to_string(), idx.to_string());
