@@ -20,6 +20,11 @@ pub trait MacroSource {
     fn env(&self, var: &str) -> Option<String> {
         std::env::var(var).ok()
     }
+    /// What `$ENV(V)` gives for an unset variable with no default: empty in
+    /// configuration, `UNDEFINED` in submit files (as condor_submit does).
+    fn env_missing(&self) -> &'static str {
+        ""
+    }
 }
 
 /// An expansion failure; the caller adds the file and line.
@@ -172,12 +177,12 @@ impl<'a> Expander<'a> {
                     Some(v) => Ok(v),
                     None => match default {
                         Some(d) => self.expand(d),
-                        None => Ok(String::new()),
+                        None => Ok(self.src.env_missing().to_string()),
                     },
                 }
             }
             "INT" => {
-                let v = self.eval_arg(args.first().copied().unwrap_or(""), "$INT")?;
+                let (text, v) = self.eval_arg(args.first().copied().unwrap_or(""), "$INT")?;
                 let i = match v {
                     Value::Int(i) => i,
                     Value::Real(r) => r as i64,
@@ -185,7 +190,7 @@ impl<'a> Expander<'a> {
                     _ => {
                         return err(format!(
                             "$INT() macro: {} does not evaluate to an integer!",
-                            inner.trim()
+                            text.trim()
                         ));
                     }
                 };
@@ -193,13 +198,13 @@ impl<'a> Expander<'a> {
                 printf_int(fmt, i)
             }
             "REAL" => {
-                let v = self.eval_arg(args.first().copied().unwrap_or(""), "$REAL")?;
+                let (text, v) = self.eval_arg(args.first().copied().unwrap_or(""), "$REAL")?;
                 let r = match v.as_number() {
                     Some(r) => r,
                     None => {
                         return err(format!(
                             "$REAL() macro: {} does not evaluate to a number!",
-                            inner.trim()
+                            text.trim()
                         ));
                     }
                 };
@@ -207,13 +212,13 @@ impl<'a> Expander<'a> {
                 printf_real(fmt, r)
             }
             "STRING" => {
-                let v = self.eval_arg(args.first().copied().unwrap_or(""), "$STRING")?;
+                let (text, v) = self.eval_arg(args.first().copied().unwrap_or(""), "$STRING")?;
                 let s = match v {
                     Value::Str(s) => s.to_string(),
                     Value::Undefined | Value::Error => {
                         return err(format!(
                             "$STRING() macro: {} does not evaluate to a string!",
-                            inner.trim()
+                            text.trim()
                         ));
                     }
                     other => classad::unparse::value_to_string(&other),
@@ -224,7 +229,7 @@ impl<'a> Expander<'a> {
                 }
             }
             "EVAL" => {
-                let v = self.eval_arg(inner, "$EVAL")?;
+                let (_, v) = self.eval_arg(inner, "$EVAL")?;
                 Ok(match v {
                     Value::Str(s) => s.to_string(),
                     other => classad::unparse::value_to_string(&other),
@@ -303,7 +308,7 @@ impl<'a> Expander<'a> {
     }
 
     fn int_arg(&mut self, arg: &str, what: &str) -> Result<i64, MacroError> {
-        match self.eval_arg(arg, what)? {
+        match self.eval_arg(arg, what)?.1 {
             Value::Int(i) => Ok(i),
             Value::Real(r) => Ok(r as i64),
             _ => err(format!("{what}: '{}' is not an integer", arg.trim())),
@@ -312,7 +317,7 @@ impl<'a> Expander<'a> {
 
     /// Evaluates a function argument (a macro name or text) as a ClassAd
     /// expression.
-    fn eval_arg(&mut self, arg: &str, what: &str) -> Result<Value, MacroError> {
+    fn eval_arg(&mut self, arg: &str, what: &str) -> Result<(String, Value), MacroError> {
         let text = self.arg_value(arg)?;
         let e = classad::parse_expr(&text).map_err(|e| {
             MacroError(format!(
@@ -320,7 +325,8 @@ impl<'a> Expander<'a> {
                 e.msg
             ))
         })?;
-        Ok(Evaluator::new().eval(&e, &Scope::root(Rc::new(classad::ClassAd::new()))))
+        let v = Evaluator::new().eval(&e, &Scope::root(Rc::new(classad::ClassAd::new())));
+        Ok((text, v))
     }
 }
 

@@ -1,8 +1,9 @@
 //! The HTCondor configuration language, and tern's configuration.
 //!
 //! Files are read in order: `$TERN_CONFIG` if set, else `/etc/tern/tern_config`
-//! if it exists; then `LOCAL_CONFIG_FILE` (left to right) and the files of
-//! `LOCAL_CONFIG_DIR` (sorted); then `$XDG_CONFIG_HOME/tern/tern_config`;
+//! if it exists; then the files of `LOCAL_CONFIG_DIR` (sorted, as HTCondor
+//! reads them first) and `LOCAL_CONFIG_FILE` (left to right, or a command
+//! when it ends in `|`); then `$XDG_CONFIG_HOME/tern/tern_config`;
 //! finally the `_TERN_<KNOB>` environment variables. Defaults come from the
 //! knob table ([`knobs`]). Values are stored raw and expanded when looked up,
 //! so a later definition of a referenced macro wins; a self-reference
@@ -149,15 +150,25 @@ impl Config {
         if let Some(p) = main {
             c.read_file(&p, None, &mut Vec::new())?;
         }
-        for f in c.list_value("LOCAL_CONFIG_FILE")? {
-            if let Some(cmd) = f.strip_suffix('|') {
-                c.read_command(cmd.trim(), None, false, &mut Vec::new())?;
-            } else {
+        // HTCondor's order: LOCAL_CONFIG_DIR, then LOCAL_CONFIG_FILE, and the
+        // directories again if the files changed LOCAL_CONFIG_DIR.
+        let dirs = c.list_value("LOCAL_CONFIG_DIR")?;
+        for d in &dirs {
+            c.read_dir(Path::new(d))?;
+        }
+        let files = c.get("LOCAL_CONFIG_FILE")?.unwrap_or_default();
+        if let Some(cmd) = files.trim().strip_suffix('|') {
+            c.read_command(cmd.trim(), None, false, &mut Vec::new())?;
+        } else {
+            for f in c.list_value("LOCAL_CONFIG_FILE")? {
                 c.read_file(Path::new(&f), None, &mut Vec::new())?;
             }
         }
-        for d in c.list_value("LOCAL_CONFIG_DIR")? {
-            c.read_dir(Path::new(&d))?;
+        let dirs_after = c.list_value("LOCAL_CONFIG_DIR")?;
+        if dirs_after != dirs {
+            for d in dirs_after.iter().filter(|d| !dirs.contains(d)) {
+                c.read_dir(Path::new(d))?;
+            }
         }
         let xdg = env
             .vars
@@ -354,8 +365,7 @@ impl Config {
         })?;
         self.files.push(shown.clone());
         stack.push(canon);
-        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let r = self.parse_text(&text, &shown, &base, stack);
+        let r = self.parse_text(&text, &shown, stack);
         stack.pop();
         r
     }
@@ -394,19 +404,18 @@ impl Config {
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         let name = format!("command '{cmd}'");
         self.files.push(name.clone());
-        self.parse_text(&text, &name, Path::new("."), stack)
+        self.parse_text(&text, &name, stack)
     }
 
     /// Parses configuration text as if it were the file `file`.
     pub fn parse_str(&mut self, text: &str, file: &str) -> Result<(), ConfigError> {
-        self.parse_text(text, file, Path::new("."), &mut Vec::new())
+        self.parse_text(text, file, &mut Vec::new())
     }
 
     fn parse_text(
         &mut self,
         text: &str,
         file: &str,
-        base: &Path,
         stack: &mut Vec<PathBuf>,
     ) -> Result<(), ConfigError> {
         let items = reader::logical_lines(text).map_err(|e| ConfigError::At {
@@ -470,7 +479,7 @@ impl Config {
                     if !conds.active() {
                         continue;
                     }
-                    self.statement(&t, &origin, base, stack)?;
+                    self.statement(&t, &origin, stack)?;
                 }
             }
         }
@@ -490,7 +499,6 @@ impl Config {
         &mut self,
         t: &str,
         origin: &Origin,
-        base: &Path,
         stack: &mut Vec<PathBuf>,
     ) -> Result<(), ConfigError> {
         let at = |msg: String| ConfigError::At {
@@ -507,7 +515,8 @@ impl Config {
                 let cmd = target.strip_suffix('|').unwrap_or(target).trim();
                 return self.read_command(cmd, Some(origin), inc.ifexist, stack);
             }
-            let p = base.join(target);
+            // Relative to the current directory, as HTCondor resolves it.
+            let p = Path::new(target).to_path_buf();
             if inc.ifexist && !p.exists() {
                 return Ok(());
             }

@@ -128,6 +128,9 @@ fn v2_body<'a>(value: &'a str, what: &str) -> Result<Option<&'a str>, String> {
 /// The attribute and value for `arguments = value`: `Args` for V1,
 /// `Arguments` for V2.
 pub fn arguments(value: &str) -> Result<(&'static str, String), String> {
+    if value.trim().is_empty() {
+        return Ok(("Arguments", String::new()));
+    }
     match v2_body(value, "arguments")? {
         Some(body) => {
             let words = split_v2(body, value.trim(), "arguments")?;
@@ -184,12 +187,22 @@ pub fn environment_pairs(value: &str) -> Result<Vec<(String, String)>, String> {
     Ok(out)
 }
 
-/// Adds or replaces one variable.
+/// Adds or replaces one variable, keeping the pairs sorted by name as
+/// HTCondor's environment object does.
 pub fn merge_pair(pairs: &mut Vec<(String, String)>, name: String, value: String) {
-    match pairs.iter_mut().find(|(n, _)| *n == name) {
-        Some(p) => p.1 = value,
-        None => pairs.push((name, value)),
+    match pairs.binary_search_by(|(n, _)| n.as_str().cmp(&name)) {
+        Ok(i) => pairs[i].1 = value,
+        Err(i) => pairs.insert(i, (name, value)),
     }
+}
+
+/// Pairs in the legacy V1 form `A=1;B=2`.
+pub fn environment_v1(pairs: &[(String, String)]) -> String {
+    pairs
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect::<Vec<_>>()
+        .join(";")
 }
 
 /// Pairs in canonical V2 form.
@@ -218,6 +231,7 @@ mod tests {
         assert_eq!(arguments("\"x\ty\"").unwrap().1, "x y");
         assert_eq!(arguments("\"  lead trail  \"").unwrap().1, "lead trail");
         assert_eq!(arguments("\"\"").unwrap(), ("Arguments", String::new()));
+        assert_eq!(arguments("").unwrap(), ("Arguments", String::new()));
         assert!(
             arguments("\"a b'c\"")
                 .unwrap_err()
@@ -243,6 +257,7 @@ mod tests {
         assert_eq!(v2("A=1 B=2"), "A=1' 'B=2");
         assert_eq!(v2("\"B=\"\"q\"\"\""), "B=\"q\"");
         assert_eq!(v2("\"A=1 A=2\""), "A=2");
+        assert_eq!(v2("\"Z=2 A=1 a=3\""), "A=1 Z=2 a=3");
         assert_eq!(v2("\"A='it''s'\""), "A=it''''s");
         assert!(
             environment_pairs("\"NOEQ\"")

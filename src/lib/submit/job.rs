@@ -327,9 +327,7 @@ pub fn build(
         if let Some((v, o)) = c.command("environment")? {
             env_pairs = args::environment_pairs(&v).map_err(|m| err(&o, m))?;
         } else if let Some((v, o)) = c.command("env")? {
-            args::environment_pairs(&v).map_err(|m| err(&o, m))?;
-            ad.insert("Env", string(&v));
-            ad.insert("EnvDelim", string(";"));
+            env_pairs = args::environment_pairs(&v).map_err(|m| err(&o, m))?;
             legacy_env = true;
         }
         if let Some((g, _)) = c.command("getenv")? {
@@ -343,16 +341,17 @@ pub fn build(
                         .collect(),
                 ),
             };
-            let mut vars: Vec<&(String, String)> = ctx.environ.iter().collect();
-            vars.sort();
-            for (k, v) in vars {
+            for (k, v) in ctx.environ {
                 let wanted = names.as_ref().is_none_or(|l| l.iter().any(|n| n == k));
                 if wanted && !env_pairs.iter().any(|(n, _)| n == k) {
-                    env_pairs.push((k.clone(), v.clone()));
+                    args::merge_pair(&mut env_pairs, k.clone(), v.clone());
                 }
             }
         }
-        if !legacy_env {
+        if legacy_env {
+            ad.insert("Env", string(&args::environment_v1(&env_pairs)));
+            ad.insert("EnvDelim", string(";"));
+        } else {
             ad.insert("Environment", string(&args::environment_v2(&env_pairs)));
         }
     }
@@ -470,7 +469,20 @@ pub fn build(
                 }
             },
         };
-        ad.insert("WhenToTransferOutput", string(&when));
+        if should == "IF_NEEDED" && when == "ON_EXIT_OR_EVICT" {
+            let o = c
+                .command("when_to_transfer_output")?
+                .map(|(_, o)| o)
+                .unwrap_or_else(|| q.clone());
+            return Err(err(
+                &o,
+                "\"when_to_transfer_output = ON_EXIT_OR_EVICT\" and \"should_transfer_files = IF_NEEDED\" \
+                 are incompatible; use should_transfer_files = YES",
+            ));
+        }
+        if should != "NO" {
+            ad.insert("WhenToTransferOutput", string(&when));
+        }
         if should != "YES" {
             ad.insert("FileSystemDomain", string(ctx.filesystem_domain));
         }
@@ -612,7 +624,6 @@ pub fn build(
     }
     for (cmd, attr) in [
         ("batch_name", "JobBatchName"),
-        ("concurrency_limits", "ConcurrencyLimits"),
         ("description", "JobDescription"),
         ("submit_event_notes", "SubmitEventNotes"),
         ("notify_user", "NotifyUser"),
@@ -622,6 +633,18 @@ pub fn build(
         {
             ad.insert(attr, string(&v));
         }
+    }
+    if want(&["concurrency_limits"])
+        && let Some((v, _)) = c.command("concurrency_limits")?
+    {
+        // HTCondor stores the limits lower-cased, sorted, comma-separated.
+        let mut limits: Vec<String> = v
+            .split(|ch: char| ch == ',' || ch.is_whitespace())
+            .filter(|s| !s.is_empty())
+            .map(|s| s.to_ascii_lowercase())
+            .collect();
+        limits.sort();
+        ad.insert("ConcurrencyLimits", string(&limits.join(",")));
     }
     if want(&["notification"])
         && let Some((v, o)) = c.command("notification")?
@@ -651,13 +674,11 @@ pub fn build(
                     .ok()
                     .map(|e| eval_const(&e))
                 {
-                    Some(Value::Int(i)) if i >= 0 => i,
+                    Some(Value::Int(i)) => i,
                     _ => {
                         return Err(err(
                             o,
-                            format!(
-                                "max_retries={v} is invalid, must eval to a non-negative integer."
-                            ),
+                            format!("max_retries={v} is invalid, must eval to an integer."),
                         ));
                     }
                 },
@@ -695,6 +716,7 @@ pub fn build(
 
     // CronTab and deferral.
     let mut timed = false;
+    let mut timed_origin: Option<Origin> = None;
     for (cmd, attr) in [
         ("cron_minute", "CronMinute"),
         ("cron_hour", "CronHour"),
@@ -702,11 +724,12 @@ pub fn build(
         ("cron_month", "CronMonth"),
         ("cron_day_of_week", "CronDayOfWeek"),
     ] {
-        if let Some((v, _)) = c.command(cmd)? {
+        if let Some((v, o)) = c.command(cmd)? {
             if want(&[cmd]) {
                 ad.insert(attr, string(&v));
             }
             timed = true;
+            timed_origin.get_or_insert(o);
         }
     }
     if let Some((v, o)) = c.command("deferral_time")? {
@@ -723,11 +746,12 @@ pub fn build(
             ad.insert("DeferralTime", e);
         }
         timed = true;
+        timed_origin.get_or_insert(o);
     }
     if timed && want(&cron_cmds) {
         if universe == UNIVERSE_SCHEDULER {
             return Err(err(
-                &q,
+                timed_origin.as_ref().unwrap_or(&q),
                 "CronTab and deferral are not allowed in the scheduler universe; use the local universe",
             ));
         }
@@ -837,9 +861,8 @@ pub fn build(
     // +Attr and MY.Attr override anything generated.
     for (name, value, o) in c.raw_attrs()? {
         match value {
-            None => {
-                ad.remove(&name);
-            }
+            // `-Attr` leaves the attribute undefined, as condor_submit does.
+            None => ad.insert(&name, Expr::Lit(Value::Undefined)),
             Some(v) if v.trim().is_empty() => ad.insert(&name, Expr::Lit(Value::Undefined)),
             Some(v) => {
                 let e = parse_rhs(&name, v.trim(), &o)?;

@@ -58,6 +58,8 @@ pub struct SubmitFile {
     pub name: String,
     pub dir: PathBuf,
     pub stmts: Vec<Statement>,
+    /// Macro names that `if` conditions read (so they count as used).
+    pub condition_refs: HashSet<String>,
 }
 
 /// Everything about a submission that is not in the file.
@@ -195,6 +197,7 @@ pub fn parse(
         name: name.to_string(),
         dir: dir.to_path_buf(),
         stmts: Vec::new(),
+        condition_refs: HashSet::new(),
     };
     let mut table: HashMap<String, MacroDef> = HashMap::default();
     let mut seen = Vec::new();
@@ -218,6 +221,7 @@ fn parse_into(
         },
         msg: e.msg,
     })?;
+    let mut if_lines: Vec<u32> = Vec::new();
     let mut conds = CondStack::default();
     let mut it = items.into_iter().peekable();
     while let Some(Item { line, item }) = it.next() {
@@ -252,6 +256,8 @@ fn parse_into(
             let view = View { table, config };
             let r = match kw {
                 Cond::If(c) => {
+                    if_lines.push(line);
+                    note_condition_refs(c, &mut file.condition_refs);
                     let v = if conds.active() {
                         condition(&view, c).map_err(at)?
                     } else {
@@ -261,6 +267,7 @@ fn parse_into(
                     Ok(())
                 }
                 Cond::Elif(c) => {
+                    note_condition_refs(c, &mut file.condition_refs);
                     let v = if conds.elif_needs_test() == Some(true) {
                         condition(&view, c).map_err(at)?
                     } else {
@@ -269,7 +276,10 @@ fn parse_into(
                     conds.elif(v)
                 }
                 Cond::Else => conds.else_(),
-                Cond::Endif => conds.endif(),
+                Cond::Endif => {
+                    if_lines.pop();
+                    conds.endif()
+                }
             };
             r.map_err(at)?;
             continue;
@@ -411,12 +421,25 @@ fn parse_into(
         });
     }
     if conds.depth() > 0 {
-        return Err(SubmitError::File {
-            file: name.to_string(),
+        return Err(SubmitError::At {
+            origin: Origin {
+                file: name.to_string(),
+                line: if_lines.last().copied().unwrap_or(1),
+            },
             msg: "endif(s) not found before end-of-file".into(),
         });
     }
     Ok(())
+}
+
+/// The macros an `if` condition reads: `$(X)` references and the name
+/// after `defined`.
+fn note_condition_refs(c: &str, out: &mut HashSet<String>) {
+    collect_refs(c, out);
+    let t = c.trim().trim_start_matches('!').trim_start();
+    if t.len() > 7 && t[..7].eq_ignore_ascii_case("defined") {
+        out.insert(t[7..].trim().to_ascii_lowercase());
+    }
 }
 
 fn check_attr_name(a: &str) -> Result<(), String> {
@@ -424,7 +447,8 @@ fn check_attr_name(a: &str) -> Result<(), String> {
         .chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        && a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
     if ok {
         Ok(())
     } else {
@@ -500,6 +524,9 @@ struct View<'a> {
 }
 
 impl MacroSource for View<'_> {
+    fn env_missing(&self) -> &'static str {
+        "UNDEFINED"
+    }
     fn raw(&self, name: &str) -> Option<String> {
         self.table
             .get(&name.to_ascii_lowercase())
@@ -552,6 +579,9 @@ struct ProcMacros<'a> {
 }
 
 impl MacroSource for ProcMacros<'_> {
+    fn env_missing(&self) -> &'static str {
+        "UNDEFINED"
+    }
     fn raw(&self, name: &str) -> Option<String> {
         let key = name.to_ascii_lowercase();
         if let Some(v) = self.vars.get(&key) {
@@ -659,7 +689,7 @@ pub fn materialize(
     let mut cluster_ad: Option<ClassAd> = None;
     let mut procs: Vec<ClassAd> = Vec::new();
     let mut saw_queue = false;
-    let mut used: HashSet<String> = HashSet::new();
+    let mut used: HashSet<String> = file.condition_refs.clone();
     for st in &file.stmts {
         match &st.kind {
             Kind::Set { name, value } => {
@@ -687,6 +717,7 @@ pub fn materialize(
                         },
                     );
                 }
+                collect_refs(&spec.count, &mut used);
                 for d in scoped.values() {
                     collect_refs(&d.raw, &mut used);
                 }

@@ -308,11 +308,15 @@ pub fn matching(
             if !keep {
                 continue;
             }
-            let shown = if Path::new(g).is_absolute() {
+            let mut shown = if Path::new(g).is_absolute() {
                 p.display().to_string()
             } else {
                 p.strip_prefix(dir).unwrap_or(&p).display().to_string()
             };
+            // Directories are listed with a trailing '/', as condor_submit does.
+            if p.is_dir() && !shown.ends_with('/') {
+                shown.push('/');
+            }
             found.push(shown);
         }
         found.sort();
