@@ -7,4 +7,5 @@ mod bad_input;
 mod cli_config_val;
 mod cli_eval;
 mod cli_submit;
+mod config_man;
 mod man_pages;

@@ -10,12 +10,18 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Every page in man/man1 (tools) and man/man5 (file formats).
 fn pages() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("man/man1"))
-        .expect("man/man1 exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "1"))
-        .collect();
+    let mut v: Vec<PathBuf> = Vec::new();
+    for section in ["1", "5"] {
+        let dir = root().join(format!("man/man{section}"));
+        v.extend(
+            std::fs::read_dir(&dir)
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|x| x == section)),
+        );
+    }
     v.sort();
     v
 }
@@ -55,7 +61,11 @@ fn every_tool_has_a_page() {
 
 #[test]
 fn every_option_is_on_its_page() {
-    let tools = [("tern_eval", tern::cli::eval::Args::command())];
+    let tools = [
+        ("tern_eval", tern::cli::eval::Args::command()),
+        ("tern_submit", tern::cli::submit::Args::command()),
+        ("tern_config_val", tern::cli::config_val::Args::command()),
+    ];
     for (tool, cmd) in tools {
         let page = std::fs::read_to_string(root().join(format!("man/man1/{tool}.1"))).unwrap();
         for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {

@@ -133,6 +133,66 @@ pub fn knob(name: &str) -> Option<&'static Knob> {
     KNOBS.iter().find(|k| k.name.eq_ignore_ascii_case(name))
 }
 
+// `KnobType::String` shadows the standard `String` in this file, hence
+// the full paths below.
+
+/// The knob list of tern_config(5) in roff: one `.TP` paragraph per knob
+/// with its name, type, default and description. The page holds this text
+/// between `.\" BEGIN KNOBS` and `.\" END KNOBS`, and a test keeps the two
+/// equal, so the manual cannot drift from the table.
+pub fn man_section() -> std::string::String {
+    let mut out = std::string::String::new();
+    for k in KNOBS {
+        out.push_str(".TP\n");
+        out.push_str(&format!(".B {}\n", roff_text(k.name)));
+        let default = if k.default.is_empty() {
+            "empty (not defined)".to_owned()
+        } else {
+            format!("\\fB{}\\fR", roff_breakable(&roff_value(k.default)))
+        };
+        out.push_str(&format!(
+            "\\fI{}\\fR, default {default}\n",
+            roff_text(k.ty.name())
+        ));
+        out.push_str(".br\n");
+        out.push_str(&roff_line(&roff_text(k.desc)));
+        out.push('\n');
+    }
+    out
+}
+
+/// Running text with roff's escape character escaped.
+fn roff_text(s: &str) -> std::string::String {
+    s.replace('\\', "\\e")
+}
+
+/// A value as typed: also `-` as a real minus, so that what is copied from
+/// the page can be pasted into a file.
+fn roff_value(s: &str) -> std::string::String {
+    roff_text(s).replace('-', "\\-")
+}
+
+/// Lets a long unbroken value wrap after `|`, `/` and `)`.
+fn roff_breakable(s: &str) -> std::string::String {
+    let mut out = std::string::String::with_capacity(s.len() + s.len() / 4);
+    for c in s.chars() {
+        out.push(c);
+        if matches!(c, '|' | '/' | ')') {
+            out.push_str("\\:");
+        }
+    }
+    out
+}
+
+/// A line of running text that roff will not take for a request.
+fn roff_line(s: &str) -> std::string::String {
+    if s.starts_with('.') || s.starts_with('\'') {
+        format!("\\&{s}")
+    } else {
+        s.to_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
