@@ -33,7 +33,7 @@ pub struct Args {
     pub dry_run: bool,
 
     /// Print the job ads as one JSON array instead of submitting
-    #[arg(long = "dry-run-json", hide = true)]
+    #[arg(long = "json-dry-run", hide = true)]
     pub dry_run_json: bool,
 
     /// Set the batch name of every job (as batch_name in the file)
@@ -70,14 +70,21 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let argv: Vec<OsString> = argv
         .into_iter()
         .map(|a| match a.to_str() {
-            Some("-dry-run:json") | Some("--dry-run:json") => OsString::from("--dry-run-json"),
+            Some("-dry-run:json") | Some("--dry-run:json") => OsString::from("--json-dry-run"),
             _ => a,
         })
         .collect();
     let (args, _) = parse_args::<Args>(argv)?;
     let cfg = Config::load().map_err(|e| failed(e.to_string()))?;
+    for w in cfg.warnings() {
+        eprintln!("tern_submit: {w}");
+    }
     let file = args.file.clone().unwrap_or_else(|| "-".into());
-    let (text, name, dir) = if file == "-" {
+    // Relative paths in the description (include, queue from, matching)
+    // are relative to the current directory, as condor_submit reads them.
+    let dir = std::env::current_dir()
+        .map_err(|e| failed(format!("cannot read the current directory: {e}")))?;
+    let (text, name) = if file == "-" {
         let mut t = String::new();
         io::stdin()
             .read_to_string(&mut t)
@@ -85,25 +92,14 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
                 path: "<stdin>".into(),
                 source: e,
             })?;
-        (
-            t,
-            "<stdin>".to_string(),
-            std::env::current_dir().unwrap_or_default(),
-        )
+        (t, "<stdin>".to_string())
     } else {
         let p = PathBuf::from(&file);
         let t = std::fs::read_to_string(&p).map_err(|e| CliError::Read {
             path: p.clone(),
             source: e,
         })?;
-        let dir = p.parent().map(|d| {
-            if d.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                d.to_path_buf()
-            }
-        });
-        (t, file.clone(), dir.unwrap_or_else(|| PathBuf::from(".")))
+        (t, file.clone())
     };
     let text = with_command_line(&text, &args, &name)?;
     let parsed = submit::parse(&text, &name, &dir, &cfg).map_err(|e| failed(e.to_string()))?;
@@ -118,8 +114,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         cluster: 1,
         qdate: crate::clock::now(),
         owner: crate::sys::real_user_name(),
-        cwd: std::env::current_dir()
-            .map_err(|e| failed(format!("cannot read the current directory: {e}")))?,
+        cwd: dir.clone(),
         environ: std::env::vars().collect(),
         batch_name: args.batch_name.clone(),
     };

@@ -82,7 +82,7 @@ pub static KNOBS: &[Knob] = &[
         "LOCAL_CONFIG_DIR",
         "",
         List,
-        "Directories whose files are read, in sorted order, after LOCAL_CONFIG_FILE.",
+        "Directories whose files are read, in sorted order, before LOCAL_CONFIG_FILE.",
     ),
     k(
         "LOCAL_CONFIG_DIR_EXCLUDE_REGEXP",
@@ -94,7 +94,7 @@ pub static KNOBS: &[Knob] = &[
         "LOCAL_CONFIG_FILE",
         "",
         List,
-        "Files read after the main configuration file, left to right.",
+        "Files read after LOCAL_CONFIG_DIR, left to right; one entry ending in '|' is a command whose output is read.",
     ),
     k(
         "OPSYS",

@@ -173,7 +173,14 @@ impl<'a> Expander<'a> {
                     None => (inner, None),
                 };
                 let var = self.expand(var.trim())?;
-                match self.src.env(&var) {
+                // A variable set to the empty string counts as unset when a
+                // default is given (as XDG_DATA_HOME= must not make SPOOL
+                // '/tern').
+                match self
+                    .src
+                    .env(&var)
+                    .filter(|v| !(v.is_empty() && default.is_some()))
+                {
                     Some(v) => Ok(v),
                     None => match default {
                         Some(d) => self.expand(d),

@@ -227,8 +227,8 @@ pub fn build(
             Err(e) => {
                 let transfer = c
                     .command("transfer_executable")?
-                    .map(|(v, _)| v.to_ascii_lowercase());
-                if transfer.as_deref() == Some("false") {
+                    .and_then(|(v, _)| bool_value(&v));
+                if transfer == Some(false) {
                     0
                 } else {
                     return Err(err(

@@ -43,7 +43,15 @@ pub enum Kind {
         name: String,
         value: Option<String>,
     },
-    Queue(QueueSpec),
+    Queue(QueueStmt),
+}
+
+/// A queue statement as written, and as first read.
+#[derive(Clone, Debug)]
+pub struct QueueStmt {
+    pub spec: QueueSpec,
+    pub rest: String,
+    pub block: Option<Vec<String>>,
 }
 
 #[derive(Clone, Debug)]
@@ -200,7 +208,8 @@ pub fn parse(
         condition_refs: HashSet::new(),
     };
     let mut table: HashMap<String, MacroDef> = HashMap::default();
-    let mut seen = Vec::new();
+    // The top file counts for include loops when it is a real file.
+    let mut seen: Vec<PathBuf> = dir.join(name).canonicalize().into_iter().collect();
     parse_into(&mut file, text, name, dir, config, &mut table, &mut seen)?;
     Ok(file)
 }
@@ -312,10 +321,11 @@ fn parse_into(
             } else {
                 None
             };
-            let spec = queue::parse(&rest, block).map_err(at)?;
+            // Checked now for early errors; read again after macro expansion.
+            let spec = queue::parse(&rest, block.clone()).map_err(at)?;
             file.stmts.push(Statement {
                 origin,
-                kind: Kind::Queue(spec),
+                kind: Kind::Queue(QueueStmt { spec, rest, block }),
             });
             continue;
         }
@@ -347,22 +357,16 @@ fn parse_into(
                 let p = dir.join(target);
                 let canon = p.canonicalize().unwrap_or(p.clone());
                 if seen.contains(&canon) {
-                    return Err(at(format!("include loop: {} includes itself", p.display())));
+                    return Err(at(format!("include loop: {target} includes itself")));
                 }
                 let c = std::fs::read_to_string(&p)
                     .map_err(|e| at(format!("cannot read included file {target}: {e}")))?;
                 seen.push(canon);
-                (c, p.display().to_string())
+                (c, target.to_string())
             };
-            let inc_dir = Path::new(&inc_name)
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| dir.to_path_buf());
-            let inc_dir = if target.ends_with('|') {
-                dir.to_path_buf()
-            } else {
-                inc_dir
-            };
+            // Names inside an included file are relative to the current
+            // directory too.
+            let inc_dir = dir.to_path_buf();
             parse_into(file, &content, &inc_name, &inc_dir, config, table, seen)?;
             if !target.ends_with('|') {
                 seen.pop();
@@ -705,7 +709,7 @@ pub fn materialize(
                 attrs.retain(|(n, _, _)| !n.eq_ignore_ascii_case(name));
                 attrs.push((name.clone(), value.clone(), st.origin.clone()));
             }
-            Kind::Queue(spec) => {
+            Kind::Queue(stmt) => {
                 saw_queue = true;
                 let mut scoped = table.clone();
                 if let Some(b) = &opts.batch_name {
@@ -717,7 +721,10 @@ pub fn materialize(
                         },
                     );
                 }
-                collect_refs(&spec.count, &mut used);
+                collect_refs(&stmt.rest, &mut used);
+                for l in stmt.block.iter().flatten() {
+                    collect_refs(l, &mut used);
+                }
                 for d in scoped.values() {
                     collect_refs(&d.raw, &mut used);
                 }
@@ -726,16 +733,23 @@ pub fn materialize(
                         collect_refs(v, &mut used);
                     }
                 }
+                // The queue line is macro-expanded before it is read, as
+                // condor_submit does, with the macros in force here.
+                let spec = &expand_queue(stmt, &scoped, &predefined, config, &st.origin)?;
                 let rows = queue_rows(spec, &scoped, &predefined, config, file, &st.origin)?;
                 let (dyn_cmds, dyn_attrs) = dynamic_commands(&scoped, &attrs, spec);
                 let dynamic = !dyn_cmds.is_empty() || dyn_attrs;
+                // This statement's first proc, in full, and how it differs
+                // from the cluster ad: later procs of the statement start
+                // from them.
+                let mut first: Option<(ClassAd, ClassAd)> = None;
                 for vars in rows {
                     let proc_id = procs.len() as i64;
                     let mut vars = vars;
                     vars.insert("process".into(), proc_id.to_string());
                     vars.insert("procid".into(), proc_id.to_string());
-                    if !dynamic && cluster_ad.is_some() {
-                        let mut diff = ClassAd::new();
+                    if let (false, Some((_, stmt_diff))) = (dynamic, &first) {
+                        let mut diff = stmt_diff.clone();
                         diff.insert("ProcId", Expr::int(proc_id));
                         procs.push(diff);
                         continue;
@@ -750,30 +764,45 @@ pub fn materialize(
                         attrs: &attrs,
                         queue_origin: st.origin.clone(),
                     };
-                    let partial = cluster_ad.is_some() && !dyn_cmds.iter().any(|c| c == "universe");
-                    let ad = if partial {
-                        job::build(
-                            &mut cmds,
-                            &ctx_base(proc_id),
-                            Some(&dyn_cmds),
-                            cluster_ad.as_ref(),
-                        )?
-                    } else {
-                        job::build(&mut cmds, &ctx_base(proc_id), None, None)?
-                    };
-                    match &cluster_ad {
-                        None => {
-                            let mut c = ad.clone();
-                            c.remove("ProcId");
-                            cluster_ad = Some(c);
-                            let mut diff = ClassAd::new();
+                    let ctx = ctx_base(proc_id);
+                    match (&first, &cluster_ad) {
+                        (Some((stmt_full, stmt_diff)), Some(base))
+                            if !dyn_cmds.iter().any(|c| c == "universe") =>
+                        {
+                            let part =
+                                job::build(&mut cmds, &ctx, Some(&dyn_cmds), Some(stmt_full))?;
+                            let mut diff = stmt_diff.clone();
+                            for (n, e) in part.iter() {
+                                if same_expr(base.get(n), e) {
+                                    diff.remove(n);
+                                } else {
+                                    diff.insert(n, e.clone());
+                                }
+                            }
                             diff.insert("ProcId", Expr::int(proc_id));
                             procs.push(diff);
                         }
-                        Some(base) => {
-                            let mut diff = diff_ads(base, &ad);
+                        _ => {
+                            let ad = job::build(&mut cmds, &ctx, None, None)?;
+                            let stmt_diff = match &cluster_ad {
+                                None => {
+                                    let mut c = ad.clone();
+                                    c.remove("ProcId");
+                                    cluster_ad = Some(c);
+                                    ClassAd::new()
+                                }
+                                Some(base) => {
+                                    let mut d = diff_ads(base, &ad);
+                                    d.remove("ProcId");
+                                    d
+                                }
+                            };
+                            let mut diff = stmt_diff.clone();
                             diff.insert("ProcId", Expr::int(proc_id));
                             procs.push(diff);
+                            if first.is_none() {
+                                first = Some((ad, stmt_diff));
+                            }
                         }
                     }
                 }
@@ -815,14 +844,15 @@ pub fn materialize(
 fn diff_ads(base: &ClassAd, ad: &ClassAd) -> ClassAd {
     let mut out = ClassAd::new();
     for (n, e) in ad.iter() {
-        let same = base
-            .get(n)
-            .is_some_and(|b| classad::unparse::unparse(b) == classad::unparse::unparse(e));
-        if !same {
+        if !same_expr(base.get(n), e) {
             out.insert(n, e.clone());
         }
     }
     out
+}
+
+fn same_expr(a: Option<&Expr>, b: &Expr) -> bool {
+    a.is_some_and(|a| classad::unparse::unparse(a) == classad::unparse::unparse(b))
 }
 
 /// Names referenced as `$(name…)` or as function arguments in `text`.
@@ -965,6 +995,45 @@ fn os_release(config: &Config) -> Vec<(String, String)> {
     ]
 }
 
+/// The queue statement with its macros expanded, read again.
+fn expand_queue(
+    stmt: &QueueStmt,
+    table: &HashMap<String, MacroDef>,
+    predefined: &HashMap<String, String>,
+    config: &Config,
+    origin: &Origin,
+) -> Result<QueueSpec, SubmitError> {
+    let at = |msg: String| SubmitError::At {
+        origin: origin.clone(),
+        msg,
+    };
+    let has_macro = |t: &str| t.contains('$');
+    if !has_macro(&stmt.rest) && !stmt.block.iter().flatten().any(|l| has_macro(l)) {
+        return Ok(stmt.spec.clone());
+    }
+    let empty = HashMap::default();
+    let view = ProcMacros {
+        table,
+        vars: &empty,
+        predefined,
+        config,
+    };
+    let rest = Expander::new(&view)
+        .expand(&stmt.rest)
+        .map_err(|e| at(e.0))?;
+    let block = match &stmt.block {
+        Some(lines) => Some(
+            lines
+                .iter()
+                .map(|l| Expander::new(&view).expand(l))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| at(e.0))?,
+        ),
+        None => None,
+    };
+    queue::parse(&rest, block).map_err(at)
+}
+
 /// The proc variables of every job the queue statement makes.
 fn queue_rows(
     spec: &QueueSpec,
@@ -1084,3 +1153,6 @@ fn queue_rows(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,93 @@
+//! Submit-language tests through `parse` and `materialize`.
+
+use std::path::Path;
+
+use super::*;
+use crate::classad::unparse::unparse;
+
+fn submit(text: &str) -> Result<Cluster, SubmitError> {
+    let cfg = Config::defaults();
+    let f = parse(text, "t.sub", Path::new("/"), &cfg)?;
+    let opts = SubmitOptions {
+        cluster: 7,
+        qdate: 1_700_000_000,
+        owner: "alice".into(),
+        cwd: std::env::temp_dir(),
+        environ: vec![("HOME".into(), "/home/alice".into())],
+        batch_name: None,
+    };
+    materialize(&f, &cfg, &opts)
+}
+
+fn attr(c: &Cluster, proc_: usize, name: &str) -> String {
+    c.full_ad(proc_)
+        .get(name)
+        .map(unparse)
+        .unwrap_or_else(|| "<absent>".into())
+}
+
+#[test]
+fn each_queue_statement_uses_the_commands_in_force_there() {
+    let c = submit("executable = /bin/echo\narguments = a\nqueue\narguments = b\nqueue\n").unwrap();
+    assert_eq!(
+        (attr(&c, 0, "Args"), attr(&c, 1, "Args")),
+        ("\"a\"".into(), "\"b\"".into())
+    );
+    let c =
+        submit("executable = /bin/echo\narguments = a $(Process)\nqueue\narguments = b\nqueue 2\n")
+            .unwrap();
+    let args: Vec<String> = (0..3).map(|i| attr(&c, i, "Args")).collect();
+    assert_eq!(args, vec!["\"a 0\"", "\"b\"", "\"b\""]);
+    let c =
+        submit("executable = /bin/echo\narguments = x\nqueue\narguments = y $(Process)\nqueue 2\n")
+            .unwrap();
+    let args: Vec<String> = (0..3).map(|i| attr(&c, i, "Args")).collect();
+    assert_eq!(args, vec!["\"x\"", "\"y 1\"", "\"y 2\""]);
+}
+
+#[test]
+fn procs_store_only_their_differences() {
+    let c = submit("executable = /bin/echo\narguments = $(Item)\nqueue in (p, q, r)\n").unwrap();
+    assert_eq!(c.procs.len(), 3);
+    assert!(c.procs.iter().all(|p| p.len() <= 2), "{:?}", c.procs);
+    assert_eq!(attr(&c, 2, "Args"), "\"r\"");
+    assert_eq!(attr(&c, 2, "ProcId"), "2");
+    let c = submit("executable = /bin/echo\nqueue 1000\n").unwrap();
+    assert!(c.procs.iter().all(|p| p.len() == 1));
+}
+
+#[test]
+fn the_queue_line_is_macro_expanded() {
+    let c = submit("executable = /bin/echo\nLIST = a b\narguments = $(Item)\nqueue in ($(LIST))\n")
+        .unwrap();
+    assert_eq!(c.procs.len(), 2);
+    assert_eq!(attr(&c, 1, "Args"), "\"b\"");
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let c = submit("executable = /bin/echo\nN = 2\nqueue $(N) + 1\n").unwrap();
+    assert_eq!(c.procs.len(), 3);
+}
+
+#[test]
+fn errors_name_the_line() {
+    let e = submit("executable = /bin/echo\npriority = high\nqueue\n").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.sub:2: priority=high is invalid, must eval to an integer."
+    );
+    let e = submit("executable = /bin/echo\nif defined X\nqueue\n").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.sub:2: endif(s) not found before end-of-file"
+    );
+    let e = submit("arguments = x\nqueue\n").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.sub:2: No 'executable' parameter was provided"
+    );
+    let e = submit("executable = /bin/echo\n").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("doesn't contain any \"queue\" commands"),
+        "{e}"
+    );
+}
