@@ -446,7 +446,8 @@ pub fn split_time(ev: &mut Evaluator, args: &[Expr], scope: &Scope) -> Value {
     match ev.eval(a, scope) {
         Value::Undefined => Value::Undefined,
         v => match split_value(&v) {
-            Some(ad) => Value::Ad(Scope::child(std::rc::Rc::new(ad), scope)),
+            // A standalone ad: `splitTime(t).x` does not see the caller's x.
+            Some(ad) => Value::Ad(Scope::root(std::rc::Rc::new(ad))),
             None => Value::Error,
         },
     }
@@ -836,6 +837,7 @@ mod tests {
             ("splitTime(true)", "error"),
             ("splitTime()", "error"),
             ("splitTime(relTime(1e300)).Type", "\"RelativeTime\""),
+            ("[x = 7; y = splitTime(relTime(5)).x].y", "undefined"),
         ]);
         if local_is_utc() {
             check(&[
