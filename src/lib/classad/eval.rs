@@ -695,9 +695,8 @@ pub fn cmp_ignore_case(a: &str, b: &str) -> std::cmp::Ordering {
 /// `=?=`: same type and same value, strings case-sensitively.
 pub fn identical(l: &Value, r: &Value) -> Value {
     Value::Bool(match (l, r) {
-        (Value::List(_), _) | (_, Value::List(_)) | (Value::Ad(_), _) | (_, Value::Ad(_)) => {
-            return Value::Error;
-        }
+        // HTCondor 24.0 cannot compare two lists or two ads for identity.
+        (Value::List(_), Value::List(_)) | (Value::Ad(_), Value::Ad(_)) => return Value::Error,
         (Value::Undefined, Value::Undefined) | (Value::Error, Value::Error) => true,
         (Value::Bool(a), Value::Bool(b)) => a == b,
         (Value::Int(a), Value::Int(b)) => a == b,

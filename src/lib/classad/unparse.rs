@@ -357,16 +357,21 @@ fn strip_zeros(s: &str) -> &str {
 /// `YYYY-MM-DDThh:mm:ss±hh:mm` in the value's own zone offset. A zero offset
 /// prints as `-00:00`, as HTCondor prints it.
 pub fn abstime_string(t: AbsTime) -> String {
-    use chrono::{DateTime, FixedOffset, Utc};
-    let off = FixedOffset::east_opt(t.offset).unwrap_or_else(|| FixedOffset::east_opt(0).unwrap());
-    let dt = DateTime::<Utc>::from_timestamp(t.secs, 0)
-        .unwrap_or_default()
-        .with_timezone(&off);
+    use chrono::{DateTime, Datelike, Timelike, Utc};
+    // The offset may exceed a day (HTCondor does not limit it), so shift the
+    // instant by hand instead of through a chrono time zone.
+    let local = t.secs.saturating_add(t.offset as i64);
+    let dt = DateTime::<Utc>::from_timestamp(local, 0).unwrap_or_default();
     let sign = if t.offset > 0 { '+' } else { '-' };
     let a = t.offset.unsigned_abs();
     format!(
-        "{}{}{:02}:{:02}",
-        dt.format("%Y-%m-%dT%H:%M:%S"),
+        "{}-{:02}-{:02}T{:02}:{:02}:{:02}{}{:02}:{:02}",
+        dt.year(),
+        dt.month(),
+        dt.day(),
+        dt.hour(),
+        dt.minute(),
+        dt.second(),
         sign,
         a / 3600,
         (a % 3600) / 60
