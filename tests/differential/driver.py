@@ -628,8 +628,9 @@ def main():
                 if len(minimized) >= args.minimize:
                     break
                 small = minimize(case, oracle, tern, rules)
-                if small.expr not in seen:
-                    seen.add(small.expr)
+                key = re.sub(r"[()\s]", "", small.expr).lower()
+                if key not in seen:
+                    seen.add(key)
                     small.origin = "shrunk from %s" % case.origin
                     minimized.append(small)
 
@@ -676,7 +677,7 @@ def main():
           % (fails, crashes, oracle.crashes, tern_crashes))
     for r in rules:
         if r.used:
-            print("  allowed by %-28s %5d" % (r.id, r.used))
+            print("  allowed by %-40s %5d" % (r.id, r.used))
     if args.roundtrip:
         print("round trips: %d ads, %d problems" % (rt_total, len(rt_failures)))
     print("time: %.1fs evaluating (%d tern_eval runs), %.1fs in all" % (t_eval, tern.invocations, time.time() - started))

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Differential test of tern's ClassAd engine against HTCondor's Python
 # bindings (the `classad` module of htcondor 24.0.24): installs the bindings
-# into a virtual environment, builds tern_eval and the round-trip helper, and
-# runs driver.py. Extra arguments go to driver.py (see its --help), e.g.
+# into a virtual environment, builds tern_eval and the round-trip helper
+# (tern_roundtrip.rs), and runs driver.py. Extra arguments go to driver.py (see its --help), e.g.
 #   tests/differential/run.sh --seed 7 --count 20000 --report /tmp/diff.txt
 # Environment: TERN_ORACLE_VENV (where the virtual environment lives, default
 # target/oracle-venv; reused when it already has the right version),
@@ -33,13 +33,25 @@ if ! have_oracle; then
 fi
 
 cd "$ROOT"
-cargo build --release --quiet --bin tern_eval
-# The helper is its own workspace; pin it to tern's dependency versions.
-cp Cargo.lock "$HERE/roundtrip/Cargo.lock"
-CARGO_TARGET_DIR=$TARGET cargo build --release --quiet --manifest-path "$HERE/roundtrip/Cargo.toml"
+# Build tern_eval, noting where cargo put the tern library ...
+cargo build --release --quiet --bin tern_eval --message-format=json-render-diagnostics >"$TARGET/differential-build.json"
+RLIB=$("$VENV/bin/python" - "$TARGET/differential-build.json" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    msg = json.loads(line)
+    if msg.get("reason") == "compiler-artifact" and msg["target"]["name"] == "tern" \
+            and "lib" in msg["target"]["kind"]:
+        print(next(f for f in msg["filenames"] if f.endswith(".rlib")))
+PY
+)
+# ... and compile the round-trip helper, a single file, against it.
+mkdir -p "$TARGET/differential"
+rustc --edition 2024 -C opt-level=1 --crate-name tern_roundtrip \
+    -L "dependency=$TARGET/release/deps" --extern "tern=$RLIB" \
+    -o "$TARGET/differential/tern_roundtrip" "$HERE/tern_roundtrip.rs"
 
 # formatTime() and friends use local time: pin the zone on both sides.
 export TZ=UTC CONDOR_CONFIG=/dev/null
 exec "$VENV/bin/python" "$HERE/driver.py" \
     --tern "$TARGET/release/tern_eval" \
-    --roundtrip "$TARGET/release/tern_roundtrip" "$@"
+    --roundtrip "$TARGET/differential/tern_roundtrip" "$@"
