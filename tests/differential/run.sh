@@ -6,8 +6,10 @@
 #   tests/differential/run.sh --seed 7 --count 20000 --report /tmp/diff.txt
 # Environment: TERN_ORACLE_VENV (where the virtual environment lives, default
 # target/oracle-venv; reused when it already has the right version),
-# TERN_DIFF_SEED (the random seed), PYTHON (the interpreter that creates the
-# environment, default python3; needs 3.11+).
+# TERN_DIFF_SEED (the random seed), TERN_DIFF_PROFILE (cargo profile of the
+# tern build: release, or dev to share a CI's test build; default release),
+# PYTHON (the interpreter that creates the environment, default python3;
+# needs 3.11+).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -16,6 +18,8 @@ HTCONDOR_VERSION=24.0.24
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 VENV=${TERN_ORACLE_VENV:-$TARGET/oracle-venv}
 PYTHON=${PYTHON:-python3}
+PROFILE=${TERN_DIFF_PROFILE:-release}
+OUT=$TARGET/$([ "$PROFILE" = dev ] && echo debug || echo "$PROFILE")
 
 have_oracle() {
     "$VENV/bin/python" - "$HTCONDOR_VERSION" 2>/dev/null <<'PY'
@@ -34,7 +38,7 @@ fi
 
 cd "$ROOT"
 # Build tern_eval, noting where cargo put the tern library ...
-cargo build --release --quiet --bin tern_eval --message-format=json-render-diagnostics >"$TARGET/differential-build.json"
+cargo build --profile "$PROFILE" --quiet --bin tern_eval --message-format=json-render-diagnostics >"$TARGET/differential-build.json"
 RLIB=$("$VENV/bin/python" - "$TARGET/differential-build.json" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
@@ -47,11 +51,11 @@ PY
 # ... and compile the round-trip helper, a single file, against it.
 mkdir -p "$TARGET/differential"
 rustc --edition 2024 -C opt-level=1 --crate-name tern_roundtrip \
-    -L "dependency=$TARGET/release/deps" --extern "tern=$RLIB" \
+    -L "dependency=$OUT/deps" --extern "tern=$RLIB" \
     -o "$TARGET/differential/tern_roundtrip" "$HERE/tern_roundtrip.rs"
 
 # formatTime() and friends use local time: pin the zone on both sides.
 export TZ=UTC CONDOR_CONFIG=/dev/null
 exec "$VENV/bin/python" "$HERE/driver.py" \
-    --tern "$TARGET/release/tern_eval" \
+    --tern "$OUT/tern_eval" \
     --roundtrip "$TARGET/differential/tern_roundtrip" "$@"
