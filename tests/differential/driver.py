@@ -503,6 +503,14 @@ def canonical_old(text):
     return sorted(canonical(line) for line in text.split("\n") if line)
 
 
+def line_diff(oracle_old, tern_old):
+    """The lines of two old-syntax ads that differ, as an indented text."""
+    mine, theirs = canonical_old(tern_old), canonical_old(oracle_old)
+    out = ["    oracle: " + line for line in theirs if line not in mine]
+    out += ["    tern:   " + line for line in mine if line not in theirs]
+    return "\n".join(out)
+
+
 def roundtrip(seed, count, helper, oracle):
     """Failures (strings) from round-tripping count random ads."""
     rng = random.Random(seed ^ 0x5EED)
@@ -544,7 +552,7 @@ def check_roundtrip(text, tern, oracle):
     if canonical(tern["new"]) != canonical(ref["new"]):
         problems.append("new syntax differs\n    oracle: %s\n    tern:   %s" % (ref["new"], tern["new"]))
     if canonical_old(tern["old"]) != canonical_old(ref["old"]):
-        problems.append("old syntax differs\n    oracle: %r\n    tern:   %r" % (ref["old"], tern["old"]))
+        problems.append("old syntax differs\n" + line_diff(ref["old"], tern["old"]))
     if canonical_json(tern["json"]) != canonical_json(ref["json"]):
         problems.append("JSON differs\n    oracle: %r\n    tern:   %r" % (ref["json"], tern["json"]))
     for form in ("new", "old", "json"):
@@ -558,8 +566,9 @@ def check_roundtrip(text, tern, oracle):
             problems.append("HTCondor reads tern's %s form, tern cannot (%s)\n    text: %r"
                             % (form, mine["error"], tern[form]))
         elif canonical_old(mine["old"]) != canonical_old(theirs["old"]):
-            problems.append("tern and HTCondor read tern's %s form differently\n    text:   %r\n"
-                            "    oracle: %r\n    tern:   %r" % (form, tern[form], theirs["old"], mine["old"]))
+            problems.append("tern and HTCondor read tern's %s form differently\n    text: %r\n"
+                            "    what each read, in old syntax:\n%s"
+                            % (form, tern[form], line_diff(theirs["old"], mine["old"])))
     return ["ad %s\n    %s" % (text, p) for p in problems]
 
 
