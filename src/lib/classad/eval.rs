@@ -284,6 +284,13 @@ impl Evaluator {
     }
 
     fn index(&mut self, base: Value, idx: Value) -> Value {
+        // An error index wins, then an error base; an undefined index gives
+        // undefined whatever the base.
+        match (&base, &idx) {
+            (_, Value::Error) | (Value::Error, _) => return Value::Error,
+            (_, Value::Undefined) => return Value::Undefined,
+            _ => {}
+        }
         match base {
             Value::List(l) => match idx {
                 Value::Int(i) => {
@@ -719,8 +726,21 @@ fn bitwise(op: BinOp, l: Value, r: Value) -> Value {
         BitOr => a | b,
         BitXor => a ^ b,
         Shl => a.wrapping_shl(sh),
+        // HTCondor shifts a negative number right one place at a time,
+        // setting the sign bit each time, at most 64 times; a negative count
+        // leaves it alone.
+        Shr if a < 0 => {
+            let mut v = a;
+            for _ in 0..b.clamp(0, 64) {
+                v = (v >> 1) | i64::MIN;
+            }
+            v
+        }
         Shr => a.wrapping_shr(sh),
-        UShr => ((a as u64) >> sh) as i64,
+        // A negative number: one logical place, then (count - 1) more, with
+        // the count taken mod 64 as the hardware does (so `-1 >>> 0` is 0).
+        UShr if a < 0 => ((a >> 1) & i64::MAX).wrapping_shr((b.wrapping_sub(1) & 63) as u32),
+        UShr => a.wrapping_shr(sh),
         _ => return Value::Error,
     })
 }

@@ -173,6 +173,9 @@ fn logic_ternary_elvis() {
         ("", "error ?: \"dflt\"", "error"),
         ("[x = 4]", "x ?: 10 * 2", "8"),
         ("[x = 4]", "1 + x ?: 10", "5"),
+        ("[l = {1, 2}]", "0 ?: l[1]", "0"),
+        ("[l = {1, 2}]", "undefined ?: l[1]", "2"),
+        ("[n = [p = 3]]", "nosuch ?: n.p", "3"),
         ("", "true ? 1 : false ? 2 : 3", "1"),
         ("", "false ? 1 : false ? 2 : 3", "3"),
     ]);
@@ -193,6 +196,15 @@ fn bitwise() {
         ("", "~true", "error"),
         ("", "5 ^ 3", "6"),
         ("", "5 | 3", "7"),
+        ("", "-8 >> -1", "-8"),
+        ("", "-8 >> 64", "-1"),
+        ("", "-7 >> 65", "-1"),
+        ("", "5 >> -1", "0"),
+        ("", "-1 >>> 0", "0"),
+        ("", "-1 >>> 1", "9223372036854775807"),
+        ("", "-16 >>> 64", "0"),
+        ("", "5 >>> 64", "5"),
+        ("", "-1 << 65", "-2"),
     ]);
 }
 
@@ -205,6 +217,10 @@ fn selection_and_subscripts() {
         ("", "{10, 20, 30}[1.0]", "error"),
         ("", "{10, 20, 30}[undefined]", "undefined"),
         ("", "undefined[0]", "undefined"),
+        ("", "0[undefined]", "undefined"),
+        ("", "\"a\"[undefined]", "undefined"),
+        ("", "undefined[error]", "error"),
+        ("", "error[undefined]", "error"),
         ("", "{1 + 1, \"two\"}", "{ 1 + 1,\"two\" }"),
         ("", "{{1, 2}, {3}}[0][1]", "2"),
         ("", "[p = 1].P", "1"),
@@ -410,6 +426,38 @@ fn round_trips_in_all_three_forms() {
     let old_text = ad_to_old(&ad2, true);
     let back = old::parse_old_ad(&old_text).unwrap();
     assert_eq!(ad_to_old(&back, true), old_text);
+}
+
+#[test]
+fn json_numbers_read_exactly() {
+    let ads = json::parse_json_ads(
+        "{\"a\": 0.0009069228955043829, \"b\": 1.797693134862316E+308, \"c\": -7, \"d\": 2E3}",
+    )
+    .unwrap();
+    let ad = &ads[0];
+    let real = |n: &str| match ad.get(n) {
+        Some(Expr::Lit(Value::Real(r))) => *r,
+        other => panic!("{n}: {other:?}"),
+    };
+    assert_eq!(real("a"), 0.0009069228955043829);
+    assert_eq!(real("b"), f64::INFINITY);
+    assert_eq!(real("d"), 2000.0);
+    assert!(matches!(ad.get("c"), Some(Expr::Lit(Value::Int(-7)))));
+}
+
+#[test]
+fn time_literals_are_read_at_parse_time() {
+    assert_eq!(
+        unparse(&parse_expr("absTime(\"2024-02-29\")").unwrap()),
+        "absTime(\"2024-02-29T00:00:00-00:00\")"
+    );
+    assert_eq!(
+        unparse(&parse_expr("relTime(\"90\")").unwrap()),
+        "relTime(\"01:30\")"
+    );
+    assert_eq!(unparse(&parse_expr("relTime(90)").unwrap()), "relTime(90)");
+    assert!(parse_expr("absTime(\"junk\")").is_err());
+    assert!(parse_expr("relTime(\"1:00:00:00\")").is_err());
 }
 
 #[test]
