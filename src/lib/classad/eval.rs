@@ -702,8 +702,16 @@ pub fn cmp_ignore_case(a: &str, b: &str) -> std::cmp::Ordering {
 /// `=?=`: same type and same value, strings case-sensitively.
 pub fn identical(l: &Value, r: &Value) -> Value {
     Value::Bool(match (l, r) {
-        // HTCondor 24.0 cannot compare two lists or two ads for identity.
-        (Value::List(_), Value::List(_)) | (Value::Ad(_), Value::Ad(_)) => return Value::Error,
+        // HTCondor 24.0 cannot compare two ads, nor two lists of the same
+        // kind (both written in the source, or both made by functions), for
+        // identity; a written list and a made one are simply not identical.
+        (Value::Ad(_), Value::Ad(_)) => return Value::Error,
+        (Value::List(a), Value::List(b)) => {
+            if a.scope.is_some() == b.scope.is_some() {
+                return Value::Error;
+            }
+            false
+        }
         (Value::Undefined, Value::Undefined) | (Value::Error, Value::Error) => true,
         (Value::Bool(a), Value::Bool(b)) => a == b,
         (Value::Int(a), Value::Int(b)) => a == b,

@@ -138,6 +138,8 @@ fn comparison_and_identity() {
         ("", "\"\" =?= {}", "false"),
         ("", "1 =?= [a = 1]", "false"),
         ("", "{} isnt [a = 1]", "true"),
+        ("", "{} isnt split(\"a\")", "true"),
+        ("", "split(\"a\") is split(\"a\")", "error"),
         ("", "[a = 1] == [a = 1]", "error"),
         ("", "real(\"NaN\") == real(\"NaN\")", "false"),
     ]);
@@ -287,6 +289,8 @@ fn time_values() {
         ("", "relTime(5) == 5", "error"),
         ("", "relTime(5) % 2", "error"),
         ("", "-relTime(5)", "relTime(\"-05\")"),
+        ("", "relTime(-0.5)", "relTime(\"00\")"),
+        ("", "relTime(-1.5)", "relTime(\"-01\")"),
         ("", "-absTime(5)", "error"),
         (
             "",

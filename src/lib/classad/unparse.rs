@@ -381,12 +381,11 @@ pub fn abstime_string(t: AbsTime) -> String {
 /// `[-][d+]hh:mm:ss` with leading zero fields dropped, whole seconds.
 pub fn reltime_string(r: f64) -> String {
     let mut out = String::new();
-    let mut secs = r;
-    if secs < 0.0 {
+    let total = r.abs().trunc() as i64;
+    // Whole seconds only; a negative time under a second prints as "00".
+    if r < 0.0 && total != 0 {
         out.push('-');
-        secs = -secs;
     }
-    let total = secs.trunc() as i64;
     let days = total / 86400;
     let hrs = (total % 86400) / 3600;
     let mins = (total % 3600) / 60;

@@ -175,7 +175,19 @@ fn translate(pattern: &str) -> String {
             if ch == ']' {
                 in_class = false;
             }
+            // Inside a PCRE class '[' is literal, and '&&'/'~~' are not set
+            // operations as they are in Rust's syntax.
+            if matches!(ch, '[' | '&' | '~') {
+                out.push('\\');
+            }
             out.push(ch);
+            i += 1;
+            continue;
+        }
+        // A '{' that starts no {n}, {n,} or {n,m} quantifier is a literal
+        // in PCRE ('a{,2}' matches the text "a{,2}").
+        if ch == '{' && !is_quantifier(&c[i + 1..]) {
+            out.push_str("\\{");
             i += 1;
             continue;
         }
@@ -195,6 +207,25 @@ fn translate(pattern: &str) -> String {
         }
     }
     out
+}
+
+/// Whether the text after a '{' completes a PCRE quantifier.
+fn is_quantifier(rest: &[char]) -> bool {
+    let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 {
+        return false;
+    }
+    match rest.get(digits) {
+        Some('}') => true,
+        Some(',') => {
+            let more = rest[digits + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            rest.get(digits + 1 + more) == Some(&'}')
+        }
+        _ => false,
+    }
 }
 
 /// How many capturing groups a pattern has (for telling `\10` the
