@@ -79,7 +79,9 @@ impl Scope {
     fn ptr(&self) -> *const Frame {
         Rc::as_ptr(&self.0)
     }
-    fn alternate(&self) -> Option<Scope> {
+    /// In a match, the other ad's scope (where unscoped names not found
+    /// here are looked up last).
+    pub fn alternate(&self) -> Option<Scope> {
         self.0.alt.get().and_then(|w| w.upgrade()).map(Scope)
     }
     fn side(&self, side: Side) -> Option<Scope> {
@@ -263,6 +265,7 @@ impl Evaluator {
                 scope: Some(scope.clone()),
             }),
             Expr::Ad(ad) => Value::Ad(Scope::child(ad.clone(), scope)),
+            Expr::RelTimeLit(secs) => Value::Real(*secs),
             Expr::MatchSide(side) => match scope.toplevel().side(*side) {
                 Some(s) => Value::Ad(s),
                 None => Value::Undefined,
@@ -373,7 +376,13 @@ impl Evaluator {
                     };
                     out.push(v);
                 }
-                Value::list(out)
+                // HTCondor makes `list.name` a list like a written one (for
+                // `is`, see `identical`).
+                let items: Vec<Expr> = out.into_iter().map(Expr::Lit).collect();
+                Value::List(ListValue {
+                    items: Rc::from(items),
+                    scope: Some(scope.clone()),
+                })
             }
             Value::Undefined => Value::Undefined,
             _ => Value::Error,
@@ -511,7 +520,8 @@ pub fn unary(op: UnOp, v: Value) -> Value {
         (_, Value::Error) => Value::Error,
         (_, Value::Undefined) => Value::Undefined,
         (UnOp::Neg, Value::Int(i)) => Value::Int(i.wrapping_neg()),
-        (UnOp::Neg, Value::Real(r)) => real_result(-r),
+        // Only binary arithmetic turns +infinity into error (-(-INF) is INF).
+        (UnOp::Neg, Value::Real(r)) => Value::Real(-r),
         (UnOp::Neg, Value::RelTime(r)) => Value::RelTime(-r),
         (UnOp::Plus, v @ (Value::Int(_) | Value::Real(_) | Value::RelTime(_))) => v,
         (UnOp::Not, Value::Bool(b)) => Value::Bool(!b),

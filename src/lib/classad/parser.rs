@@ -25,8 +25,8 @@ pub struct Parser<'a> {
 /// `absTime("…")` and `relTime("…")` of one string literal are read when
 /// the expression is parsed, as HTCondor reads them: the result is a time
 /// literal (printed in normal form), and a string that is no time is a
-/// syntax error. (HTCondor 24.0 turns the relTime form into a real number of
-/// seconds; tern keeps it a relative time, as the function promises.)
+/// syntax error. A relTime literal evaluates to a real number of seconds,
+/// as in HTCondor (see [`Expr::RelTimeLit`]).
 fn fold_time_literal(call: Expr) -> Result<Expr, String> {
     let Expr::Call(c) = &call else {
         return Ok(call);
@@ -40,7 +40,8 @@ fn fold_time_literal(call: Expr) -> Result<Expr, String> {
     };
     let v = super::Evaluator::new().eval(&call, &super::Scope::empty());
     match v {
-        Value::AbsTime(_) | Value::RelTime(_) => Ok(Expr::Lit(v)),
+        Value::AbsTime(_) => Ok(Expr::Lit(v)),
+        Value::RelTime(secs) => Ok(Expr::RelTimeLit(secs)),
         _ => Err(format!(
             "'{text}' is not a valid {} string",
             if lower == "abstime" {

@@ -91,6 +91,7 @@ fn arithmetic() {
         ("", "4.5 % 2", "error"),
         ("", "1e308 * 10", "error"),
         ("", "-1e308 * 10", "real(\"-INF\")"),
+        ("", "-(-1e308 * 10)", "real(\"INF\")"),
         ("", "true + true", "2"),
         ("", "false * 3.5", "0.0"),
         ("", "-true", "error"),
@@ -460,6 +461,17 @@ fn time_literals_are_read_at_parse_time() {
         "relTime(\"01:30\")"
     );
     assert_eq!(unparse(&parse_expr("relTime(90)").unwrap()), "relTime(90)");
+    assert_eq!(
+        unparse(&parse_expr("relTime(\"00:00:01.5\")").unwrap()),
+        "relTime(\"1.5\")"
+    );
+    // A relTime literal evaluates to seconds, so it compares with numbers.
+    assert_eq!(ev("", "relTime(\"01:00:01\")"), "3.601000000000000E+03");
+    assert_eq!(
+        ev("", "relTime(\"01:30\") * relTime(90)"),
+        "relTime(\"02:15:00\")"
+    );
+    assert_eq!(ev("[t = 7300.0]", "t > relTime(\"2:00:00\")"), "true");
     assert!(parse_expr("absTime(\"junk\")").is_err());
     assert!(parse_expr("relTime(\"1:00:00:00\")").is_err());
 }

@@ -136,6 +136,11 @@ fn write_expr_inner(out: &mut String, e: &Expr, syn: Syntax) {
         }
         Expr::List(items) => write_list(out, items, syn),
         Expr::Ad(ad) => write_ad(out, ad, syn),
+        Expr::RelTimeLit(secs) => {
+            out.push_str("relTime(\"");
+            out.push_str(&reltime_literal_string(*secs));
+            out.push_str("\")");
+        }
         Expr::MatchSide(side) => out.push_str(match side {
             super::ast::Side::Left => ".LEFT",
             super::ast::Side::Right => ".RIGHT",
@@ -376,6 +381,38 @@ pub fn abstime_string(t: AbsTime) -> String {
         a / 3600,
         (a % 3600) / 60
     )
+}
+
+/// A relTime literal as HTCondor prints it: like [`reltime_string`], but
+/// fractional seconds are kept (`1.5`, `01:01.25`).
+pub fn reltime_literal_string(r: f64) -> String {
+    let a = r.abs();
+    if a.fract() == 0.0 {
+        return reltime_string(r);
+    }
+    let whole = a.trunc() as i64;
+    let secs = (whole % 60) as f64 + a.fract();
+    let mut out = String::new();
+    if r < 0.0 {
+        out.push('-');
+    }
+    let (days, hrs, mins) = (whole / 86400, (whole % 86400) / 3600, (whole % 3600) / 60);
+    let s = format_g(secs, 6, false);
+    let s = if secs < 10.0 && (days != 0 || hrs != 0 || mins != 0) {
+        format!("0{s}")
+    } else {
+        s
+    };
+    if days != 0 {
+        let _ = write!(out, "{days}+{hrs:02}:{mins:02}:{s}");
+    } else if hrs != 0 {
+        let _ = write!(out, "{hrs:02}:{mins:02}:{s}");
+    } else if mins != 0 {
+        let _ = write!(out, "{mins:02}:{s}");
+    } else {
+        out.push_str(&s);
+    }
+    out
 }
 
 /// `[-][d+]hh:mm:ss` with leading zero fields dropped, whole seconds.

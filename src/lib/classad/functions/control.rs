@@ -108,7 +108,7 @@ impl Pretty {
                 });
                 self.expr(out, x);
             }
-            Expr::MatchSide(_) => unparse::write_expr(out, e, Syntax::New),
+            Expr::MatchSide(_) | Expr::RelTimeLit(_) => unparse::write_expr(out, e, Syntax::New),
             Expr::Binary(op, b) => {
                 self.expr(out, &b.0);
                 out.push(' ');
@@ -259,6 +259,13 @@ pub(super) fn deref(ev: &mut Evaluator, a: &AttrRef, scope: &Scope) -> Option<Ta
     };
     match lookup_in_scope(&start, a.name.key()) {
         Lookup::Attr(f, i) => Some(Target::Attr(f, i)),
+        // In a match an unscoped name falls back to the other ad.
+        Lookup::Missing if a.base.is_none() && !a.absolute => {
+            match lookup_in_scope(&start.alternate()?, a.name.key()) {
+                Lookup::Attr(f, i) => Some(Target::Attr(f, i)),
+                _ => None,
+            }
+        }
         Lookup::Missing => None,
         Lookup::Special => {
             // The special name answered at the first ad lacking it.
@@ -322,7 +329,7 @@ fn external_refs(
         return false;
     }
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || match e {
-        Expr::Lit(_) | Expr::MatchSide(_) => true,
+        Expr::Lit(_) | Expr::MatchSide(_) | Expr::RelTimeLit(_) => true,
         Expr::Attr(a) => {
             let start = match &a.base {
                 Some(b) => match ev.eval(b, scope) {
@@ -414,6 +421,11 @@ pub fn unresolved(ev: &mut Evaluator, args: &[Expr], scope: &Scope) -> Value {
     };
     let mut refs = Refs::new();
     let expr = target_expr(&target);
+    // The expression is walked in the scope of the ad it was found in.
+    let home = match &target {
+        Target::Attr(f, _) => f.clone(),
+        Target::Expr(_) => scope.clone(),
+    };
     let visiting = match target {
         Target::Attr(f, i) => vec![(f, i)],
         Target::Expr(_) => Vec::new(),
@@ -423,7 +435,7 @@ pub fn unresolved(ev: &mut Evaluator, args: &[Expr], scope: &Scope) -> Value {
         done: Vec::new(),
         steps: 0,
     };
-    let ok = external_refs(ev, &expr, scope, &mut refs, &mut walk);
+    let ok = external_refs(ev, &expr, &home, &mut refs, &mut walk);
     let names: Vec<&str> = if ok {
         refs.values()
             .map(|n| match n.get(..7) {
