@@ -177,6 +177,11 @@ pub enum Expr {
     /// Internal: the left or right ad of the match this expression is
     /// evaluated in. Never produced by the parser.
     MatchSide(Side),
+    /// `relTime("…")` of a string literal, read when parsed. It prints in
+    /// that form but evaluates to the real number of seconds, as in
+    /// HTCondor, so that policies such as `RemoteWallClockTime >
+    /// relTime("2:00:00")` compare numbers with numbers.
+    RelTimeLit(f64),
 }
 
 impl Expr {
@@ -215,7 +220,7 @@ impl Expr {
     /// Visits every attribute reference in the tree, outermost first.
     pub fn walk_attrs<'a>(&'a self, f: &mut dyn FnMut(&'a AttrRef)) {
         match self {
-            Expr::Lit(_) | Expr::MatchSide(_) | Expr::Ad(_) => {}
+            Expr::Lit(_) | Expr::MatchSide(_) | Expr::Ad(_) | Expr::RelTimeLit(_) => {}
             Expr::Attr(a) => {
                 f(a);
                 if let Some(b) = &a.base {

@@ -79,7 +79,9 @@ impl Scope {
     fn ptr(&self) -> *const Frame {
         Rc::as_ptr(&self.0)
     }
-    fn alternate(&self) -> Option<Scope> {
+    /// In a match, the other ad's scope (where unscoped names not found
+    /// here are looked up last).
+    pub fn alternate(&self) -> Option<Scope> {
         self.0.alt.get().and_then(|w| w.upgrade()).map(Scope)
     }
     fn side(&self, side: Side) -> Option<Scope> {
@@ -263,6 +265,7 @@ impl Evaluator {
                 scope: Some(scope.clone()),
             }),
             Expr::Ad(ad) => Value::Ad(Scope::child(ad.clone(), scope)),
+            Expr::RelTimeLit(secs) => Value::Real(*secs),
             Expr::MatchSide(side) => match scope.toplevel().side(*side) {
                 Some(s) => Value::Ad(s),
                 None => Value::Undefined,
@@ -284,6 +287,13 @@ impl Evaluator {
     }
 
     fn index(&mut self, base: Value, idx: Value) -> Value {
+        // An error index wins, then an error base; an undefined index gives
+        // undefined whatever the base.
+        match (&base, &idx) {
+            (_, Value::Error) | (Value::Error, _) => return Value::Error,
+            (_, Value::Undefined) => return Value::Undefined,
+            _ => {}
+        }
         match base {
             Value::List(l) => match idx {
                 Value::Int(i) => {
@@ -366,7 +376,13 @@ impl Evaluator {
                     };
                     out.push(v);
                 }
-                Value::list(out)
+                // HTCondor makes `list.name` a list like a written one (for
+                // `is`, see `identical`).
+                let items: Vec<Expr> = out.into_iter().map(Expr::Lit).collect();
+                Value::List(ListValue {
+                    items: Rc::from(items),
+                    scope: Some(scope.clone()),
+                })
             }
             Value::Undefined => Value::Undefined,
             _ => Value::Error,
@@ -504,7 +520,8 @@ pub fn unary(op: UnOp, v: Value) -> Value {
         (_, Value::Error) => Value::Error,
         (_, Value::Undefined) => Value::Undefined,
         (UnOp::Neg, Value::Int(i)) => Value::Int(i.wrapping_neg()),
-        (UnOp::Neg, Value::Real(r)) => real_result(-r),
+        // Only binary arithmetic turns +infinity into error (-(-INF) is INF).
+        (UnOp::Neg, Value::Real(r)) => Value::Real(-r),
         (UnOp::Neg, Value::RelTime(r)) => Value::RelTime(-r),
         (UnOp::Plus, v @ (Value::Int(_) | Value::Real(_) | Value::RelTime(_))) => v,
         (UnOp::Not, Value::Bool(b)) => Value::Bool(!b),
@@ -695,8 +712,15 @@ pub fn cmp_ignore_case(a: &str, b: &str) -> std::cmp::Ordering {
 /// `=?=`: same type and same value, strings case-sensitively.
 pub fn identical(l: &Value, r: &Value) -> Value {
     Value::Bool(match (l, r) {
-        (Value::List(_), _) | (_, Value::List(_)) | (Value::Ad(_), _) | (_, Value::Ad(_)) => {
-            return Value::Error;
+        // HTCondor 24.0 cannot compare two ads, nor two lists of the same
+        // kind (both written in the source, or both made by functions), for
+        // identity; a written list and a made one are simply not identical.
+        (Value::Ad(_), Value::Ad(_)) => return Value::Error,
+        (Value::List(a), Value::List(b)) => {
+            if a.scope.is_some() == b.scope.is_some() {
+                return Value::Error;
+            }
+            false
         }
         (Value::Undefined, Value::Undefined) | (Value::Error, Value::Error) => true,
         (Value::Bool(a), Value::Bool(b)) => a == b,
@@ -720,8 +744,21 @@ fn bitwise(op: BinOp, l: Value, r: Value) -> Value {
         BitOr => a | b,
         BitXor => a ^ b,
         Shl => a.wrapping_shl(sh),
+        // HTCondor shifts a negative number right one place at a time,
+        // setting the sign bit each time, at most 64 times; a negative count
+        // leaves it alone.
+        Shr if a < 0 => {
+            let mut v = a;
+            for _ in 0..b.clamp(0, 64) {
+                v = (v >> 1) | i64::MIN;
+            }
+            v
+        }
         Shr => a.wrapping_shr(sh),
-        UShr => ((a as u64) >> sh) as i64,
+        // A negative number: one logical place, then (count - 1) more, with
+        // the count taken mod 64 as the hardware does (so `-1 >>> 0` is 0).
+        UShr if a < 0 => ((a >> 1) & i64::MAX).wrapping_shr((b.wrapping_sub(1) & 63) as u32),
+        UShr => a.wrapping_shr(sh),
         _ => return Value::Error,
     })
 }

@@ -173,10 +173,16 @@ fn json_expr(v: serde_json::Value) -> Result<Expr, ParseError> {
     Ok(match v {
         serde_json::Value::Null => Expr::Lit(Value::Undefined),
         serde_json::Value::Bool(b) => Expr::Lit(Value::Bool(b)),
-        serde_json::Value::Number(n) => match n.as_i64() {
-            Some(i) => Expr::Lit(Value::Int(i)),
-            None => Expr::Lit(Value::Real(n.as_f64().unwrap_or(0.0))),
-        },
+        // Numbers are read from their text (serde_json's arbitrary_precision):
+        // Rust's float parsing is exact, and a real beyond the largest double
+        // reads as infinity, as HTCondor reads it.
+        serde_json::Value::Number(n) => {
+            let text = n.to_string();
+            match text.parse::<i64>() {
+                Ok(i) if !text.contains(['.', 'e', 'E']) => Expr::Lit(Value::Int(i)),
+                _ => Expr::Lit(Value::Real(text.parse::<f64>().unwrap_or(0.0))),
+            }
+        }
         serde_json::Value::String(s) => {
             if let Some(inner) = s.strip_prefix("/Expr(").and_then(|r| r.strip_suffix(")/")) {
                 parse_expr(inner).map_err(|e| ParseError {

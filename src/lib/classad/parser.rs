@@ -22,6 +22,37 @@ pub struct Parser<'a> {
     depth: u32,
 }
 
+/// `absTime("…")` and `relTime("…")` of one string literal are read when
+/// the expression is parsed, as HTCondor reads them: the result is a time
+/// literal (printed in normal form), and a string that is no time is a
+/// syntax error. A relTime literal evaluates to a real number of seconds,
+/// as in HTCondor (see [`Expr::RelTimeLit`]).
+fn fold_time_literal(call: Expr) -> Result<Expr, String> {
+    let Expr::Call(c) = &call else {
+        return Ok(call);
+    };
+    let lower = c.name.to_ascii_lowercase();
+    if !(lower == "abstime" || lower == "reltime") || c.args.len() != 1 {
+        return Ok(call);
+    }
+    let Some(Value::Str(text)) = c.args[0].literal_value() else {
+        return Ok(call);
+    };
+    let v = super::Evaluator::new().eval(&call, &super::Scope::empty());
+    match v {
+        Value::AbsTime(_) => Ok(Expr::Lit(v)),
+        Value::RelTime(secs) => Ok(Expr::RelTimeLit(secs)),
+        _ => Err(format!(
+            "'{text}' is not a valid {} string",
+            if lower == "abstime" {
+                "absTime"
+            } else {
+                "relTime"
+            }
+        )),
+    }
+}
+
 /// Parses one expression (new-syntax strings).
 pub fn parse_expr(src: &str) -> Result<Expr, ParseError> {
     let mut p = Parser::new(src, false);
@@ -262,7 +293,7 @@ impl<'a> Parser<'a> {
                 Tok::Question if self.peek2_is(&Tok::Colon)? => {
                     self.next()?;
                     self.next()?;
-                    let rhs = self.primary()?;
+                    let rhs = self.selection()?;
                     e = Expr::Elvis(Box::new((e, rhs)));
                 }
                 _ => return Ok(e),
@@ -273,6 +304,32 @@ impl<'a> Parser<'a> {
                     &at,
                     format!("expression nested more than {MAX_NESTING} levels deep"),
                 ));
+            }
+        }
+    }
+
+    /// The right side of `?:`: a primary with its `.name` and `[i]`
+    /// suffixes (`a ?: b.c` is `a ?: (b.c)`, as HTCondor reads it).
+    fn selection(&mut self) -> Result<Expr, ParseError> {
+        let mut e = self.primary()?;
+        loop {
+            match self.peek_tok()? {
+                Tok::Dot => {
+                    self.next()?;
+                    let name = self.attr_name("an attribute name after '.'")?;
+                    e = Expr::Attr(Box::new(AttrRef {
+                        base: Some(e),
+                        name,
+                        absolute: false,
+                    }));
+                }
+                Tok::LBrack => {
+                    self.next()?;
+                    let idx = self.expr()?;
+                    self.expect(Tok::RBrack, "']' to close a subscript")?;
+                    e = Expr::Index(Box::new((e, idx)));
+                }
+                _ => return Ok(e),
             }
         }
     }
@@ -289,6 +346,7 @@ impl<'a> Parser<'a> {
 
     fn primary(&mut self) -> Result<Expr, ParseError> {
         let t = self.next()?;
+        let (at_line, at_col) = (t.line, t.col);
         Ok(match t.tok {
             Tok::Int(i) => Expr::Lit(Value::Int(i)),
             Tok::Real(r) => Expr::Lit(Value::Real(r)),
@@ -306,11 +364,16 @@ impl<'a> Parser<'a> {
                 if self.peek_tok()? == Tok::LParen {
                     self.next()?;
                     let args = self.items(Tok::RParen, "')' to close the argument list")?;
-                    Expr::Call(Box::new(Call {
+                    let call = Expr::Call(Box::new(Call {
                         builtin: functions::lookup(&s),
-                        name: Rc::from(s),
+                        name: Rc::from(s.as_str()),
                         args,
-                    }))
+                    }));
+                    fold_time_literal(call).map_err(|msg| ParseError {
+                        line: at_line,
+                        col: at_col,
+                        msg,
+                    })?
                 } else {
                     Expr::Attr(Box::new(AttrRef {
                         base: None,

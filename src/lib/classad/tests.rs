@@ -91,6 +91,7 @@ fn arithmetic() {
         ("", "4.5 % 2", "error"),
         ("", "1e308 * 10", "error"),
         ("", "-1e308 * 10", "real(\"-INF\")"),
+        ("", "-(-1e308 * 10)", "real(\"INF\")"),
         ("", "true + true", "2"),
         ("", "false * 3.5", "0.0"),
         ("", "-true", "error"),
@@ -135,6 +136,11 @@ fn comparison_and_identity() {
         ("", "4 > 3 > 2", "false"),
         ("", "{1, 2} == {1, 2}", "error"),
         ("", "{1} =?= {1}", "error"),
+        ("", "\"\" =?= {}", "false"),
+        ("", "1 =?= [a = 1]", "false"),
+        ("", "{} isnt [a = 1]", "true"),
+        ("", "{} isnt split(\"a\")", "true"),
+        ("", "split(\"a\") is split(\"a\")", "error"),
         ("", "[a = 1] == [a = 1]", "error"),
         ("", "real(\"NaN\") == real(\"NaN\")", "false"),
     ]);
@@ -170,6 +176,9 @@ fn logic_ternary_elvis() {
         ("", "error ?: \"dflt\"", "error"),
         ("[x = 4]", "x ?: 10 * 2", "8"),
         ("[x = 4]", "1 + x ?: 10", "5"),
+        ("[l = {1, 2}]", "0 ?: l[1]", "0"),
+        ("[l = {1, 2}]", "undefined ?: l[1]", "2"),
+        ("[n = [p = 3]]", "nosuch ?: n.p", "3"),
         ("", "true ? 1 : false ? 2 : 3", "1"),
         ("", "false ? 1 : false ? 2 : 3", "3"),
     ]);
@@ -190,6 +199,15 @@ fn bitwise() {
         ("", "~true", "error"),
         ("", "5 ^ 3", "6"),
         ("", "5 | 3", "7"),
+        ("", "-8 >> -1", "-8"),
+        ("", "-8 >> 64", "-1"),
+        ("", "-7 >> 65", "-1"),
+        ("", "5 >> -1", "0"),
+        ("", "-1 >>> 0", "0"),
+        ("", "-1 >>> 1", "9223372036854775807"),
+        ("", "-16 >>> 64", "0"),
+        ("", "5 >>> 64", "5"),
+        ("", "-1 << 65", "-2"),
     ]);
 }
 
@@ -202,6 +220,10 @@ fn selection_and_subscripts() {
         ("", "{10, 20, 30}[1.0]", "error"),
         ("", "{10, 20, 30}[undefined]", "undefined"),
         ("", "undefined[0]", "undefined"),
+        ("", "0[undefined]", "undefined"),
+        ("", "\"a\"[undefined]", "undefined"),
+        ("", "undefined[error]", "error"),
+        ("", "error[undefined]", "error"),
         ("", "{1 + 1, \"two\"}", "{ 1 + 1,\"two\" }"),
         ("", "{{1, 2}, {3}}[0][1]", "2"),
         ("", "[p = 1].P", "1"),
@@ -268,7 +290,19 @@ fn time_values() {
         ("", "relTime(5) == 5", "error"),
         ("", "relTime(5) % 2", "error"),
         ("", "-relTime(5)", "relTime(\"-05\")"),
+        ("", "relTime(-0.5)", "relTime(\"00\")"),
+        ("", "relTime(-1.5)", "relTime(\"-01\")"),
         ("", "-absTime(5)", "error"),
+        (
+            "",
+            "absTime(0, 99999999)",
+            "absTime(\"1973-03-03T09:46:39+27777:46\")",
+        ),
+        (
+            "",
+            "absTime(\"0007-12-31T00:00:00Z\")",
+            "absTime(\"7-12-31T00:00:00-00:00\")",
+        ),
     ]);
 }
 
@@ -397,6 +431,49 @@ fn round_trips_in_all_three_forms() {
     let old_text = ad_to_old(&ad2, true);
     let back = old::parse_old_ad(&old_text).unwrap();
     assert_eq!(ad_to_old(&back, true), old_text);
+}
+
+#[test]
+fn json_numbers_read_exactly() {
+    let ads = json::parse_json_ads(
+        "{\"a\": 0.0009069228955043829, \"b\": 1.797693134862316E+308, \"c\": -7, \"d\": 2E3}",
+    )
+    .unwrap();
+    let ad = &ads[0];
+    let real = |n: &str| match ad.get(n) {
+        Some(Expr::Lit(Value::Real(r))) => *r,
+        other => panic!("{n}: {other:?}"),
+    };
+    assert_eq!(real("a"), 0.0009069228955043829);
+    assert_eq!(real("b"), f64::INFINITY);
+    assert_eq!(real("d"), 2000.0);
+    assert!(matches!(ad.get("c"), Some(Expr::Lit(Value::Int(-7)))));
+}
+
+#[test]
+fn time_literals_are_read_at_parse_time() {
+    assert_eq!(
+        unparse(&parse_expr("absTime(\"2024-02-29\")").unwrap()),
+        "absTime(\"2024-02-29T00:00:00-00:00\")"
+    );
+    assert_eq!(
+        unparse(&parse_expr("relTime(\"90\")").unwrap()),
+        "relTime(\"01:30\")"
+    );
+    assert_eq!(unparse(&parse_expr("relTime(90)").unwrap()), "relTime(90)");
+    assert_eq!(
+        unparse(&parse_expr("relTime(\"00:00:01.5\")").unwrap()),
+        "relTime(\"1.5\")"
+    );
+    // A relTime literal evaluates to seconds, so it compares with numbers.
+    assert_eq!(ev("", "relTime(\"01:00:01\")"), "3.601000000000000E+03");
+    assert_eq!(
+        ev("", "relTime(\"01:30\") * relTime(90)"),
+        "relTime(\"02:15:00\")"
+    );
+    assert_eq!(ev("[t = 7300.0]", "t > relTime(\"2:00:00\")"), "true");
+    assert!(parse_expr("absTime(\"junk\")").is_err());
+    assert!(parse_expr("relTime(\"1:00:00:00\")").is_err());
 }
 
 #[test]

@@ -136,6 +136,11 @@ fn write_expr_inner(out: &mut String, e: &Expr, syn: Syntax) {
         }
         Expr::List(items) => write_list(out, items, syn),
         Expr::Ad(ad) => write_ad(out, ad, syn),
+        Expr::RelTimeLit(secs) => {
+            out.push_str("relTime(\"");
+            out.push_str(&reltime_literal_string(*secs));
+            out.push_str("\")");
+        }
         Expr::MatchSide(side) => out.push_str(match side {
             super::ast::Side::Left => ".LEFT",
             super::ast::Side::Right => ".RIGHT",
@@ -357,31 +362,67 @@ fn strip_zeros(s: &str) -> &str {
 /// `YYYY-MM-DDThh:mm:ss±hh:mm` in the value's own zone offset. A zero offset
 /// prints as `-00:00`, as HTCondor prints it.
 pub fn abstime_string(t: AbsTime) -> String {
-    use chrono::{DateTime, FixedOffset, Utc};
-    let off = FixedOffset::east_opt(t.offset).unwrap_or_else(|| FixedOffset::east_opt(0).unwrap());
-    let dt = DateTime::<Utc>::from_timestamp(t.secs, 0)
-        .unwrap_or_default()
-        .with_timezone(&off);
+    use chrono::{DateTime, Datelike, Timelike, Utc};
+    // The offset may exceed a day (HTCondor does not limit it), so shift the
+    // instant by hand instead of through a chrono time zone.
+    let local = t.secs.saturating_add(t.offset as i64);
+    let dt = DateTime::<Utc>::from_timestamp(local, 0).unwrap_or_default();
     let sign = if t.offset > 0 { '+' } else { '-' };
     let a = t.offset.unsigned_abs();
     format!(
-        "{}{}{:02}:{:02}",
-        dt.format("%Y-%m-%dT%H:%M:%S"),
+        "{}-{:02}-{:02}T{:02}:{:02}:{:02}{}{:02}:{:02}",
+        dt.year(),
+        dt.month(),
+        dt.day(),
+        dt.hour(),
+        dt.minute(),
+        dt.second(),
         sign,
         a / 3600,
         (a % 3600) / 60
     )
 }
 
+/// A relTime literal as HTCondor prints it: like [`reltime_string`], but
+/// fractional seconds are kept (`1.5`, `01:01.25`).
+pub fn reltime_literal_string(r: f64) -> String {
+    let a = r.abs();
+    if a.fract() == 0.0 {
+        return reltime_string(r);
+    }
+    let whole = a.trunc() as i64;
+    let secs = (whole % 60) as f64 + a.fract();
+    let mut out = String::new();
+    if r < 0.0 {
+        out.push('-');
+    }
+    let (days, hrs, mins) = (whole / 86400, (whole % 86400) / 3600, (whole % 3600) / 60);
+    let s = format_g(secs, 6, false);
+    let s = if secs < 10.0 && (days != 0 || hrs != 0 || mins != 0) {
+        format!("0{s}")
+    } else {
+        s
+    };
+    if days != 0 {
+        let _ = write!(out, "{days}+{hrs:02}:{mins:02}:{s}");
+    } else if hrs != 0 {
+        let _ = write!(out, "{hrs:02}:{mins:02}:{s}");
+    } else if mins != 0 {
+        let _ = write!(out, "{mins:02}:{s}");
+    } else {
+        out.push_str(&s);
+    }
+    out
+}
+
 /// `[-][d+]hh:mm:ss` with leading zero fields dropped, whole seconds.
 pub fn reltime_string(r: f64) -> String {
     let mut out = String::new();
-    let mut secs = r;
-    if secs < 0.0 {
+    let total = r.abs().trunc() as i64;
+    // Whole seconds only; a negative time under a second prints as "00".
+    if r < 0.0 && total != 0 {
         out.push('-');
-        secs = -secs;
     }
-    let total = secs.trunc() as i64;
     let days = total / 86400;
     let hrs = (total % 86400) / 3600;
     let mins = (total % 3600) / 60;
