@@ -11,16 +11,19 @@ use rustc_hash::FxHashMap;
 
 use super::ast::Expr;
 
+/// Expressions are shared (`Rc`), so copying an ad, as the queue does to
+/// give each job its cluster's attributes, costs reference counts, not
+/// trees.
 #[derive(Clone, Debug)]
 struct Entry {
     name: Rc<str>,
-    expr: Expr,
+    expr: Rc<Expr>,
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct ClassAd {
     entries: Vec<Entry>,
-    index: FxHashMap<Box<str>, usize>,
+    index: FxHashMap<Rc<str>, usize>,
 }
 
 impl ClassAd {
@@ -39,6 +42,11 @@ impl ClassAd {
     /// Sets `name` to `expr`. A name already present (in any case) keeps its
     /// first spelling and position.
     pub fn insert(&mut self, name: &str, expr: Expr) {
+        self.insert_shared(name, Rc::new(expr));
+    }
+
+    /// Sets `name` to an expression shared with other ads.
+    pub fn insert_shared(&mut self, name: &str, expr: Rc<Expr>) {
         if let Some(&i) = self.index.get(name) {
             self.entries[i].expr = expr;
             return;
@@ -48,17 +56,25 @@ impl ClassAd {
             self.entries[i].expr = expr;
             return;
         }
-        self.index.insert(key.into_boxed_str(), self.entries.len());
-        self.entries.push(Entry {
-            name: Rc::from(name),
-            expr,
-        });
+        let name: Rc<str> = Rc::from(name);
+        let key: Rc<str> = if *key == *name {
+            name.clone()
+        } else {
+            Rc::from(key)
+        };
+        self.index.insert(key, self.entries.len());
+        self.entries.push(Entry { name, expr });
+    }
+
+    /// Attributes with their shared expressions, in insertion order.
+    pub fn iter_shared(&self) -> impl Iterator<Item = (&str, &Rc<Expr>)> {
+        self.entries.iter().map(|e| (&*e.name, &e.expr))
     }
 
     /// Looks up by a key that is already lower case (as `Name::key` is).
     #[inline]
     pub fn get_by_key(&self, key: &str) -> Option<&Expr> {
-        self.index.get(key).map(|&i| &self.entries[i].expr)
+        self.index.get(key).map(|&i| &*self.entries[i].expr)
     }
 
     /// Looks a name up in any case.
@@ -92,12 +108,12 @@ impl ClassAd {
                 *v -= 1;
             }
         }
-        Some(entry.expr)
+        Some(Rc::try_unwrap(entry.expr).unwrap_or_else(|shared| (*shared).clone()))
     }
 
     /// Attributes in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Expr)> {
-        self.entries.iter().map(|e| (&*e.name, &e.expr))
+        self.entries.iter().map(|e| (&*e.name, &*e.expr))
     }
 
     /// Attributes sorted case-insensitively by name, as HTCondor prints ads.
@@ -109,8 +125,8 @@ impl ClassAd {
 
     /// Copies every attribute of `other` into this ad (HTCondor's `Update`).
     pub fn update(&mut self, other: &ClassAd) {
-        for (n, e) in other.iter() {
-            self.insert(n, e.clone());
+        for (n, e) in other.iter_shared() {
+            self.insert_shared(n, e.clone());
         }
     }
 }
@@ -130,6 +146,11 @@ impl ClassAd {
     }
     #[inline]
     pub fn expr_at(&self, i: usize) -> &Expr {
+        &self.entries[i].expr
+    }
+
+    /// The shared expression at position `i`.
+    pub fn shared_at(&self, i: usize) -> &Rc<Expr> {
         &self.entries[i].expr
     }
 }
