@@ -10,5 +10,6 @@ pub mod classad;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod queue;
 pub mod submit;
 pub mod sys;

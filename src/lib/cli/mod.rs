@@ -13,6 +13,7 @@
 
 pub mod config_val;
 pub mod eval;
+pub mod jobsel;
 pub mod submit;
 
 use std::ffi::OsString;

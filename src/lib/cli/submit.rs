@@ -1,6 +1,6 @@
-//! `tern_submit`: reads a submit description and turns it into jobs, as
-//! HTCondor's `condor_submit`. Until the job queue exists, only `-dry-run`
-//! works: it prints the job ads a submit would create and changes nothing.
+//! `tern_submit`: reads a submit description and turns it into jobs in the
+//! queue, as HTCondor's `condor_submit`. `-dry-run` prints the job ads a
+//! submit would create and changes nothing.
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Read, Write};
@@ -13,6 +13,7 @@ use super::{CliError, parse_args, run_tool};
 use crate::classad::json::ads_to_json_array;
 use crate::classad::unparse::ad_to_old;
 use crate::config::Config;
+use crate::queue::{Queue, QueueError};
 use crate::submit::{self, SubmitOptions};
 
 /// Submit jobs described by a submit description file.
@@ -65,6 +66,43 @@ fn failed(msg: String) -> CliError {
     CliError::Failed { msg, hint: None }
 }
 
+/// A queue error as the tools report it.
+pub fn queue_error(e: QueueError) -> CliError {
+    let hint = match &e {
+        QueueError::NewerSchema { .. } => {
+            Some("this SPOOL was written by a newer tern".to_string())
+        }
+        QueueError::Corrupt { .. } => Some(
+            "restore queue.db from a backup, or move it away to start an empty queue".to_string(),
+        ),
+        QueueError::Spool { .. } => {
+            Some("set SPOOL (or _TERN_SPOOL) to a directory you can write".to_string())
+        }
+        _ => None,
+    };
+    CliError::Failed {
+        msg: e.to_string(),
+        hint,
+    }
+}
+
+impl From<QueueError> for CliError {
+    fn from(e: QueueError) -> CliError {
+        queue_error(e)
+    }
+}
+
+/// The SPOOL directory from the configuration.
+pub fn spool_dir(cfg: &Config) -> Result<PathBuf, CliError> {
+    match cfg.get("SPOOL").map_err(|e| failed(e.to_string()))? {
+        Some(s) => Ok(PathBuf::from(s)),
+        None => Err(CliError::Failed {
+            msg: "SPOOL is not set".into(),
+            hint: Some("set SPOOL in the configuration or _TERN_SPOOL in the environment".into()),
+        }),
+    }
+}
+
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     // `-dry-run:json` is one word in HTCondor's spelling.
     let argv: Vec<OsString> = argv
@@ -103,21 +141,43 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     };
     let text = with_command_line(&text, &args, &name)?;
     let parsed = submit::parse(&text, &name, &dir, &cfg).map_err(|e| failed(e.to_string()))?;
-    if !(args.dry_run || args.dry_run_json) {
-        return Err(CliError::Failed {
-            msg: "submitting needs the job queue, which this version of tern does not have yet"
-                .into(),
-            hint: Some("use -dry-run to see the job ads a submit would create".into()),
-        });
-    }
-    let opts = SubmitOptions {
+    let owner = crate::sys::real_user_name();
+    let spool = spool_dir(&cfg)?;
+    let mut opts = SubmitOptions {
         cluster: 1,
         qdate: crate::clock::now(),
-        owner: crate::sys::real_user_name(),
+        owner: owner.clone(),
         cwd: dir.clone(),
         environ: std::env::vars().collect(),
         batch_name: args.batch_name.clone(),
     };
+    if !(args.dry_run || args.dry_run_json) {
+        let mut queue = Queue::open(&spool, true)
+            .map_err(queue_error)?
+            .expect("open with create gives a queue");
+        let (id, cluster) = queue.submit(&owner, |id| {
+            opts.cluster = id;
+            submit::materialize(&parsed, &cfg, &opts).map_err(|e| failed(e.to_string()))
+        })?;
+        for w in &cluster.warnings {
+            eprintln!("{w}");
+        }
+        let n = cluster.procs.len();
+        let stdout = io::stdout();
+        let mut out = stdout.lock();
+        if args.terse {
+            if n > 0 {
+                writeln!(out, "{id}.0 - {id}.{}", n - 1)?;
+            }
+        } else {
+            writeln!(out, "{n} job(s) submitted to cluster {id}.")?;
+        }
+        return Ok(());
+    }
+    // A dry run numbers the cluster as a submit would, without writing.
+    if let Some(q) = Queue::open(&spool, false).map_err(queue_error)? {
+        opts.cluster = q.next_cluster().map_err(queue_error)?;
+    }
     let cluster = submit::materialize(&parsed, &cfg, &opts).map_err(|e| failed(e.to_string()))?;
     for w in &cluster.warnings {
         eprintln!("{w}");

@@ -1,0 +1,853 @@
+//! The job queue: one SQLite database, `$(SPOOL)/queue.db`, in WAL mode.
+//!
+//! Clusters hold the cluster ad; procs hold only the attributes that differ
+//! from it, plus the hot attributes (JobStatus, Owner, JobPrio, QDate,
+//! EnteredCurrentStatus) as indexed columns, which are authoritative. Every
+//! change is one `BEGIN IMMEDIATE` transaction that also appends its records
+//! to the transaction log (`txlog`), so a follower can replay the queue from
+//! any position. Jobs that leave the queue move to the history tables.
+//!
+//! Nothing here assumes a single user: every change carries the real user
+//! who made it, checked against each job's Owner (or QUEUE_SUPER_USERS).
+
+pub mod schema;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+
+use crate::classad::unparse::{ad_to_string, unparse};
+use crate::classad::{self, ClassAd, Expr, Value};
+
+/// JobStatus values.
+pub mod status {
+    pub const IDLE: i64 = 1;
+    pub const RUNNING: i64 = 2;
+    pub const REMOVED: i64 = 3;
+    pub const COMPLETED: i64 = 4;
+    pub const HELD: i64 = 5;
+    pub const TRANSFERRING_OUTPUT: i64 = 6;
+    pub const SUSPENDED: i64 = 7;
+
+    /// The one-letter code condor_q prints.
+    pub fn letter(s: i64) -> &'static str {
+        match s {
+            IDLE => "I",
+            RUNNING => "R",
+            REMOVED => "X",
+            COMPLETED => "C",
+            HELD => "H",
+            TRANSFERRING_OUTPUT => ">",
+            SUSPENDED => "S",
+            _ => "?",
+        }
+    }
+}
+
+/// Transaction log record kinds, as in HTCondor's job_queue.log.
+pub mod op {
+    pub const NEW_AD: i64 = 101;
+    pub const DESTROY_AD: i64 = 102;
+    pub const SET_ATTR: i64 = 103;
+    pub const DELETE_ATTR: i64 = 104;
+    pub const BEGIN: i64 = 105;
+    pub const END: i64 = 106;
+}
+
+/// Attributes the queue owns; `tern_qedit` refuses them.
+pub const PROTECTED: &[&str] = &[
+    "ClusterId",
+    "ProcId",
+    "Owner",
+    "User",
+    "JobStatus",
+    "QDate",
+    "EnteredCurrentStatus",
+    "MyType",
+    "TargetType",
+    "GlobalJobId",
+    "JobUniverse",
+    "NumJobStarts",
+    "NumJobCompletions",
+    "NumShadowStarts",
+    "JobStartDate",
+    "JobCurrentStartDate",
+    "CompletionDate",
+    "RemoteHost",
+    "RemoteSlotId",
+    "ShadowPid",
+    "LastMatchTime",
+    "HoldReasonCode",
+    "HoldReasonSubCode",
+    "RemoveReason",
+];
+
+/// How long a writer waits for another writer's transaction.
+const BUSY_TIMEOUT_MS: u64 = 30_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    #[error("cannot create the spool directory {path}: {msg}")]
+    Spool { path: PathBuf, msg: String },
+    #[error("the queue database {path} is damaged ({msg}); nothing was changed")]
+    Corrupt { path: PathBuf, msg: String },
+    #[error(
+        "the queue database has schema version {found}, newer than this tern understands ({supported}); use a newer tern"
+    )]
+    NewerSchema { found: i64, supported: i64 },
+    #[error("the queue database is busy (another tool holds it for more than 30 s)")]
+    Busy,
+    #[error("queue database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A job id, `cluster.proc`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JobId {
+    pub cluster: i64,
+    pub proc: i64,
+}
+
+impl fmt::Display for JobId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.cluster, self.proc)
+    }
+}
+
+/// One job as stored: its hot attributes and its differences from the
+/// cluster ad (new-syntax text).
+#[derive(Clone, Debug)]
+pub struct JobRow {
+    pub id: JobId,
+    pub status: i64,
+    pub owner: String,
+    pub prio: i64,
+    pub qdate: i64,
+    pub entered: i64,
+    pub diff: String,
+}
+
+/// Which jobs a tool means: the union of clusters, job ids and owners (all
+/// jobs when none is given), then narrowed by a constraint.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    pub clusters: Vec<i64>,
+    pub jobs: Vec<JobId>,
+    pub owners: Vec<String>,
+    pub constraint: Option<Expr>,
+}
+
+impl Selection {
+    pub fn is_everything(&self) -> bool {
+        self.clusters.is_empty()
+            && self.jobs.is_empty()
+            && self.owners.is_empty()
+            && self.constraint.is_none()
+    }
+}
+
+/// One transaction log record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogRecord {
+    pub seq: i64,
+    pub op: i64,
+    pub key: String,
+    pub name: String,
+    pub value: String,
+}
+
+/// The key of a job's ad in the log (`c.p`) and of a cluster ad (`0c.-1`),
+/// as HTCondor's job_queue.log names them.
+pub fn job_key(id: JobId) -> String {
+    format!("{}.{}", id.cluster, id.proc)
+}
+pub fn cluster_key(cluster: i64) -> String {
+    format!("0{cluster}.-1")
+}
+
+/// The resolved SPOOL directory and its database.
+pub fn db_path(spool: &Path) -> PathBuf {
+    spool.join("queue.db")
+}
+
+pub struct Queue {
+    conn: Connection,
+    path: PathBuf,
+    clusters: RefCell<HashMap<i64, Rc<ClassAd>>>,
+}
+
+/// The knobs the store reads.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Records kept in the transaction log (never below a follower).
+    pub log_max_records: i64,
+    /// Jobs kept in history.
+    pub history_max_jobs: i64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            log_max_records: 1_000_000,
+            history_max_jobs: 100_000,
+        }
+    }
+}
+
+impl Queue {
+    /// Opens (creating when `create`) the queue in `spool`. Returns `None`
+    /// when there is no queue yet and `create` is false: readers see an
+    /// empty queue without creating anything.
+    pub fn open(spool: &Path, create: bool) -> Result<Option<Queue>, QueueError> {
+        let path = db_path(spool);
+        if !path.exists() {
+            if !create {
+                return Ok(None);
+            }
+            create_spool(spool)?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags(&path, flags).map_err(|e| corrupt(&path, e))?;
+        conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))?;
+        // Check the file is a database before anything writes to it.
+        conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
+            .map_err(|e| corrupt(&path, e))?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(|e| corrupt(&path, e))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        schema::migrate(&mut conn).map_err(|e| match e {
+            QueueError::Sqlite(s) => corrupt(&path, s),
+            other => other,
+        })?;
+        Ok(Some(Queue {
+            conn,
+            path,
+            clusters: RefCell::new(HashMap::new()),
+        }))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `PRAGMA integrity_check`: "ok" or the problems found.
+    pub fn integrity_check(&self) -> Result<String, QueueError> {
+        let rows: Vec<String> = self
+            .conn
+            .prepare("PRAGMA integrity_check")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        Ok(rows.join("\n"))
+    }
+
+    /// The id the next cluster will get.
+    pub fn next_cluster(&self) -> Result<i64, QueueError> {
+        Ok(self.conn.query_row(
+            "SELECT value FROM meta WHERE key = 'next_cluster'",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
+    fn immediate(&mut self) -> Result<rusqlite::Transaction<'_>, QueueError> {
+        self.conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(busy)
+    }
+
+    /// Submits one cluster in one transaction: `build` is given the new
+    /// cluster id and returns the cluster ad and each proc's differences.
+    /// Either every proc is in the queue afterwards or none is.
+    pub fn submit<E: From<QueueError>>(
+        &mut self,
+        owner: &str,
+        build: impl FnOnce(i64) -> Result<crate::submit::Cluster, E>,
+    ) -> Result<(i64, crate::submit::Cluster), E> {
+        let tx = self.immediate()?;
+        let id: i64 = tx
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'next_cluster'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(QueueError::from)?;
+        let cluster = build(id)?;
+        insert_cluster(&tx, id, owner, &cluster).map_err(QueueError::from)?;
+        tx.execute(
+            "UPDATE meta SET value = ?1 WHERE key = 'next_cluster'",
+            [id + 1],
+        )
+        .map_err(QueueError::from)?;
+        tx.commit().map_err(QueueError::from)?;
+        Ok((id, cluster))
+    }
+
+    /// The jobs a selection names (before its constraint), in id order.
+    pub fn rows(&self, sel: &Selection) -> Result<Vec<JobRow>, QueueError> {
+        query_rows(&self.conn, "procs", sel)
+    }
+
+    /// The cluster ad of `cluster` (cached for the life of the handle).
+    pub fn cluster_ad(&self, cluster: i64) -> Result<Rc<ClassAd>, QueueError> {
+        if let Some(ad) = self.clusters.borrow().get(&cluster) {
+            return Ok(ad.clone());
+        }
+        let text: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT ad FROM clusters WHERE cluster = ?1",
+                [cluster],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let text = text
+            .ok_or_else(|| QueueError::Invalid(format!("cluster {cluster} has no cluster ad")))?;
+        let ad = Rc::new(parse_stored(&self.path, &text)?);
+        self.clusters.borrow_mut().insert(cluster, ad.clone());
+        Ok(ad)
+    }
+
+    /// A job's full ad: its cluster ad, its differences, and the hot
+    /// attributes from their columns.
+    pub fn full_ad(&self, row: &JobRow) -> Result<ClassAd, QueueError> {
+        let mut ad = (*self.cluster_ad(row.id.cluster)?).clone();
+        overlay(&self.path, &mut ad, row)?;
+        Ok(ad)
+    }
+
+    /// The jobs a selection names, with their full ads, constraint applied.
+    pub fn select(&self, sel: &Selection) -> Result<Vec<(JobRow, ClassAd)>, QueueError> {
+        let mut out = Vec::new();
+        for row in self.rows(sel)? {
+            let ad = self.full_ad(&row)?;
+            if let Some(c) = &sel.constraint
+                && !matches_constraint(c, &ad)
+            {
+                continue;
+            }
+            out.push((row, ad));
+        }
+        Ok(out)
+    }
+
+    /// Runs `f` over the selected jobs inside one write transaction. `f`
+    /// decides each job's fate; the changes and their log records are
+    /// committed together.
+    pub fn modify(
+        &mut self,
+        sel: &Selection,
+        now: i64,
+        mut f: impl FnMut(&JobRow, &ClassAd) -> Change,
+    ) -> Result<Vec<(JobId, Change)>, QueueError> {
+        let path = self.path.clone();
+        let tx = self.immediate()?;
+        let rows = query_rows(&tx, "procs", sel)?;
+        let mut clusters: HashMap<i64, Rc<ClassAd>> = HashMap::new();
+        let mut done = Vec::new();
+        let mut log = LogWriter::new(&tx)?;
+        let mut began = false;
+        let mut emptied: Vec<i64> = Vec::new();
+        for row in rows {
+            let cad = match clusters.get(&row.id.cluster) {
+                Some(a) => a.clone(),
+                None => {
+                    let text: String = tx.query_row(
+                        "SELECT ad FROM clusters WHERE cluster = ?1",
+                        [row.id.cluster],
+                        |r| r.get(0),
+                    )?;
+                    let a = Rc::new(parse_stored(&path, &text)?);
+                    clusters.insert(row.id.cluster, a.clone());
+                    a
+                }
+            };
+            let mut ad = (*cad).clone();
+            overlay(&path, &mut ad, &row)?;
+            if let Some(c) = &sel.constraint
+                && !matches_constraint(c, &ad)
+            {
+                continue;
+            }
+            let change = f(&row, &ad);
+            if matches!(change, Change::Skip(_)) {
+                done.push((row.id, change));
+                continue;
+            }
+            if !began {
+                log.record(op::BEGIN, "", "", "")?;
+                began = true;
+            }
+            apply(&tx, &mut log, &row, &ad, &change, now)?;
+            if let Change::Leave { .. } = change {
+                emptied.push(row.id.cluster);
+            }
+            done.push((row.id, change));
+        }
+        emptied.sort();
+        emptied.dedup();
+        for c in emptied {
+            let left: i64 =
+                tx.query_row("SELECT count(*) FROM procs WHERE cluster = ?1", [c], |r| {
+                    r.get(0)
+                })?;
+            if left == 0 {
+                tx.execute(
+                    "INSERT OR REPLACE INTO history_clusters (cluster, ad) SELECT cluster, ad FROM clusters WHERE cluster = ?1",
+                    [c],
+                )?;
+                tx.execute("DELETE FROM clusters WHERE cluster = ?1", [c])?;
+                log.record(op::DESTROY_AD, &cluster_key(c), "", "")?;
+            }
+        }
+        if began {
+            log.record(op::END, "", "", "")?;
+        }
+        drop(log);
+        tx.commit()?;
+        self.clusters.borrow_mut().clear();
+        Ok(done)
+    }
+
+    /// Trims the transaction log to `limits.log_max_records` (never below a
+    /// registered follower) and history to `limits.history_max_jobs`.
+    pub fn trim(&mut self, limits: &Limits) -> Result<(), QueueError> {
+        let tx = self.immediate()?;
+        let max_seq: i64 =
+            tx.query_row("SELECT coalesce(max(seq), 0) FROM txlog", [], |r| r.get(0))?;
+        let min_follower: Option<i64> = tx
+            .query_row("SELECT min(position) FROM followers", [], |r| r.get(0))
+            .optional()?
+            .flatten();
+        let mut cut = max_seq - limits.log_max_records;
+        if let Some(f) = min_follower {
+            cut = cut.min(f);
+        }
+        if cut > 0 {
+            tx.execute("DELETE FROM txlog WHERE seq <= ?1", [cut])?;
+        }
+        let jobs: i64 = tx.query_row("SELECT count(*) FROM history", [], |r| r.get(0))?;
+        if jobs > limits.history_max_jobs {
+            tx.execute(
+                "DELETE FROM history WHERE (cluster, proc) IN \
+                 (SELECT cluster, proc FROM history ORDER BY completed, cluster, proc LIMIT ?1)",
+                [jobs - limits.history_max_jobs],
+            )?;
+            tx.execute(
+                "DELETE FROM history_clusters WHERE cluster NOT IN (SELECT DISTINCT cluster FROM history) \
+                 AND cluster NOT IN (SELECT cluster FROM clusters)",
+                [],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Log records after `since`, in order.
+    pub fn log_since(&self, since: i64) -> Result<Vec<LogRecord>, QueueError> {
+        let mut st = self
+            .conn
+            .prepare("SELECT seq, op, key, name, value FROM txlog WHERE seq > ?1 ORDER BY seq")?;
+        let rows = st.query_map([since], |r| {
+            Ok(LogRecord {
+                seq: r.get(0)?,
+                op: r.get(1)?,
+                key: r.get(2)?,
+                name: r.get(3)?,
+                value: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The first record still in the log (0 when empty).
+    pub fn log_start(&self) -> Result<i64, QueueError> {
+        Ok(self
+            .conn
+            .query_row("SELECT coalesce(min(seq), 0) FROM txlog", [], |r| r.get(0))?)
+    }
+
+    /// Registers (or moves) a follower at `position`.
+    pub fn set_follower(&mut self, name: &str, position: i64) -> Result<(), QueueError> {
+        self.conn.execute(
+            "INSERT INTO followers (name, position) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET position = ?2",
+            params![name, position],
+        )?;
+        Ok(())
+    }
+
+    pub fn remove_follower(&mut self, name: &str) -> Result<(), QueueError> {
+        self.conn
+            .execute("DELETE FROM followers WHERE name = ?1", [name])?;
+        Ok(())
+    }
+
+    /// History rows, newest first (by completion, then id), at most `limit`.
+    pub fn history(
+        &self,
+        sel: &Selection,
+        limit: Option<usize>,
+    ) -> Result<Vec<(JobRow, ClassAd)>, QueueError> {
+        let mut sql =
+            String::from("SELECT cluster, proc, status, owner, completed, ad FROM history");
+        let mut conds: Vec<String> = Vec::new();
+        let mut args: Vec<rusqlite::types::Value> = Vec::new();
+        for c in &sel.clusters {
+            conds.push("cluster = ?".into());
+            args.push((*c).into());
+        }
+        for j in &sel.jobs {
+            conds.push("(cluster = ? AND proc = ?)".into());
+            args.push(j.cluster.into());
+            args.push(j.proc.into());
+        }
+        for o in &sel.owners {
+            conds.push("owner = ?".into());
+            args.push(o.clone().into());
+        }
+        if !conds.is_empty() {
+            sql.push_str(" WHERE ");
+            sql.push_str(&conds.join(" OR "));
+        }
+        sql.push_str(" ORDER BY completed DESC, cluster DESC, proc DESC");
+        let mut st = self.conn.prepare(&sql)?;
+        let mut rows = st.query(rusqlite::params_from_iter(args))?;
+        let mut cache: HashMap<i64, Rc<ClassAd>> = HashMap::new();
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let id = JobId {
+                cluster: r.get(0)?,
+                proc: r.get(1)?,
+            };
+            let diff: String = r.get(5)?;
+            let cad = match cache.get(&id.cluster) {
+                Some(a) => a.clone(),
+                None => {
+                    let text: Option<String> = self
+                        .conn
+                        .query_row(
+                            "SELECT ad FROM history_clusters WHERE cluster = ?1",
+                            [id.cluster],
+                            |r| r.get(0),
+                        )
+                        .optional()?;
+                    let a = Rc::new(match text {
+                        Some(t) => parse_stored(&self.path, &t)?,
+                        None => ClassAd::new(),
+                    });
+                    cache.insert(id.cluster, a.clone());
+                    a
+                }
+            };
+            let mut ad = (*cad).clone();
+            ad.update(&parse_stored(&self.path, &diff)?);
+            if let Some(c) = &sel.constraint
+                && !matches_constraint(c, &ad)
+            {
+                continue;
+            }
+            let status = r.get(2)?;
+            let row = JobRow {
+                id,
+                status,
+                owner: r.get(3)?,
+                prio: 0,
+                qdate: 0,
+                entered: r.get(4)?,
+                diff,
+            };
+            out.push((row, ad));
+            if limit.is_some_and(|l| out.len() >= l) {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// What a modification does to one job.
+#[derive(Clone, Debug)]
+pub enum Change {
+    /// Leave the job alone, with the message to report.
+    Skip(String),
+    /// Set these attributes (JobStatus and the other hot attributes go to
+    /// their columns).
+    Set(Vec<(String, Expr)>),
+    /// Set these attributes, then move the job to history.
+    Leave { set: Vec<(String, Expr)> },
+}
+
+fn apply(
+    tx: &rusqlite::Transaction<'_>,
+    log: &mut LogWriter<'_>,
+    row: &JobRow,
+    ad: &ClassAd,
+    change: &Change,
+    now: i64,
+) -> Result<(), QueueError> {
+    let (set, leave) = match change {
+        Change::Skip(_) => return Ok(()),
+        Change::Set(s) => (s, false),
+        Change::Leave { set } => (set, true),
+    };
+    let key = job_key(row.id);
+    let mut diff = parse_stored(Path::new(""), &row.diff)?;
+    let (mut status, mut prio, mut entered) = (row.status, row.prio, row.entered);
+    for (name, e) in set {
+        log.record(op::SET_ATTR, &key, name, &unparse(e))?;
+        match name.to_ascii_lowercase().as_str() {
+            "jobstatus" => {
+                if let Expr::Lit(Value::Int(s)) = e
+                    && *s != status
+                {
+                    status = *s;
+                    entered = now;
+                    log.record(op::SET_ATTR, &key, "EnteredCurrentStatus", &now.to_string())?;
+                }
+            }
+            "jobprio" => {
+                if let Expr::Lit(Value::Int(p)) = e {
+                    prio = *p;
+                } else {
+                    diff.insert(name, e.clone());
+                }
+            }
+            "enteredcurrentstatus" => {
+                if let Expr::Lit(Value::Int(t)) = e {
+                    entered = *t;
+                }
+            }
+            _ => diff.insert(name, e.clone()),
+        }
+    }
+    if leave {
+        let mut final_diff = diff;
+        final_diff.insert("JobStatus", Expr::int(status));
+        final_diff.insert("EnteredCurrentStatus", Expr::int(entered));
+        final_diff.insert("JobPrio", Expr::int(prio));
+        final_diff.insert("ProcId", Expr::int(row.id.proc));
+        let completed = match ad.get("CompletionDate").and_then(|e| e.literal_value()) {
+            Some(Value::Int(t)) if *t > 0 => *t,
+            _ => now,
+        };
+        tx.execute(
+            "INSERT OR REPLACE INTO history (cluster, proc, owner, status, completed, ad) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![row.id.cluster, row.id.proc, row.owner, status, completed, ad_to_string(&final_diff)],
+        )?;
+        tx.execute(
+            "INSERT OR IGNORE INTO history_clusters (cluster, ad) SELECT cluster, ad FROM clusters WHERE cluster = ?1",
+            [row.id.cluster],
+        )?;
+        tx.execute(
+            "DELETE FROM procs WHERE cluster = ?1 AND proc = ?2",
+            [row.id.cluster, row.id.proc],
+        )?;
+        log.record(op::DESTROY_AD, &key, "", "")?;
+    } else {
+        tx.execute(
+            "UPDATE procs SET status = ?3, prio = ?4, entered = ?5, ad = ?6 WHERE cluster = ?1 AND proc = ?2",
+            params![row.id.cluster, row.id.proc, status, prio, entered, ad_to_string(&diff)],
+        )?;
+    }
+    Ok(())
+}
+
+/// Appends log records with one prepared statement.
+struct LogWriter<'a> {
+    st: rusqlite::Statement<'a>,
+}
+
+impl<'a> LogWriter<'a> {
+    fn new(tx: &'a rusqlite::Transaction<'_>) -> Result<LogWriter<'a>, QueueError> {
+        Ok(LogWriter {
+            st: tx.prepare("INSERT INTO txlog (op, key, name, value) VALUES (?1, ?2, ?3, ?4)")?,
+        })
+    }
+    fn record(&mut self, op: i64, key: &str, name: &str, value: &str) -> Result<(), QueueError> {
+        self.st.execute(params![op, key, name, value])?;
+        Ok(())
+    }
+}
+
+fn insert_cluster(
+    tx: &rusqlite::Transaction<'_>,
+    id: i64,
+    owner: &str,
+    cluster: &crate::submit::Cluster,
+) -> Result<(), rusqlite::Error> {
+    let mut log = tx.prepare("INSERT INTO txlog (op, key, name, value) VALUES (?1, ?2, ?3, ?4)")?;
+    log.execute(params![op::BEGIN, "", "", ""])?;
+    let ckey = cluster_key(id);
+    log.execute(params![op::NEW_AD, ckey, "Job", "Machine"])?;
+    let mut cad = cluster.cluster_ad.clone();
+    cad.insert("ClusterId", Expr::int(id));
+    cad.insert("Owner", Expr::string(owner));
+    for (n, e) in cad.iter() {
+        log.execute(params![op::SET_ATTR, ckey, n, unparse(e)])?;
+    }
+    tx.execute(
+        "INSERT INTO clusters (cluster, owner, ad) VALUES (?1, ?2, ?3)",
+        params![id, owner, ad_to_string(&cad)],
+    )?;
+    let hot = |ad: &ClassAd, name: &str| -> Option<i64> {
+        match ad.get(name)?.literal_value()? {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    };
+    let qdate = hot(&cad, "QDate").unwrap_or(0);
+    let mut ins = tx.prepare(
+        "INSERT INTO procs (cluster, proc, status, owner, prio, qdate, entered, ad) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for diff in &cluster.procs {
+        let proc = hot(diff, "ProcId").unwrap_or(0);
+        let pick = |n: &str| hot(diff, n).or_else(|| hot(&cad, n));
+        let status = pick("JobStatus").unwrap_or(status::IDLE);
+        let prio = pick("JobPrio").unwrap_or(0);
+        let entered = pick("EnteredCurrentStatus").unwrap_or(qdate);
+        let mut stored = ClassAd::new();
+        for (n, e) in diff.iter_shared() {
+            if !matches!(
+                n.to_ascii_lowercase().as_str(),
+                "jobstatus" | "jobprio" | "enteredcurrentstatus"
+            ) {
+                stored.insert_shared(n, e.clone());
+            }
+        }
+        ins.execute(params![
+            id,
+            proc,
+            status,
+            owner,
+            prio,
+            qdate,
+            entered,
+            ad_to_string(&stored)
+        ])?;
+        let key = job_key(JobId { cluster: id, proc });
+        log.execute(params![op::NEW_AD, key, "Job", "Machine"])?;
+        for (n, e) in diff.iter() {
+            log.execute(params![op::SET_ATTR, key, n, unparse(e)])?;
+        }
+    }
+    log.execute(params![op::END, "", "", ""])?;
+    Ok(())
+}
+
+/// The rows of `table` a selection names: the union of its clusters, job ids
+/// and owners, or every row.
+fn query_rows(conn: &Connection, table: &str, sel: &Selection) -> Result<Vec<JobRow>, QueueError> {
+    let mut sql =
+        format!("SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM {table}");
+    let mut conds: Vec<String> = Vec::new();
+    let mut args: Vec<rusqlite::types::Value> = Vec::new();
+    for c in &sel.clusters {
+        conds.push("cluster = ?".into());
+        args.push((*c).into());
+    }
+    for j in &sel.jobs {
+        conds.push("(cluster = ? AND proc = ?)".into());
+        args.push(j.cluster.into());
+        args.push(j.proc.into());
+    }
+    for o in &sel.owners {
+        conds.push("owner = ?".into());
+        args.push(o.clone().into());
+    }
+    if !conds.is_empty() {
+        sql.push_str(" WHERE ");
+        sql.push_str(&conds.join(" OR "));
+    }
+    sql.push_str(" ORDER BY cluster, proc");
+    let mut st = conn.prepare(&sql)?;
+    let rows = st.query_map(rusqlite::params_from_iter(args), row_from)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+fn row_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<JobRow> {
+    Ok(JobRow {
+        id: JobId {
+            cluster: r.get(0)?,
+            proc: r.get(1)?,
+        },
+        status: r.get(2)?,
+        owner: r.get(3)?,
+        prio: r.get(4)?,
+        qdate: r.get(5)?,
+        entered: r.get(6)?,
+        diff: r.get(7)?,
+    })
+}
+
+/// Adds a row's differences and hot columns to a copy of its cluster ad.
+fn overlay(path: &Path, ad: &mut ClassAd, row: &JobRow) -> Result<(), QueueError> {
+    if row.diff.len() > 4 {
+        ad.update(&parse_stored(path, &row.diff)?);
+    }
+    ad.insert("ProcId", Expr::int(row.id.proc));
+    ad.insert("JobStatus", Expr::int(row.status));
+    ad.insert("JobPrio", Expr::int(row.prio));
+    ad.insert("EnteredCurrentStatus", Expr::int(row.entered));
+    Ok(())
+}
+
+fn parse_stored(path: &Path, text: &str) -> Result<ClassAd, QueueError> {
+    classad::parse_ad(text).map_err(|e| QueueError::Corrupt {
+        path: path.to_path_buf(),
+        msg: format!("a stored ad does not parse: {e}"),
+    })
+}
+
+/// A constraint holds when it evaluates to true or a non-zero number.
+pub fn matches_constraint(c: &Expr, ad: &ClassAd) -> bool {
+    let ad = Rc::new(ad.clone());
+    classad::eval_in(&ad, c).is_true()
+}
+
+fn corrupt(path: &Path, e: rusqlite::Error) -> QueueError {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DatabaseBusy => {
+            QueueError::Busy
+        }
+        other => QueueError::Corrupt {
+            path: path.to_path_buf(),
+            msg: other.to_string(),
+        },
+    }
+}
+
+fn busy(e: rusqlite::Error) -> QueueError {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DatabaseBusy => {
+            QueueError::Busy
+        }
+        other => QueueError::Sqlite(other),
+    }
+}
+
+/// Creates SPOOL with mode 0700 (personal mode).
+fn create_spool(spool: &Path) -> Result<(), QueueError> {
+    use std::os::unix::fs::DirBuilderExt;
+    if spool.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(spool)
+        .map_err(|e| QueueError::Spool {
+            path: spool.to_path_buf(),
+            msg: e.to_string(),
+        })
+}
+
+#[cfg(test)]
+mod tests;

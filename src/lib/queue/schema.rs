@@ -1,0 +1,101 @@
+//! The queue database schema, versioned by `PRAGMA user_version` over an
+//! append-only list of migrations, each applied in its own transaction.
+
+use rusqlite::Connection;
+
+/// Migration `i` takes the database from version `i` to `i + 1`. Never edit
+/// or reorder a step that has shipped; append a new one.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the queue, its transaction log, followers and history.
+    r#"
+    CREATE TABLE meta (
+        key   TEXT PRIMARY KEY,
+        value INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    INSERT INTO meta (key, value) VALUES ('next_cluster', 1);
+
+    -- One row per cluster: the cluster ad in new ClassAd syntax.
+    CREATE TABLE clusters (
+        cluster INTEGER PRIMARY KEY,
+        owner   TEXT NOT NULL,
+        ad      TEXT NOT NULL
+    );
+
+    -- One row per job: the attributes that differ from the cluster ad, and
+    -- the hot attributes as columns, which are authoritative.
+    CREATE TABLE procs (
+        cluster INTEGER NOT NULL,
+        proc    INTEGER NOT NULL,
+        status  INTEGER NOT NULL,
+        owner   TEXT NOT NULL,
+        prio    INTEGER NOT NULL,
+        qdate   INTEGER NOT NULL,
+        entered INTEGER NOT NULL,
+        ad      TEXT NOT NULL,
+        PRIMARY KEY (cluster, proc)
+    ) WITHOUT ROWID;
+    CREATE INDEX procs_status ON procs (status);
+    CREATE INDEX procs_owner ON procs (owner);
+
+    -- The transaction log in the spirit of HTCondor's job_queue.log:
+    -- op 101 new ad, 102 destroy ad, 103 set attribute, 104 delete attribute,
+    -- 105 begin and 106 end of a transaction. seq only grows.
+    CREATE TABLE txlog (
+        seq   INTEGER PRIMARY KEY AUTOINCREMENT,
+        op    INTEGER NOT NULL,
+        key   TEXT NOT NULL DEFAULT '',
+        name  TEXT NOT NULL DEFAULT '',
+        value TEXT NOT NULL DEFAULT ''
+    );
+
+    -- Tools that follow the log register here; the log is never trimmed
+    -- below the lowest position.
+    CREATE TABLE followers (
+        name     TEXT PRIMARY KEY,
+        position INTEGER NOT NULL
+    ) WITHOUT ROWID;
+
+    -- Jobs that left the queue: the final differences from their cluster
+    -- ad, which is kept in history_clusters.
+    CREATE TABLE history_clusters (
+        cluster INTEGER PRIMARY KEY,
+        ad      TEXT NOT NULL
+    );
+    CREATE TABLE history (
+        cluster   INTEGER NOT NULL,
+        proc      INTEGER NOT NULL,
+        owner     TEXT NOT NULL,
+        status    INTEGER NOT NULL,
+        completed INTEGER NOT NULL,
+        ad        TEXT NOT NULL,
+        PRIMARY KEY (cluster, proc)
+    ) WITHOUT ROWID;
+    CREATE INDEX history_completed ON history (completed);
+    "#,
+];
+
+/// The schema version this build writes.
+pub const VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Brings the database up to [`VERSION`]. A newer database is refused.
+pub fn migrate(conn: &mut Connection) -> Result<(), super::QueueError> {
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found > VERSION {
+        return Err(super::QueueError::NewerSchema {
+            found,
+            supported: VERSION,
+        });
+    }
+    for (i, step) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        // Another process may have migrated meanwhile.
+        let now: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if now > i as i64 {
+            continue;
+        }
+        tx.execute_batch(step)?;
+        tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))?;
+        tx.commit()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,192 @@
+//! Queue store tests on a temporary SPOOL.
+
+use std::path::Path;
+
+use super::*;
+use crate::config::Config;
+use crate::submit::{self, SubmitOptions};
+
+fn submit_text(q: &mut Queue, text: &str, owner: &str) -> i64 {
+    let cfg = Config::defaults();
+    let f = submit::parse(text, "t.sub", Path::new("/"), &cfg).unwrap();
+    let (id, _) = q
+        .submit::<QueueError>(owner, |cluster| {
+            let opts = SubmitOptions {
+                cluster,
+                qdate: 1_700_000_000,
+                owner: owner.into(),
+                cwd: std::env::temp_dir(),
+                environ: vec![],
+                batch_name: None,
+            };
+            submit::materialize(&f, &cfg, &opts).map_err(|e| QueueError::Invalid(e.to_string()))
+        })
+        .unwrap();
+    id
+}
+
+fn queue() -> (tempfile::TempDir, Queue) {
+    let dir = tempfile::tempdir().unwrap();
+    let q = Queue::open(&dir.path().join("spool"), true)
+        .unwrap()
+        .unwrap();
+    (dir, q)
+}
+
+#[test]
+fn submit_stores_cluster_and_differences() {
+    let (_d, mut q) = queue();
+    assert_eq!(q.next_cluster().unwrap(), 1);
+    let c = submit_text(
+        &mut q,
+        "executable = /bin/echo\narguments = $(Process)\nqueue 3\n",
+        "alice",
+    );
+    assert_eq!(c, 1);
+    assert_eq!(q.next_cluster().unwrap(), 2);
+    let jobs = q.select(&Selection::default()).unwrap();
+    assert_eq!(jobs.len(), 3);
+    let (row, ad) = &jobs[2];
+    assert_eq!(
+        row.id,
+        JobId {
+            cluster: 1,
+            proc: 2
+        }
+    );
+    assert_eq!(row.status, status::IDLE);
+    assert_eq!(unparse(ad.get("Args").unwrap()), "\"2\"");
+    assert_eq!(unparse(ad.get("ClusterId").unwrap()), "1");
+    assert_eq!(unparse(ad.get("Owner").unwrap()), "\"alice\"");
+    assert_eq!(q.integrity_check().unwrap(), "ok");
+}
+
+#[test]
+fn cluster_ids_only_grow_even_when_history_is_trimmed() {
+    let (_d, mut q) = queue();
+    let a = submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+    q.modify(&Selection::default(), 5, |_, _| Change::Leave {
+        set: vec![("JobStatus".into(), Expr::int(status::REMOVED))],
+    })
+    .unwrap();
+    q.trim(&Limits {
+        log_max_records: 0,
+        history_max_jobs: 0,
+    })
+    .unwrap();
+    let b = submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+    assert!(b > a);
+}
+
+#[test]
+fn modify_sets_attributes_logs_and_moves_to_history() {
+    let (_d, mut q) = queue();
+    submit_text(&mut q, "executable = /bin/echo\nqueue 2\n", "alice");
+    let start = q.log_start().unwrap();
+    let sel = Selection {
+        jobs: vec![JobId {
+            cluster: 1,
+            proc: 0,
+        }],
+        ..Default::default()
+    };
+    let done = q
+        .modify(&sel, 100, |_, _| {
+            Change::Set(vec![
+                ("JobStatus".into(), Expr::int(status::HELD)),
+                ("HoldReason".into(), Expr::string("why")),
+            ])
+        })
+        .unwrap();
+    assert_eq!(done.len(), 1);
+    let rows = q.rows(&Selection::default()).unwrap();
+    assert_eq!((rows[0].status, rows[0].entered), (status::HELD, 100));
+    let log = q.log_since(start).unwrap();
+    let ops: Vec<i64> = log.iter().filter(|r| r.seq > start).map(|r| r.op).collect();
+    assert!(ops.starts_with(&[op::BEGIN]) || ops.contains(&op::BEGIN));
+    assert!(
+        log.iter()
+            .any(|r| r.op == op::SET_ATTR && r.name == "HoldReason" && r.value == "\"why\"")
+    );
+    q.modify(
+        &Selection {
+            clusters: vec![1],
+            ..Default::default()
+        },
+        200,
+        |_, _| Change::Leave {
+            set: vec![("JobStatus".into(), Expr::int(status::REMOVED))],
+        },
+    )
+    .unwrap();
+    assert!(q.rows(&Selection::default()).unwrap().is_empty());
+    let hist = q.history(&Selection::default(), None).unwrap();
+    assert_eq!(hist.len(), 2);
+    assert_eq!(unparse(hist[0].1.get("JobStatus").unwrap()), "3");
+    assert_eq!(unparse(hist[1].1.get("HoldReason").unwrap()), "\"why\"");
+    assert!(
+        q.log_since(0)
+            .unwrap()
+            .iter()
+            .any(|r| r.op == op::DESTROY_AD && r.key == "01.-1")
+    );
+}
+
+#[test]
+fn the_log_is_never_cut_below_a_follower() {
+    let (_d, mut q) = queue();
+    submit_text(&mut q, "executable = /bin/echo\nqueue 5\n", "alice");
+    q.set_follower("router", 3).unwrap();
+    q.trim(&Limits {
+        log_max_records: 0,
+        history_max_jobs: 10,
+    })
+    .unwrap();
+    assert_eq!(q.log_start().unwrap(), 4);
+    q.remove_follower("router").unwrap();
+    q.trim(&Limits {
+        log_max_records: 0,
+        history_max_jobs: 10,
+    })
+    .unwrap();
+    assert!(q.log_since(0).unwrap().is_empty());
+}
+
+#[test]
+fn readers_do_not_create_a_queue() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(
+        Queue::open(&dir.path().join("spool"), false)
+            .unwrap()
+            .is_none()
+    );
+    assert!(!dir.path().join("spool").exists());
+}
+
+#[test]
+fn bad_databases_are_refused_without_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    std::fs::create_dir_all(&spool).unwrap();
+    std::fs::write(
+        spool.join("queue.db"),
+        b"this is not a database at all, just text",
+    )
+    .unwrap();
+    let e = Queue::open(&spool, true).err().unwrap();
+    assert!(matches!(e, QueueError::Corrupt { .. }), "{e}");
+    assert_eq!(
+        std::fs::read(spool.join("queue.db")).unwrap(),
+        b"this is not a database at all, just text"
+    );
+    let spool2 = dir.path().join("spool2");
+    {
+        let q = Queue::open(&spool2, true).unwrap().unwrap();
+        q.conn.execute_batch("PRAGMA user_version = 99").unwrap();
+    }
+    let e = Queue::open(&spool2, true).err().unwrap();
+    assert!(
+        matches!(e, QueueError::NewerSchema { found: 99, .. }),
+        "{e}"
+    );
+}
