@@ -323,14 +323,22 @@ fn unused_lines_are_warned_about_on_stderr() {
 }
 
 #[test]
-fn without_dry_run_nothing_is_submitted() {
+fn a_submit_goes_into_the_queue_and_numbers_clusters() {
     let env = TestEnv::new();
-    env.write("job.sub", "executable = /bin/echo\nqueue\n");
-    submit(&env, &["job.sub"]).fails(
-        1,
-        "tern_submit: error: submitting needs the job queue, which this version of tern does not have yet\n\
-         hint: use -dry-run to see the job ads a submit would create\n",
+    env.write("job.sub", "executable = /bin/echo\nqueue 3\n");
+    let r = submit(&env, &["job.sub"]);
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (0, "3 job(s) submitted to cluster 1.\n", "")
     );
+    let r = submit(&env, &["-terse", "job.sub"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "2.0 - 2.2\n"));
+    assert!(env.path(".local/share/tern/queue.db").exists());
+    // A dry run numbers the next cluster without taking it.
+    let ads = dry_run_ads(&submit(&env, &["-dry-run", "job.sub"]));
+    assert_eq!(attr(&ads[0], "ClusterId"), "3");
+    let r = submit(&env, &["job.sub"]);
+    assert_eq!(r.stdout, "3 job(s) submitted to cluster 3.\n");
 }
 
 #[test]

@@ -15,6 +15,8 @@ pub const NOW: i64 = 1_700_000_000;
 pub fn bin(tool: &str) -> &'static str {
     match tool {
         "tern_eval" => env!("CARGO_BIN_EXE_tern_eval"),
+        "tern_submit" => env!("CARGO_BIN_EXE_tern_submit"),
+        "tern_config_val" => env!("CARGO_BIN_EXE_tern_config_val"),
         other => panic!("no binary named {other}; add it to tests/common/mod.rs"),
     }
 }
