@@ -13,3 +13,4 @@ pub mod config;
 pub mod queue;
 pub mod submit;
 pub mod sys;
+pub mod userlog;

@@ -159,6 +159,8 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             opts.cluster = id;
             submit::materialize(&parsed, &cfg, &opts).map_err(|e| failed(e.to_string()))
         })?;
+        // The jobs are in the queue now, whatever happens to their logs.
+        let logged = crate::userlog::log_submit(&cluster, id);
         for w in &cluster.warnings {
             eprintln!("{w}");
         }
@@ -172,7 +174,11 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         } else {
             writeln!(out, "{n} job(s) submitted to cluster {id}.")?;
         }
-        return Ok(());
+        return logged.map_err(|e| {
+            failed(format!(
+                "{n} job(s) were submitted to cluster {id}, but their submit events were not logged: {e}"
+            ))
+        });
     }
     // A dry run numbers the cluster as a submit would, without writing.
     if let Some(q) = Queue::open(&spool, false).map_err(queue_error)? {
