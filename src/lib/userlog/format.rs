@@ -24,12 +24,35 @@ pub fn format(e: &Event) -> String {
 /// [`format`] with the given date form.
 pub fn format_with(e: &Event, form: DateForm) -> String {
     let mut out = String::with_capacity(128);
-    write_event(&mut out, e, form);
+    write_event(&mut out, e, &mut Dates::new(form));
     out
 }
 
+/// The header dates of a run of events: consecutive events usually share
+/// their second, and the local-time conversion is the costly part of a
+/// small event.
+pub(super) struct Dates {
+    form: DateForm,
+    last: Option<(i64, String)>,
+}
+
+impl Dates {
+    pub(super) fn new(form: DateForm) -> Dates {
+        Dates { form, last: None }
+    }
+
+    fn text(&mut self, t: i64) -> &str {
+        if self.last.as_ref().is_none_or(|(lt, _)| *lt != t) {
+            let mut s = String::with_capacity(19);
+            write_date(&mut s, t, self.form);
+            self.last = Some((t, s));
+        }
+        &self.last.as_ref().expect("just set").1
+    }
+}
+
 /// Appends one event to `out`.
-pub(super) fn write_event(out: &mut String, e: &Event, form: DateForm) {
+pub(super) fn write_event(out: &mut String, e: &Event, dates: &mut Dates) {
     let _ = write!(
         out,
         "{:03} ({:03}.{:03}.{:03}) ",
@@ -38,7 +61,7 @@ pub(super) fn write_event(out: &mut String, e: &Event, form: DateForm) {
         e.id.proc,
         e.id.subproc
     );
-    write_date(out, e.time, form);
+    out.push_str(dates.text(e.time));
     out.push(' ');
     write_body(out, &e.kind);
     out.push_str("...\n");

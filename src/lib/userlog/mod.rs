@@ -285,17 +285,26 @@ pub fn local_sinful() -> String {
 /// Failure to write or read a job event log, naming the file.
 #[derive(Debug, thiserror::Error)]
 pub enum UserLogError {
-    #[error("cannot write the job event log '{}': {source}{}", .path.display(), more_logs(*.others))]
+    #[error("cannot write the job event log '{}': {}{}", .path.display(), io_text(.source), more_logs(*.others))]
     Write {
         path: PathBuf,
         source: io::Error,
         /// How many other logs of the same call also failed.
         others: usize,
     },
-    #[error("cannot read the job event log '{}': {source}", .path.display())]
+    #[error("cannot read the job event log '{}': {}", .path.display(), io_text(.source))]
     Read { path: PathBuf, source: io::Error },
     #[error("{}: {source}", .path.display())]
     Parse { path: PathBuf, source: ReadError },
+}
+
+/// An I/O error as a sentence, without the `(os error N)` Rust appends.
+fn io_text(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
 }
 
 fn more_logs(n: usize) -> String {
@@ -329,9 +338,10 @@ pub fn append(path: &Path, events: &[Event]) -> io::Result<()> {
         .mode(0o644)
         .open(path)?;
     let mut buf = String::with_capacity(events.len().min(8192) * 128);
+    let mut dates = format::Dates::new(DateForm::Iso);
     for e in events {
         let start = buf.len();
-        format::write_event(&mut buf, e, DateForm::Iso);
+        format::write_event(&mut buf, e, &mut dates);
         if buf.len() > WRITE_CHUNK && start > 0 {
             write_whole(&mut file, &buf.as_bytes()[..start])?;
             buf.drain(..start);

@@ -71,6 +71,7 @@ fn read_events(text: &str, partial: bool) -> Result<(Vec<Event>, usize), ReadErr
     let mut events = Vec::new();
     let mut used = 0;
     let mut it = lines(text).peekable();
+    let mut last_date = None;
     while let Some(h) = it.next() {
         if h.text.trim().is_empty() {
             if h.complete || !partial {
@@ -81,7 +82,7 @@ fn read_events(text: &str, partial: bool) -> Result<(Vec<Event>, usize), ReadErr
         if partial && !h.complete {
             break;
         }
-        let header = parse_header(h.text).ok_or_else(|| ReadError::Header {
+        let header = parse_header(h.text, &mut last_date).ok_or_else(|| ReadError::Header {
             line: h.no,
             text: h.text.to_string(),
         })?;
@@ -123,7 +124,10 @@ struct Header<'a> {
 
 /// `NNN (C.P.S) DATE TIME first line`, DATE `YYYY-MM-DD` or `MM/DD`, or
 /// one `YYYY-MM-DDTHH:MM:SS` token; the time may carry `.mmm` and `Z`.
-fn parse_header(s: &str) -> Option<Header<'_>> {
+///
+/// `last` remembers the previous header's date text and time: the
+/// conversion from local time is the costly part of a small event.
+fn parse_header<'a>(s: &'a str, last: &mut Option<(&'a str, i64)>) -> Option<Header<'a>> {
     let b = s.as_bytes();
     if b.len() < 4 || !b[..3].iter().all(u8::is_ascii_digit) || b[3] != b' ' {
         return None;
@@ -141,7 +145,8 @@ fn parse_header(s: &str) -> Option<Header<'_>> {
     if parts.next().is_some() {
         return None;
     }
-    let (date, rest) = rest.split_once(' ').unwrap_or((rest, ""));
+    let (date, after_date) = rest.split_once(' ').unwrap_or((rest, ""));
+    let rest = after_date;
     let (ymd, time, rest) = if date.len() == 5 && date.as_bytes()[2] == b'/' {
         let (time, rest) = rest.split_once(' ').unwrap_or((rest, ""));
         let month: u32 = date[..2].parse().ok()?;
@@ -159,6 +164,18 @@ fn parse_header(s: &str) -> Option<Header<'_>> {
         let (d, t) = date.split_once('T')?;
         (parse_ymd(d)?, t, rest)
     };
+    // The date and time as one slice of `s`, for the cache.
+    let stamp = &s[s.len() - after_date.len() - date.len() - 1..s.len() - rest.len()];
+    if let Some((text, t)) = *last
+        && text == stamp
+    {
+        return Some(Header {
+            number,
+            id,
+            time: t,
+            first: rest,
+        });
+    }
     let (hms, utc) = match time.strip_suffix('Z') {
         Some(t) => (t, true),
         None => (time, false),
@@ -188,6 +205,7 @@ fn parse_header(s: &str) -> Option<Header<'_>> {
     } else {
         local_timestamp(&ndt)
     };
+    *last = Some((stamp, time));
     Some(Header {
         number,
         id,
