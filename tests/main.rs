@@ -9,3 +9,4 @@ mod cli_eval;
 mod cli_submit;
 mod config_man;
 mod man_pages;
+mod userlog;

@@ -1,0 +1,165 @@
+//! The job event log as the tools write it: tern_submit's submit events
+//! (000), read back with tern's reader. HTCondor's reader checks the same
+//! logs field by field in tests/userlog/ (run.sh).
+
+use std::process::Command;
+
+use tern::userlog::{self, Event, EventKind};
+
+use crate::common::{NOW, Run, TestEnv};
+
+/// tern_submit in `env` with a spool of its own and no configuration.
+fn submit(env: &TestEnv, args: &[&str]) -> Run {
+    Run::from(submit_cmd(env, args).output().expect("running tern_submit"))
+}
+
+fn submit_cmd(env: &TestEnv, args: &[&str]) -> Command {
+    let mut c = env.command("tern_submit");
+    c.env("PATH", "/usr/bin:/bin")
+        .env("HOME", env.path(""))
+        .env("TERN_CONFIG", "/dev/null")
+        .env("_TERN_SPOOL", env.path("spool"))
+        .args(args);
+    c
+}
+
+fn submit_events(events: &[Event]) -> Vec<(i64, i64, i64, Option<String>)> {
+    events
+        .iter()
+        .map(|e| match &e.kind {
+            EventKind::Submit {
+                host, log_notes, ..
+            } => {
+                assert_eq!(host, &userlog::local_sinful());
+                (e.id.cluster, e.id.proc, e.time, log_notes.clone())
+            }
+            other => panic!("not a submit event: {other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn submit_writes_one_submit_event_per_job_to_its_log() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "executable = /bin/true\nlog = job.log\nsubmit_event_notes = DAG Node: N$(Process)\nqueue 3\n",
+    );
+    submit(&env, &["job.sub"]).ok("3 job(s) submitted to cluster 1.\n");
+    submit(&env, &["job.sub"]).ok("3 job(s) submitted to cluster 2.\n");
+    let text = std::fs::read_to_string(env.path("job.log")).unwrap();
+    assert!(
+        text.starts_with("000 (001.000.000) "),
+        "the log starts with cluster 1's first event:\n{text}"
+    );
+    let events = userlog::read(&text).unwrap();
+    let note = |p: i64| Some(format!("DAG Node: N{p}"));
+    assert_eq!(
+        submit_events(&events),
+        [
+            (1, 0, NOW, note(0)),
+            (1, 1, NOW, note(1)),
+            (1, 2, NOW, note(2)),
+            (2, 0, NOW, note(0)),
+            (2, 1, NOW, note(1)),
+            (2, 2, NOW, note(2)),
+        ]
+    );
+}
+
+#[test]
+fn submit_logs_each_job_to_its_own_log_and_none_without_one() {
+    let env = TestEnv::new();
+    std::fs::create_dir(env.path("sub")).unwrap();
+    env.write(
+        "job.sub",
+        "executable = /bin/true\nlog = $(Process).log\ninitialdir = sub\nqueue 2\n",
+    );
+    env.write("nolog.sub", "executable = /bin/true\nqueue 2\n");
+    submit(&env, &["nolog.sub"]).ok("2 job(s) submitted to cluster 1.\n");
+    submit(&env, &["job.sub"]).ok("2 job(s) submitted to cluster 2.\n");
+    for p in 0..2 {
+        let events = userlog::read_file(&env.path(&format!("sub/{p}.log"))).unwrap();
+        assert_eq!(submit_events(&events), [(2, p, NOW, None)]);
+    }
+    let logs: Vec<_> = std::fs::read_dir(env.path(""))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    assert_eq!(
+        logs,
+        Vec::<String>::new(),
+        "no log for the jobs without one"
+    );
+}
+
+#[test]
+fn a_dry_run_writes_no_event() {
+    let env = TestEnv::new();
+    env.write("job.sub", "executable = /bin/true\nlog = job.log\nqueue\n");
+    let r = submit(&env, &["-dry-run", "job.sub"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!env.path("job.log").exists());
+}
+
+#[test]
+fn an_unwritable_log_is_reported_but_the_jobs_stay_submitted() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "executable = /bin/true\nlog = no/such/dir/job.log\nqueue 2\n",
+    );
+    let r = submit(&env, &["job.sub"]);
+    let log = env.path("no/such/dir/job.log");
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (
+            1,
+            "2 job(s) submitted to cluster 1.\n",
+            format!(
+                "tern_submit: error: 2 job(s) were submitted to cluster 1, but their submit \
+                 events were not logged: cannot write the job event log '{}': No such file or \
+                 directory\n",
+                log.display()
+            )
+            .as_str()
+        )
+    );
+    // The next submit takes the next cluster: the first one is queued.
+    env.write("ok.sub", "executable = /bin/true\nqueue\n");
+    submit(&env, &["ok.sub"]).ok("1 job(s) submitted to cluster 2.\n");
+}
+
+#[test]
+fn concurrent_submits_to_one_log_never_mix_within_an_event() {
+    const SUBMITS: usize = 8;
+    const PROCS: usize = 500;
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        &format!("executable = /bin/true\nlog = shared.log\nqueue {PROCS}\n"),
+    );
+    let children: Vec<_> = (0..SUBMITS)
+        .map(|_| {
+            submit_cmd(&env, &["-terse", "job.sub"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("starting tern_submit")
+        })
+        .collect();
+    for c in children {
+        let r = Run::from(c.wait_with_output().unwrap());
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+    }
+    let events = userlog::read_file(&env.path("shared.log")).unwrap();
+    assert_eq!(events.len(), SUBMITS * PROCS);
+    let mut next = [0; SUBMITS + 1];
+    for (c, p, t, _) in submit_events(&events) {
+        assert_eq!(t, NOW);
+        assert_eq!(p, next[c as usize], "cluster {c}'s events in proc order");
+        next[c as usize] += 1;
+    }
+    assert_eq!(next[1..], [PROCS as i64; SUBMITS]);
+}
