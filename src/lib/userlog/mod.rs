@@ -366,11 +366,13 @@ fn write_whole(file: &mut std::fs::File, mut bytes: &[u8]) -> io::Result<()> {
 
 /// Reads a whole log file.
 pub fn read_file(path: &Path) -> Result<Vec<Event>, UserLogError> {
-    let text = std::fs::read_to_string(path).map_err(|source| UserLogError::Read {
+    let bytes = std::fs::read(path).map_err(|source| UserLogError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    read(&text).map_err(|source| UserLogError::Parse {
+    // Reasons and notes are the user's bytes; a stray non-UTF-8 byte in
+    // one should not make the whole log unreadable.
+    read(&String::from_utf8_lossy(&bytes)).map_err(|source| UserLogError::Parse {
         path: path.to_path_buf(),
         source,
     })
@@ -447,7 +449,8 @@ pub fn log_submit(cluster: &crate::submit::Cluster, cluster_id: i64) -> Result<(
     let time = crate::clock::now();
     let mut items: Vec<(PathBuf, Event)> = Vec::new();
     // Look in the proc's differences, then the cluster ad, before building
-    // a full ad: with 100k procs that copy is the cost.
+    // a full ad: with 100k procs that copy is the cost. `Some(None)`: not
+    // there; `None`: not a plain string, so evaluate it in the full ad.
     let literal = |i: usize, name: &str| -> Option<Option<String>> {
         let e = cluster.procs[i]
             .get(name)

@@ -620,8 +620,10 @@ fn is_table_header(l: &str) -> bool {
 }
 
 /// The resource table, if the next line starts one. Columns are cut where
-/// the header's titles end, as HTCondor's `UsageLineParser` cuts them;
-/// the table ends at a line without a colon.
+/// the header's titles end, as HTCondor's `UsageLineParser` cuts them.
+/// Rows are indented by a tab and three spaces; the table ends at the first
+/// line that is not a row. A cell that is not a number (HTCondor prints
+/// any literal there) reads as absent.
 fn read_table(b: &mut Body) -> Result<Vec<Resource>, ReadError> {
     let mut out = Vec::new();
     let Some((_, header)) = b.peek() else {
@@ -632,25 +634,17 @@ fn read_table(b: &mut Body) -> Result<Vec<Resource>, ReadError> {
     }
     b.take();
     let cols = Columns::of(header);
-    while let Some((no, l)) = b.peek() {
-        let Some(r) = cols.row(l) else {
+    while let Some((_, l)) = b.peek() {
+        let Some(r) = l.strip_prefix("\t   ").and_then(|_| cols.row(l)) else {
             break;
         };
         b.take();
-        let num = |s: &str| -> Result<Option<f64>, ReadError> {
-            let s = s.trim();
-            if s.is_empty() {
-                return Ok(None);
-            }
-            s.parse()
-                .map(Some)
-                .map_err(|_| b.err(no, format!("the resource value '{s}' is not a number")))
-        };
+        let num = |s: &str| -> Option<f64> { s.trim().parse().ok() };
         out.push(Resource {
             name: r.0.to_string(),
-            usage: num(r.1)?,
-            request: num(r.2)?,
-            allocated: num(r.3)?,
+            usage: num(r.1),
+            request: num(r.2),
+            allocated: num(r.3),
             assigned: Some(r.4.trim())
                 .filter(|s| !s.is_empty())
                 .map(str::to_string),

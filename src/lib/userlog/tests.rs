@@ -451,6 +451,40 @@ fn reasons_stay_on_one_line() {
 }
 
 #[test]
+fn htcondor_bodies_with_extra_lines_read() {
+    // A termination with an Assigned column and odd cells, then the
+    // "terminated of its own accord" line older HTCondor adds, which is not
+    // a table row though it has colons.
+    let text = "005 (001.000.000) 2023-11-14 22:13:20 Job terminated.\n\
+                \t(1) Normal termination (return value 2)\n\
+                \t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Run Remote Usage\n\
+                \t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Run Local Usage\n\
+                \t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Total Remote Usage\n\
+                \t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Total Local Usage\n\
+                \t0  -  Run Bytes Sent By Job\n\t0  -  Run Bytes Received By Job\n\
+                \tPartitionable Resources :    Usage  Request Allocated Assigned\n\
+                \t   Cpus                 :        0        1         1 \n\
+                \t   Gpus (Average)       :    false        1         1 GPU-1\n\
+                \tJob terminated of its own accord at 2023-11-14T22:13:20Z with exit-code 2.\n\
+                ...\n";
+    let events = read(text).unwrap();
+    let EventKind::Terminated(t) = &events[0].kind else {
+        panic!()
+    };
+    assert_eq!(t.exit, Exit::Normal { return_value: 2 });
+    assert_eq!(
+        t.resources,
+        [
+            res("Cpus", Some(0.0), Some(1.0), Some(1.0)),
+            Resource {
+                assigned: Some("GPU-1".into()),
+                ..res("Gpus", None, Some(1.0), Some(1.0))
+            }
+        ]
+    );
+}
+
+#[test]
 fn other_events_read_verbatim() {
     let text = "040 (001.000.000) 2023-11-14 22:13:20 Started transferring input files\n\
                 \tTransferring to host: <127.0.0.1:0>\n...\n";
