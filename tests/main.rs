@@ -5,7 +5,9 @@ mod common;
 
 mod bad_input;
 mod cli_config_val;
+mod cli_edit;
 mod cli_eval;
+mod cli_history;
 mod cli_submit;
 mod config_man;
 mod man_pages;

@@ -17,6 +17,11 @@ pub fn bin(tool: &str) -> &'static str {
         "tern_eval" => env!("CARGO_BIN_EXE_tern_eval"),
         "tern_submit" => env!("CARGO_BIN_EXE_tern_submit"),
         "tern_config_val" => env!("CARGO_BIN_EXE_tern_config_val"),
+        "tern_rm" => env!("CARGO_BIN_EXE_tern_rm"),
+        "tern_hold" => env!("CARGO_BIN_EXE_tern_hold"),
+        "tern_release" => env!("CARGO_BIN_EXE_tern_release"),
+        "tern_qedit" => env!("CARGO_BIN_EXE_tern_qedit"),
+        "tern_history" => env!("CARGO_BIN_EXE_tern_history"),
         other => panic!("no binary named {other}; add it to tests/common/mod.rs"),
     }
 }

@@ -12,8 +12,15 @@
 //! itself, so a tool declares each option exactly once.
 
 pub mod config_val;
+pub mod edit;
 pub mod eval;
+pub mod format;
+pub mod history;
+pub mod hold;
 pub mod jobsel;
+pub mod qedit;
+pub mod release;
+pub mod rm;
 pub mod submit;
 
 use std::ffi::OsString;

@@ -1,0 +1,4 @@
+//! `tern_rm`: remove jobs from the queue (HTCondor's `condor_rm`).
+fn main() -> std::process::ExitCode {
+    tern::cli::rm::main()
+}

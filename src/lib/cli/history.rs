@@ -1,0 +1,258 @@
+//! `tern_history`: lists the jobs that have left the queue, as HTCondor's
+//! `condor_history`, newest first.
+//!
+//! Jobs are read from the queue database's history tables (a job moves
+//! there when it is removed or completes and leaves the queue). Cluster,
+//! cluster.proc and user arguments choose jobs (any of them may match);
+//! every `-constraint` must hold as well. The output is a one-line summary
+//! per job by default, or `-long`, `-json`, `-af` and `-format` as in
+//! `tern_q` (see [`super::format`]). A SPOOL with no queue yet has no
+//! history; nothing is created.
+
+use std::ffi::OsString;
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use super::format::{self, AfFlags, PrintMask};
+use super::jobsel::selection;
+use super::submit::{queue_error, spool_dir};
+use super::{CliError, parse_args, run_tool};
+use crate::classad::ast::BinOp;
+use crate::classad::parser::parse_expr_old;
+use crate::classad::{ClassAd, Expr};
+use crate::config::Config;
+use crate::queue::{Queue, Selection, status};
+
+/// List jobs that have left the queue, newest first.
+///
+/// Arguments choose jobs by cluster, cluster.proc or user (a job matching
+/// any of them is listed); each -constraint must hold too. By default each
+/// job is one line: its id, owner, submit time, run time, status (C
+/// completed, X removed), completion time and command.
+#[derive(Parser, Debug)]
+#[command(
+    name = "tern_history",
+    version,
+    after_help = "Examples:\n  tern_history\n  tern_history -limit 5 alice\n  tern_history -af ClusterId ProcId ExitCode 12\n  tern_history -long 12.0"
+)]
+pub struct Args {
+    /// List only jobs matching this ClassAd expression (with several, every
+    /// one must match)
+    #[arg(long, value_name = "EXPR")]
+    pub constraint: Vec<String>,
+
+    /// Print each job's whole ad, one 'Name = value' line per attribute,
+    /// sorted by name, with a blank line after each job
+    #[arg(long, short = 'l')]
+    pub long: bool,
+
+    /// Print the jobs' ads as one JSON array
+    #[arg(long)]
+    pub json: bool,
+
+    /// With -long or -json, print only these attributes (separated by
+    /// commas)
+    #[arg(long, value_name = "NAME,...")]
+    pub attributes: Vec<String>,
+
+    /// Print these attributes or expressions of each job on one line;
+    /// -af:FLAGS takes the flags j l h V r , t n g as tern_q does
+    #[arg(long = "autoformat", visible_alias = "af", num_args = 1.., value_name = "ATTR")]
+    pub autoformat: Vec<String>,
+
+    /// The flags of -af:FLAGS.
+    #[arg(long = AF_FLAGS, hide = true)]
+    pub af_flags: Option<String>,
+
+    /// Print ATTR with the printf-style FORMAT (%d %f %s %v %V %r %T %Y);
+    /// no newline is added
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["FORMAT", "ATTR"],
+        allow_hyphen_values = true
+    )]
+    pub format: Vec<String>,
+
+    /// List at most N jobs
+    #[arg(long, visible_alias = "match", value_name = "N")]
+    pub limit: Option<usize>,
+
+    /// List the oldest jobs first
+    #[arg(long)]
+    pub forwards: bool,
+
+    /// List the newest jobs first (the default)
+    #[arg(long)]
+    pub backwards: bool,
+
+    /// Accepted for compatibility; lines are never cut to the terminal's
+    /// width
+    #[arg(long)]
+    pub wide: bool,
+
+    /// Accepted for compatibility; has no effect
+    #[arg(long)]
+    pub debug: bool,
+
+    /// Jobs to list: CLUSTER, CLUSTER.PROC or USER
+    #[arg(value_name = "CLUSTER|CLUSTER.PROC|USER")]
+    pub targets: Vec<String>,
+}
+
+/// The hidden option `-af:FLAGS` becomes.
+const AF_FLAGS: &str = "tern-af-flags";
+
+/// How the jobs are printed.
+enum Output {
+    Summary,
+    Long(Option<Vec<String>>),
+    Json(Option<Vec<String>>),
+    Mask(PrintMask),
+}
+
+pub fn main() -> ExitCode {
+    run_tool("tern_history", run)
+}
+
+/// Splits `-af:FLAGS` into the hidden flags option and `-af`, as the
+/// option table cannot spell it.
+pub fn split_af_flags(argv: Vec<OsString>) -> Vec<OsString> {
+    let mut out = Vec::with_capacity(argv.len() + 1);
+    let mut verbatim = false;
+    for (i, a) in argv.into_iter().enumerate() {
+        if let Some(text) = a.to_str()
+            && i > 0
+            && !verbatim
+        {
+            if text == "--" {
+                verbatim = true;
+            } else if let Some(flags) = format::split_af_option(text) {
+                out.push(OsString::from(format!("--{AF_FLAGS}={flags}")));
+                out.push(OsString::from("--autoformat"));
+                continue;
+            }
+        }
+        out.push(a);
+    }
+    out
+}
+
+pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
+    let (args, _) = parse_args::<Args>(split_af_flags(argv))?;
+    let sel = choose(&args)?;
+    let output = output(&args)?;
+    let cfg = Config::load().map_err(|e| CliError::Failed {
+        msg: e.to_string(),
+        hint: None,
+    })?;
+    for w in cfg.warnings() {
+        eprintln!("tern_history: {w}");
+    }
+    let spool = spool_dir(&cfg)?;
+    let ads: Vec<ClassAd> = match Queue::open(&spool, false).map_err(queue_error)? {
+        None => Vec::new(),
+        Some(q) => {
+            let mut rows = if args.forwards && !args.backwards {
+                let mut all = q.history(&sel, None).map_err(queue_error)?;
+                all.reverse();
+                if let Some(n) = args.limit {
+                    all.truncate(n);
+                }
+                all
+            } else {
+                q.history(&sel, args.limit).map_err(queue_error)?
+            };
+            rows.drain(..).map(|(_, ad)| ad).collect()
+        }
+    };
+    let text = match output {
+        Output::Summary => summary(&ads),
+        Output::Long(attrs) => format::long(&ads, attrs.as_deref()),
+        Output::Json(attrs) => format::json(&ads, attrs.as_deref()),
+        Output::Mask(mask) => mask.render(&ads),
+    };
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The jobs the arguments choose.
+fn choose(args: &Args) -> Result<Selection, CliError> {
+    let mut sel = selection(&args.targets, None)?;
+    for c in &args.constraint {
+        let e = parse_expr_old(c).map_err(|e| CliError::Parse {
+            what: format!("constraint '{c}'"),
+            line: None,
+            col: e.col,
+            msg: e.msg,
+            hint: None,
+        })?;
+        let e = Expr::Paren(Box::new(e));
+        sel.constraint = Some(match sel.constraint.take() {
+            Some(prev) => Expr::binary(BinOp::And, prev, e),
+            None => e,
+        });
+    }
+    Ok(sel)
+}
+
+fn output(args: &Args) -> Result<Output, CliError> {
+    let attrs = (!args.attributes.is_empty()).then(|| format::attribute_list(&args.attributes));
+    if args.json {
+        return Ok(Output::Json(attrs));
+    }
+    if args.long {
+        return Ok(Output::Long(attrs));
+    }
+    let mut mask = PrintMask::default();
+    for pair in args.format.chunks(2) {
+        if let [f, a] = pair {
+            mask.format(f, a)?;
+        }
+    }
+    if !args.autoformat.is_empty() {
+        let flags = AfFlags::parse(args.af_flags.as_deref().unwrap_or(""));
+        mask.autoformat(flags, &args.autoformat)?;
+    }
+    Ok(if mask.is_empty() {
+        Output::Summary
+    } else {
+        Output::Mask(mask)
+    })
+}
+
+/// The default listing: a heading, then one line per job.
+fn summary(ads: &[ClassAd]) -> String {
+    let mut out = format!(
+        "{:<8} {:<14} {:<11} {:<12} {:<2} {:<11} {}\n",
+        " ID", "OWNER", "  SUBMITTED", "  RUN_TIME  ", "ST", "  COMPLETED", "CMD"
+    );
+    for ad in ads {
+        let int = |n: &str| format::number(ad, n).map(|v| v as i64);
+        let run = format::number(ad, "RemoteWallClockTime")
+            .or_else(|| format::number(ad, "RemoteUserCpu"))
+            .unwrap_or(0.0);
+        let completed = match int("CompletionDate") {
+            Some(t) if t > 0 => format::date(t),
+            _ => String::new(),
+        };
+        let st = int("JobStatus").map_or("?", status::letter);
+        out.push_str(&format!(
+            "{:>4}.{:<3} {:<14} {:>11} {:>12} {:<2} {:>11} {}\n",
+            int("ClusterId").unwrap_or(0),
+            int("ProcId").unwrap_or(0),
+            format::string(ad, "Owner").unwrap_or_default(),
+            int("QDate").map(format::date).unwrap_or_default(),
+            format::run_time(run as i64),
+            st,
+            completed,
+            format::job_description(ad)
+        ));
+    }
+    out
+}

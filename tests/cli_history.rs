@@ -1,0 +1,273 @@
+//! `tern_history`: jobs removed with `tern_rm` (and one completed, as the
+//! shadow will complete jobs) read back in every output form.
+
+use std::path::Path;
+
+use crate::cli_edit::{db, env, real_user, submit};
+use crate::common::{NOW, Run, TestEnv};
+
+/// Fails unless every option of `cmd` is documented on `tool`'s page.
+pub fn check_page(tool: &str, cmd: clap::Command) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join(format!("man/man1/{tool}.1")))
+        .unwrap_or_else(|e| panic!("{tool}.1: {e}"));
+    for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+        if let Some(long) = arg.get_long() {
+            let written = format!("\\-{}", long.replace('-', "\\-"));
+            assert!(
+                page.contains(&written),
+                "{tool}.1 does not document -{long}"
+            );
+        }
+        for alias in arg.get_visible_aliases().into_iter().flatten() {
+            let written = format!("\\-{}", alias.replace('-', "\\-"));
+            assert!(
+                page.contains(&written),
+                "{tool}.1 does not document -{alias}"
+            );
+        }
+    }
+}
+
+/// Runs `tool` with the clock at `now`.
+fn run_at(env: &TestEnv, now: i64, tool: &str, args: &[&str]) -> Run {
+    let out = env
+        .command(tool)
+        .env("TERN_NOW", now.to_string())
+        .args(args)
+        .output()
+        .expect("running the tool");
+    Run::from(out)
+}
+
+/// Three clusters: 1.0 and 1.1 removed an hour apart, 2.0 completed (by
+/// hand, as a shadow would) in between, 3.0 still queued.
+fn populated() -> TestEnv {
+    let env = env();
+    submit(&env, 2, false);
+    submit(&env, 1, false);
+    submit(&env, 1, false);
+    assert_eq!(run_at(&env, NOW + 60, "tern_rm", &["1.0"]).code, 0);
+    assert_eq!(run_at(&env, NOW + 3600, "tern_rm", &["2.0"]).code, 0);
+    assert_eq!(run_at(&env, NOW + 7200, "tern_rm", &["1.1"]).code, 0);
+    // 2.0 completed after running for 1h 2m 5s.
+    db(&env)
+        .execute(
+            "UPDATE history SET status = 4, ad = replace(replace(ad, 'JobStatus = 3', 'JobStatus = 4'), '[ ', \
+             '[ CompletionDate = 1700003600; RemoteWallClockTime = 3725.0; ExitCode = 0; ') \
+             WHERE cluster = 2",
+            [],
+        )
+        .unwrap();
+    env
+}
+
+#[track_caller]
+fn ok(r: &Run, stdout: &str) {
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (0, stdout, ""),
+        "unexpected outcome"
+    );
+}
+
+const HEADING: &str = " ID      OWNER            SUBMITTED   RUN_TIME   ST   COMPLETED CMD\n";
+
+#[test]
+fn no_queue_means_no_history_and_nothing_is_created() {
+    let env = env();
+    ok(&env.run("tern_history", Vec::<&str>::new()), HEADING);
+    ok(&env.run("tern_history", ["-af", "Owner"]), "");
+    ok(&env.run("tern_history", ["-long"]), "");
+    assert!(!env.path("spool").exists());
+}
+
+#[test]
+fn the_summary_lists_the_newest_first() {
+    let env = populated();
+    let me = real_user();
+    let rows = [
+        format!("   1.1   {me:<14} 11/14 22:13   0+00:00:00 X              sleep 100\n"),
+        format!("   2.0   {me:<14} 11/14 22:13   0+01:02:05 C  11/14 23:13 sleep 100\n"),
+        format!("   1.0   {me:<14} 11/14 22:13   0+00:00:00 X              sleep 100\n"),
+    ];
+    ok(
+        &env.run("tern_history", Vec::<&str>::new()),
+        &format!("{HEADING}{}", rows.concat()),
+    );
+    ok(
+        &env.run("tern_history", ["-forwards"]),
+        &format!("{HEADING}{}{}{}", rows[2], rows[1], rows[0]),
+    );
+    ok(
+        &env.run("tern_history", ["-limit", "2"]),
+        &format!("{HEADING}{}{}", rows[0], rows[1]),
+    );
+    ok(
+        &env.run("tern_history", ["-match", "1", "-forwards"]),
+        &format!("{HEADING}{}", rows[2]),
+    );
+}
+
+#[test]
+fn ids_users_and_constraints_choose_jobs() {
+    let env = populated();
+    let me = real_user();
+    let ids = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.extend(["-af:j", "JobStatus"]);
+        let r = env.run("tern_history", &a);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+        r.stdout
+    };
+    assert_eq!(ids(&["1"]), "1.1 3\n1.0 3\n");
+    assert_eq!(ids(&["1.0", "2"]), "2.0 4\n1.0 3\n");
+    assert_eq!(ids(&[me.as_str()]), "1.1 3\n2.0 4\n1.0 3\n");
+    assert_eq!(ids(&["nobody"]), "");
+    assert_eq!(ids(&["-constraint", "JobStatus == 4"]), "2.0 4\n");
+    assert_eq!(
+        ids(&[
+            "1",
+            "2",
+            "-constraint",
+            "ProcId == 0",
+            "-const",
+            "JobStatus == 3"
+        ]),
+        "1.0 3\n"
+    );
+    // Jobs still in the queue have no history.
+    assert_eq!(ids(&["3"]), "");
+}
+
+#[test]
+fn long_and_json_print_whole_ads_or_the_attributes_asked_for() {
+    let env = populated();
+    let me = real_user();
+    ok(
+        &env.run(
+            "tern_history",
+            [
+                "-long",
+                "-attributes",
+                "ClusterId,ProcId",
+                "-attributes",
+                "Owner JobStatus",
+                "1",
+            ],
+        ),
+        &format!(
+            "ClusterId = 1\nJobStatus = 3\nOwner = \"{me}\"\nProcId = 1\n\n\
+             ClusterId = 1\nJobStatus = 3\nOwner = \"{me}\"\nProcId = 0\n\n"
+        ),
+    );
+    let r = env.run("tern_history", ["-l", "2.0"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.ends_with("\n\n"), "{r:?}");
+    assert_eq!(r.stdout.matches("\n\n").count(), 1, "{r:?}");
+    for line in [
+        "ClusterId = 2\n",
+        "CompletionDate = 1700003600\n",
+        "JobStatus = 4\n",
+        &format!("RemoveReason = \"via tern_rm (by user {me})\"\n"),
+        "RemoteWallClockTime = 3725.0\n",
+    ] {
+        assert!(r.stdout.contains(line), "{line:?} missing from {r:?}");
+    }
+    ok(
+        &env.run(
+            "tern_history",
+            ["-json", "-attributes", "ClusterId,ProcId", "1"],
+        ),
+        "[\n{\n  \"ClusterId\": 1,\n  \"ProcId\": 1\n},\n{\n  \"ClusterId\": 1,\n  \"ProcId\": 0\n}\n]\n",
+    );
+}
+
+#[test]
+fn autoformat_and_format() {
+    let env = populated();
+    let me = real_user();
+    ok(
+        &env.run(
+            "tern_history",
+            ["2", "-af", "ProcId", "Owner", "RemoteWallClockTime / 60"],
+        ),
+        &format!("0 {me} 62.08333333333334\n"),
+    );
+    ok(
+        &env.run("tern_history", ["2", "-af:jV", "Owner"]),
+        &format!("2.0 \"{me}\"\n"),
+    );
+    ok(
+        &env.run(
+            "tern_history",
+            ["2", "-af:lr", "ExitCode", "JobStatus == 4"],
+        ),
+        "ExitCode = 0 JobStatus == 4 = JobStatus == 4\n",
+    );
+    ok(
+        &env.run(
+            "tern_history",
+            ["1", "-autoformat:h,", "ProcId", "JobStatus"],
+        ),
+        "ProcId, JobStatus\n1     , 3        \n0     , 3        \n",
+    );
+    ok(
+        &env.run(
+            "tern_history",
+            [
+                "-format",
+                "%d.",
+                "ClusterId",
+                "-format",
+                "%d\\n",
+                "ProcId",
+                "2",
+            ],
+        ),
+        "2.0\n",
+    );
+    ok(
+        &env.run(
+            "tern_history",
+            [
+                "-format",
+                "%d:",
+                "ClusterId",
+                "-format",
+                "%T",
+                "RemoteWallClockTime",
+                "-format",
+                "\\n",
+                "ClusterId",
+                "2",
+                "1.0",
+            ],
+        ),
+        "2:  0+01:02:05\n1:  0+00:00:00\n",
+    );
+}
+
+#[test]
+fn bad_arguments_are_refused() {
+    let env = populated();
+    let r = env.run("tern_history", ["-constraint", "JobStatus =="]);
+    assert_eq!((r.code, r.stdout.as_str()), (1, ""), "{r:?}");
+    assert!(
+        r.stderr
+            .starts_with("tern_history: error: constraint 'JobStatus ==': column "),
+        "{r:?}"
+    );
+    let r = env.run("tern_history", ["-limit", "many"]);
+    assert_eq!((r.code, r.stdout.as_str()), (2, ""), "{r:?}");
+    let r = env.run("tern_history", ["-af", "x +"]);
+    assert_eq!((r.code, r.stdout.as_str()), (2, ""), "{r:?}");
+    let r = env.run("tern_history", ["a/b"]);
+    assert_eq!((r.code, r.stdout.as_str()), (2, ""), "{r:?}");
+}
+
+#[test]
+fn every_option_is_on_the_page() {
+    use clap::CommandFactory;
+    check_page("tern_history", tern::cli::history::Args::command());
+}
