@@ -470,7 +470,9 @@ fn change(
     subcode: Option<i64>,
 ) -> Change {
     let mut set: Vec<(String, Expr)> = Vec::new();
+    let mut delete: Vec<String> = Vec::new();
     let mut put = |name: &str, e: Expr| set.push((name.to_string(), e));
+    let mut del = |name: &str| delete.push(name.to_string());
     let running = is_running(row.status);
     match action {
         Action::Remove => {
@@ -496,24 +498,36 @@ fn change(
                 // Released, it goes back to being removed.
                 put("JobStatusOnRelease", Expr::int(status::REMOVED));
             }
-            move_attr(ad, "ReleaseReason", "LastReleaseReason", &mut put);
+            move_attr(ad, "ReleaseReason", "LastReleaseReason", &mut put, &mut del);
             put("JobStatus", Expr::int(status::HELD));
-            Change::Set(set)
+            Change::Update { set, delete }
         }
         Action::Release => {
             let next = int_attr(ad, "JobStatusOnRelease").unwrap_or(status::IDLE);
             put("ReleaseReason", Expr::string(reason));
-            move_attr(ad, "HoldReason", "LastHoldReason", &mut put);
-            move_attr(ad, "HoldReasonCode", "LastHoldReasonCode", &mut put);
-            move_attr(ad, "HoldReasonSubCode", "LastHoldReasonSubCode", &mut put);
+            move_attr(ad, "HoldReason", "LastHoldReason", &mut put, &mut del);
+            move_attr(
+                ad,
+                "HoldReasonCode",
+                "LastHoldReasonCode",
+                &mut put,
+                &mut del,
+            );
+            move_attr(
+                ad,
+                "HoldReasonSubCode",
+                "LastHoldReasonSubCode",
+                &mut put,
+                &mut del,
+            );
             if ad.contains("JobStatusOnRelease") {
-                put("JobStatusOnRelease", undefined());
+                del("JobStatusOnRelease");
             }
             put("JobStatus", Expr::int(next));
             if next == status::REMOVED && !truth(ad, "LeaveJobInQueue") {
                 return Change::Leave { set };
             }
-            Change::Set(set)
+            Change::Update { set, delete }
         }
     }
 }
@@ -560,7 +574,14 @@ fn is_running(s: i64) -> bool {
 /// HTCondor's `moveStrAttr`/`moveIntAttr`: the value goes to `to` and
 /// `from` goes away. The queue cannot delete an attribute yet, so `from`
 /// becomes `undefined`, which every expression reads the same way.
-fn move_attr(ad: &ClassAd, from: &str, to: &str, put: &mut impl FnMut(&str, Expr)) {
+/// Moves an attribute to a new name (HoldReason to LastHoldReason).
+fn move_attr(
+    ad: &ClassAd,
+    from: &str,
+    to: &str,
+    put: &mut impl FnMut(&str, Expr),
+    del: &mut impl FnMut(&str),
+) {
     let Some(e) = ad.get(from) else {
         return;
     };
@@ -568,11 +589,7 @@ fn move_attr(ad: &ClassAd, from: &str, to: &str, put: &mut impl FnMut(&str, Expr
         return;
     }
     put(to, e.clone());
-    put(from, undefined());
-}
-
-fn undefined() -> Expr {
-    Expr::Lit(Value::Undefined)
+    del(from);
 }
 
 fn int_attr(ad: &ClassAd, name: &str) -> Option<i64> {

@@ -10,6 +10,7 @@
 //! Nothing here assumes a single user: every change carries the real user
 //! who made it, checked against each job's Owner (or QUEUE_SUPER_USERS).
 
+pub mod listing;
 pub mod schema;
 
 use std::cell::RefCell;
@@ -583,6 +584,13 @@ pub enum Change {
     Set(Vec<(String, Expr)>),
     /// Set these attributes, then move the job to history.
     Leave { set: Vec<(String, Expr)> },
+    /// Set some attributes and delete others. An attribute the job takes
+    /// from its cluster ad is deleted by making it undefined in the job, as
+    /// HTCondor does for a chained ad.
+    Update {
+        set: Vec<(String, Expr)>,
+        delete: Vec<String>,
+    },
 }
 
 fn apply(
@@ -593,13 +601,24 @@ fn apply(
     change: &Change,
     now: i64,
 ) -> Result<(), QueueError> {
-    let (set, leave) = match change {
+    let none: Vec<String> = Vec::new();
+    let (set, leave, delete) = match change {
         Change::Skip(_) => return Ok(()),
-        Change::Set(s) => (s, false),
-        Change::Leave { set } => (set, true),
+        Change::Set(s) => (s, false, &none),
+        Change::Leave { set } => (set, true, &none),
+        Change::Update { set, delete } => (set, false, delete),
     };
     let key = job_key(row.id);
     let mut diff = parse_stored(Path::new(""), &row.diff)?;
+    for name in delete {
+        let from_cluster = diff.get(name).is_none() && ad.get(name).is_some();
+        if diff.remove(name).is_some() || from_cluster {
+            log.record(op::DELETE_ATTR, &key, name, "")?;
+        }
+        if from_cluster {
+            diff.insert(name, Expr::Lit(Value::Undefined));
+        }
+    }
     let (mut status, mut prio, mut entered) = (row.status, row.prio, row.entered);
     for (name, e) in set {
         log.record(op::SET_ATTR, &key, name, &unparse(e))?;
