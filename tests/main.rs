@@ -8,6 +8,7 @@ mod cli_config_val;
 mod cli_edit;
 mod cli_eval;
 mod cli_history;
+mod cli_q;
 mod cli_submit;
 mod config_man;
 mod man_pages;

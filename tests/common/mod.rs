@@ -17,6 +17,7 @@ pub fn bin(tool: &str) -> &'static str {
         "tern_eval" => env!("CARGO_BIN_EXE_tern_eval"),
         "tern_submit" => env!("CARGO_BIN_EXE_tern_submit"),
         "tern_config_val" => env!("CARGO_BIN_EXE_tern_config_val"),
+        "tern_q" => env!("CARGO_BIN_EXE_tern_q"),
         "tern_rm" => env!("CARGO_BIN_EXE_tern_rm"),
         "tern_hold" => env!("CARGO_BIN_EXE_tern_hold"),
         "tern_release" => env!("CARGO_BIN_EXE_tern_release"),

@@ -18,6 +18,7 @@ pub mod format;
 pub mod history;
 pub mod hold;
 pub mod jobsel;
+pub mod q;
 pub mod qedit;
 pub mod release;
 pub mod rm;

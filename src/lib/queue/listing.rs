@@ -1,0 +1,189 @@
+//! Read-only listings of the queue for tools that show many jobs at once
+//! (`tern_q`).
+//!
+//! [`Queue::rows`] and [`Queue::full_ad`] hold every row, its stored
+//! differences and every parsed cluster ad in memory at once. The listings
+//! here stream instead: [`Queue::scan`] hands out each job's hot columns in
+//! id order, borrowed from the SQLite row, and reads the stored differences
+//! only when asked to, so a summary of 100,000 jobs decodes no ad text at
+//! all. [`AdBuilder`] turns streamed rows into full ads while keeping only
+//! the current cluster's ad parsed.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use rusqlite::OptionalExtension;
+
+use super::{JobId, JobRow, Queue, QueueError, overlay, parse_stored};
+use crate::classad::ClassAd;
+
+/// One job as a scan sees it: its hot columns and, when the scan asked for
+/// them, its stored differences from the cluster ad (new-syntax text).
+#[derive(Clone, Copy, Debug)]
+pub struct HotRow<'a> {
+    pub id: JobId,
+    pub status: i64,
+    pub owner: &'a str,
+    pub prio: i64,
+    pub qdate: i64,
+    pub entered: i64,
+    pub diff: Option<&'a str>,
+}
+
+/// Job counts by status: one slot per JobStatus value, 0 for values
+/// outside 1..=7.
+pub type StatusCounts = [i64; 8];
+
+impl Queue {
+    /// Calls `f` for every job in the queue, in id order. The stored
+    /// differences are read only when `with_diff`.
+    pub fn scan<E: From<QueueError>>(
+        &self,
+        with_diff: bool,
+        mut f: impl FnMut(&HotRow<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let sql = if with_diff {
+            "SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM procs ORDER BY cluster, proc"
+        } else {
+            "SELECT cluster, proc, status, owner, prio, qdate, entered FROM procs ORDER BY cluster, proc"
+        };
+        let mut st = self.conn.prepare(sql).map_err(QueueError::from)?;
+        let mut rows = st.query([]).map_err(QueueError::from)?;
+        while let Some(r) = rows.next().map_err(QueueError::from)? {
+            let owner = text(r, 3).map_err(QueueError::from)?;
+            let diff = if with_diff {
+                Some(text(r, 7).map_err(QueueError::from)?)
+            } else {
+                None
+            };
+            let row = HotRow {
+                id: JobId {
+                    cluster: r.get(0).map_err(QueueError::from)?,
+                    proc: r.get(1).map_err(QueueError::from)?,
+                },
+                status: r.get(2).map_err(QueueError::from)?,
+                owner,
+                prio: r.get(4).map_err(QueueError::from)?,
+                qdate: r.get(5).map_err(QueueError::from)?,
+                entered: r.get(6).map_err(QueueError::from)?,
+                diff,
+            };
+            f(&row)?;
+        }
+        Ok(())
+    }
+
+    /// The stored cluster ad of `cluster`, parsed (not cached).
+    pub fn load_cluster_ad(&self, cluster: i64) -> Result<Option<ClassAd>, QueueError> {
+        let text: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT ad FROM clusters WHERE cluster = ?1",
+                [cluster],
+                |r| r.get(0),
+            )
+            .optional()?;
+        text.map(|t| parse_stored(&self.path, &t)).transpose()
+    }
+
+    /// One job's stored differences from its cluster ad, parsed; `None`
+    /// when the job is not in the queue.
+    pub fn load_diff(&self, id: JobId) -> Result<Option<ClassAd>, QueueError> {
+        let text: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT ad FROM procs WHERE cluster = ?1 AND proc = ?2",
+                [id.cluster, id.proc],
+                |r| r.get(0),
+            )
+            .optional()?;
+        text.map(|t| parse_stored(&self.path, &t)).transpose()
+    }
+
+    /// The highest proc id each cluster has in history, for clusters some
+    /// of whose jobs have left the queue.
+    pub fn history_max_procs(&self) -> Result<HashMap<i64, i64>, QueueError> {
+        let mut st = self
+            .conn
+            .prepare("SELECT cluster, max(proc) FROM history GROUP BY cluster")?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+/// A text column borrowed from the row (SQLite hands out its own buffer).
+fn text<'r>(r: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
+    r.get_ref(i)?.as_str().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
+    })
+}
+
+/// Builds full job ads from rows that arrive in cluster order, as
+/// [`Queue::full_ad`] builds them, but parsing each cluster ad once and
+/// keeping only the current one.
+#[derive(Default)]
+pub struct AdBuilder {
+    current: Option<(i64, Rc<ClassAd>)>,
+}
+
+impl AdBuilder {
+    pub fn new() -> AdBuilder {
+        AdBuilder::default()
+    }
+
+    /// The cluster ad of `cluster` (an empty ad when the cluster has none).
+    pub fn cluster_ad(&mut self, q: &Queue, cluster: i64) -> Result<Rc<ClassAd>, QueueError> {
+        if let Some((c, ad)) = &self.current
+            && *c == cluster
+        {
+            return Ok(ad.clone());
+        }
+        let ad = Rc::new(q.load_cluster_ad(cluster)?.unwrap_or_default());
+        self.current = Some((cluster, ad.clone()));
+        Ok(ad)
+    }
+
+    /// The full ad of a row scanned with its differences: the cluster ad,
+    /// the differences, and the hot attributes from their columns.
+    pub fn full_ad(&mut self, q: &Queue, row: &HotRow<'_>) -> Result<ClassAd, QueueError> {
+        let mut ad = (*self.cluster_ad(q, row.id.cluster)?).clone();
+        let diff = row.diff.unwrap_or("");
+        let stored = JobRow {
+            id: row.id,
+            status: row.status,
+            owner: row.owner.to_string(),
+            prio: row.prio,
+            qdate: row.qdate,
+            entered: row.entered,
+            // A proc that differs from its cluster only in ProcId, as most
+            // do, needs no parse: the overlay sets ProcId from its column.
+            diff: if only_proc_id(diff, row.id.proc) {
+                String::new()
+            } else {
+                diff.to_string()
+            },
+        };
+        overlay(&q.path, &mut ad, &stored)?;
+        Ok(ad)
+    }
+}
+
+/// Whether stored differences are exactly `[ ProcId = <proc> ]`.
+fn only_proc_id(diff: &str, proc: i64) -> bool {
+    diff.strip_prefix("[ ProcId = ")
+        .and_then(|r| r.strip_suffix(" ]"))
+        .is_some_and(|n| n.parse::<i64>() == Ok(proc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_id_only_differences_are_recognised() {
+        assert!(only_proc_id("[ ProcId = 12 ]", 12));
+        assert!(!only_proc_id("[ ProcId = 12 ]", 13));
+        assert!(!only_proc_id("[ Args = \"x\"; ProcId = 12 ]", 12));
+        assert!(!only_proc_id("[  ]", 0));
+    }
+}
