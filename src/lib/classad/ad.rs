@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
-use super::ast::Expr;
+use super::ast::{Expr, Name};
 
 /// Expressions are shared (`Rc`), so copying an ad, as the queue does to
 /// give each job its cluster's attributes, costs reference counts, not
@@ -45,10 +45,32 @@ impl ClassAd {
         self.insert_shared(name, Rc::new(expr));
     }
 
+    /// Sets a parsed name (whose spelling and key are already shared) to
+    /// `expr`, without copying either.
+    pub fn insert_named(&mut self, name: &Name, expr: Expr) {
+        let expr = Rc::new(expr);
+        if let Some(&i) = self.index.get(name.key()) {
+            self.entries[i].expr = expr;
+            return;
+        }
+        self.index.insert(name.key_rc().clone(), self.entries.len());
+        self.entries.push(Entry {
+            name: name.text_rc().clone(),
+            expr,
+        });
+    }
+
     /// Sets `name` to an expression shared with other ads.
     pub fn insert_shared(&mut self, name: &str, expr: Rc<Expr>) {
-        if let Some(&i) = self.index.get(name) {
-            self.entries[i].expr = expr;
+        if !name.bytes().any(|b| b.is_ascii_uppercase()) {
+            // Already lower case: the spelling is the key.
+            if let Some(&i) = self.index.get(name) {
+                self.entries[i].expr = expr;
+                return;
+            }
+            let rc: Rc<str> = Rc::from(name);
+            self.index.insert(rc.clone(), self.entries.len());
+            self.entries.push(Entry { name: rc, expr });
             return;
         }
         let key = name.to_ascii_lowercase();
@@ -56,14 +78,11 @@ impl ClassAd {
             self.entries[i].expr = expr;
             return;
         }
-        let name: Rc<str> = Rc::from(name);
-        let key: Rc<str> = if *key == *name {
-            name.clone()
-        } else {
-            Rc::from(key)
-        };
-        self.index.insert(key, self.entries.len());
-        self.entries.push(Entry { name, expr });
+        self.index.insert(Rc::from(key), self.entries.len());
+        self.entries.push(Entry {
+            name: Rc::from(name),
+            expr,
+        });
     }
 
     /// Attributes with their shared expressions, in insertion order.

@@ -39,6 +39,15 @@ impl Name {
     pub fn text_rc(&self) -> &Rc<str> {
         &self.text
     }
+    pub fn key_rc(&self) -> &Rc<str> {
+        &self.key
+    }
+}
+
+impl std::fmt::Display for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
 }
 
 impl PartialEq for Name {

@@ -8,14 +8,18 @@
 //! an operand. Strings use new-syntax escapes, or in old-syntax ad lines the
 //! old rule where a backslash is literal except before `"`.
 
+use std::borrow::Cow;
+
 use super::ParseError;
 
+/// A token. Names and escape-free strings borrow the source text, so
+/// lexing allocates only for strings with escapes and quoted names.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Tok {
+pub enum Tok<'a> {
     Int(i64),
     Real(f64),
-    Str(String),
-    Ident(String),
+    Str(Cow<'a, str>),
+    Ident(&'a str),
     /// A `'quoted name'`.
     QuotedIdent(String),
     True,
@@ -62,7 +66,7 @@ pub enum Tok {
     Eof,
 }
 
-impl Tok {
+impl Tok<'_> {
     /// Whether this token can end an operand, which decides whether a
     /// following `-` may start a negative literal.
     fn ends_operand(&self) -> bool {
@@ -145,13 +149,14 @@ impl Tok {
 
 /// A token and where it starts (1-based line and column).
 #[derive(Clone, Debug)]
-pub struct Token {
-    pub tok: Tok,
+pub struct Token<'a> {
+    pub tok: Tok<'a>,
     pub line: u32,
     pub col: u32,
 }
 
 pub struct Lexer<'a> {
+    text: &'a str,
     src: &'a [u8],
     pos: usize,
     line: u32,
@@ -163,6 +168,7 @@ pub struct Lexer<'a> {
 impl<'a> Lexer<'a> {
     pub fn new(src: &'a str, old_strings: bool) -> Lexer<'a> {
         Lexer {
+            text: src,
             src: src.as_bytes(),
             pos: 0,
             line: 1,
@@ -237,7 +243,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    pub fn next_token(&mut self) -> Result<Token, ParseError> {
+    pub fn next_token(&mut self) -> Result<Token<'a>, ParseError> {
         self.skip_space()?;
         let start = self.pos;
         let (line, col) = (self.line, self.col(start));
@@ -246,7 +252,7 @@ impl<'a> Lexer<'a> {
         Ok(Token { tok, line, col })
     }
 
-    fn scan(&mut self, start: usize) -> Result<Tok, ParseError> {
+    fn scan(&mut self, start: usize) -> Result<Tok<'a>, ParseError> {
         let c = self.peek();
         if c == 0 && self.pos >= self.src.len() {
             return Ok(Tok::Eof);
@@ -266,15 +272,17 @@ impl<'a> Lexer<'a> {
             while self.peek().is_ascii_alphanumeric() || self.peek() == b'_' {
                 self.pos += 1;
             }
-            let word = std::str::from_utf8(&self.src[start..self.pos]).unwrap_or_default();
-            return Ok(match word.to_ascii_lowercase().as_str() {
-                "true" => Tok::True,
-                "false" => Tok::False,
-                "undefined" => Tok::Undefined,
-                "error" => Tok::Error,
-                "is" => Tok::Is,
-                "isnt" => Tok::Isnt,
-                _ => Tok::Ident(word.to_string()),
+            // ASCII only, so the slice is on character boundaries.
+            let word = &self.text[start..self.pos];
+            let kw = |k: &str| word.eq_ignore_ascii_case(k);
+            return Ok(match word.len() {
+                2 if kw("is") => Tok::Is,
+                4 if kw("true") => Tok::True,
+                4 if kw("isnt") => Tok::Isnt,
+                5 if kw("false") => Tok::False,
+                5 if kw("error") => Tok::Error,
+                9 if kw("undefined") => Tok::Undefined,
+                _ => Tok::Ident(word),
             });
         }
         if c == b'"' {
@@ -282,13 +290,13 @@ impl<'a> Lexer<'a> {
         }
         if c == b'\'' {
             let raw = self.raw_quoted(start, b'\'')?;
-            let s = convert_escapes(&raw)
+            let s = convert_escapes(raw)
                 .ok_or_else(|| self.err(start, "NUL character in quoted name"))?;
-            return Ok(Tok::QuotedIdent(s));
+            return Ok(Tok::QuotedIdent(s.into_owned()));
         }
         self.pos += 1;
         let n = self.peek();
-        let two = |lx: &mut Lexer, t: Tok| {
+        let two = |lx: &mut Lexer<'a>, t: Tok<'a>| {
             lx.pos += 1;
             t
         };
@@ -359,7 +367,7 @@ impl<'a> Lexer<'a> {
         })
     }
 
-    fn number(&mut self, start: usize, negative: bool) -> Result<Tok, ParseError> {
+    fn number(&mut self, start: usize, negative: bool) -> Result<Tok<'a>, ParseError> {
         let digits_start = self.pos;
         while self.peek().is_ascii_digit() {
             self.pos += 1;
@@ -395,7 +403,7 @@ impl<'a> Lexer<'a> {
                 "a number must not run into letters (no unit suffixes or hex in ClassAd literals)",
             ));
         }
-        let text = std::str::from_utf8(&self.src[start..self.pos]).unwrap_or("0");
+        let text = &self.text[start..self.pos];
         if is_real {
             return Ok(Tok::Real(text.parse::<f64>().unwrap_or(0.0)));
         }
@@ -409,44 +417,50 @@ impl<'a> Lexer<'a> {
         Ok(Tok::Int(text.parse::<i64>().unwrap_or(0)))
     }
 
-    /// The raw text between quotes, with backslash-escaped delimiters kept
-    /// escaped (escape conversion happens afterwards).
-    fn raw_quoted(&mut self, start: usize, delim: u8) -> Result<Vec<u8>, ParseError> {
+    /// The raw text between quotes (escapes not yet converted), as a slice
+    /// of the source. A raw NUL byte is refused: it could not be printed
+    /// back in a form that reads again.
+    fn raw_quoted(&mut self, start: usize, delim: u8) -> Result<&'a [u8], ParseError> {
         self.pos += 1;
-        let mut out = Vec::new();
+        let from = self.pos;
         loop {
             let Some(&c) = self.src.get(self.pos) else {
                 return Err(self.err(start, "unterminated quoted text"));
             };
-            if c == b'\\' {
-                out.push(c);
-                self.pos += 1;
-                if let Some(&n) = self.src.get(self.pos) {
-                    out.push(n);
-                    if n == b'\n' {
-                        self.newline(self.pos);
+            match c {
+                b'\\' => {
+                    self.pos += 1;
+                    if let Some(&n) = self.src.get(self.pos) {
+                        if n == b'\n' {
+                            self.newline(self.pos);
+                        }
+                        if n == 0 {
+                            return Err(self.err(start, "NUL character in quoted text"));
+                        }
+                        self.pos += 1;
                     }
+                }
+                _ if c == delim => {
+                    let raw = &self.src[from..self.pos];
+                    self.pos += 1;
+                    return Ok(raw);
+                }
+                0 => return Err(self.err(start, "NUL character in quoted text")),
+                b'\n' => {
+                    self.newline(self.pos);
                     self.pos += 1;
                 }
-                continue;
+                _ => self.pos += 1,
             }
-            if c == delim {
-                self.pos += 1;
-                return Ok(out);
-            }
-            if c == b'\n' {
-                self.newline(self.pos);
-            }
-            out.push(c);
-            self.pos += 1;
         }
     }
 
-    fn string(&mut self, start: usize) -> Result<Tok, ParseError> {
+    fn string(&mut self, start: usize) -> Result<Tok<'a>, ParseError> {
         if self.old_strings {
             return self.old_string(start);
         }
-        let mut raw = self.raw_quoted(start, b'"')?;
+        let first = self.raw_quoted(start, b'"')?;
+        let mut raw: Cow<'a, [u8]> = Cow::Borrowed(first);
         // Adjacent literals separated only by white space are one string.
         loop {
             let save = (self.pos, self.line, self.line_start);
@@ -458,21 +472,27 @@ impl<'a> Lexer<'a> {
             }
             if self.peek() == b'"' {
                 let more = self.raw_quoted(self.pos, b'"')?;
-                raw.extend_from_slice(&more);
+                raw.to_mut().extend_from_slice(more);
             } else {
                 (self.pos, self.line, self.line_start) = save;
                 break;
             }
         }
-        let s = convert_escapes(&raw)
-            .ok_or_else(|| self.err(start, "NUL character in string literal"))?;
+        let s = match raw {
+            // No escapes: the source text itself (valid UTF-8, cut at quotes).
+            Cow::Borrowed(b) if !b.contains(&b'\\') => {
+                Cow::Borrowed(std::str::from_utf8(b).unwrap_or_default())
+            }
+            other => convert_escapes(&other)
+                .ok_or_else(|| self.err(start, "NUL character in string literal"))?,
+        };
         Ok(Tok::Str(s))
     }
 
     /// Old-syntax string: a backslash is literal except right before `"`,
     /// and a `\"` that ends the line closes the string with a trailing
     /// backslash.
-    fn old_string(&mut self, start: usize) -> Result<Tok, ParseError> {
+    fn old_string(&mut self, start: usize) -> Result<Tok<'a>, ParseError> {
         self.pos += 1;
         let mut out = Vec::new();
         loop {
@@ -499,15 +519,21 @@ impl<'a> Lexer<'a> {
             if c == b'\n' {
                 return Err(self.err(start, "unterminated string literal"));
             }
+            if c == 0 {
+                return Err(self.err(start, "NUL character in string literal"));
+            }
             out.push(c);
             self.pos += 1;
         }
-        Ok(Tok::Str(String::from_utf8_lossy(&out).into_owned()))
+        Ok(Tok::Str(Cow::Owned(match String::from_utf8(out) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })))
     }
 }
 
 /// New-syntax escape conversion. `None` when the result would hold a NUL.
-pub fn convert_escapes(raw: &[u8]) -> Option<String> {
+pub fn convert_escapes(raw: &[u8]) -> Option<Cow<'static, str>> {
     let mut out = Vec::with_capacity(raw.len());
     let mut i = 0;
     while i < raw.len() {
@@ -545,8 +571,8 @@ pub fn convert_escapes(raw: &[u8]) -> Option<String> {
             other => out.push(other),
         }
     }
-    Some(match String::from_utf8(out) {
+    Some(Cow::Owned(match String::from_utf8(out) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    })
+    }))
 }

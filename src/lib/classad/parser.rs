@@ -4,6 +4,7 @@
 //! `- + ! ~`; `* / %`; `+ -`; shifts; relations; equality and identity; `&`;
 //! `^`; `|`; `&&`; `||`; and the right-associative `c ? a : b`.
 
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 use super::ParseError;
@@ -18,7 +19,7 @@ pub const MAX_NESTING: u32 = 10_000;
 
 pub struct Parser<'a> {
     lex: Lexer<'a>,
-    buf: Vec<Token>,
+    buf: VecDeque<Token<'a>>,
     depth: u32,
 }
 
@@ -107,7 +108,7 @@ impl<'a> Parser<'a> {
     pub fn new(src: &'a str, old_strings: bool) -> Parser<'a> {
         Parser {
             lex: Lexer::new(src, old_strings),
-            buf: Vec::new(),
+            buf: VecDeque::new(),
             depth: 0,
         }
     }
@@ -121,38 +122,49 @@ impl<'a> Parser<'a> {
     fn fill(&mut self, n: usize) -> Result<(), ParseError> {
         while self.buf.len() <= n {
             let t = self.lex.next_token()?;
-            self.buf.push(t);
+            self.buf.push_back(t);
         }
         Ok(())
     }
-    fn peek(&mut self) -> Result<&Token, ParseError> {
+    fn peek(&mut self) -> Result<&Token<'a>, ParseError> {
         self.fill(0)?;
         Ok(&self.buf[0])
     }
-    fn peek_tok(&mut self) -> Result<Tok, ParseError> {
+    fn peek_tok(&mut self) -> Result<Tok<'a>, ParseError> {
         Ok(self.peek()?.tok.clone())
     }
-    fn peek2_is(&mut self, t: &Tok) -> Result<bool, ParseError> {
+    fn peek2_is(&mut self, t: &Tok<'_>) -> Result<bool, ParseError> {
         self.fill(1)?;
         Ok(&self.buf[1].tok == t)
     }
-    fn next(&mut self) -> Result<Token, ParseError> {
+    fn next(&mut self) -> Result<Token<'a>, ParseError> {
         self.fill(0)?;
-        Ok(self.buf.remove(0))
+        Ok(self.buf.pop_front().expect("fill(0) left a token"))
     }
-    fn err_at(&self, t: &Token, msg: impl Into<String>) -> ParseError {
+    fn err_at(&self, t: &Token<'_>, msg: impl Into<String>) -> ParseError {
         ParseError {
             line: t.line,
             col: t.col,
             msg: msg.into(),
         }
     }
-    fn expect(&mut self, want: Tok, what: &str) -> Result<Token, ParseError> {
+    fn expect(&mut self, want: Tok<'_>, what: &str) -> Result<Token<'a>, ParseError> {
+        self.expect_with(want, || what.to_string())
+    }
+    /// Like `expect`, building the description only for the error.
+    fn expect_with(
+        &mut self,
+        want: Tok<'_>,
+        what: impl FnOnce() -> String,
+    ) -> Result<Token<'a>, ParseError> {
         let t = self.next()?;
         if t.tok == want {
             Ok(t)
         } else {
-            Err(self.err_at(&t, format!("expected {what}, found {}", t.tok.describe())))
+            Err(self.err_at(
+                &t,
+                format!("expected {}, found {}", what(), t.tok.describe()),
+            ))
         }
     }
     pub fn expect_eof(&mut self) -> Result<(), ParseError> {
@@ -170,7 +182,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn enter(&mut self, at: &Token) -> Result<(), ParseError> {
+    fn enter(&mut self, at: &Token<'_>) -> Result<(), ParseError> {
         self.depth += 1;
         if self.depth > MAX_NESTING {
             return Err(self.err_at(
@@ -183,8 +195,15 @@ impl<'a> Parser<'a> {
 
     /// A whole expression: the ternary level.
     pub fn expr(&mut self) -> Result<Expr, ParseError> {
-        let at = self.peek()?.clone();
-        self.enter(&at)?;
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            let at = self.peek()?;
+            return Err(ParseError {
+                line: at.line,
+                col: at.col,
+                msg: format!("expression nested more than {MAX_NESTING} levels deep"),
+            });
+        }
         let r = stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.ternary());
         self.depth -= 1;
         r
@@ -337,7 +356,16 @@ impl<'a> Parser<'a> {
     fn attr_name(&mut self, what: &str) -> Result<Name, ParseError> {
         let t = self.next()?;
         match t.tok {
-            Tok::Ident(s) | Tok::QuotedIdent(s) => Ok(Name::new(&s)),
+            Tok::Ident(s) => Ok(Name::new(s)),
+            Tok::QuotedIdent(ref s) => Ok(Name::new(s)),
+            // After '.', keywords are names too, so `a.true` (as HTCondor
+            // prints a selection of 'true') reads back.
+            Tok::True => Ok(Name::new("true")),
+            Tok::False => Ok(Name::new("false")),
+            Tok::Undefined => Ok(Name::new("undefined")),
+            Tok::Error => Ok(Name::new("error")),
+            Tok::Is => Ok(Name::new("is")),
+            Tok::Isnt => Ok(Name::new("isnt")),
             ref other => {
                 Err(self.err_at(&t, format!("expected {what}, found {}", other.describe())))
             }
@@ -350,7 +378,7 @@ impl<'a> Parser<'a> {
         Ok(match t.tok {
             Tok::Int(i) => Expr::Lit(Value::Int(i)),
             Tok::Real(r) => Expr::Lit(Value::Real(r)),
-            Tok::Str(s) => Expr::Lit(Value::Str(Rc::from(s))),
+            Tok::Str(s) => Expr::Lit(Value::Str(Rc::from(&*s))),
             Tok::True => Expr::Lit(Value::Bool(true)),
             Tok::False => Expr::Lit(Value::Bool(false)),
             Tok::Undefined => Expr::Lit(Value::Undefined),
@@ -365,8 +393,8 @@ impl<'a> Parser<'a> {
                     self.next()?;
                     let args = self.items(Tok::RParen, "')' to close the argument list")?;
                     let call = Expr::Call(Box::new(Call {
-                        builtin: functions::lookup(&s),
-                        name: Rc::from(s.as_str()),
+                        builtin: functions::lookup(s),
+                        name: Rc::from(s),
                         args,
                     }));
                     fold_time_literal(call).map_err(|msg| ParseError {
@@ -377,7 +405,7 @@ impl<'a> Parser<'a> {
                 } else {
                     Expr::Attr(Box::new(AttrRef {
                         base: None,
-                        name: Name::new(&s),
+                        name: Name::new(s),
                         absolute: false,
                     }))
                 }
@@ -436,10 +464,17 @@ impl<'a> Parser<'a> {
             match t.tok {
                 Tok::RBrack => return Ok(ad),
                 Tok::Semi => continue,
-                Tok::Ident(name) | Tok::QuotedIdent(name) => {
-                    self.expect(Tok::Assign, &format!("'=' after attribute name '{name}'"))?;
+                Tok::Ident(_) | Tok::QuotedIdent(_) => {
+                    let name = match &t.tok {
+                        Tok::Ident(s) => Name::new(s),
+                        Tok::QuotedIdent(s) => Name::new(s),
+                        _ => unreachable!("matched a name above"),
+                    };
+                    self.expect_with(Tok::Assign, || {
+                        format!("'=' after attribute name '{}'", name.as_str())
+                    })?;
                     let e = self.expr()?;
-                    ad.insert(&name, e);
+                    ad.insert_named(&name, e);
                     let t = self.next()?;
                     match t.tok {
                         Tok::Semi => {}

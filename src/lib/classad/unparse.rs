@@ -75,6 +75,20 @@ fn write_expr_inner(out: &mut String, e: &Expr, syn: Syntax) {
             if let Some(b) = &a.base {
                 write_expr(out, b, syn);
                 out.push('.');
+                // After a '.', HTCondor quotes only names that are not
+                // identifier-shaped (`a.parent`, `a.true`).
+                let n = a.name.as_str();
+                let plain = n
+                    .bytes()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+                    && n.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+                if plain {
+                    out.push_str(n);
+                } else {
+                    write_name(out, n);
+                }
+                return;
             } else if a.absolute {
                 out.push('.');
             }
