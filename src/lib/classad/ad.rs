@@ -31,6 +31,14 @@ impl ClassAd {
         ClassAd::default()
     }
 
+    /// An empty ad with room for `n` attributes.
+    pub fn with_capacity(n: usize) -> ClassAd {
+        ClassAd {
+            entries: Vec::with_capacity(n),
+            index: FxHashMap::with_capacity_and_hasher(n, Default::default()),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }

@@ -29,6 +29,9 @@ pub struct Frame {
     alt: OnceCell<Weak<Frame>>,
     /// Only on a match root: the left and right ad frames.
     sides: OnceCell<(Weak<Frame>, Weak<Frame>)>,
+    /// Only on a match's context ad (HTCondor's lCtx/rCtx): the ad its
+    /// `target` and `other` name, so `TARGET.x` need not evaluate `.RIGHT`.
+    target: OnceCell<Weak<Frame>>,
 }
 
 /// A reference-counted handle to a [`Frame`].
@@ -47,6 +50,7 @@ impl Scope {
             ad,
             parent,
             alt: OnceCell::new(),
+            target: OnceCell::new(),
             sides: OnceCell::new(),
         }))
     }
@@ -147,10 +151,14 @@ impl MatchContext {
     pub fn new(left: Rc<ClassAd>, right: Rc<ClassAd>) -> MatchContext {
         let (root_ad, lctx_ad, rctx_ad) = MATCH_ADS.with(|m| m.clone());
         let root = Scope::root(root_ad);
-        let l = Scope::child(left, &Scope::child(lctx_ad, &root));
-        let r = Scope::child(right, &Scope::child(rctx_ad, &root));
+        let lctx = Scope::child(lctx_ad, &root);
+        let rctx = Scope::child(rctx_ad, &root);
+        let l = Scope::child(left, &lctx);
+        let r = Scope::child(right, &rctx);
         let _ = l.0.alt.set(Rc::downgrade(&r.0));
         let _ = r.0.alt.set(Rc::downgrade(&l.0));
+        let _ = lctx.0.target.set(Rc::downgrade(&r.0));
+        let _ = rctx.0.target.set(Rc::downgrade(&l.0));
         let _ = root.0.sides.set((Rc::downgrade(&l.0), Rc::downgrade(&r.0)));
         MatchContext { left: l, right: r }
     }
@@ -351,9 +359,35 @@ impl Evaluator {
                 }
             }
             Some(base) => {
-                let b = self.eval(base, scope);
+                let b = match self.target_shortcut(base, scope) {
+                    Some(v) => v,
+                    None => self.eval(base, scope),
+                };
                 self.select(b, key, scope)
             }
+        }
+    }
+
+    /// `TARGET` or `OTHER` in `TARGET.x`, found without evaluating the
+    /// context ad's `.RIGHT`: when no ad between here and the match's
+    /// context ad defines the name, it is the context's other ad. This is
+    /// exactly what the general lookup would find, only cheaper.
+    fn target_shortcut(&mut self, base: &Expr, scope: &Scope) -> Option<Value> {
+        let Expr::Attr(b) = base else { return None };
+        if b.base.is_some() || b.absolute || !matches!(b.name.key(), "target" | "other") {
+            return None;
+        }
+        let key = b.name.key();
+        let mut cur = scope;
+        loop {
+            // The context ad's own `target` is the other ad.
+            if let Some(t) = cur.0.target.get() {
+                return t.upgrade().map(|f| Value::Ad(Scope(f)));
+            }
+            if cur.ad().index_of(key).is_some() {
+                return None;
+            }
+            cur = cur.parent()?;
         }
     }
 
@@ -669,6 +703,11 @@ fn time_arith(op: BinOp, l: &Value, r: &Value) -> Value {
 
 fn compare(op: BinOp, l: &Value, r: &Value) -> Value {
     use std::cmp::Ordering;
+    if let (Value::Str(a), Value::Str(b)) = (l, r)
+        && matches!(op, BinOp::Eq | BinOp::Ne)
+    {
+        return Value::Bool(a.eq_ignore_ascii_case(b) == (op == BinOp::Eq));
+    }
     let ord: Option<Ordering> = match (l, r) {
         (Value::Str(a), Value::Str(b)) => Some(cmp_ignore_case(a, b)),
         (Value::AbsTime(a), Value::AbsTime(b)) => Some(a.secs.cmp(&b.secs)),

@@ -9,7 +9,7 @@ use super::parser::Parser;
 
 /// One old-syntax ad. Blank lines are ignored.
 pub fn parse_old_ad(text: &str) -> Result<ClassAd, ParseError> {
-    let mut ad = ClassAd::new();
+    let mut ad = ClassAd::with_capacity(text.bytes().filter(|&b| b == b'\n').count() + 1);
     for (n, line) in text.lines().enumerate() {
         parse_line(&mut ad, line, n as u32 + 1)?;
     }
@@ -68,6 +68,6 @@ pub fn parse_line(ad: &mut ClassAd, line: &str, lineno: u32) -> Result<bool, Par
     let mut p = Parser::new(rhs, true).with_origin(lineno, col);
     let e = p.expr()?;
     p.expect_eof()?;
-    ad.insert(name, e);
+    ad.insert_named(&crate::classad::ast::Name::new(name), e);
     Ok(true)
 }

@@ -4,7 +4,6 @@
 //! `- + ! ~`; `* / %`; `+ -`; shifts; relations; equality and identity; `&`;
 //! `^`; `|`; `&&`; `||`; and the right-associative `c ? a : b`.
 
-use std::collections::VecDeque;
 use std::rc::Rc;
 
 use super::ParseError;
@@ -19,7 +18,8 @@ pub const MAX_NESTING: u32 = 10_000;
 
 pub struct Parser<'a> {
     lex: Lexer<'a>,
-    buf: VecDeque<Token<'a>>,
+    /// Up to two tokens of lookahead.
+    buf: [Option<Token<'a>>; 2],
     depth: u32,
 }
 
@@ -108,7 +108,7 @@ impl<'a> Parser<'a> {
     pub fn new(src: &'a str, old_strings: bool) -> Parser<'a> {
         Parser {
             lex: Lexer::new(src, old_strings),
-            buf: VecDeque::new(),
+            buf: [None, None],
             depth: 0,
         }
     }
@@ -120,26 +120,26 @@ impl<'a> Parser<'a> {
     }
 
     fn fill(&mut self, n: usize) -> Result<(), ParseError> {
-        while self.buf.len() <= n {
-            let t = self.lex.next_token()?;
-            self.buf.push_back(t);
+        for i in 0..=n {
+            if self.buf[i].is_none() {
+                self.buf[i] = Some(self.lex.next_token()?);
+            }
         }
         Ok(())
     }
     fn peek(&mut self) -> Result<&Token<'a>, ParseError> {
         self.fill(0)?;
-        Ok(&self.buf[0])
-    }
-    fn peek_tok(&mut self) -> Result<Tok<'a>, ParseError> {
-        Ok(self.peek()?.tok.clone())
+        Ok(self.buf[0].as_ref().expect("fill(0) left a token"))
     }
     fn peek2_is(&mut self, t: &Tok<'_>) -> Result<bool, ParseError> {
         self.fill(1)?;
-        Ok(&self.buf[1].tok == t)
+        Ok(self.buf[1].as_ref().is_some_and(|b| &b.tok == t))
     }
     fn next(&mut self) -> Result<Token<'a>, ParseError> {
         self.fill(0)?;
-        Ok(self.buf.pop_front().expect("fill(0) left a token"))
+        let t = self.buf[0].take().expect("fill(0) left a token");
+        self.buf[0] = self.buf[1].take();
+        Ok(t)
     }
     fn err_at(&self, t: &Token<'_>, msg: impl Into<String>) -> ParseError {
         ParseError {
@@ -211,7 +211,7 @@ impl<'a> Parser<'a> {
 
     fn ternary(&mut self) -> Result<Expr, ParseError> {
         let cond = self.binary(1)?;
-        if self.peek_tok()? == Tok::Question {
+        if self.peek()?.tok == Tok::Question {
             self.next()?;
             let a = self.expr()?;
             self.expect(Tok::Colon, "':' of a conditional expression")?;
@@ -253,8 +253,9 @@ impl<'a> Parser<'a> {
         let mut lhs = self.unary()?;
         let mut chain = 0u32;
         loop {
-            let tok = self.peek_tok()?;
-            let Some(op) = Self::binop(&tok) else { break };
+            let Some(op) = Self::binop(&self.peek()?.tok) else {
+                break;
+            };
             let prec = op.precedence();
             if prec < min {
                 break;
@@ -274,7 +275,7 @@ impl<'a> Parser<'a> {
     }
 
     fn unary(&mut self) -> Result<Expr, ParseError> {
-        let op = match self.peek_tok()? {
+        let op = match self.peek()?.tok {
             Tok::Minus => UnOp::Neg,
             Tok::Plus => UnOp::Plus,
             Tok::Bang => UnOp::Not,
@@ -292,8 +293,12 @@ impl<'a> Parser<'a> {
         let mut e = self.primary()?;
         let mut chain = 0u32;
         loop {
-            let at = self.peek()?.clone();
-            match at.tok {
+            let (line, col) = {
+                let t = self.peek()?;
+                (t.line, t.col)
+            };
+            let is_elvis = self.peek()?.tok == Tok::Question && self.peek2_is(&Tok::Colon)?;
+            match self.peek()?.tok {
                 Tok::Dot => {
                     self.next()?;
                     let name = self.attr_name("an attribute name after '.'")?;
@@ -309,7 +314,7 @@ impl<'a> Parser<'a> {
                     self.expect(Tok::RBrack, "']' to close a subscript")?;
                     e = Expr::Index(Box::new((e, idx)));
                 }
-                Tok::Question if self.peek2_is(&Tok::Colon)? => {
+                Tok::Question if is_elvis => {
                     self.next()?;
                     self.next()?;
                     let rhs = self.selection()?;
@@ -319,10 +324,11 @@ impl<'a> Parser<'a> {
             }
             chain += 1;
             if chain + self.depth > MAX_NESTING {
-                return Err(self.err_at(
-                    &at,
-                    format!("expression nested more than {MAX_NESTING} levels deep"),
-                ));
+                return Err(ParseError {
+                    line,
+                    col,
+                    msg: format!("expression nested more than {MAX_NESTING} levels deep"),
+                });
             }
         }
     }
@@ -332,7 +338,7 @@ impl<'a> Parser<'a> {
     fn selection(&mut self) -> Result<Expr, ParseError> {
         let mut e = self.primary()?;
         loop {
-            match self.peek_tok()? {
+            match self.peek()?.tok {
                 Tok::Dot => {
                     self.next()?;
                     let name = self.attr_name("an attribute name after '.'")?;
@@ -389,7 +395,7 @@ impl<'a> Parser<'a> {
                 absolute: false,
             })),
             Tok::Ident(s) => {
-                if self.peek_tok()? == Tok::LParen {
+                if self.peek()?.tok == Tok::LParen {
                     self.next()?;
                     let args = self.items(Tok::RParen, "')' to close the argument list")?;
                     let call = Expr::Call(Box::new(Call {
@@ -437,7 +443,7 @@ impl<'a> Parser<'a> {
     /// Comma-separated expressions up to `close` (already past the opener).
     fn items(&mut self, close: Tok, what: &str) -> Result<Vec<Expr>, ParseError> {
         let mut out = Vec::new();
-        if self.peek_tok()? == close {
+        if self.peek()?.tok == close {
             self.next()?;
             return Ok(out);
         }
