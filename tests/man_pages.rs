@@ -65,7 +65,26 @@ fn every_option_is_on_its_page() {
         ("tern_eval", tern::cli::eval::Args::command()),
         ("tern_submit", tern::cli::submit::Args::command()),
         ("tern_config_val", tern::cli::config_val::Args::command()),
+        ("tern_q", tern::cli::q::Args::command()),
+        ("tern_rm", tern::cli::rm::Args::command()),
+        ("tern_hold", tern::cli::hold::Args::command()),
+        ("tern_release", tern::cli::release::Args::command()),
+        ("tern_qedit", tern::cli::qedit::Args::command()),
+        ("tern_history", tern::cli::history::Args::command()),
     ];
+    // Every tool in src/bin is in the list above.
+    for bin in std::fs::read_dir(root().join("src/bin")).unwrap() {
+        let name = bin
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string();
+        assert!(
+            tools.iter().any(|(t, _)| *t == name),
+            "{name} is missing from every_option_is_on_its_page"
+        );
+    }
     for (tool, cmd) in tools {
         let page = std::fs::read_to_string(root().join(format!("man/man1/{tool}.1"))).unwrap();
         for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {

@@ -252,10 +252,7 @@ impl<'a> Parser<'a> {
     fn binary(&mut self, min: u8) -> Result<Expr, ParseError> {
         let mut lhs = self.unary()?;
         let mut chain = 0u32;
-        loop {
-            let Some(op) = Self::binop(&self.peek()?.tok) else {
-                break;
-            };
+        while let Some(op) = Self::binop(&self.peek()?.tok) {
             let prec = op.precedence();
             if prec < min {
                 break;

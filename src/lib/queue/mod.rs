@@ -709,6 +709,8 @@ fn insert_cluster(
     let mut cad = cluster.cluster_ad.clone();
     cad.insert("ClusterId", Expr::int(id));
     cad.insert("Owner", Expr::string(owner));
+    // As the schedd records it: how many procs the cluster was submitted with.
+    cad.insert("TotalSubmitProcs", Expr::int(cluster.procs.len() as i64));
     for (n, e) in cad.iter() {
         log.execute(params![op::SET_ATTR, ckey, n, unparse(e)])?;
     }
