@@ -536,8 +536,8 @@ fn release_makes_held_jobs_idle_and_keeps_the_last_hold_reason() {
             "ReleaseReason=\"fixed (by user {me})\" LastHoldReason=\"via tern_hold (by user {me})\" LastHoldReasonCode=1 LastHoldReasonSubCode=3"
         )
     );
-    // The hold reason is gone (undefined until the queue can delete it).
-    assert_eq!(attr(&ad(&env, 1, 0), "HoldReason"), "undefined");
+    // The hold reason is gone.
+    assert_eq!(attr(&ad(&env, 1, 0), "HoldReason"), "-");
     // Held again, the release reason moves on.
     env.run("tern_hold", ["1.0"]);
     assert_eq!(

@@ -595,11 +595,13 @@ fn long_prints_whole_ads_sorted_as_submit_made_them() {
     );
     let expected = dry_run(&q, "-dry-run");
     assert_eq!(q.env.run("tern_submit", ["job.sub"]).code, 0);
-    // condor_q -long adds ServerTime, sorted in with the rest.
+    // condor_q -long adds ServerTime, and the queue records
+    // TotalSubmitProcs, sorted in with the rest.
     let mut with_time = String::new();
     for ad in expected.split_terminator("\n\n") {
         let mut lines: Vec<String> = ad.lines().map(str::to_string).collect();
         lines.push(format!("ServerTime = {NOW}"));
+        lines.push("TotalSubmitProcs = 2".to_string());
         lines.sort_by_key(|l| l.split(" = ").next().unwrap().to_ascii_lowercase());
         with_time.push_str(&lines.join("\n"));
         with_time.push_str("\n\n");
@@ -623,9 +625,9 @@ fn json_prints_one_array_of_the_whole_ads() {
     let got: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     let mut want: serde_json::Value = serde_json::from_str(&expected).unwrap();
     for ad in want.as_array_mut().unwrap() {
-        ad.as_object_mut()
-            .unwrap()
-            .insert("ServerTime".into(), serde_json::json!(NOW));
+        let o = ad.as_object_mut().unwrap();
+        o.insert("ServerTime".into(), serde_json::json!(NOW));
+        o.insert("TotalSubmitProcs".into(), serde_json::json!(2));
     }
     assert_eq!(got, want);
     q.q(&["-json", "-attributes", "ProcId,Args"]).ok(

@@ -525,6 +525,8 @@ fn change(
             }
             put("JobStatus", Expr::int(next));
             if next == status::REMOVED && !truth(ad, "LeaveJobInQueue") {
+                // Into history: what release deletes stays, undefined.
+                set.extend(delete.into_iter().map(|n| (n, Expr::Lit(Value::Undefined))));
                 return Change::Leave { set };
             }
             Change::Update { set, delete }
