@@ -690,14 +690,18 @@ fn version_test(rest: &str) -> Result<bool, String> {
     })
 }
 
-enum CondKw<'a> {
+/// An `if`/`elif`/`else`/`endif` line of the configuration, submit and
+/// transform languages, with the text after the keyword.
+pub enum CondKw<'a> {
     If(&'a str),
     Elif(&'a str),
     Else(&'a str),
     Endif,
 }
 
-fn cond_keyword(t: &str) -> Option<CondKw<'_>> {
+/// Reads a conditional line; `None` for any other line (including
+/// `if = value`, an assignment).
+pub fn cond_keyword(t: &str) -> Option<CondKw<'_>> {
     let word_end = t.find(char::is_whitespace).unwrap_or(t.len());
     let (w, rest) = (&t[..word_end], t[word_end..].trim());
     if rest.starts_with('=') {

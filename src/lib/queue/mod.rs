@@ -497,27 +497,9 @@ impl Queue {
         sel: &Selection,
         limit: Option<usize>,
     ) -> Result<Vec<(JobRow, ClassAd)>, QueueError> {
+        let (cond, args) = where_clause(sel);
         let mut sql =
-            String::from("SELECT cluster, proc, status, owner, completed, ad FROM history");
-        let mut conds: Vec<String> = Vec::new();
-        let mut args: Vec<rusqlite::types::Value> = Vec::new();
-        for c in &sel.clusters {
-            conds.push("cluster = ?".into());
-            args.push((*c).into());
-        }
-        for j in &sel.jobs {
-            conds.push("(cluster = ? AND proc = ?)".into());
-            args.push(j.cluster.into());
-            args.push(j.proc.into());
-        }
-        for o in &sel.owners {
-            conds.push("owner = ?".into());
-            args.push(o.clone().into());
-        }
-        if !conds.is_empty() {
-            sql.push_str(" WHERE ");
-            sql.push_str(&conds.join(" OR "));
-        }
+            format!("SELECT cluster, proc, status, owner, completed, ad FROM history{cond}");
         sql.push_str(" ORDER BY completed DESC, cluster DESC, proc DESC");
         let mut st = self.conn.prepare(&sql)?;
         let mut rows = st.query(rusqlite::params_from_iter(args))?;
@@ -763,30 +745,37 @@ fn insert_cluster(
     Ok(())
 }
 
-/// The rows of `table` a selection names: the union of its clusters, job ids
-/// and owners, or every row.
-fn query_rows(conn: &Connection, table: &str, sel: &Selection) -> Result<Vec<JobRow>, QueueError> {
-    let mut sql =
-        format!("SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM {table}");
-    let mut conds: Vec<String> = Vec::new();
+/// ` WHERE …` for a selection's clusters, job ids and owners (their union),
+/// with its arguments; empty when the selection names none of them.
+fn where_clause(sel: &Selection) -> (String, Vec<rusqlite::types::Value>) {
+    let mut conds: Vec<&str> = Vec::new();
     let mut args: Vec<rusqlite::types::Value> = Vec::new();
     for c in &sel.clusters {
-        conds.push("cluster = ?".into());
+        conds.push("cluster = ?");
         args.push((*c).into());
     }
     for j in &sel.jobs {
-        conds.push("(cluster = ? AND proc = ?)".into());
+        conds.push("(cluster = ? AND proc = ?)");
         args.push(j.cluster.into());
         args.push(j.proc.into());
     }
     for o in &sel.owners {
-        conds.push("owner = ?".into());
+        conds.push("owner = ?");
         args.push(o.clone().into());
     }
-    if !conds.is_empty() {
-        sql.push_str(" WHERE ");
-        sql.push_str(&conds.join(" OR "));
+    if conds.is_empty() {
+        (String::new(), args)
+    } else {
+        (format!(" WHERE {}", conds.join(" OR ")), args)
     }
+}
+
+/// The rows of `table` a selection names: the union of its clusters, job ids
+/// and owners, or every row.
+fn query_rows(conn: &Connection, table: &str, sel: &Selection) -> Result<Vec<JobRow>, QueueError> {
+    let (cond, args) = where_clause(sel);
+    let mut sql =
+        format!("SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM {table}{cond}");
     sql.push_str(" ORDER BY cluster, proc");
     let mut st = conn.prepare(&sql)?;
     let rows = st.query_map(rusqlite::params_from_iter(args), row_from)?;

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use crate::classad::{self, ClassAd, Evaluator, Expr, Scope, Value};
 use crate::config::macros::{Expander, MacroSource};
 use crate::config::reader::{self, Item, Logical, Origin};
-use crate::config::{CondStack, Config};
+use crate::config::{CondKw, CondStack, Config};
 
 use queue::{ItemSource, QueueSpec};
 
@@ -261,10 +261,10 @@ fn parse_into(
             }
             Logical::Text(t) => t,
         };
-        if let Some(kw) = cond_keyword(&t) {
+        if let Some(kw) = crate::config::cond_keyword(&t) {
             let view = View { table, config };
             let r = match kw {
-                Cond::If(c) => {
+                CondKw::If(c) => {
                     if_lines.push(line);
                     note_condition_refs(c, &mut file.condition_refs);
                     let v = if conds.active() {
@@ -275,7 +275,7 @@ fn parse_into(
                     conds.push_if(v);
                     Ok(())
                 }
-                Cond::Elif(c) => {
+                CondKw::Elif(c) => {
                     note_condition_refs(c, &mut file.condition_refs);
                     let v = if conds.elif_needs_test() == Some(true) {
                         condition(&view, c).map_err(at)?
@@ -284,8 +284,8 @@ fn parse_into(
                     };
                     conds.elif(v)
                 }
-                Cond::Else => conds.else_(),
-                Cond::Endif => {
+                CondKw::Else(_) => conds.else_(),
+                CondKw::Endif => {
                     if_lines.pop();
                     conds.endif()
                 }
@@ -497,28 +497,6 @@ fn include_target(t: &str) -> Option<&str> {
     }
     let colon = t.find(':')?;
     Some(&t[colon + 1..])
-}
-
-enum Cond<'a> {
-    If(&'a str),
-    Elif(&'a str),
-    Else,
-    Endif,
-}
-
-fn cond_keyword(t: &str) -> Option<Cond<'_>> {
-    let end = t.find(char::is_whitespace).unwrap_or(t.len());
-    let (w, rest) = (&t[..end], t[end..].trim());
-    if rest.starts_with('=') {
-        return None;
-    }
-    match w.to_ascii_lowercase().as_str() {
-        "if" => Some(Cond::If(rest)),
-        "elif" => Some(Cond::Elif(rest)),
-        "else" => Some(Cond::Else),
-        "endif" => Some(Cond::Endif),
-        _ => None,
-    }
 }
 
 /// Macros defined so far, then configuration.
