@@ -18,8 +18,34 @@ pub struct Name {
     key: Rc<str>,
 }
 
+thread_local! {
+    /// Attribute names are few and repeated in every ad (a job ad's sixty
+    /// names recur in every job), so spellings are shared: parsing an ad
+    /// costs reference counts instead of two allocations per name. Bounded
+    /// so that arbitrary input cannot grow it without limit.
+    static NAMES: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, Name>> =
+        std::cell::RefCell::new(rustc_hash::FxHashMap::default());
+}
+
+/// How many distinct spellings the name table keeps.
+const MAX_SHARED_NAMES: usize = 16_384;
+
 impl Name {
     pub fn new(text: &str) -> Name {
+        if let Some(n) = NAMES.with(|t| t.borrow().get(text).cloned()) {
+            return n;
+        }
+        let name = Name::fresh(text);
+        NAMES.with(|t| {
+            let mut t = t.borrow_mut();
+            if t.len() < MAX_SHARED_NAMES {
+                t.insert(Box::from(text), name.clone());
+            }
+        });
+        name
+    }
+
+    fn fresh(text: &str) -> Name {
         let text: Rc<str> = Rc::from(text);
         let key = if text.bytes().any(|b| b.is_ascii_uppercase()) {
             Rc::from(text.to_ascii_lowercase())

@@ -9,7 +9,8 @@ use super::parser::Parser;
 
 /// One old-syntax ad. Blank lines are ignored.
 pub fn parse_old_ad(text: &str) -> Result<ClassAd, ParseError> {
-    let mut ad = ClassAd::with_capacity(text.bytes().filter(|&b| b == b'\n').count() + 1);
+    // About one attribute per 32 bytes of text; the index grows if needed.
+    let mut ad = ClassAd::with_capacity(text.len() / 32 + 1);
     for (n, line) in text.lines().enumerate() {
         parse_line(&mut ad, line, n as u32 + 1)?;
     }
@@ -45,7 +46,7 @@ pub fn parse_line(ad: &mut ClassAd, line: &str, lineno: u32) -> Result<bool, Par
         return Ok(false);
     }
     let indent = line.len() - t.len();
-    let Some(eq) = t.find('=') else {
+    let Some(eq) = t.bytes().position(|b| b == b'=') else {
         return Err(ParseError {
             line: lineno,
             col: indent as u32 + 1,
