@@ -12,4 +12,8 @@ mod cli_q;
 mod cli_submit;
 mod config_man;
 mod man_pages;
+mod queue_bad_input;
+mod queue_concurrency;
+mod queue_crash;
+mod queue_model;
 mod userlog;
