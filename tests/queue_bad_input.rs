@@ -165,7 +165,7 @@ fn a_newer_schema_is_refused_untouched() {
 }
 
 #[test]
-#[ignore = "store bug: Queue::open switches the file to WAL before it reads the schema version"]
+
 fn a_newer_schema_in_rollback_journal_mode_is_refused_untouched() {
     refused_by_every_tool(&newer("DELETE"), &newer_schema_error());
 }
@@ -225,7 +225,7 @@ fn permissions_apply(dir: &Path) -> bool {
 }
 
 #[test]
-#[ignore = "store bug: an unwritable SPOOL or queue.db is reported as a damaged database"]
+
 fn an_unwritable_spool_is_refused_as_a_permission_problem() {
     use std::os::unix::fs::PermissionsExt;
     let (env, spool) = env();

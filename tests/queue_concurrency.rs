@@ -126,7 +126,7 @@ fn eight_processes_submitting_at_once_get_every_id_once() {
 /// The first moments of a SPOOL are the riskiest: every process finds no
 /// database, and they race to create it, switch it to WAL and migrate it.
 #[test]
-#[ignore = "store bug: PRAGMA journal_mode=WAL on a new database fails at once with SQLITE_BUSY when another process holds it"]
+
 fn eight_first_submits_into_a_new_spool_all_succeed() {
     let env = TestEnv::new()
         .var("TERN_CONFIG", Some("/dev/null"))

@@ -1104,7 +1104,7 @@ fn deleting_an_inherited_attribute_masks_it_in_the_queue_and_the_log() {
 }
 
 #[test]
-#[ignore = "store bug: deleting a job's own value uncovers its cluster ad's value"]
+
 fn deleting_a_job_value_over_a_cluster_value_leaves_it_undefined() {
     let (_d, mut q, mut replay) = queue_with("executable = /bin/echo\n+A = 1\nqueue\n");
     let edit = Change::Set(vec![("A".into(), Expr::int(2))]);
@@ -1123,7 +1123,7 @@ fn deleting_a_job_value_over_a_cluster_value_leaves_it_undefined() {
 }
 
 #[test]
-#[ignore = "store bug: JobPrio set to an expression is logged but the queue shows the old column value"]
+
 fn jobprio_set_to_an_expression_reads_the_same_in_the_queue_and_the_log() {
     let (_d, mut q, mut replay) = queue_with("executable = /bin/echo\nqueue\n");
     let edit = Change::Set(vec![("JobPrio".into(), parse_expr("2 + 3").unwrap())]);

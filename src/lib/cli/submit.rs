@@ -78,6 +78,10 @@ pub fn queue_error(e: QueueError) -> CliError {
         QueueError::Spool { .. } => {
             Some("set SPOOL (or _TERN_SPOOL) to a directory you can write".to_string())
         }
+        QueueError::Permission { .. } => Some(
+            "check the permissions of SPOOL and queue.db: the tools read and write both"
+                .to_string(),
+        ),
         _ => None,
     };
     CliError::Failed {

@@ -94,6 +94,8 @@ const BUSY_TIMEOUT_MS: u64 = 30_000;
 pub enum QueueError {
     #[error("cannot create the spool directory {path}: {msg}")]
     Spool { path: PathBuf, msg: String },
+    #[error("cannot open the queue database {path} ({msg})")]
+    Permission { path: PathBuf, msg: String },
     #[error("the queue database {path} is damaged ({msg}); nothing was changed")]
     Corrupt { path: PathBuf, msg: String },
     #[error(
@@ -218,11 +220,34 @@ impl Queue {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Connection::open_with_flags(&path, flags).map_err(|e| corrupt(&path, e))?;
         conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))?;
-        // Check the file is a database before anything writes to it.
+        // Check the file is a database of a version we understand before
+        // anything writes to it.
         conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
             .map_err(|e| corrupt(&path, e))?;
-        conn.pragma_update(None, "journal_mode", "WAL")
+        let found: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(|e| corrupt(&path, e))?;
+        if found > schema::VERSION {
+            return Err(QueueError::NewerSchema {
+                found,
+                supported: schema::VERSION,
+            });
+        }
+        // Switching a brand-new file to WAL answers busy at once (no busy
+        // handler) while another process does the same: retry.
+        let start = std::time::Instant::now();
+        loop {
+            match conn.pragma_update(None, "journal_mode", "WAL") {
+                Ok(()) => break,
+                Err(rusqlite::Error::SqliteFailure(f, _))
+                    if f.code == rusqlite::ErrorCode::DatabaseBusy
+                        && start.elapsed().as_millis() < BUSY_TIMEOUT_MS as u128 =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(e) => return Err(corrupt(&path, e)),
+            }
+        }
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         schema::migrate(&mut conn).map_err(|e| match e {
@@ -592,12 +617,24 @@ fn apply(
     };
     let key = job_key(row.id);
     let mut diff = parse_stored(Path::new(""), &row.diff)?;
+    let cluster_ad = if delete.is_empty() {
+        None
+    } else {
+        let text: String = tx.query_row(
+            "SELECT ad FROM clusters WHERE cluster = ?1",
+            [row.id.cluster],
+            |r| r.get(0),
+        )?;
+        Some(parse_stored(Path::new(""), &text)?)
+    };
     for name in delete {
-        let from_cluster = diff.get(name).is_none() && ad.get(name).is_some();
-        if diff.remove(name).is_some() || from_cluster {
+        let own = diff.remove(name).is_some();
+        let in_cluster = cluster_ad.as_ref().is_some_and(|c| c.get(name).is_some());
+        if own || in_cluster {
             log.record(op::DELETE_ATTR, &key, name, "")?;
         }
-        if from_cluster {
+        // The cluster's value must not show through.
+        if in_cluster {
             diff.insert(name, Expr::Lit(Value::Undefined));
         }
     }
@@ -615,8 +652,11 @@ fn apply(
                 }
             }
             "jobprio" => {
+                // An integer lives in the column; an expression in the ad,
+                // where it wins over the column (see `overlay`).
                 if let Expr::Lit(Value::Int(p)) = e {
                     prio = *p;
+                    diff.remove(name);
                 } else {
                     diff.insert(name, e.clone());
                 }
@@ -639,24 +679,24 @@ fn apply(
             Some(Value::Int(t)) if *t > 0 => *t,
             _ => now,
         };
-        tx.execute(
+        // Prepared once per transaction: rm of a large cluster runs these
+        // for every job.
+        tx.prepare_cached(
             "INSERT OR REPLACE INTO history (cluster, proc, owner, status, completed, ad) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![row.id.cluster, row.id.proc, row.owner, status, completed, ad_to_string(&final_diff)],
-        )?;
-        tx.execute(
+        )?
+        .execute(params![row.id.cluster, row.id.proc, row.owner, status, completed, ad_to_string(&final_diff)])?;
+        tx.prepare_cached(
             "INSERT OR IGNORE INTO history_clusters (cluster, ad) SELECT cluster, ad FROM clusters WHERE cluster = ?1",
-            [row.id.cluster],
-        )?;
-        tx.execute(
-            "DELETE FROM procs WHERE cluster = ?1 AND proc = ?2",
-            [row.id.cluster, row.id.proc],
-        )?;
+        )?
+        .execute([row.id.cluster])?;
+        tx.prepare_cached("DELETE FROM procs WHERE cluster = ?1 AND proc = ?2")?
+            .execute([row.id.cluster, row.id.proc])?;
         log.record(op::DESTROY_AD, &key, "", "")?;
     } else {
-        tx.execute(
+        tx.prepare_cached(
             "UPDATE procs SET status = ?3, prio = ?4, entered = ?5, ad = ?6 WHERE cluster = ?1 AND proc = ?2",
-            params![row.id.cluster, row.id.proc, status, prio, entered, ad_to_string(&diff)],
-        )?;
+        )?
+        .execute(params![row.id.cluster, row.id.proc, status, prio, entered, ad_to_string(&diff)])?;
     }
     Ok(())
 }
@@ -804,9 +844,20 @@ fn overlay(path: &Path, ad: &mut ClassAd, row: &JobRow) -> Result<(), QueueError
     }
     ad.insert("ProcId", Expr::int(row.id.proc));
     ad.insert("JobStatus", Expr::int(row.status));
-    ad.insert("JobPrio", Expr::int(row.prio));
+    if !ad_has_own(&row.diff, "JobPrio") {
+        ad.insert("JobPrio", Expr::int(row.prio));
+    }
     ad.insert("EnteredCurrentStatus", Expr::int(row.entered));
     Ok(())
+}
+
+/// Whether a stored difference text sets `name` (a cheap textual test; the
+/// text is new-syntax `[ A = …; … ]`).
+fn ad_has_own(diff: &str, name: &str) -> bool {
+    diff.len() > 4
+        && diff
+            .to_ascii_lowercase()
+            .contains(&format!(" {} = ", name.to_ascii_lowercase()))
 }
 
 fn parse_stored(path: &Path, text: &str) -> Result<ClassAd, QueueError> {
@@ -823,9 +874,21 @@ pub fn matches_constraint(c: &Expr, ad: &ClassAd) -> bool {
 }
 
 fn corrupt(path: &Path, e: rusqlite::Error) -> QueueError {
+    use rusqlite::ErrorCode::*;
     match e {
-        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DatabaseBusy => {
-            QueueError::Busy
+        rusqlite::Error::SqliteFailure(f, _) if f.code == DatabaseBusy => QueueError::Busy,
+        // Permissions are not damage: say so, and do not suggest moving a
+        // healthy queue away.
+        rusqlite::Error::SqliteFailure(f, _)
+            if matches!(
+                f.code,
+                CannotOpen | ReadOnly | PermissionDenied | AuthorizationForStatementDenied
+            ) =>
+        {
+            QueueError::Permission {
+                path: path.to_path_buf(),
+                msg: e.to_string(),
+            }
         }
         other => QueueError::Corrupt {
             path: path.to_path_buf(),
