@@ -275,6 +275,9 @@ impl Request {
         let spool = spool_dir(&cfg)?;
         let user = crate::sys::real_user_name();
         let mut queue = Queue::open(&spool, false).map_err(queue_error)?;
+        if let Some(q) = queue.as_mut() {
+            q.set_limits(super::submit::queue_limits(&cfg)?);
+        }
         let mut had_error = self.bad_args;
         let mut log_errors: Vec<String> = Vec::new();
         let stdout = io::stdout();

@@ -119,6 +119,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let Some(mut queue) = Queue::open(&spool, false).map_err(queue_error)? else {
         return Err(failed(what));
     };
+    queue.set_limits(super::submit::queue_limits(&cfg)?);
     let mut changed = 0usize;
     queue
         .modify(&sel, crate::clock::now(), |row, _| {

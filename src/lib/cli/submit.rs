@@ -96,6 +96,23 @@ impl From<QueueError> for CliError {
     }
 }
 
+/// The queue's log and history bounds from the configuration.
+pub fn queue_limits(cfg: &Config) -> Result<crate::queue::Limits, CliError> {
+    let knob = |name: &str, default: i64| -> Result<i64, CliError> {
+        match cfg.get(name).map_err(|e| failed(e.to_string()))? {
+            None => Ok(default),
+            Some(v) => v.trim().parse::<i64>().map_err(|_| CliError::Failed {
+                msg: format!("{name} = {v} is not an integer"),
+                hint: None,
+            }),
+        }
+    };
+    Ok(crate::queue::Limits {
+        log_max_records: knob("QUEUE_LOG_MAX_RECORDS", 1_000_000)?,
+        history_max_jobs: knob("HISTORY_MAX_JOBS", 100_000)?,
+    })
+}
+
 /// The SPOOL directory from the configuration.
 pub fn spool_dir(cfg: &Config) -> Result<PathBuf, CliError> {
     match cfg.get("SPOOL").map_err(|e| failed(e.to_string()))? {
@@ -159,6 +176,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         let mut queue = Queue::open(&spool, true)
             .map_err(queue_error)?
             .expect("open with create gives a queue");
+        queue.set_limits(queue_limits(&cfg)?);
         let (id, cluster) = queue.submit(&owner, |id| {
             opts.cluster = id;
             submit::materialize(&parsed, &cfg, &opts).map_err(|e| failed(e.to_string()))

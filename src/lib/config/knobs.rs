@@ -79,6 +79,12 @@ pub static KNOBS: &[Knob] = &[
         "This machine's fully qualified host name.",
     ),
     k(
+        "HISTORY_MAX_JOBS",
+        "100000",
+        Int,
+        "Jobs kept in the queue's history; the oldest completions go first.",
+    ),
+    k(
         "LOCAL_CONFIG_DIR",
         "",
         List,
@@ -107,6 +113,12 @@ pub static KNOBS: &[Knob] = &[
         "",
         List,
         "Users who may change any user's jobs; in personal mode the SPOOL owner is one.",
+    ),
+    k(
+        "QUEUE_LOG_MAX_RECORDS",
+        "1000000",
+        Int,
+        "Records kept in the queue's transaction log; never trimmed below a registered follower.",
     ),
     k(
         "SCHEDD_INTERVAL",

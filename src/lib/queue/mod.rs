@@ -183,6 +183,7 @@ pub struct Queue {
     conn: Connection,
     path: PathBuf,
     clusters: RefCell<HashMap<i64, Rc<ClassAd>>>,
+    limits: Limits,
 }
 
 /// The knobs the store reads.
@@ -258,11 +259,37 @@ impl Queue {
             conn,
             path,
             clusters: RefCell::new(HashMap::new()),
+            limits: Limits::default(),
         }))
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Sets the bounds every write keeps the log and history within
+    /// (QUEUE_LOG_MAX_RECORDS and HISTORY_MAX_JOBS).
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.limits = limits;
+    }
+
+    /// Trims the log and history when a write took them past their limits
+    /// (a cheap check; the trim itself is its own transaction).
+    fn keep_within_limits(&mut self) -> Result<(), QueueError> {
+        let (first, last): (i64, i64) = self.conn.query_row(
+            "SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM txlog",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        let history: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM history", [], |r| r.get(0))?;
+        if last - first + 1 > self.limits.log_max_records || history > self.limits.history_max_jobs
+        {
+            let limits = self.limits.clone();
+            self.trim(&limits)?;
+        }
+        Ok(())
     }
 
     /// `PRAGMA integrity_check`: "ok" or the problems found.
@@ -314,6 +341,7 @@ impl Queue {
         )
         .map_err(QueueError::from)?;
         tx.commit().map_err(QueueError::from)?;
+        self.keep_within_limits()?;
         Ok((id, cluster))
     }
 
@@ -440,6 +468,7 @@ impl Queue {
         drop(log);
         tx.commit()?;
         self.clusters.borrow_mut().clear();
+        self.keep_within_limits()?;
         Ok(done)
     }
 

@@ -190,3 +190,22 @@ fn bad_databases_are_refused_without_damage() {
         "{e}"
     );
 }
+
+#[test]
+fn writes_keep_the_log_and_history_within_their_limits() {
+    let (_d, mut q) = queue();
+    q.set_limits(Limits {
+        log_max_records: 20,
+        history_max_jobs: 3,
+    });
+    for _ in 0..5 {
+        submit_text(&mut q, "executable = /bin/echo\nqueue 4\n", "alice");
+    }
+    assert!(q.log_since(0).unwrap().len() <= 20);
+    q.modify(&Selection::default(), 9, |_, _| Change::Leave {
+        set: vec![("JobStatus".into(), Expr::int(status::REMOVED))],
+    })
+    .unwrap();
+    assert_eq!(q.history(&Selection::default(), None).unwrap().len(), 3);
+    assert!(q.log_since(0).unwrap().len() <= 20);
+}
