@@ -184,6 +184,8 @@ pub struct Queue {
     path: PathBuf,
     clusters: RefCell<HashMap<i64, Rc<ClassAd>>>,
     limits: Limits,
+    /// Whether `check_before_writing` has passed.
+    checked: bool,
 }
 
 /// The knobs the store reads.
@@ -260,6 +262,7 @@ impl Queue {
             path,
             clusters: RefCell::new(HashMap::new()),
             limits: Limits::default(),
+            checked: false,
         }))
     }
 
@@ -312,9 +315,32 @@ impl Queue {
     }
 
     fn immediate(&mut self) -> Result<rusqlite::Transaction<'_>, QueueError> {
+        self.check_before_writing()?;
         self.conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(busy)
+    }
+
+    /// Before a tool's first write, `PRAGMA quick_check`: a database with a
+    /// damaged page is refused rather than written into.
+    fn check_before_writing(&mut self) -> Result<(), QueueError> {
+        if self.checked {
+            return Ok(());
+        }
+        let result: Result<String, rusqlite::Error> =
+            self.conn
+                .query_row("PRAGMA quick_check(1)", [], |r| r.get(0));
+        match result {
+            Ok(ok) if ok == "ok" => {
+                self.checked = true;
+                Ok(())
+            }
+            Ok(problem) => Err(QueueError::Corrupt {
+                path: self.path.clone(),
+                msg: problem.replace('\n', " "),
+            }),
+            Err(e) => Err(corrupt(&self.path, e)),
+        }
     }
 
     /// Submits one cluster in one transaction: `build` is given the new
