@@ -109,16 +109,16 @@ pub static KNOBS: &[Knob] = &[
         "This machine's operating system as HTCondor names it.",
     ),
     k(
-        "QUEUE_SUPER_USERS",
-        "",
-        List,
-        "Users who may change any user's jobs; in personal mode the SPOOL owner is one.",
-    ),
-    k(
         "QUEUE_LOG_MAX_RECORDS",
         "1000000",
         Int,
         "Records kept in the queue's transaction log; never trimmed below a registered follower.",
+    ),
+    k(
+        "QUEUE_SUPER_USERS",
+        "",
+        List,
+        "Users who may change any user's jobs; in personal mode the SPOOL owner is one.",
     ),
     k(
         "SCHEDD_INTERVAL",
