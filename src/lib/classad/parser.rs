@@ -287,14 +287,28 @@ impl<'a> Parser<'a> {
     }
 
     fn postfix(&mut self) -> Result<Expr, ParseError> {
-        let mut e = self.primary()?;
+        let e = self.primary()?;
+        self.suffixes(e, true)
+    }
+
+    /// The right side of `?:`: a primary with its `.name` and `[i]`
+    /// suffixes (`a ?: b.c` is `a ?: (b.c)`, as HTCondor reads it).
+    fn selection(&mut self) -> Result<Expr, ParseError> {
+        let e = self.primary()?;
+        self.suffixes(e, false)
+    }
+
+    /// The `.name` and `[i]` suffixes after `e`, and with `elvis` also
+    /// `?: rhs`, all at the tightest level, left to right.
+    fn suffixes(&mut self, mut e: Expr, elvis: bool) -> Result<Expr, ParseError> {
         let mut chain = 0u32;
         loop {
             let (line, col) = {
                 let t = self.peek()?;
                 (t.line, t.col)
             };
-            let is_elvis = self.peek()?.tok == Tok::Question && self.peek2_is(&Tok::Colon)?;
+            let is_elvis =
+                elvis && self.peek()?.tok == Tok::Question && self.peek2_is(&Tok::Colon)?;
             match self.peek()?.tok {
                 Tok::Dot => {
                     self.next()?;
@@ -326,32 +340,6 @@ impl<'a> Parser<'a> {
                     col,
                     msg: format!("expression nested more than {MAX_NESTING} levels deep"),
                 });
-            }
-        }
-    }
-
-    /// The right side of `?:`: a primary with its `.name` and `[i]`
-    /// suffixes (`a ?: b.c` is `a ?: (b.c)`, as HTCondor reads it).
-    fn selection(&mut self) -> Result<Expr, ParseError> {
-        let mut e = self.primary()?;
-        loop {
-            match self.peek()?.tok {
-                Tok::Dot => {
-                    self.next()?;
-                    let name = self.attr_name("an attribute name after '.'")?;
-                    e = Expr::Attr(Box::new(AttrRef {
-                        base: Some(e),
-                        name,
-                        absolute: false,
-                    }));
-                }
-                Tok::LBrack => {
-                    self.next()?;
-                    let idx = self.expr()?;
-                    self.expect(Tok::RBrack, "']' to close a subscript")?;
-                    e = Expr::Index(Box::new((e, idx)));
-                }
-                _ => return Ok(e),
             }
         }
     }

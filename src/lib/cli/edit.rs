@@ -198,16 +198,7 @@ impl Request {
                     picked.push(format!("ClusterId == {c}"));
                 }
                 None => {
-                    if a.is_empty()
-                        || a.starts_with('-')
-                        || !a.chars().all(|c| c.is_alphanumeric() || "._-@".contains(c))
-                    {
-                        return Err(CliError::Usage {
-                            msg: format!("'{a}' is not a cluster, a cluster.proc or a user name"),
-                            hint: None,
-                        });
-                    }
-                    req.owners.push(a.clone());
+                    req.owners.push(super::jobsel::owner_arg(a)?);
                     picked.push(format!("Owner == \"{a}\""));
                 }
             }

@@ -19,18 +19,7 @@ pub fn selection(args: &[String], constraint: Option<&str>) -> Result<Selection,
                 proc: p,
             }),
             Some((c, None)) => sel.clusters.push(c),
-            None => {
-                if a.is_empty()
-                    || a.starts_with('-')
-                    || !a.chars().all(|c| c.is_alphanumeric() || "._-@".contains(c))
-                {
-                    return Err(CliError::Usage {
-                        msg: format!("'{a}' is not a cluster, a cluster.proc or a user name"),
-                        hint: None,
-                    });
-                }
-                sel.owners.push(a.clone());
-            }
+            None => sel.owners.push(owner_arg(a)?),
         }
     }
     if let Some(c) = constraint {
@@ -44,6 +33,20 @@ pub fn selection(args: &[String], constraint: Option<&str>) -> Result<Selection,
         sel.constraint = Some(e);
     }
     Ok(sel)
+}
+
+/// An argument that is no job id must be a user name.
+pub fn owner_arg(a: &str) -> Result<String, CliError> {
+    if a.is_empty()
+        || a.starts_with('-')
+        || !a.chars().all(|c| c.is_alphanumeric() || "._-@".contains(c))
+    {
+        return Err(CliError::Usage {
+            msg: format!("'{a}' is not a cluster, a cluster.proc or a user name"),
+            hint: None,
+        });
+    }
+    Ok(a.to_string())
 }
 
 /// `12` → (12, None); `12.3` → (12, Some(3)); anything else → None.

@@ -447,7 +447,7 @@ impl Config {
                         let r = match kind {
                             CondKw::If(c) => {
                                 let v = if conds.active() {
-                                    self.condition(c).map_err(at)?
+                                    condition(c, self).map_err(at)?
                                 } else {
                                     false
                                 };
@@ -457,7 +457,7 @@ impl Config {
                             CondKw::Elif(c) => {
                                 let live = conds.elif_needs_test();
                                 let v = if live == Some(true) {
-                                    self.condition(c).map_err(at)?
+                                    condition(c, self).map_err(at)?
                                 } else {
                                     false
                                 };
@@ -605,52 +605,60 @@ impl Config {
         out.push_str(rest);
         out
     }
+}
 
-    /// Evaluates an `if`/`elif` condition.
-    fn condition(&self, c: &str) -> Result<bool, String> {
-        let c = c.trim();
-        let (neg, body) = match c.strip_prefix('!') {
-            Some(r) => (true, r.trim_start()),
-            None => (false, c),
-        };
-        let lower = body.to_ascii_lowercase();
-        let v = if let Some(rest) = lower
-            .strip_prefix("defined")
-            .filter(|r| r.starts_with(char::is_whitespace))
-        {
-            let name = body[body.len() - rest.len()..].trim();
-            if name.is_empty() || name.contains(char::is_whitespace) {
-                return Err(format!(
-                    "bad 'if': 'defined' takes one name, got '{}'",
-                    name
-                ));
-            }
-            self.get(name).map_err(|e| e.to_string())?.is_some()
-        } else if let Some(rest) = lower
-            .strip_prefix("version")
-            .filter(|r| r.starts_with(char::is_whitespace))
-        {
-            version_test(rest.trim())?
-        } else if body.starts_with("$(") {
-            let v = self.expand(body).map_err(|e| e.0)?;
-            let v = v.trim();
-            if v.is_empty() {
-                false
-            } else {
-                parse_bool(v).ok_or_else(|| {
-                    format!("bad 'if': '{body}' expands to '{v}', which is not a boolean")
-                })?
-            }
+/// Evaluates an `if`/`elif` condition of the configuration or submit
+/// language against the macros `src` defines so far.
+pub fn condition(c: &str, src: &dyn MacroSource) -> Result<bool, String> {
+    let c = c.trim();
+    let (neg, body) = match c.strip_prefix('!') {
+        Some(r) => (true, r.trim_start()),
+        None => (false, c),
+    };
+    let lower = body.to_ascii_lowercase();
+    let v = if let Some(rest) = lower
+        .strip_prefix("defined")
+        .filter(|r| r.starts_with(char::is_whitespace))
+    {
+        let name = body[body.len() - rest.len()..].trim();
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            return Err(format!(
+                "bad 'if': 'defined' takes one name, got '{}'",
+                name
+            ));
+        }
+        match src.raw(name) {
+            Some(raw) => !Expander::new(src)
+                .expand(&raw)
+                .map_err(|e| e.0)?
+                .trim()
+                .is_empty(),
+            None => false,
+        }
+    } else if let Some(rest) = lower
+        .strip_prefix("version")
+        .filter(|r| r.starts_with(char::is_whitespace))
+    {
+        version_test(rest.trim())?
+    } else if body.starts_with("$(") {
+        let v = Expander::new(src).expand(body).map_err(|e| e.0)?;
+        let v = v.trim();
+        if v.is_empty() {
+            false
         } else {
-            parse_bool(body).ok_or_else(|| {
-                format!(
-                    "bad 'if' condition '{c}': use 'defined NAME', 'version >= x.y', true/false, or $(NAME); \
-                     compound conditions are not supported"
-                )
+            parse_bool(v).ok_or_else(|| {
+                format!("bad 'if': '{body}' expands to '{v}', which is not a boolean")
             })?
-        };
-        Ok(v != neg)
-    }
+        }
+    } else {
+        parse_bool(body).ok_or_else(|| {
+            format!(
+                "bad 'if' condition '{c}': use 'defined NAME', 'version >= x.y', true/false, or $(NAME); \
+                 compound conditions are not supported"
+            )
+        })?
+    };
+    Ok(v != neg)
 }
 
 /// `true`/`yes`/`1` and `false`/`no`/`0`, in any case.

@@ -268,7 +268,7 @@ fn parse_into(
                     if_lines.push(line);
                     note_condition_refs(c, &mut file.condition_refs);
                     let v = if conds.active() {
-                        condition(&view, c).map_err(at)?
+                        crate::config::condition(c, &view).map_err(at)?
                     } else {
                         false
                     };
@@ -278,7 +278,7 @@ fn parse_into(
                 CondKw::Elif(c) => {
                     note_condition_refs(c, &mut file.condition_refs);
                     let v = if conds.elif_needs_test() == Some(true) {
-                        condition(&view, c).map_err(at)?
+                        crate::config::condition(c, &view).map_err(at)?
                     } else {
                         false
                     };
@@ -515,40 +515,6 @@ impl MacroSource for View<'_> {
             .map(|d| d.raw.clone())
             .or_else(|| self.config.raw(name))
     }
-}
-
-fn condition(view: &View, c: &str) -> Result<bool, String> {
-    let c = c.trim();
-    let (neg, body) = match c.strip_prefix('!') {
-        Some(r) => (true, r.trim_start()),
-        None => (false, c),
-    };
-    let lower = body.to_ascii_lowercase();
-    let v = if let Some(rest) = lower
-        .strip_prefix("defined")
-        .filter(|r| r.starts_with(char::is_whitespace))
-    {
-        let n = body[body.len() - rest.len()..].trim();
-        view.raw(n).is_some_and(|v| !v.trim().is_empty())
-    } else if lower.starts_with("version") {
-        let mut tmp = Config::default();
-        tmp.parse_str(&format!("if {body}\nendif\n"), "if")
-            .map_err(|e| e.to_string())?;
-        let mut c2 = Config::default();
-        c2.parse_str(&format!("if {body}\n__V = 1\nendif\n"), "if")
-            .map_err(|e| e.to_string())?;
-        c2.get("__V").map_err(|e| e.to_string())?.is_some()
-    } else {
-        let v = Expander::new(view).expand(body).map_err(|e| e.0)?;
-        let v = v.trim();
-        if v.is_empty() {
-            false
-        } else {
-            crate::config::parse_bool(v)
-                .ok_or_else(|| format!("'{c}' is not a valid if condition: use 'defined NAME', 'version >= x.y', true/false or $(NAME)"))?
-        }
-    };
-    Ok(v != neg)
 }
 
 /// One proc's view of the macros: queue variables, then the file's macros
