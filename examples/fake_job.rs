@@ -1,0 +1,172 @@
+//! A job for process tests: does what its arguments say, in order, so one
+//! submit file line describes a whole job's behaviour. The integration
+//! tests (tests/cli_run.rs) run it as a real job's executable.
+//!
+//! ```text
+//! fake_job echo hi sleep 0.5 exit 3
+//! ```
+//!
+//! Verbs (and how many arguments each takes):
+//!
+//! - `exit N`: exit with code N now.
+//! - `sleep S`: sleep S seconds (fractions allowed).
+//! - `spin S`: burn S seconds of cpu, so the job has user cpu time.
+//! - `ignore-term`: ignore SIGTERM from now on.
+//! - `pidfile F`: later `fork-sleep`s append their child's pid to F.
+//! - `fork-sleep S`: fork a child that sleeps S seconds; it outlives this
+//!   process and stays in its process group. Its pid goes to the pid file
+//!   (one line), or to stdout without one.
+//! - `write F TEXT`: write TEXT and a newline to F (replacing it).
+//! - `touch F`: append `run <pid>` to F, so the lines count the runs.
+//! - `echo TEXT` / `stderr TEXT`: TEXT and a newline to stdout / stderr.
+//! - `grow MiB`: allocate MiB mebibytes, touch every page, and keep them.
+//! - `env NAME`: print `NAME=value`, or `NAME unset`.
+//! - `cwd`: print the working directory.
+//! - `args`: print every remaining argument as `[arg]`, one a line, and
+//!   stop reading verbs (so the arguments can be anything).
+//! - `kill-self SIG`: send itself SIG (a number or a name like TERM).
+//!
+//! A bad verb or argument prints `fake_job: ...` on stderr and exits 99.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut it = args.into_iter();
+    let mut pidfile: Option<String> = None;
+    // Memory `grow` keeps until the process exits.
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    while let Some(verb) = it.next() {
+        let mut arg = || {
+            it.next()
+                .unwrap_or_else(|| fail(&format!("{verb} needs an argument")))
+        };
+        match verb.as_str() {
+            "exit" => std::process::exit(number(&arg()) as i32),
+            "sleep" => std::thread::sleep(seconds(&arg())),
+            "spin" => spin(seconds(&arg())),
+            "ignore-term" => unsafe {
+                libc::signal(libc::SIGTERM, libc::SIG_IGN);
+            },
+            "pidfile" => pidfile = Some(arg()),
+            "fork-sleep" => fork_sleep(seconds(&arg()), pidfile.as_deref()),
+            "write" => {
+                let file = arg();
+                let text = arg();
+                std::fs::write(&file, format!("{text}\n"))
+                    .unwrap_or_else(|e| fail(&format!("cannot write {file}: {e}")));
+            }
+            "touch" => append(&arg(), &format!("run {}\n", std::process::id())),
+            "echo" => println!("{}", arg()),
+            "stderr" => eprintln!("{}", arg()),
+            "grow" => kept.push(grow(number(&arg()) as usize)),
+            "env" => {
+                let name = arg();
+                match std::env::var(&name) {
+                    Ok(v) => println!("{name}={v}"),
+                    Err(_) => println!("{name} unset"),
+                }
+            }
+            "cwd" => println!("{}", std::env::current_dir().unwrap().display()),
+            "args" => {
+                for a in it.by_ref() {
+                    println!("[{a}]");
+                }
+            }
+            "kill-self" => {
+                let sig = signal(&arg());
+                std::io::stdout().flush().ok();
+                unsafe {
+                    libc::kill(libc::getpid(), sig);
+                }
+                // A caught or ignored signal lets the job go on.
+            }
+            other => fail(&format!("unknown verb {other:?}")),
+        }
+        std::io::stdout().flush().ok();
+    }
+    drop(kept);
+}
+
+fn fail(msg: &str) -> ! {
+    eprintln!("fake_job: {msg}");
+    std::process::exit(99)
+}
+
+fn number(s: &str) -> i64 {
+    s.parse()
+        .unwrap_or_else(|_| fail(&format!("not a number: {s:?}")))
+}
+
+fn seconds(s: &str) -> Duration {
+    match s.parse::<f64>() {
+        Ok(x) if x >= 0.0 && x.is_finite() => Duration::from_secs_f64(x),
+        _ => fail(&format!("not a number of seconds: {s:?}")),
+    }
+}
+
+fn signal(s: &str) -> i32 {
+    if let Ok(n) = s.parse() {
+        return n;
+    }
+    match s.trim_start_matches("SIG") {
+        "HUP" => libc::SIGHUP,
+        "INT" => libc::SIGINT,
+        "QUIT" => libc::SIGQUIT,
+        "ABRT" => libc::SIGABRT,
+        "KILL" => libc::SIGKILL,
+        "SEGV" => libc::SIGSEGV,
+        "TERM" => libc::SIGTERM,
+        "USR1" => libc::SIGUSR1,
+        "USR2" => libc::SIGUSR2,
+        _ => fail(&format!("unknown signal {s:?}")),
+    }
+}
+
+fn append(file: &str, text: &str) {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)
+        .unwrap_or_else(|e| fail(&format!("cannot open {file}: {e}")));
+    f.write_all(text.as_bytes())
+        .unwrap_or_else(|e| fail(&format!("cannot write {file}: {e}")));
+}
+
+fn spin(d: Duration) {
+    let start = Instant::now();
+    let mut x: u64 = 1;
+    while start.elapsed() < d {
+        for _ in 0..100_000 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+    }
+}
+
+fn grow(mib: usize) -> Vec<u8> {
+    let mut v = vec![0u8; mib << 20];
+    // Write every page so it is resident, not just reserved.
+    for i in (0..v.len()).step_by(4096) {
+        v[i] = 1;
+    }
+    std::hint::black_box(&mut v);
+    v
+}
+
+fn fork_sleep(d: Duration, pidfile: Option<&str>) {
+    std::io::stdout().flush().ok();
+    match unsafe { libc::fork() } {
+        -1 => fail("fork failed"),
+        0 => {
+            // The child: sleep, then leave without running the parent's
+            // remaining verbs or its exit handlers.
+            std::thread::sleep(d);
+            unsafe { libc::_exit(0) }
+        }
+        pid => match pidfile {
+            Some(f) => append(f, &format!("{pid}\n")),
+            None => println!("{pid}"),
+        },
+    }
+}
