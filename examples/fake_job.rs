@@ -22,9 +22,13 @@
 //! - `grow MiB`: allocate MiB mebibytes, touch every page, and keep them.
 //! - `env NAME`: print `NAME=value`, or `NAME unset`.
 //! - `cwd`: print the working directory.
+//! - `stdin`: copy standard input to standard output.
 //! - `args`: print every remaining argument as `[arg]`, one a line, and
 //!   stop reading verbs (so the arguments can be anything).
 //! - `kill-self SIG`: send itself SIG (a number or a name like TERM).
+//! - `if-missing F N`: do the next N verbs only if F does not exist (now);
+//!   otherwise skip them. With `touch F` among them, a job can behave one
+//!   way on its first run and another way when it runs again.
 //!
 //! A bad verb or argument prints `fake_job: ...` on stderr and exits 99.
 
@@ -43,6 +47,20 @@ fn main() {
                 .unwrap_or_else(|| fail(&format!("{verb} needs an argument")))
         };
         match verb.as_str() {
+            "if-missing" => {
+                let file = arg();
+                let n = number(&arg());
+                if std::path::Path::new(&file).exists() {
+                    for _ in 0..n {
+                        let skipped = it
+                            .next()
+                            .unwrap_or_else(|| fail("if-missing: too few verbs"));
+                        for _ in 0..arity(&skipped) {
+                            it.next();
+                        }
+                    }
+                }
+            }
             "exit" => std::process::exit(number(&arg()) as i32),
             "sleep" => std::thread::sleep(seconds(&arg())),
             "spin" => spin(seconds(&arg())),
@@ -68,6 +86,10 @@ fn main() {
                     Err(_) => println!("{name} unset"),
                 }
             }
+            "stdin" => {
+                std::io::copy(&mut std::io::stdin(), &mut std::io::stdout())
+                    .unwrap_or_else(|e| fail(&format!("cannot copy stdin: {e}")));
+            }
             "cwd" => println!("{}", std::env::current_dir().unwrap().display()),
             "args" => {
                 for a in it.by_ref() {
@@ -87,6 +109,19 @@ fn main() {
         std::io::stdout().flush().ok();
     }
     drop(kept);
+}
+
+/// How many arguments `verb` takes (`args` takes the rest, so cannot be
+/// skipped).
+fn arity(verb: &str) -> usize {
+    match verb {
+        "ignore-term" | "cwd" | "stdin" => 0,
+        "write" | "if-missing" => 2,
+        "args" => fail("if-missing cannot skip args"),
+        "exit" | "sleep" | "spin" | "pidfile" | "fork-sleep" | "touch" | "echo" | "stderr"
+        | "grow" | "env" | "kill-self" => 1,
+        other => fail(&format!("unknown verb {other:?}")),
+    }
 }
 
 fn fail(msg: &str) -> ! {
