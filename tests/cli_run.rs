@@ -85,11 +85,21 @@ fn negotiate_until(env: &RunEnv, what: &str, mut cond: impl FnMut() -> bool) {
     );
 }
 
-/// Waits until the event log at `log` has `n` as `job`'s last event.
+/// Waits until the event log at `log` has `n` as `job`'s last event. The
+/// log is read as far as its events are complete: a shadow may be writing.
 #[track_caller]
 fn wait_event(env: &RunEnv, log: &str, job: &str, n: u32) {
+    let last = || {
+        let text = std::fs::read_to_string(env.path(log)).unwrap_or_default();
+        let (events, _) = tern::userlog::read_complete(&text).ok()?;
+        events
+            .iter()
+            .filter(|e| format!("{}.{}", e.id.cluster, e.id.proc) == job)
+            .map(|e| e.kind.number())
+            .last()
+    };
     env.wait_for(&format!("event {n:03} for {job}"), TIMEOUT, || {
-        env.path(log).exists() && job_events(&env.path(log), job).last() == Some(&n)
+        last() == Some(n)
     });
 }
 
