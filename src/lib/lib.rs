@@ -10,6 +10,7 @@ pub mod classad;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod machine;
 pub mod queue;
 pub mod submit;
 pub mod sys;
