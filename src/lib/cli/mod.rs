@@ -18,10 +18,12 @@ pub mod format;
 pub mod history;
 pub mod hold;
 pub mod jobsel;
+pub mod negotiate;
 pub mod q;
 pub mod qedit;
 pub mod release;
 pub mod rm;
+pub mod shadow;
 pub mod submit;
 
 use std::ffi::OsString;

@@ -98,19 +98,7 @@ impl From<QueueError> for CliError {
 
 /// The queue's log and history bounds from the configuration.
 pub fn queue_limits(cfg: &Config) -> Result<crate::queue::Limits, CliError> {
-    let knob = |name: &str, default: i64| -> Result<i64, CliError> {
-        match cfg.get(name).map_err(|e| failed(e.to_string()))? {
-            None => Ok(default),
-            Some(v) => v.trim().parse::<i64>().map_err(|_| CliError::Failed {
-                msg: format!("{name} = {v} is not an integer"),
-                hint: None,
-            }),
-        }
-    };
-    Ok(crate::queue::Limits {
-        log_max_records: knob("QUEUE_LOG_MAX_RECORDS", 1_000_000)?,
-        history_max_jobs: knob("HISTORY_MAX_JOBS", 100_000)?,
-    })
+    crate::queue::Limits::from_config(cfg).map_err(|e| failed(e.to_string()))
 }
 
 /// The SPOOL directory from the configuration.
@@ -177,12 +165,25 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             .map_err(queue_error)?
             .expect("open with create gives a queue");
         queue.set_limits(queue_limits(&cfg)?);
+        queue.set_durable().map_err(queue_error)?;
         let (id, cluster) = queue.submit(&owner, |id| {
             opts.cluster = id;
             submit::materialize(&parsed, &cfg, &opts).map_err(|e| failed(e.to_string()))
         })?;
+        drop(queue);
         // The jobs are in the queue now, whatever happens to their logs.
         let logged = crate::userlog::log_submit(&cluster, id);
+        // Start them now rather than at the next cron pass. A pass that
+        // cannot be started is no failure: cron runs one every minute.
+        if cfg
+            .get_bool("NEGOTIATE_ON_SUBMIT", true)
+            .map_err(|e| failed(e.to_string()))?
+            && let Err(e) = crate::negotiator::launch::spawn_background_pass(&cfg)
+        {
+            eprintln!(
+                "tern_submit: warning: cannot start tern_negotiate ({e}); the jobs start at the next pass"
+            );
+        }
         for w in &cluster.warnings {
             eprintln!("{w}");
         }

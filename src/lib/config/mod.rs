@@ -281,6 +281,36 @@ impl Config {
         }
     }
 
+    /// An integer knob; `default` when undefined. A value that is not an
+    /// integer is an error naming the knob.
+    pub fn get_int(&self, name: &str, default: i64) -> Result<i64, ConfigError> {
+        match self.get(name)? {
+            None => Ok(default),
+            Some(v) => v.parse::<i64>().map_err(|_| ConfigError::Expand {
+                name: name.to_string(),
+                msg: format!("'{v}' is not an integer"),
+            }),
+        }
+    }
+
+    /// An integer knob that may be unset (`None`), e.g. NUM_CPUS.
+    pub fn get_int_opt(&self, name: &str) -> Result<Option<i64>, ConfigError> {
+        match self.get(name)? {
+            None => Ok(None),
+            Some(_) => self.get_int(name, 0).map(Some),
+        }
+    }
+
+    /// A ClassAd-expression knob; `default` (itself an expression) when
+    /// undefined. A value that does not parse is an error naming the knob.
+    pub fn get_expr(&self, name: &str, default: &str) -> Result<crate::classad::Expr, ConfigError> {
+        let text = self.get(name)?.unwrap_or_else(|| default.to_string());
+        crate::classad::parse_expr(&text).map_err(|e| ConfigError::Expand {
+            name: name.to_string(),
+            msg: format!("'{text}' is not a ClassAd expression: {e}"),
+        })
+    }
+
     /// Every entry, sorted by name (for `-dump`).
     pub fn entries(&self) -> Vec<&Entry> {
         let mut v: Vec<&Entry> = self

@@ -10,6 +10,7 @@
 //! Nothing here assumes a single user: every change carries the real user
 //! who made it, checked against each job's Owner (or QUEUE_SUPER_USERS).
 
+pub mod joblock;
 pub mod listing;
 pub mod schema;
 
@@ -186,6 +187,8 @@ pub struct Queue {
     limits: Limits,
     /// Whether `check_before_writing` has passed.
     checked: bool,
+    /// Write transactions so far (the limits are checked every 64th).
+    writes: u64,
 }
 
 /// The knobs the store reads.
@@ -203,6 +206,17 @@ impl Default for Limits {
             log_max_records: 1_000_000,
             history_max_jobs: 100_000,
         }
+    }
+}
+
+impl Limits {
+    /// QUEUE_LOG_MAX_RECORDS and HISTORY_MAX_JOBS from the configuration.
+    pub fn from_config(cfg: &crate::config::Config) -> Result<Limits, crate::config::ConfigError> {
+        let d = Limits::default();
+        Ok(Limits {
+            log_max_records: cfg.get_int("QUEUE_LOG_MAX_RECORDS", d.log_max_records)?,
+            history_max_jobs: cfg.get_int("HISTORY_MAX_JOBS", d.history_max_jobs)?,
+        })
     }
 }
 
@@ -263,6 +277,7 @@ impl Queue {
             clusters: RefCell::new(HashMap::new()),
             limits: Limits::default(),
             checked: false,
+            writes: 0,
         }))
     }
 
@@ -428,74 +443,104 @@ impl Queue {
         now: i64,
         mut f: impl FnMut(&JobRow, &ClassAd) -> Change,
     ) -> Result<Vec<(JobId, Change)>, QueueError> {
-        let path = self.path.clone();
-        let tx = self.immediate()?;
-        let rows = query_rows(&tx, "procs", sel)?;
-        let mut clusters: HashMap<i64, Rc<ClassAd>> = HashMap::new();
-        let mut done = Vec::new();
-        let mut log = LogWriter::new(&tx)?;
-        let mut began = false;
-        let mut emptied: Vec<i64> = Vec::new();
-        for row in rows {
-            let cad = match clusters.get(&row.id.cluster) {
-                Some(a) => a.clone(),
-                None => {
-                    let text: String = tx.query_row(
-                        "SELECT ad FROM clusters WHERE cluster = ?1",
-                        [row.id.cluster],
-                        |r| r.get(0),
-                    )?;
-                    let a = Rc::new(parse_stored(&path, &text)?);
-                    clusters.insert(row.id.cluster, a.clone());
-                    a
+        let done = self.write(now, |w| {
+            let mut done = Vec::new();
+            for row in w.rows(sel)? {
+                let ad = w.full_ad(&row)?;
+                if let Some(c) = &sel.constraint
+                    && !matches_constraint(c, &ad)
+                {
+                    continue;
                 }
-            };
-            let mut ad = (*cad).clone();
-            overlay(&path, &mut ad, &row)?;
-            if let Some(c) = &sel.constraint
-                && !matches_constraint(c, &ad)
-            {
-                continue;
-            }
-            let change = f(&row, &ad);
-            if matches!(change, Change::Skip(_)) {
+                let change = f(&row, &ad);
+                w.change(&row, &ad, &change)?;
                 done.push((row.id, change));
-                continue;
             }
-            if !began {
-                log.record(op::BEGIN, "", "", "")?;
-                began = true;
-            }
-            apply(&tx, &mut log, &row, &ad, &change, now)?;
-            if let Change::Leave { .. } = change {
-                emptied.push(row.id.cluster);
-            }
-            done.push((row.id, change));
-        }
-        emptied.sort();
-        emptied.dedup();
-        for c in emptied {
-            let left: i64 =
-                tx.query_row("SELECT count(*) FROM procs WHERE cluster = ?1", [c], |r| {
-                    r.get(0)
-                })?;
-            if left == 0 {
-                tx.execute(
-                    "INSERT OR REPLACE INTO history_clusters (cluster, ad) SELECT cluster, ad FROM clusters WHERE cluster = ?1",
-                    [c],
-                )?;
-                tx.execute("DELETE FROM clusters WHERE cluster = ?1", [c])?;
-                log.record(op::DESTROY_AD, &cluster_key(c), "", "")?;
-            }
-        }
-        if began {
-            log.record(op::END, "", "", "")?;
-        }
-        drop(log);
-        tx.commit()?;
+            Ok(done)
+        })?;
         self.clusters.borrow_mut().clear();
-        self.keep_within_limits()?;
         Ok(done)
+    }
+
+    /// Runs `f` inside one write transaction (`BEGIN IMMEDIATE`): every job,
+    /// slot and request change it makes through the [`Writer`] commits
+    /// together, with its transaction log records, or not at all.
+    pub fn write<T>(
+        &mut self,
+        now: i64,
+        f: impl FnOnce(&mut Writer<'_>) -> Result<T, QueueError>,
+    ) -> Result<T, QueueError> {
+        let path = self.path.clone();
+        self.check_before_writing()?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(busy)?;
+        let mut w = Writer {
+            tx,
+            path,
+            now,
+            began: false,
+            emptied: Vec::new(),
+            clusters: &self.clusters,
+        };
+        let out = f(&mut w)?;
+        w.finish()?;
+        self.writes += 1;
+        if self.writes % 64 == 1 {
+            self.keep_within_limits()?;
+        }
+        Ok(out)
+    }
+
+    /// The connection, for reads of tables other modules own (slots).
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Makes every later transaction of this handle durable at commit
+    /// (`synchronous = FULL`): a submit that printed success survives a
+    /// power cut. Other writers keep NORMAL (WAL): a power cut may lose the
+    /// last moments of state changes, never corrupt the queue.
+    pub fn set_durable(&mut self) -> Result<(), QueueError> {
+        self.conn.pragma_update(None, "synchronous", "FULL")?;
+        Ok(())
+    }
+
+    /// One job's row, if it is in the queue.
+    pub fn row(&self, id: JobId) -> Result<Option<JobRow>, QueueError> {
+        row_by_id(&self.conn, id)
+    }
+
+    /// Every idle job, in id order.
+    pub fn idle_rows(&self) -> Result<Vec<JobRow>, QueueError> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM procs \
+             WHERE status = 1 ORDER BY cluster, proc",
+        )?;
+        let rows = st.query_map([], row_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Jobs in any of `statuses`, in id order.
+    pub fn rows_in(&self, statuses: &[i64]) -> Result<Vec<JobRow>, QueueError> {
+        let list: Vec<String> = statuses.iter().map(|s| s.to_string()).collect();
+        let sql = format!(
+            "SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM procs \
+             WHERE status IN ({}) ORDER BY cluster, proc",
+            list.join(",")
+        );
+        let mut st = self.conn.prepare(&sql)?;
+        let rows = st.query_map([], row_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// A meta value (such as `last_pass`), if set.
+    pub fn meta(&self, key: &str) -> Result<Option<i64>, QueueError> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
     }
 
     /// Trims the transaction log to `limits.log_max_records` (never below a
@@ -655,9 +700,176 @@ pub enum Change {
     },
 }
 
+/// One write transaction in progress (see [`Queue::write`]).
+pub struct Writer<'q> {
+    tx: rusqlite::Transaction<'q>,
+    path: PathBuf,
+    now: i64,
+    began: bool,
+    emptied: Vec<i64>,
+    clusters: &'q RefCell<HashMap<i64, Rc<ClassAd>>>,
+}
+
+impl Writer<'_> {
+    /// The transaction's connection, for tables other modules own.
+    pub fn conn(&self) -> &Connection {
+        &self.tx
+    }
+
+    pub fn now(&self) -> i64 {
+        self.now
+    }
+
+    /// The jobs a selection names (before its constraint), in id order.
+    pub fn rows(&self, sel: &Selection) -> Result<Vec<JobRow>, QueueError> {
+        query_rows(&self.tx, "procs", sel)
+    }
+
+    /// One job's row, if it is in the queue.
+    pub fn row(&self, id: JobId) -> Result<Option<JobRow>, QueueError> {
+        row_by_id(&self.tx, id)
+    }
+
+    /// Idle jobs of `owner`, best JobPrio first, at most `limit`.
+    pub fn idle_rows_of(&self, owner: &str, limit: i64) -> Result<Vec<JobRow>, QueueError> {
+        let mut st = self.tx.prepare_cached(
+            "SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM procs \
+             WHERE status = 1 AND owner = ?1 ORDER BY prio DESC, cluster, proc LIMIT ?2",
+        )?;
+        let rows = st.query_map(params![owner, limit], row_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The cluster ad of `cluster` (cached: a cluster ad never changes).
+    pub fn cluster_ad(&self, cluster: i64) -> Result<Rc<ClassAd>, QueueError> {
+        if let Some(ad) = self.clusters.borrow().get(&cluster) {
+            return Ok(ad.clone());
+        }
+        let text: String = self.tx.query_row(
+            "SELECT ad FROM clusters WHERE cluster = ?1",
+            [cluster],
+            |r| r.get(0),
+        )?;
+        let ad = Rc::new(parse_stored(&self.path, &text)?);
+        self.clusters.borrow_mut().insert(cluster, ad.clone());
+        Ok(ad)
+    }
+
+    /// A job's full ad.
+    pub fn full_ad(&self, row: &JobRow) -> Result<ClassAd, QueueError> {
+        let mut ad = (*self.cluster_ad(row.id.cluster)?).clone();
+        overlay(&self.path, &mut ad, row)?;
+        Ok(ad)
+    }
+
+    /// Applies one change to one job (`ad` is its full ad as read in this
+    /// transaction).
+    pub fn change(
+        &mut self,
+        row: &JobRow,
+        ad: &ClassAd,
+        change: &Change,
+    ) -> Result<(), QueueError> {
+        if matches!(change, Change::Skip(_)) {
+            return Ok(());
+        }
+        if !self.began {
+            log_record(&self.tx, op::BEGIN, "", "", "")?;
+            self.began = true;
+        }
+        apply(&self.tx, row, ad, change, self.now)?;
+        if let Change::Leave { .. } = change {
+            self.emptied.push(row.id.cluster);
+        }
+        Ok(())
+    }
+
+    /// Sets a meta value.
+    pub fn set_meta(&self, key: &str, value: i64) -> Result<(), QueueError> {
+        self.tx.execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = ?2",
+            params![key, value],
+        )?;
+        Ok(())
+    }
+
+    /// Records a request for a running job's shadow (see the `requests`
+    /// table); the caller wakes the shadow after commit.
+    pub fn request(&self, id: JobId, kind: &str) -> Result<(), QueueError> {
+        self.tx
+            .prepare_cached(
+                "INSERT OR REPLACE INTO requests (cluster, proc, kind, made) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![id.cluster, id.proc, kind, self.now])?;
+        Ok(())
+    }
+
+    /// The pending requests for a job, oldest first.
+    pub fn requests(&self, id: JobId) -> Result<Vec<String>, QueueError> {
+        let mut st = self.tx.prepare_cached(
+            "SELECT kind FROM requests WHERE cluster = ?1 AND proc = ?2 ORDER BY made, kind",
+        )?;
+        let rows = st.query_map([id.cluster, id.proc], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Forgets the requests for a job (all of them, or one kind).
+    pub fn clear_requests(&self, id: JobId, kind: Option<&str>) -> Result<(), QueueError> {
+        match kind {
+            None => self
+                .tx
+                .prepare_cached("DELETE FROM requests WHERE cluster = ?1 AND proc = ?2")?
+                .execute([id.cluster, id.proc])?,
+            Some(k) => self
+                .tx
+                .prepare_cached(
+                    "DELETE FROM requests WHERE cluster = ?1 AND proc = ?2 AND kind = ?3",
+                )?
+                .execute(params![id.cluster, id.proc, k])?,
+        };
+        Ok(())
+    }
+
+    /// Clusters left without jobs go to history; then commit.
+    fn finish(mut self) -> Result<(), QueueError> {
+        self.emptied.sort();
+        self.emptied.dedup();
+        for &c in &self.emptied {
+            let left: i64 =
+                self.tx
+                    .query_row("SELECT count(*) FROM procs WHERE cluster = ?1", [c], |r| {
+                        r.get(0)
+                    })?;
+            if left == 0 {
+                self.tx.execute(
+                    "INSERT OR REPLACE INTO history_clusters (cluster, ad) SELECT cluster, ad FROM clusters WHERE cluster = ?1",
+                    [c],
+                )?;
+                self.tx
+                    .execute("DELETE FROM clusters WHERE cluster = ?1", [c])?;
+                log_record(&self.tx, op::DESTROY_AD, &cluster_key(c), "", "")?;
+                self.clusters.borrow_mut().remove(&c);
+            }
+        }
+        if self.began {
+            log_record(&self.tx, op::END, "", "", "")?;
+        }
+        self.tx.commit()?;
+        Ok(())
+    }
+}
+
+fn row_by_id(conn: &Connection, id: JobId) -> Result<Option<JobRow>, QueueError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM procs WHERE cluster = ?1 AND proc = ?2",
+        )?
+        .query_row([id.cluster, id.proc], row_from)
+        .optional()?)
+}
+
 fn apply(
     tx: &rusqlite::Transaction<'_>,
-    log: &mut LogWriter<'_>,
     row: &JobRow,
     ad: &ClassAd,
     change: &Change,
@@ -686,7 +898,7 @@ fn apply(
         let own = diff.remove(name).is_some();
         let in_cluster = cluster_ad.as_ref().is_some_and(|c| c.get(name).is_some());
         if own || in_cluster {
-            log.record(op::DELETE_ATTR, &key, name, "")?;
+            log_record(tx, op::DELETE_ATTR, &key, name, "")?;
         }
         // The cluster's value must not show through.
         if in_cluster {
@@ -695,7 +907,7 @@ fn apply(
     }
     let (mut status, mut prio, mut entered) = (row.status, row.prio, row.entered);
     for (name, e) in set {
-        log.record(op::SET_ATTR, &key, name, &unparse(e))?;
+        log_record(tx, op::SET_ATTR, &key, name, &unparse(e))?;
         match name.to_ascii_lowercase().as_str() {
             "jobstatus" => {
                 if let Expr::Lit(Value::Int(s)) = e
@@ -703,7 +915,13 @@ fn apply(
                 {
                     status = *s;
                     entered = now;
-                    log.record(op::SET_ATTR, &key, "EnteredCurrentStatus", &now.to_string())?;
+                    log_record(
+                        tx,
+                        op::SET_ATTR,
+                        &key,
+                        "EnteredCurrentStatus",
+                        &now.to_string(),
+                    )?;
                 }
             }
             "jobprio" => {
@@ -746,7 +964,7 @@ fn apply(
         .execute([row.id.cluster])?;
         tx.prepare_cached("DELETE FROM procs WHERE cluster = ?1 AND proc = ?2")?
             .execute([row.id.cluster, row.id.proc])?;
-        log.record(op::DESTROY_AD, &key, "", "")?;
+        log_record(tx, op::DESTROY_AD, &key, "", "")?;
     } else {
         tx.prepare_cached(
             "UPDATE procs SET status = ?3, prio = ?4, entered = ?5, ad = ?6 WHERE cluster = ?1 AND proc = ?2",
@@ -756,21 +974,17 @@ fn apply(
     Ok(())
 }
 
-/// Appends log records with one prepared statement.
-struct LogWriter<'a> {
-    st: rusqlite::Statement<'a>,
-}
-
-impl<'a> LogWriter<'a> {
-    fn new(tx: &'a rusqlite::Transaction<'_>) -> Result<LogWriter<'a>, QueueError> {
-        Ok(LogWriter {
-            st: tx.prepare("INSERT INTO txlog (op, key, name, value) VALUES (?1, ?2, ?3, ?4)")?,
-        })
-    }
-    fn record(&mut self, op: i64, key: &str, name: &str, value: &str) -> Result<(), QueueError> {
-        self.st.execute(params![op, key, name, value])?;
-        Ok(())
-    }
+/// Appends one transaction log record.
+fn log_record(
+    conn: &Connection,
+    op: i64,
+    key: &str,
+    name: &str,
+    value: &str,
+) -> Result<(), QueueError> {
+    conn.prepare_cached("INSERT INTO txlog (op, key, name, value) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![op, key, name, value])?;
+    Ok(())
 }
 
 fn insert_cluster(

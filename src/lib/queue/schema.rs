@@ -72,6 +72,52 @@ pub const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX history_completed ON history (completed);
     "#,
+    // 2: this machine's slots, and stop requests for running jobs.
+    r#"
+    -- One row per slot. A partitionable slot's cpus/memory/disk are what it
+    -- has left; each dynamic slot carved from it names it as parent. The
+    -- machine's detected attributes are not stored: readers add them.
+    CREATE TABLE slots (
+        name      TEXT PRIMARY KEY,            -- slot1, slot1_4, slot2
+        kind      TEXT NOT NULL,               -- static | partitionable | dynamic
+        slot_id   INTEGER NOT NULL,            -- SlotID
+        sub_id    INTEGER NOT NULL DEFAULT 0,  -- the N of slot1_N
+        slot_type INTEGER NOT NULL DEFAULT 0,  -- n of SLOT_TYPE_n (0: default)
+        parent    TEXT,
+        cpus      INTEGER NOT NULL,
+        memory    INTEGER NOT NULL,            -- MiB
+        disk      INTEGER NOT NULL,            -- KiB
+        state     TEXT NOT NULL DEFAULT 'Unclaimed',
+        activity  TEXT NOT NULL DEFAULT 'Idle',
+        entered_state    INTEGER NOT NULL,
+        entered_activity INTEGER NOT NULL,
+        remote_user  TEXT,                     -- the submitter (user@uid_domain)
+        remote_owner TEXT,                     -- the job's Owner
+        cluster   INTEGER,                     -- the job on the slot
+        proc      INTEGER,
+        claim     TEXT,                        -- claim id, new for every claim
+        job_start INTEGER,                     -- when the job on the slot started (JobStart)
+        total_cpus   INTEGER NOT NULL DEFAULT 0, -- a partitionable slot's whole size
+        total_memory INTEGER NOT NULL DEFAULT 0,
+        total_disk   INTEGER NOT NULL DEFAULT 0
+    ) WITHOUT ROWID;
+    CREATE INDEX slots_job ON slots (cluster, proc);
+    -- Claim reuse asks "does anyone else have idle jobs?" per job.
+    CREATE INDEX procs_status_owner ON procs (status, owner);
+
+    -- A request to a running job's shadow: remove, hold, vacate,
+    -- vacate-fast, suspend or continue. The tool writes it in the same
+    -- transaction as the job's change and then wakes the shadow; the shadow
+    -- (or, when the shadow is gone, the next pass) carries it out and
+    -- deletes it, so a request is never lost.
+    CREATE TABLE requests (
+        cluster INTEGER NOT NULL,
+        proc    INTEGER NOT NULL,
+        kind    TEXT NOT NULL,
+        made    INTEGER NOT NULL,
+        PRIMARY KEY (cluster, proc, kind)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -1,0 +1,105 @@
+//! `tern_negotiate`: one negotiation pass (see [`crate::negotiator`]).
+//!
+//! Run from cron every minute as the safety net (`* * * * * tern_negotiate`);
+//! tern_submit and every shadow whose claim ends also start one in the
+//! background, so jobs start and slots refill at once.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use super::submit::spool_dir;
+use super::{CliError, parse_args, run_tool};
+use crate::config::Config;
+use crate::negotiator::{self, Options, Ran};
+
+/// Run one negotiation pass: reconcile running jobs with their shadows,
+/// apply periodic job policies, match idle jobs to this machine's slots and
+/// start their shadows.
+#[derive(Parser, Debug)]
+#[command(
+    name = "tern_negotiate",
+    version,
+    after_help = "Examples:\n  tern_negotiate\n  tern_negotiate -dry-run\n  tern_negotiate -loop -interval 30\n\nFrom cron, as the safety net:\n  * * * * * tern_negotiate"
+)]
+pub struct Args {
+    /// Print what the pass would do (matches, rejections, requeues,
+    /// policy actions) and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// If another pass is running, wait for it and then run, instead of
+    /// leaving it a mark to run once more
+    #[arg(long)]
+    pub wait: bool,
+
+    /// Run a pass every -interval seconds until killed (for users without
+    /// cron)
+    #[arg(long = "loop")]
+    pub looping: bool,
+
+    /// Seconds between passes with -loop (default NEGOTIATOR_INTERVAL)
+    #[arg(long, value_name = "N")]
+    pub interval: Option<u64>,
+
+    /// Print what the pass did
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+}
+
+pub fn main() -> ExitCode {
+    run_tool("tern_negotiate", run)
+}
+
+fn failed(msg: impl std::fmt::Display) -> CliError {
+    CliError::Failed {
+        msg: msg.to_string(),
+        hint: None,
+    }
+}
+
+pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
+    let (args, _) = parse_args::<Args>(argv)?;
+    if args.interval.is_some() && !args.looping {
+        return Err(CliError::Usage {
+            msg: "-interval needs -loop".into(),
+            hint: Some("tern_negotiate -loop -interval 30".into()),
+        });
+    }
+    let cfg = Config::load().map_err(failed)?;
+    let spool = spool_dir(&cfg)?;
+    let interval = match args.interval {
+        Some(i) => i,
+        None => cfg
+            .get_int("NEGOTIATOR_INTERVAL", 60)
+            .map_err(failed)?
+            .max(1) as u64,
+    };
+    let opts = Options {
+        dry_run: args.dry_run,
+        wait: args.wait || args.looping,
+    };
+    loop {
+        let ran = negotiator::negotiate(&cfg, &spool, &opts).map_err(failed)?;
+        if let Ran::Ran(report) = ran
+            && (args.dry_run || args.verbose)
+        {
+            let mut out = std::io::stdout().lock();
+            for l in &report.lines {
+                writeln!(out, "{l}")?;
+            }
+            if args.verbose {
+                writeln!(out, "{} shadow(s) started", report.started)?;
+            }
+        }
+        if !args.looping {
+            return Ok(());
+        }
+        // Shadows started by earlier passes are not ours to wait for, but
+        // they are our children: reap those that have ended.
+        crate::shadow::procs::reap();
+        std::thread::sleep(std::time::Duration::from_secs(interval));
+    }
+}

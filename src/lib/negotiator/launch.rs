@@ -1,0 +1,248 @@
+//! Claims and process start: the claim transaction, starting a shadow per
+//! claim, and starting a pass in the background (after a submit, or when a
+//! shadow lets its slot go).
+
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::rc::Rc;
+
+use super::NegotiatorError;
+use super::matchmaking::Outcome;
+use crate::classad::{Expr, Value};
+use crate::config::Config;
+use crate::machine::{self, Machine};
+use crate::queue::{Change, JobId, Queue, QueueError, joblock, status};
+
+/// A committed claim, with the job's lock the shadow inherits.
+pub struct Claim {
+    pub id: JobId,
+    pub slot: String,
+    pub claim: String,
+    pub lock: joblock::JobLock,
+}
+
+/// A fresh claim id: unique across passes and shadows.
+pub fn claim_id(now: i64) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}#{}#{}",
+        std::process::id(),
+        now,
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The attributes a claim sets on its job.
+pub fn claim_attrs(
+    ad: &crate::classad::ClassAd,
+    slot_name: &str,
+    host: &str,
+    now: i64,
+    match_attrs: &[(String, Expr)],
+) -> Vec<(String, Expr)> {
+    let matches = match ad.get("NumJobMatches").and_then(|e| e.literal_value()) {
+        Some(Value::Int(i)) => *i,
+        _ => 0,
+    };
+    let mut set = vec![
+        ("JobStatus".to_string(), Expr::int(status::RUNNING)),
+        (
+            "RemoteHost".to_string(),
+            Expr::string(&format!("{slot_name}@{host}")),
+        ),
+        ("LastMatchTime".to_string(), Expr::int(now)),
+        ("NumJobMatches".to_string(), Expr::int(matches + 1)),
+    ];
+    set.extend(match_attrs.iter().cloned());
+    set
+}
+
+/// Claims every planned match in one transaction: each job is checked to be
+/// idle still and its lock taken first (a shadow reusing its claim may have
+/// taken it meanwhile), its slot claimed (carved from the partitionable
+/// slot when asked), and the job set Running. Rejections are recorded in
+/// the same transaction.
+pub fn claim(
+    q: &mut Queue,
+    spool: &Path,
+    machine: &Machine,
+    outcome: &Outcome,
+    now: i64,
+) -> Result<Vec<Claim>, NegotiatorError> {
+    let mut locks: Vec<(usize, joblock::JobLock)> = Vec::new();
+    for (i, p) in outcome.planned.iter().enumerate() {
+        if let Some(l) =
+            joblock::try_acquire(spool, p.id).map_err(super::io("cannot take a job lock"))?
+        {
+            locks.push((i, l));
+        }
+    }
+    if locks.is_empty() && outcome.rejected.is_empty() {
+        return Ok(Vec::new());
+    }
+    let host = machine.host.clone();
+    let claims = q.write(now, |w| {
+        let mut claims = Vec::new();
+        for (i, lock) in locks {
+            let p = &outcome.planned[i];
+            let Some(row) = w.row(p.id)? else { continue };
+            if row.status != status::IDLE {
+                continue;
+            }
+            let slot = match p.carve {
+                Some((c, m, d)) => {
+                    machine::carve_dynamic(w.conn(), &p.slot, c, m, d, now).map(Some)
+                }
+                None => machine::load_slot(w.conn(), &p.slot),
+            }
+            .map_err(|e| QueueError::Invalid(e.to_string()))?;
+            let Some(slot) = slot else { continue };
+            if slot.state != "Unclaimed" {
+                continue;
+            }
+            let ad = Rc::new(w.full_ad(&row)?);
+            let cid = claim_id(now);
+            machine::set_claim(
+                w.conn(),
+                &slot.name,
+                "Claimed",
+                "Busy",
+                &machine::ClaimInfo {
+                    remote_user: p.submitter.clone(),
+                    remote_owner: p.owner.clone(),
+                    cluster: p.id.cluster,
+                    proc: p.id.proc,
+                    claim: cid.clone(),
+                    job_start: now,
+                },
+                now,
+            )
+            .map_err(|e| QueueError::Invalid(e.to_string()))?;
+            let set = claim_attrs(&ad, &slot.name, &host, now, &p.match_attrs);
+            w.change(&row, &ad, &Change::Set(set))?;
+            claims.push(Claim {
+                id: p.id,
+                slot: slot.name.clone(),
+                claim: cid,
+                lock,
+            });
+        }
+        for r in &outcome.rejected {
+            let Some(row) = w.row(r.id)? else { continue };
+            let ad = w.full_ad(&row)?;
+            let set = vec![
+                ("LastRejMatchTime".to_string(), Expr::int(now)),
+                ("LastRejMatchReason".to_string(), Expr::string(&r.reason)),
+            ];
+            w.change(&row, &ad, &Change::Set(set))?;
+        }
+        w.set_meta("last_pass", now)?;
+        Ok(claims)
+    })?;
+    Ok(claims)
+}
+
+/// A program installed beside the running one (`tern_shadow`,
+/// `tern_negotiate`), or the knob's value when set.
+pub fn sibling(cfg: &Config, knob: Option<&str>, name: &str) -> PathBuf {
+    if let Some(k) = knob
+        && let Ok(Some(p)) = cfg.get(k)
+    {
+        return PathBuf::from(p);
+    }
+    match std::env::current_exe() {
+        Ok(exe) => match exe.parent() {
+            Some(dir) => {
+                let p = dir.join(name);
+                if p.exists() {
+                    return p;
+                }
+                // Test and bench binaries live one level below the tools.
+                if let Some(up) = dir.parent() {
+                    let p2 = up.join(name);
+                    if p2.exists() {
+                        return p2;
+                    }
+                }
+                p
+            }
+            None => PathBuf::from(name),
+        },
+        Err(_) => PathBuf::from(name),
+    }
+}
+
+/// Starts the shadow of a claim, detached in its own session, with the
+/// job's lock as its file descriptor 3, so the job is never unguarded
+/// between the claim and the shadow's start.
+pub fn start_shadow(cfg: &Config, spool: &Path, c: Claim) -> Result<(), NegotiatorError> {
+    let prog = sibling(cfg, Some("SHADOW"), "tern_shadow");
+    let log = shadow_log(spool);
+    let fd = c.lock.file.as_raw_fd();
+    let mut cmd = Command::new(&prog);
+    cmd.arg(c.id.to_string())
+        .arg(&c.slot)
+        .arg(&c.claim)
+        .env("TERN_SHADOW_LOCK_FD", "3")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if fd == 3 {
+                let flags = libc::fcntl(3, libc::F_GETFD);
+                libc::fcntl(3, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
+            } else if libc::dup2(fd, 3) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn().map_err(super::io(format!(
+        "cannot start the shadow {}",
+        prog.display()
+    )))?;
+    // Our copy of the lock closes here; the shadow's keeps it held.
+    drop(c.lock);
+    Ok(())
+}
+
+/// Where shadows write what goes wrong outside any job's log.
+pub fn shadow_log(spool: &Path) -> Stdio {
+    let p = joblock::dir(spool).join("ShadowLog");
+    let _ = std::fs::create_dir_all(joblock::dir(spool));
+    match std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(p)
+    {
+        Ok(f) => Stdio::from(f),
+        Err(_) => Stdio::null(),
+    }
+}
+
+/// Starts `tern_negotiate` in the background, detached, and does not wait
+/// for it. Failure to start is reported to the caller, who decides whether
+/// it matters (cron runs a pass every minute anyway).
+pub fn spawn_background_pass(cfg: &Config) -> std::io::Result<()> {
+    let prog = sibling(cfg, None, "tern_negotiate");
+    let mut cmd = Command::new(prog);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    cmd.spawn().map(|_| ())
+}

@@ -1,0 +1,480 @@
+//! Matching idle jobs to slots.
+//!
+//! Idle jobs are read with their hot columns; a job's full ad is built only
+//! when its autocluster has not been decided yet, so a pass over many jobs
+//! in few autoclusters costs little more than reading the rows. Submitters
+//! take turns, one match a turn (fair share replaces the turns in the
+//! priorities work: [`Turns`] is the seam). Within a submitter, jobs go in
+//! HTCondor's order (PreJobPrio1, PreJobPrio2, JobPrio, PostJobPrio1,
+//! PostJobPrio2 descending, then ClusterId, ProcId). A job whose
+//! autocluster found no slot is rejected once and the rest of its
+//! autocluster is skipped, so an unmatchable job never blocks another.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::classad::unparse::unparse;
+use crate::classad::{ClassAd, Evaluator, Expr, MatchContext, Value};
+use crate::machine::{self, Machine, SlotKind, SlotRow};
+use crate::queue::{JobId, JobRow, Queue, QueueError};
+
+/// One decision of the matching step.
+#[derive(Clone, Debug)]
+pub struct Planned {
+    pub id: JobId,
+    pub owner: String,
+    pub submitter: String,
+    /// The slot to claim: a static or unclaimed dynamic slot, or the
+    /// partitionable slot to carve a dynamic slot from.
+    pub slot: String,
+    /// Cpus, memory (MiB) and disk (KiB) of the dynamic slot to carve.
+    pub carve: Option<(i64, i64, i64)>,
+    pub match_attrs: Vec<(String, Expr)>,
+}
+
+/// A job that found no slot.
+#[derive(Clone, Debug)]
+pub struct Rejected {
+    pub id: JobId,
+    pub reason: String,
+}
+
+pub struct Outcome {
+    pub planned: Vec<Planned>,
+    pub rejected: Vec<Rejected>,
+    /// Idle jobs considered, and autoclusters seen.
+    pub jobs: usize,
+    pub autoclusters: usize,
+}
+
+/// The ranking expressions of a pass.
+pub struct Ranks {
+    pub pre: Expr,
+    pub post: Expr,
+}
+
+struct SlotState {
+    row: SlotRow,
+    ad: Rc<ClassAd>,
+    taken: bool,
+}
+
+/// What one autocluster found against the slots as they were when it was
+/// first tried: candidate slot indexes, best first.
+struct AutoCluster {
+    candidates: Vec<usize>,
+    exhausted: bool,
+}
+
+/// A job's place in its submitter's order.
+#[derive(Clone, Debug)]
+struct Entry {
+    key: [i64; 5],
+    row: JobRow,
+}
+
+/// The submitter a job is accounted to: `Owner@UID_DOMAIN`.
+pub fn submitter_of(owner: &str, uid_domain: &str) -> String {
+    format!("{owner}@{uid_domain}")
+}
+
+/// Attributes that decide whether and where a job matches: the job side of
+/// every slot expression, plus the job's own requirements and requests.
+fn significant(slot_ads: &[Rc<ClassAd>], ranks: &Ranks) -> Vec<String> {
+    let mut names: Vec<String> = [
+        "requirements",
+        "rank",
+        "requestcpus",
+        "requestmemory",
+        "requestdisk",
+        "jobuniverse",
+        "owner",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut add = |e: &Expr| {
+        e.walk_attrs(&mut |a| names.push(a.name.key().to_string()));
+    };
+    for ad in slot_ads {
+        for (_, e) in ad.iter() {
+            add(e);
+        }
+    }
+    add(&ranks.pre);
+    add(&ranks.post);
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The autocluster signature of a job ad: the text of each significant
+/// attribute it has, with the attributes those refer to in turn.
+fn signature(ad: &ClassAd, significant: &[String]) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    let mut todo: Vec<String> = significant.to_vec();
+    while let Some(n) = todo.pop() {
+        if seen.contains(&n) {
+            continue;
+        }
+        if let Some(e) = ad.get(&n) {
+            e.walk_attrs(&mut |a| todo.push(a.name.key().to_string()));
+        }
+        seen.push(n);
+    }
+    seen.sort();
+    let mut sig = String::new();
+    for n in &seen {
+        if let Some(e) = ad.get(n) {
+            sig.push_str(n);
+            sig.push('=');
+            sig.push_str(&unparse(e));
+            sig.push('\n');
+        }
+    }
+    sig
+}
+
+fn int_of(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        Value::Real(r) => Some(*r as i64),
+        Value::Bool(b) => Some(*b as i64),
+        _ => None,
+    }
+}
+
+fn rank_of(v: Value) -> f64 {
+    match v {
+        Value::Int(i) => i as f64,
+        Value::Real(r) => r,
+        Value::Bool(b) => b as i64 as f64,
+        _ => -f64::MAX,
+    }
+}
+
+/// HTCondor's default request rounding for dynamic slots: cpus to whole
+/// cpus (at least 1), memory up to 128 MiB, disk up to 1024 KiB.
+pub fn quantize(cpus: i64, memory: i64, disk: i64) -> (i64, i64, i64) {
+    let up = |v: i64, q: i64| if v <= 0 { q } else { (v + q - 1) / q * q };
+    (cpus.max(1), up(memory, 128), up(disk, 1024))
+}
+
+/// The resources a job asks for, evaluated against a slot.
+pub fn requests(job: &Rc<ClassAd>, slot: &Rc<ClassAd>) -> (i64, i64, i64) {
+    let ctx = MatchContext::new(job.clone(), slot.clone());
+    let mut ev = Evaluator::new();
+    let mut get = |n: &str, d: i64| int_of(&ctx.eval_left(&mut ev, n)).unwrap_or(d);
+    (
+        get("requestcpus", 1),
+        get("requestmemory", 0),
+        get("requestdisk", 0),
+    )
+}
+
+/// Decides this pass's matches. Changes nothing.
+pub fn plan(
+    q: &Queue,
+    machine: &Machine,
+    slots: Vec<SlotRow>,
+    ranks: &Ranks,
+    uid_domain: &str,
+    now: i64,
+) -> Result<Outcome, QueueError> {
+    let mut states: Vec<SlotState> = slots
+        .into_iter()
+        .map(|row| {
+            let ad = Rc::new(machine::slot_ad(machine, &row, now));
+            let taken = row.state != "Unclaimed";
+            SlotState { row, ad, taken }
+        })
+        .collect();
+    let mut out = Outcome {
+        planned: Vec::new(),
+        rejected: Vec::new(),
+        jobs: 0,
+        autoclusters: 0,
+    };
+    if !states.iter().any(|s| free_capacity(s)) {
+        return Ok(out);
+    }
+    let slot_ads: Vec<Rc<ClassAd>> = states.iter().map(|s| s.ad.clone()).collect();
+    let sig_names = significant(&slot_ads, ranks);
+    let rows = q.idle_rows()?;
+    out.jobs = rows.len();
+
+    // Per cluster: its ad, its order keys and its autocluster signature,
+    // reused by every proc whose own differences touch neither.
+    let mut cluster_info: HashMap<i64, (Rc<ClassAd>, [i64; 4], String)> = HashMap::new();
+    let mut by_submitter: Vec<(String, Vec<Entry>)> = Vec::new();
+    let mut sub_index: HashMap<String, usize> = HashMap::new();
+    let mut proc_sig: HashMap<JobId, String> = HashMap::new();
+    for row in rows {
+        if !cluster_info.contains_key(&row.id.cluster) {
+            let cad = q.cluster_ad(row.id.cluster)?;
+            let keys = prio_keys(&cad);
+            let sig = signature(&cad, &sig_names);
+            cluster_info.insert(row.id.cluster, (cad, keys, sig));
+        }
+        let (cad, keys, _) = &cluster_info[&row.id.cluster];
+        let mut keys = *keys;
+        let diff_lc = row.diff.to_ascii_lowercase();
+        let mut prio = row.prio;
+        if row.diff.len() > 4 {
+            if diff_lc.contains("jobprio") {
+                let ad = q.full_ad(&row)?;
+                let k = prio_keys(&ad);
+                keys = k;
+                prio = int_attr(&ad, "JobPrio").unwrap_or(prio);
+            }
+            if sig_names.iter().any(|n| diff_lc.contains(n.as_str())) {
+                let mut ad = (**cad).clone();
+                ad.update(&crate::classad::parse_ad(&row.diff).unwrap_or_default());
+                proc_sig.insert(row.id, signature(&ad, &sig_names));
+            }
+        }
+        let submitter = submitter_of(&row.owner, uid_domain);
+        let i = *sub_index.entry(submitter.clone()).or_insert_with(|| {
+            by_submitter.push((submitter.clone(), Vec::new()));
+            by_submitter.len() - 1
+        });
+        by_submitter[i].1.push(Entry {
+            key: [keys[0], keys[1], prio, keys[2], keys[3]],
+            row,
+        });
+    }
+    // Submitters in name order (HTCondor groups them by name length, then
+    // name), jobs in priority order.
+    by_submitter.sort_by(|a, b| (a.0.len(), &a.0).cmp(&(b.0.len(), &b.0)));
+    for (_, jobs) in &mut by_submitter {
+        jobs.sort_by(|a, b| {
+            b.key
+                .cmp(&a.key)
+                .then(a.row.id.cluster.cmp(&b.row.id.cluster))
+                .then(a.row.id.proc.cmp(&b.row.id.proc))
+        });
+    }
+
+    let mut autoclusters: HashMap<String, AutoCluster> = HashMap::new();
+    let mut cursors = vec![0usize; by_submitter.len()];
+    let mut active: Vec<bool> = vec![true; by_submitter.len()];
+    let mut ev = Evaluator::new();
+    // Submitters take turns: one match each per round.
+    while active.iter().any(|a| *a) && states.iter().any(free_capacity) {
+        for s in 0..by_submitter.len() {
+            if !active[s] {
+                continue;
+            }
+            let (submitter, jobs) = &by_submitter[s];
+            let mut matched = false;
+            while cursors[s] < jobs.len() {
+                let entry = &jobs[cursors[s]];
+                cursors[s] += 1;
+                let sig = proc_sig
+                    .get(&entry.row.id)
+                    .unwrap_or(&cluster_info[&entry.row.id.cluster].2)
+                    .clone();
+                if autoclusters.get(&sig).is_some_and(|a| a.exhausted) {
+                    continue;
+                }
+                let job = Rc::new(q.full_ad(&entry.row)?);
+                if !autoclusters.contains_key(&sig) {
+                    let candidates = candidates(&job, &states, ranks, &mut ev);
+                    if candidates.is_empty() {
+                        out.rejected.push(Rejected {
+                            id: entry.row.id,
+                            reason: "no match found".into(),
+                        });
+                    }
+                    autoclusters.insert(
+                        sig.clone(),
+                        AutoCluster {
+                            exhausted: candidates.is_empty(),
+                            candidates,
+                        },
+                    );
+                }
+                let ac = autoclusters.get_mut(&sig).expect("inserted above");
+                match take_slot(&job, ac, &mut states, &mut ev) {
+                    Some((slot, carve, slot_ad)) => {
+                        let match_attrs = match super::dollar::match_attrs(&job, &slot_ad) {
+                            Ok(a) => a,
+                            Err(m) => {
+                                out.rejected.push(Rejected {
+                                    id: entry.row.id,
+                                    reason: format!("$$() substitution failed: {m}"),
+                                });
+                                continue;
+                            }
+                        };
+                        out.planned.push(Planned {
+                            id: entry.row.id,
+                            owner: entry.row.owner.clone(),
+                            submitter: submitter.clone(),
+                            slot,
+                            carve,
+                            match_attrs,
+                        });
+                        matched = true;
+                        break;
+                    }
+                    None => {
+                        ac.exhausted = true;
+                    }
+                }
+            }
+            if !matched {
+                active[s] = false;
+            }
+            if !states.iter().any(free_capacity) {
+                break;
+            }
+        }
+    }
+    out.autoclusters = autoclusters.len();
+    Ok(out)
+}
+
+fn free_capacity(s: &SlotState) -> bool {
+    if s.taken {
+        return false;
+    }
+    match s.row.kind {
+        SlotKind::Partitionable => s.row.cpus > 0,
+        _ => true,
+    }
+}
+
+fn prio_keys(ad: &ClassAd) -> [i64; 4] {
+    [
+        int_attr(ad, "PreJobPrio1").unwrap_or(0),
+        int_attr(ad, "PreJobPrio2").unwrap_or(0),
+        int_attr(ad, "PostJobPrio1").unwrap_or(0),
+        int_attr(ad, "PostJobPrio2").unwrap_or(0),
+    ]
+}
+
+fn int_attr(ad: &ClassAd, name: &str) -> Option<i64> {
+    let e = ad.get(name)?;
+    match e.literal_value() {
+        Some(v) => int_of(v),
+        None => {
+            let rc = Rc::new(ad.clone());
+            int_of(&crate::classad::eval_in(&rc, e))
+        }
+    }
+}
+
+/// The slots a job matches now, best first by (NEGOTIATOR_PRE_JOB_RANK,
+/// job Rank, NEGOTIATOR_POST_JOB_RANK).
+fn candidates(
+    job: &Rc<ClassAd>,
+    states: &[SlotState],
+    ranks: &Ranks,
+    ev: &mut Evaluator,
+) -> Vec<usize> {
+    let mut found: Vec<(usize, [f64; 3])> = Vec::new();
+    for (i, s) in states.iter().enumerate() {
+        if !free_capacity(s) {
+            continue;
+        }
+        let ctx = MatchContext::new(job.clone(), s.ad.clone());
+        if !ctx.symmetric(ev) {
+            continue;
+        }
+        if s.row.kind == SlotKind::Partitionable && !fits(job, s) {
+            continue;
+        }
+        let job_rank = rank_of(ctx.eval_left(ev, "rank"));
+        let slot_side = MatchContext::new(s.ad.clone(), job.clone());
+        let pre = rank_of(ev.eval(&ranks.pre, slot_side.left()));
+        let post = rank_of(ev.eval(&ranks.post, slot_side.left()));
+        found.push((i, [pre, job_rank, post]));
+    }
+    found.sort_by(|a, b| {
+        b.1.partial_cmp(&a.1)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.0.cmp(&b.0))
+    });
+    found.into_iter().map(|(i, _)| i).collect()
+}
+
+fn fits(job: &Rc<ClassAd>, s: &SlotState) -> bool {
+    let (c, m, d) = requests(job, &s.ad);
+    let (c, m, d) = quantize(c, m, d);
+    c <= s.row.cpus && m <= s.row.memory && d <= s.row.disk
+}
+
+/// Takes the best candidate still free for this job: a static or dynamic
+/// slot, or a piece of a partitionable slot that still fits (checked again
+/// against what the slot has left).
+fn take_slot(
+    job: &Rc<ClassAd>,
+    ac: &mut AutoCluster,
+    states: &mut [SlotState],
+    ev: &mut Evaluator,
+) -> Option<(String, Option<(i64, i64, i64)>, Rc<ClassAd>)> {
+    for &i in &ac.candidates {
+        let s = &states[i];
+        if !free_capacity(s) {
+            continue;
+        }
+        if s.row.kind != SlotKind::Partitionable {
+            let ad = s.ad.clone();
+            let name = s.row.name.clone();
+            states[i].taken = true;
+            return Some((name, None, ad));
+        }
+        let ctx = MatchContext::new(job.clone(), s.ad.clone());
+        if !ctx.symmetric(ev) || !fits(job, s) {
+            continue;
+        }
+        let (c, m, d) = requests(job, &s.ad);
+        let (c, m, d) = quantize(c, m, d);
+        let ad = s.ad.clone();
+        let name = s.row.name.clone();
+        let st = &mut states[i];
+        st.row.cpus -= c;
+        st.row.memory -= m;
+        st.row.disk -= d;
+        st.ad = Rc::new(with_resources(&st.ad, &st.row));
+        return Some((name, Some((c, m, d)), ad));
+    }
+    None
+}
+
+fn with_resources(ad: &ClassAd, row: &SlotRow) -> ClassAd {
+    let mut a = ad.clone();
+    a.insert("Cpus", Expr::int(row.cpus));
+    a.insert("Memory", Expr::int(row.memory));
+    a.insert("Disk", Expr::int(row.disk));
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantize_rounds_up_as_htcondor() {
+        assert_eq!(quantize(0, 1, 1), (1, 128, 1024));
+        assert_eq!(quantize(2, 129, 1025), (2, 256, 2048));
+        assert_eq!(quantize(3, 256, 2048), (3, 256, 2048));
+    }
+
+    #[test]
+    fn signature_follows_references() {
+        let a =
+            crate::classad::parse_ad("[Requirements = TARGET.Memory > Need; Need = 5; Other = 1]")
+                .unwrap();
+        let b =
+            crate::classad::parse_ad("[Requirements = TARGET.Memory > Need; Need = 6; Other = 1]")
+                .unwrap();
+        let c =
+            crate::classad::parse_ad("[Requirements = TARGET.Memory > Need; Need = 5; Other = 2]")
+                .unwrap();
+        let names = vec!["requirements".to_string()];
+        assert_ne!(signature(&a, &names), signature(&b, &names));
+        assert_eq!(signature(&a, &names), signature(&c, &names));
+    }
+}

@@ -1,0 +1,518 @@
+//! The negotiation pass: one short run that reconciles running jobs with
+//! their shadows, applies the periodic job policies, matches idle jobs to
+//! this machine's slots, claims them and starts a shadow per claim.
+//!
+//! Passes are serialised by `$(SPOOL)/negotiator.lock`. A pass that finds
+//! the lock taken leaves a "pass wanted" mark and exits; the running pass
+//! looks for the mark before it lets go of the lock (and once more after),
+//! so work that arrives during a pass is never left waiting for cron.
+
+pub mod dollar;
+pub mod launch;
+pub mod matchmaking;
+pub mod policy;
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use crate::classad::{ClassAd, Expr, Value};
+use crate::config::{Config, ConfigError};
+use crate::machine::{self, Machine};
+use crate::queue::{Change, JobId, Limits, Queue, QueueError, joblock, status};
+use crate::userlog::{self, Event, EventKind, Eviction, Rusage};
+
+#[derive(Debug, thiserror::Error)]
+pub enum NegotiatorError {
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("{0}")]
+    Machine(String),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> NegotiatorError {
+    let what = what.into();
+    move |source| NegotiatorError::Io { what, source }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Decide and report, change nothing.
+    pub dry_run: bool,
+    /// Wait for a running pass instead of leaving a mark.
+    pub wait: bool,
+}
+
+/// What a pass did (or, dry, would do), one line per decision.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub lines: Vec<String>,
+    pub started: usize,
+}
+
+/// Whether this pass ran or left its work to the pass that holds the lock.
+pub enum Ran {
+    Ran(Report),
+    Deferred,
+}
+
+pub fn lock_path(spool: &Path) -> PathBuf {
+    spool.join("negotiator.lock")
+}
+pub fn wanted_path(spool: &Path) -> PathBuf {
+    spool.join("negotiator.wanted")
+}
+
+/// Runs one pass under the pass lock (see the module docs).
+pub fn negotiate(cfg: &Config, spool: &Path, opts: &Options) -> Result<Ran, NegotiatorError> {
+    if opts.dry_run {
+        return one_pass(cfg, spool, opts).map(Ran::Ran);
+    }
+    std::fs::create_dir_all(spool).map_err(io(format!("cannot create {}", spool.display())))?;
+    let lock = open_lock(spool)?;
+    if opts.wait {
+        lock.lock()
+            .map_err(io("cannot lock the negotiator lock file"))?;
+    } else if !try_lock(&lock)? {
+        mark_wanted(spool)?;
+        // The holder may have looked for marks just before we made ours.
+        if !try_lock(&lock)? {
+            return Ok(Ran::Deferred);
+        }
+    }
+    let mut total = Report::default();
+    let mut rounds = 0;
+    loop {
+        let _ = std::fs::remove_file(wanted_path(spool));
+        let r = one_pass(cfg, spool, opts)?;
+        total.started += r.started;
+        total.lines.extend(r.lines);
+        rounds += 1;
+        if wanted_path(spool).exists() && rounds < 100 {
+            continue;
+        }
+        let _ = lock.unlock();
+        // A mark made between our look and the unlock: take it on.
+        if wanted_path(spool).exists() && rounds < 100 && try_lock(&lock)? {
+            continue;
+        }
+        return Ok(Ran::Ran(total));
+    }
+}
+
+fn open_lock(spool: &Path) -> Result<File, NegotiatorError> {
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(lock_path(spool))
+        .map_err(io("cannot open the negotiator lock file"))
+}
+
+fn try_lock(f: &File) -> Result<bool, NegotiatorError> {
+    match f.try_lock() {
+        Ok(()) => Ok(true),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+        Err(std::fs::TryLockError::Error(e)) => Err(io("cannot lock the negotiator lock file")(e)),
+    }
+}
+
+fn mark_wanted(spool: &Path) -> Result<(), NegotiatorError> {
+    File::create(wanted_path(spool)).map_err(io("cannot leave the pass-wanted mark"))?;
+    Ok(())
+}
+
+/// The slot-ranking expressions from the configuration.
+pub fn ranks(cfg: &Config) -> Result<matchmaking::Ranks, NegotiatorError> {
+    let d = |n: &str| {
+        crate::config::knobs::KNOBS
+            .iter()
+            .find(|k| k.name == n)
+            .map(|k| k.default)
+            .unwrap_or("0")
+    };
+    Ok(matchmaking::Ranks {
+        pre: cfg.get_expr("NEGOTIATOR_PRE_JOB_RANK", d("NEGOTIATOR_PRE_JOB_RANK"))?,
+        post: cfg.get_expr("NEGOTIATOR_POST_JOB_RANK", d("NEGOTIATOR_POST_JOB_RANK"))?,
+    })
+}
+
+/// The UID_DOMAIN submitters are named in.
+pub fn uid_domain(cfg: &Config) -> Result<String, NegotiatorError> {
+    Ok(cfg.get("UID_DOMAIN")?.unwrap_or_else(|| "localhost".into()))
+}
+
+fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, NegotiatorError> {
+    let now = crate::clock::now();
+    let machine = Machine::detect(cfg).map_err(|e| NegotiatorError::Machine(e.to_string()))?;
+    let mut report = Report::default();
+    let Some(mut q) = Queue::open(spool, !opts.dry_run)? else {
+        report.lines.push("no queue yet: nothing to do".into());
+        return Ok(report);
+    };
+    q.set_limits(Limits::from_config(cfg)?);
+    if !opts.dry_run {
+        q.write(now, |w| {
+            machine::sync_slots(w.conn(), &machine, now)
+                .map_err(|e| QueueError::Invalid(e.to_string()))
+        })?;
+    }
+    let mut events: Vec<(PathBuf, Event)> = Vec::new();
+    reconcile(&mut q, spool, now, opts.dry_run, &mut report, &mut events)?;
+    periodic(&mut q, spool, now, opts.dry_run, &mut report, &mut events)?;
+    let slots =
+        machine::load_slots(q.conn()).map_err(|e| NegotiatorError::Machine(e.to_string()))?;
+    let slots = if slots.is_empty() && opts.dry_run {
+        machine::configured_rows(&machine, now)
+    } else {
+        slots
+    };
+    let uid = uid_domain(cfg)?;
+    let outcome = matchmaking::plan(&q, &machine, slots, &ranks(cfg)?, &uid, now)?;
+    for r in &outcome.rejected {
+        report.lines.push(format!("reject {} {}", r.id, r.reason));
+    }
+    for p in &outcome.planned {
+        report.lines.push(match p.carve {
+            Some((c, m, d)) => format!(
+                "match {} {} (cpus {c}, memory {m} MiB, disk {d} KiB of {})",
+                p.id, p.submitter, p.slot
+            ),
+            None => format!("match {} {} {}", p.id, p.submitter, p.slot),
+        });
+    }
+    if opts.dry_run {
+        return Ok(report);
+    }
+    let claims = launch::claim(&mut q, spool, &machine, &outcome, now)?;
+    drop(q);
+    if let Err(e) = userlog::log_job_events(&events) {
+        report.lines.push(format!("warning: {e}"));
+    }
+    for c in claims {
+        match launch::start_shadow(cfg, spool, c) {
+            Ok(()) => report.started += 1,
+            Err(e) => report.lines.push(format!("warning: {e}")),
+        }
+    }
+    Ok(report)
+}
+
+/// Step 1: a claimed job whose shadow is gone is put right. A running job
+/// goes back to Idle (event 004, NumShadowExceptions + 1), a removed one
+/// leaves (009), a held one stays held (012); its slot is freed.
+fn reconcile(
+    q: &mut Queue,
+    spool: &Path,
+    now: i64,
+    dry: bool,
+    report: &mut Report,
+    events: &mut Vec<(PathBuf, Event)>,
+) -> Result<(), NegotiatorError> {
+    let slots =
+        machine::load_slots(q.conn()).map_err(|e| NegotiatorError::Machine(e.to_string()))?;
+    let mut suspects: Vec<JobId> = slots
+        .iter()
+        .filter_map(|s| {
+            Some(JobId {
+                cluster: s.cluster?,
+                proc: s.proc?,
+            })
+        })
+        .collect();
+    for row in q.rows_in(&[
+        status::RUNNING,
+        status::SUSPENDED,
+        status::TRANSFERRING_OUTPUT,
+    ])? {
+        if !suspects.contains(&row.id) {
+            suspects.push(row.id);
+        }
+    }
+    for id in suspects {
+        if dry {
+            if !joblock::is_held(spool, id) {
+                report
+                    .lines
+                    .push(format!("requeue {id} (its shadow is gone)"));
+            }
+            continue;
+        }
+        let Some(lock) =
+            joblock::try_acquire(spool, id).map_err(io("cannot check a shadow's lock"))?
+        else {
+            continue;
+        };
+        // Whatever the dead shadow left running must not run beside the
+        // job's next run.
+        if let Some(pgid) = lock.recorded_job_pgid()
+            && pgid > 1
+        {
+            // SAFETY: kill(2) of a process group the shadow recorded as the job's.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+        let mut logged: Vec<Event> = Vec::new();
+        let mut log_path = None;
+        q.write(now, |w| {
+            for s in
+                machine::load_slots(w.conn()).map_err(|e| QueueError::Invalid(e.to_string()))?
+            {
+                if s.cluster == Some(id.cluster) && s.proc == Some(id.proc) {
+                    free_slot(w.conn(), &s, now)?;
+                }
+            }
+            w.clear_requests(id, None)?;
+            let Some(row) = w.row(id)? else { return Ok(()) };
+            let ad = Rc::new(w.full_ad(&row)?);
+            log_path = userlog::user_log_path(&ad);
+            match row.status {
+                status::RUNNING | status::SUSPENDED | status::TRANSFERRING_OUTPUT => {
+                    w.change(&row, &ad, &policy::requeue(&ad, now, None, true))?;
+                    logged.push(evicted(id, now, None));
+                    report
+                        .lines
+                        .push(format!("requeue {id} (its shadow is gone)"));
+                }
+                status::REMOVED => {
+                    let reason = string_attr(&ad, "RemoveReason");
+                    let change = policy::leave_or_stay(&ad, vec![]);
+                    w.change(&row, &ad, &change)?;
+                    logged.push(Event::aborted(id, &reason));
+                    report
+                        .lines
+                        .push(format!("remove {id} (its shadow is gone)"));
+                }
+                status::HELD => {
+                    let reason = string_attr(&ad, "HoldReason");
+                    let code = int_attr(&ad, "HoldReasonCode").unwrap_or(0);
+                    let sub = int_attr(&ad, "HoldReasonSubCode").unwrap_or(0);
+                    let change = Change::Update {
+                        set: policy::end_of_run(&ad, now),
+                        delete: policy::running_attrs(&ad),
+                    };
+                    w.change(&row, &ad, &change)?;
+                    logged.push(Event::held(id, &reason, code, sub));
+                    report
+                        .lines
+                        .push(format!("held {id} stopped (its shadow is gone)"));
+                }
+                _ => {}
+            }
+            Ok(())
+        })?;
+        if let Some(p) = log_path {
+            events.extend(logged.into_iter().map(|e| (p.clone(), e)));
+        }
+        joblock::remove(spool, lock);
+    }
+    Ok(())
+}
+
+/// The 004 event of a run that stopped and will run again.
+pub fn evicted(id: JobId, now: i64, reason: Option<String>) -> Event {
+    Event {
+        id: id.into(),
+        time: now,
+        kind: EventKind::Evicted {
+            code: None,
+            how: Eviction::CpuTimes,
+            run_remote: Rusage::default(),
+            run_local: Rusage::default(),
+            sent_bytes: 0.0,
+            received_bytes: 0.0,
+            reason,
+            resources: Vec::new(),
+        },
+    }
+}
+
+/// Step 2: PeriodicHold, PeriodicRelease and PeriodicRemove of every job
+/// that has them. A running job's hold or removal is a request to its
+/// shadow, which stops the job and writes the event.
+fn periodic(
+    q: &mut Queue,
+    spool: &Path,
+    now: i64,
+    dry: bool,
+    report: &mut Report,
+    events: &mut Vec<(PathBuf, Event)>,
+) -> Result<(), NegotiatorError> {
+    let rows = q.rows_in(&[
+        status::IDLE,
+        status::RUNNING,
+        status::HELD,
+        status::SUSPENDED,
+    ])?;
+    let mut decided: Vec<(JobId, policy::Action)> = Vec::new();
+    for row in rows {
+        let cad = q.cluster_ad(row.id.cluster)?;
+        let diff_lc = row.diff.to_ascii_lowercase();
+        let any = ["PeriodicHold", "PeriodicRelease", "PeriodicRemove"]
+            .iter()
+            .any(|n| policy::may_fire(&cad, n) || diff_lc.contains(&n.to_ascii_lowercase()));
+        if !any {
+            continue;
+        }
+        let ad = Rc::new(q.full_ad(&row)?);
+        if let Some(a) = policy::periodic(&ad, row.status) {
+            decided.push((row.id, a));
+        }
+    }
+    if decided.is_empty() {
+        return Ok(());
+    }
+    for (id, a) in &decided {
+        report.lines.push(match a {
+            policy::Action::Hold { reason, .. } => format!("hold {id} {reason}"),
+            policy::Action::Release { reason } => format!("release {id} {reason}"),
+            policy::Action::Remove { reason } => format!("remove {id} {reason}"),
+        });
+    }
+    if dry {
+        return Ok(());
+    }
+    let mut wake: Vec<JobId> = Vec::new();
+    let mut logged: Vec<(PathBuf, Event)> = Vec::new();
+    q.write(now, |w| {
+        for (id, action) in &decided {
+            let Some(row) = w.row(*id)? else { continue };
+            let ad = Rc::new(w.full_ad(&row)?);
+            // Decided on the ad read before this transaction: check again.
+            if policy::periodic(&ad, row.status).as_ref() != Some(action) {
+                continue;
+            }
+            let running = matches!(row.status, status::RUNNING | status::SUSPENDED);
+            let path = userlog::user_log_path(&ad);
+            let mut log = |e: Event| {
+                if let Some(p) = &path {
+                    logged.push((p.clone(), e));
+                }
+            };
+            match action {
+                policy::Action::Hold {
+                    reason,
+                    code,
+                    subcode,
+                } => {
+                    let mut set = vec![
+                        ("HoldReason".to_string(), Expr::string(reason)),
+                        ("HoldReasonCode".to_string(), Expr::int(*code)),
+                        ("HoldReasonSubCode".to_string(), Expr::int(*subcode)),
+                        ("JobStatus".to_string(), Expr::int(status::HELD)),
+                    ];
+                    let n = int_attr(&ad, "NumHolds").unwrap_or(0);
+                    set.push(("NumHolds".into(), Expr::int(n + 1)));
+                    w.change(&row, &ad, &Change::Set(set))?;
+                    if running {
+                        w.request(*id, "hold")?;
+                        wake.push(*id);
+                    } else {
+                        log(Event::held(*id, reason, *code, *subcode));
+                    }
+                }
+                policy::Action::Release { reason } => {
+                    w.change(&row, &ad, &policy::release(&ad, reason))?;
+                    log(Event::released(*id, reason));
+                }
+                policy::Action::Remove { reason } => {
+                    if running {
+                        let set = vec![
+                            ("RemoveReason".to_string(), Expr::string(reason)),
+                            ("JobStatus".to_string(), Expr::int(status::REMOVED)),
+                        ];
+                        w.change(&row, &ad, &Change::Set(set))?;
+                        w.request(*id, "remove")?;
+                        wake.push(*id);
+                    } else {
+                        w.change(&row, &ad, &policy::remove(&ad, now, reason, false))?;
+                        log(Event::aborted(*id, reason));
+                    }
+                }
+            }
+        }
+        Ok(())
+    })?;
+    events.extend(logged);
+    for id in wake {
+        joblock::wake(spool, id);
+    }
+    Ok(())
+}
+
+/// Ends the claim on a slot: a dynamic slot goes back to its partitionable
+/// slot, any other becomes Unclaimed.
+pub fn free_slot(
+    conn: &rusqlite::Connection,
+    s: &machine::SlotRow,
+    now: i64,
+) -> Result<(), QueueError> {
+    let r = if s.kind == machine::SlotKind::Dynamic {
+        machine::release_dynamic(conn, &s.name)
+    } else {
+        machine::clear_claim(conn, &s.name, now).map(|_| ())
+    };
+    r.map_err(|e| QueueError::Invalid(e.to_string()))
+}
+
+/// Whether another submitter is owed a slot `owner` holds: it has idle
+/// jobs and holds fewer cpus than `owner`. Until fair share arrives this is
+/// "submitters take turns"; a shadow asks it before reusing its claim.
+pub fn owed_elsewhere(conn: &rusqlite::Connection, owner: &str) -> Result<bool, QueueError> {
+    let mut others: Vec<String> = Vec::new();
+    for sql in [
+        "SELECT owner FROM procs WHERE status = 1 AND owner < ?1 ORDER BY owner DESC LIMIT 1",
+        "SELECT owner FROM procs WHERE status = 1 AND owner > ?1 ORDER BY owner LIMIT 1",
+    ] {
+        let mut st = conn.prepare_cached(sql)?;
+        let mut rows = st.query([owner])?;
+        if let Some(r) = rows.next()? {
+            others.push(r.get(0)?);
+        }
+    }
+    if others.is_empty() {
+        return Ok(false);
+    }
+    let held = |who: &str| -> Result<i64, QueueError> {
+        Ok(conn
+            .prepare_cached("SELECT coalesce(sum(cpus), 0) FROM slots WHERE remote_owner = ?1 AND kind <> 'partitionable'")?
+            .query_row([who], |r| r.get(0))?)
+    };
+    let mine = held(owner)?;
+    // Any other submitter with idle jobs and less than this one.
+    let mut st = conn.prepare_cached(
+        "SELECT DISTINCT owner FROM procs WHERE status = 1 AND owner <> ?1 LIMIT 64",
+    )?;
+    let names: Vec<String> = st
+        .query_map([owner], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for n in names {
+        if held(&n)? < mine {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn string_attr(ad: &Rc<ClassAd>, name: &str) -> String {
+    match policy::eval_attr(ad, name) {
+        Value::Str(s) => s.to_string(),
+        _ => String::new(),
+    }
+}
+
+fn int_attr(ad: &Rc<ClassAd>, name: &str) -> Option<i64> {
+    match policy::eval_attr(ad, name) {
+        Value::Int(i) => Some(i),
+        _ => None,
+    }
+}

@@ -1,0 +1,359 @@
+//! Job policy: the periodic expressions a pass evaluates, the on-exit
+//! expressions the shadow evaluates, and the job changes every stop of a
+//! run makes (requeue, hold, remove), so the pass, the shadow and the tools
+//! change a job the same way.
+
+use std::rc::Rc;
+
+use crate::classad::unparse::unparse;
+use crate::classad::{self, ClassAd, Expr, Value};
+use crate::queue::{Change, status};
+
+/// HoldReasonCode values (condor_holdcodes.h).
+pub mod hold_code {
+    pub const USER_REQUEST: i64 = 1;
+    pub const JOB_POLICY: i64 = 3;
+    pub const JOB_POLICY_UNDEFINED: i64 = 5;
+    pub const FAILED_TO_CREATE_PROCESS: i64 = 6;
+    pub const UNABLE_TO_OPEN_OUTPUT: i64 = 7;
+    pub const UNABLE_TO_OPEN_INPUT: i64 = 8;
+    pub const IWD_ERROR: i64 = 14;
+    pub const MISSED_DEFERRED_EXECUTION_TIME: i64 = 20;
+    pub const INVALID_CRON_SETTINGS: i64 = 25;
+}
+
+/// What a policy expression decided.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    Hold {
+        reason: String,
+        code: i64,
+        subcode: i64,
+    },
+    Release {
+        reason: String,
+    },
+    Remove {
+        reason: String,
+    },
+}
+
+/// The value of `name` in the job ad (MY = the job, no TARGET).
+pub fn eval_attr(ad: &Rc<ClassAd>, name: &str) -> Value {
+    match ad.get(name) {
+        Some(e) => classad::eval_in(ad, e),
+        None => Value::Undefined,
+    }
+}
+
+fn int(ad: &Rc<ClassAd>, name: &str) -> Option<i64> {
+    match eval_attr(ad, name) {
+        Value::Int(i) => Some(i),
+        Value::Real(r) => Some(r as i64),
+        Value::Bool(b) => Some(b as i64),
+        _ => None,
+    }
+}
+
+fn string(ad: &Rc<ClassAd>, name: &str) -> Option<String> {
+    match eval_attr(ad, name) {
+        Value::Str(s) => Some(s.to_string()),
+        _ => None,
+    }
+}
+
+/// Whether an expression attribute could ever fire: present and not the
+/// literal `false` (as every submitted job carries it).
+pub fn may_fire(ad: &ClassAd, name: &str) -> bool {
+    match ad.get(name) {
+        None => false,
+        Some(e) => !matches!(e.literal_value(), Some(Value::Bool(false))),
+    }
+}
+
+/// HTCondor's firing reason: `The job attribute PeriodicHold expression
+/// 'x > 1' evaluated to TRUE`.
+pub fn firing_reason(ad: &ClassAd, name: &str) -> String {
+    let text = ad.get(name).map(unparse).unwrap_or_default();
+    format!("The job attribute {name} expression '{text}' evaluated to TRUE")
+}
+
+/// The periodic policy of a job in the queue, in HTCondor's order:
+/// PeriodicHold (jobs not held), PeriodicRelease (held jobs), then
+/// PeriodicRemove. An expression that is not true does nothing.
+pub fn periodic(ad: &Rc<ClassAd>, job_status: i64) -> Option<Action> {
+    if job_status != status::HELD
+        && job_status != status::REMOVED
+        && may_fire(ad, "PeriodicHold")
+        && eval_attr(ad, "PeriodicHold").is_true()
+    {
+        let (reason, subcode) = custom_hold(
+            ad,
+            "PeriodicHold",
+            "PeriodicHoldReason",
+            "PeriodicHoldSubCode",
+        );
+        return Some(Action::Hold {
+            reason,
+            code: hold_code::JOB_POLICY,
+            subcode,
+        });
+    }
+    if job_status == status::HELD
+        && may_fire(ad, "PeriodicRelease")
+        && eval_attr(ad, "PeriodicRelease").is_true()
+    {
+        return Some(Action::Release {
+            reason: firing_reason(ad, "PeriodicRelease"),
+        });
+    }
+    if job_status != status::REMOVED
+        && may_fire(ad, "PeriodicRemove")
+        && eval_attr(ad, "PeriodicRemove").is_true()
+    {
+        return Some(Action::Remove {
+            reason: firing_reason(ad, "PeriodicRemove"),
+        });
+    }
+    None
+}
+
+/// The hold reason and subcode for a firing hold expression: the job's
+/// `…HoldReason`/`…HoldSubCode` expressions when they give a string / an
+/// integer, else the firing reason and 0.
+fn custom_hold(ad: &Rc<ClassAd>, expr: &str, reason_attr: &str, sub_attr: &str) -> (String, i64) {
+    let reason = string(ad, reason_attr)
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| firing_reason(ad, expr));
+    (reason, int(ad, sub_attr).unwrap_or(0))
+}
+
+/// What happens to a job whose process has exited (the ad holds the exit
+/// attributes): OnExitHold first, then OnExitRemove (default true).
+pub enum ExitDecision {
+    Complete,
+    Hold { reason: String, subcode: i64 },
+    Requeue,
+}
+
+pub fn on_exit(ad: &Rc<ClassAd>) -> ExitDecision {
+    if may_fire(ad, "OnExitHold") && eval_attr(ad, "OnExitHold").is_true() {
+        let (reason, subcode) =
+            custom_hold(ad, "OnExitHold", "OnExitHoldReason", "OnExitHoldSubCode");
+        return ExitDecision::Hold { reason, subcode };
+    }
+    match ad.get("OnExitRemove") {
+        None => ExitDecision::Complete,
+        Some(_) => match eval_attr(ad, "OnExitRemove") {
+            // Undefined counts as true, as in HTCondor's user policy.
+            Value::Undefined => ExitDecision::Complete,
+            v if v.is_true() => ExitDecision::Complete,
+            _ => ExitDecision::Requeue,
+        },
+    }
+}
+
+/// The attributes a run that ends (for any reason) adds up: wall-clock and
+/// slot time of this run, and the run's host as LastRemoteHost.
+pub fn end_of_run(ad: &Rc<ClassAd>, now: i64) -> Vec<(String, Expr)> {
+    let mut set = Vec::new();
+    let start = int(ad, "JobCurrentStartDate").filter(|s| *s > 0);
+    let run = start.map(|s| (now - s).max(0)).unwrap_or(0);
+    let wall = match eval_attr(ad, "RemoteWallClockTime") {
+        Value::Int(i) => i as f64,
+        Value::Real(r) => r,
+        _ => 0.0,
+    };
+    set.push((
+        "RemoteWallClockTime".to_string(),
+        Expr::Lit(Value::Real(wall + run as f64)),
+    ));
+    let slot_time = match eval_attr(ad, "CumulativeSlotTime") {
+        Value::Int(i) => i as f64,
+        Value::Real(r) => r,
+        _ => 0.0,
+    };
+    set.push((
+        "CumulativeSlotTime".to_string(),
+        Expr::Lit(Value::Real(slot_time + run as f64)),
+    ));
+    set.push(("LastJobLeaseRenewal".into(), Expr::int(now)));
+    if let Some(h) = string(ad, "RemoteHost") {
+        set.push(("LastRemoteHost".to_string(), Expr::string(&h)));
+    }
+    set
+}
+
+/// A run that stopped without the job finishing: back to Idle.
+/// `vacate` adds the vacate reason and code; a shadow that vanished counts
+/// as a shadow exception.
+pub fn requeue(
+    ad: &Rc<ClassAd>,
+    now: i64,
+    vacate: Option<(&str, i64)>,
+    shadow_exception: bool,
+) -> Change {
+    let mut set = end_of_run(ad, now);
+    set.push(("JobStatus".into(), Expr::int(status::IDLE)));
+    set.push(("LastVacateTime".into(), Expr::int(now)));
+    if let Some((reason, code)) = vacate {
+        set.push(("VacateReason".into(), Expr::string(reason)));
+        set.push(("VacateReasonCode".into(), Expr::int(code)));
+    }
+    if shadow_exception {
+        let n = int(ad, "NumShadowExceptions").unwrap_or(0);
+        set.push(("NumShadowExceptions".into(), Expr::int(n + 1)));
+    }
+    Change::Update {
+        set,
+        delete: running_attrs(ad),
+    }
+}
+
+/// The attributes that describe the current run and go when it ends.
+pub fn running_attrs(ad: &ClassAd) -> Vec<String> {
+    [
+        "RemoteHost",
+        "RemoteSlotId",
+        "ShadowPid",
+        "JobCurrentStartExecutingDate",
+        "DeferralWaitUntil",
+    ]
+    .iter()
+    .filter(|n| ad.contains(n))
+    .map(|n| n.to_string())
+    .collect()
+}
+
+/// A hold by policy or by the shadow: JobStatus 5 with reason and codes.
+/// `running` ends the run's accounting too.
+pub fn hold(
+    ad: &Rc<ClassAd>,
+    now: i64,
+    reason: &str,
+    code: i64,
+    subcode: i64,
+    running: bool,
+) -> Change {
+    let mut set = if running {
+        end_of_run(ad, now)
+    } else {
+        Vec::new()
+    };
+    set.push(("HoldReason".into(), Expr::string(reason)));
+    set.push(("HoldReasonCode".into(), Expr::int(code)));
+    set.push(("HoldReasonSubCode".into(), Expr::int(subcode)));
+    set.push(("JobStatus".into(), Expr::int(status::HELD)));
+    let n = int(ad, "NumHolds").unwrap_or(0);
+    set.push(("NumHolds".into(), Expr::int(n + 1)));
+    Change::Update {
+        set,
+        delete: if running {
+            running_attrs(ad)
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+/// A release by policy: Held to Idle (or back to Removed).
+pub fn release(ad: &Rc<ClassAd>, reason: &str) -> Change {
+    let mut set = vec![("ReleaseReason".to_string(), Expr::string(reason))];
+    let mut delete = Vec::new();
+    for (from, to) in [
+        ("HoldReason", "LastHoldReason"),
+        ("HoldReasonCode", "LastHoldReasonCode"),
+        ("HoldReasonSubCode", "LastHoldReasonSubCode"),
+    ] {
+        if let Some(e) = ad.get(from) {
+            set.push((to.to_string(), e.clone()));
+            delete.push(from.to_string());
+        }
+    }
+    let next = int(ad, "JobStatusOnRelease").unwrap_or(status::IDLE);
+    if ad.contains("JobStatusOnRelease") {
+        delete.push("JobStatusOnRelease".into());
+    }
+    set.push(("JobStatus".into(), Expr::int(next)));
+    Change::Update { set, delete }
+}
+
+/// A removal by policy or of a finished run: JobStatus 3, into history
+/// unless LeaveJobInQueue.
+pub fn remove(ad: &Rc<ClassAd>, now: i64, reason: &str, running: bool) -> Change {
+    let mut set = if running {
+        end_of_run(ad, now)
+    } else {
+        Vec::new()
+    };
+    set.push(("RemoveReason".into(), Expr::string(reason)));
+    set.push(("JobStatus".into(), Expr::int(status::REMOVED)));
+    if running {
+        for n in running_attrs(ad) {
+            set.push((n, Expr::Lit(Value::Undefined)));
+        }
+    }
+    leave_or_stay(ad, set)
+}
+
+/// `Change::Leave` unless the job's LeaveJobInQueue is true.
+pub fn leave_or_stay(ad: &Rc<ClassAd>, set: Vec<(String, Expr)>) -> Change {
+    if eval_attr(ad, "LeaveJobInQueue").is_true() {
+        Change::Set(set)
+    } else {
+        Change::Leave { set }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ad(text: &str) -> Rc<ClassAd> {
+        Rc::new(classad::parse_ad(text).unwrap())
+    }
+
+    #[test]
+    fn periodic_order_and_reasons() {
+        let a = ad("[PeriodicHold = x > 1; PeriodicRemove = true; x = 2]");
+        assert_eq!(
+            periodic(&a, status::IDLE),
+            Some(Action::Hold {
+                reason: "The job attribute PeriodicHold expression 'x > 1' evaluated to TRUE"
+                    .into(),
+                code: 3,
+                subcode: 0
+            })
+        );
+        let a = ad("[PeriodicHold = true; PeriodicHoldReason = \"mine\"; PeriodicHoldSubCode = 7]");
+        assert_eq!(
+            periodic(&a, status::RUNNING),
+            Some(Action::Hold {
+                reason: "mine".into(),
+                code: 3,
+                subcode: 7
+            })
+        );
+        let a = ad("[PeriodicRelease = true; PeriodicRemove = false]");
+        assert!(matches!(
+            periodic(&a, status::HELD),
+            Some(Action::Release { .. })
+        ));
+        assert_eq!(periodic(&a, status::IDLE), None);
+        let a = ad("[PeriodicHold = undefined; PeriodicRemove = JobStatus == 5; JobStatus = 5]");
+        assert!(matches!(
+            periodic(&a, status::HELD),
+            Some(Action::Remove { .. })
+        ));
+    }
+
+    #[test]
+    fn on_exit_hold_wins_and_undefined_remove_completes() {
+        let a = ad("[OnExitHold = ExitCode == 3; OnExitRemove = false; ExitCode = 3]");
+        assert!(matches!(on_exit(&a), ExitDecision::Hold { .. }));
+        let a = ad("[OnExitHold = false; OnExitRemove = ExitCode == 0; ExitCode = 3]");
+        assert!(matches!(on_exit(&a), ExitDecision::Requeue));
+        let a = ad("[OnExitRemove = Nope]");
+        assert!(matches!(on_exit(&a), ExitDecision::Complete));
+    }
+}

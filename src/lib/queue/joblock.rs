@@ -1,0 +1,141 @@
+//! Per-job liveness locks: `$(SPOOL)/shadow/<cluster>.<proc>.lock`.
+//!
+//! The shadow running a job holds an exclusive `flock` on the job's file for
+//! as long as it lives. The pass takes the lock before it commits a claim
+//! and hands the open file to the shadow it starts, so the lock is never
+//! free while the job is claimed and its shadow alive; the kernel drops it
+//! when the shadow dies, however it dies. Any tool can therefore tell a
+//! live shadow from a dead one with a `try_lock`.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::JobId;
+
+pub fn dir(spool: &Path) -> PathBuf {
+    spool.join("shadow")
+}
+
+pub fn path(spool: &Path, id: JobId) -> PathBuf {
+    dir(spool).join(format!("{}.{}.lock", id.cluster, id.proc))
+}
+
+/// A held job lock. Dropping it releases the lock.
+#[derive(Debug)]
+pub struct JobLock {
+    pub file: File,
+    pub id: JobId,
+}
+
+/// Takes the job's lock if nobody holds it (`None` when a live shadow
+/// does).
+pub fn try_acquire(spool: &Path, id: JobId) -> io::Result<Option<JobLock>> {
+    let d = dir(spool);
+    if !d.is_dir() {
+        std::fs::create_dir_all(&d)?;
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path(spool, id))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(JobLock { file, id })),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+/// Whether a live shadow holds the job's lock. A job without a lock file
+/// has no shadow.
+pub fn is_held(spool: &Path, id: JobId) -> bool {
+    let p = path(spool, id);
+    let Ok(file) = OpenOptions::new().read(true).write(true).open(&p) else {
+        return false;
+    };
+    matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+}
+
+impl JobLock {
+    /// Writes the holder's pid into the file, so tools can wake it, and
+    /// the job's process group once it runs, so that the pass can kill
+    /// what a dead shadow left running.
+    pub fn write_pid(&mut self, pid: u32, job_pgid: Option<i32>) -> io::Result<()> {
+        use std::io::{Seek, Write};
+        self.file.set_len(0)?;
+        self.file.seek(std::io::SeekFrom::Start(0))?;
+        match job_pgid {
+            Some(g) => write!(self.file, "{pid}\n{g}\n")?,
+            None => write!(self.file, "{pid}\n")?,
+        }
+        Ok(())
+    }
+
+    /// The job process group a (now dead) holder recorded.
+    pub fn recorded_job_pgid(&self) -> Option<i32> {
+        let text = std::fs::read_to_string(path_of(&self.file)?).ok()?;
+        text.lines().nth(1)?.trim().parse().ok()
+    }
+}
+
+fn path_of(f: &File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()
+}
+
+/// Wakes the live shadow of a job (SIGUSR1) so it reads its requests now.
+/// Returns whether a live shadow was found. A shadow that has not written
+/// its pid yet reads its requests when it starts, so nothing is lost.
+pub fn wake(spool: &Path, id: JobId) -> bool {
+    let p = path(spool, id);
+    if !is_held(spool, id) {
+        return false;
+    }
+    let Ok(text) = std::fs::read_to_string(&p) else {
+        return false;
+    };
+    let Ok(pid) = text.trim().parse::<i32>() else {
+        return true;
+    };
+    if pid <= 1 {
+        return true;
+    }
+    // The pid must still be a shadow: never signal a stranger.
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    if comm.trim() == "tern_shadow" {
+        // SAFETY: kill(2) with a valid signal number has no memory effects.
+        unsafe {
+            libc::kill(pid, libc::SIGUSR1);
+        }
+    }
+    true
+}
+
+/// Removes the lock file of a job that has left (only while holding it, so
+/// a shadow never loses a file it holds).
+pub fn remove(spool: &Path, lock: JobLock) {
+    let _ = std::fs::remove_file(path(spool, lock.id));
+    drop(lock);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_lock_is_seen_and_released_on_drop() {
+        let d = tempfile::tempdir().unwrap();
+        let id = JobId {
+            cluster: 3,
+            proc: 1,
+        };
+        assert!(!is_held(d.path(), id));
+        let l = try_acquire(d.path(), id).unwrap().unwrap();
+        assert!(is_held(d.path(), id));
+        assert!(try_acquire(d.path(), id).unwrap().is_none());
+        drop(l);
+        assert!(!is_held(d.path(), id));
+    }
+}

@@ -1,0 +1,1228 @@
+//! The shadow: the small supervisor of one claim. The pass starts it
+//! (detached, in its own session) with the job's lock already held; it runs
+//! the job, keeps its usage, carries out stop and suspend requests, records
+//! the exit, and then either runs the next idle job of the same submitter
+//! that matches its slot (claim reuse, with no new pass and no new process)
+//! or lets the slot go and asks for a pass.
+//!
+//! Every state change is one queue transaction; events go to the job's
+//! event log after the commit. A shadow that dies leaves its jobs' locks
+//! free, and the next pass puts the job back to Idle.
+
+pub mod procs;
+
+use std::fs::File;
+use std::os::fd::FromRawFd;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use crate::classad::{ClassAd, Evaluator, Expr, MatchContext, Value};
+use crate::config::Config;
+use crate::machine::{self, Machine};
+use crate::negotiator::{launch, policy};
+use crate::queue::{Change, JobId, JobRow, Limits, Queue, QueueError, joblock, status};
+use crate::userlog::{self, Event, EventKind, Eviction, Exit, Rusage, Termination};
+
+use procs::{Signals, Wake};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ShadowError {
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+    #[error("{0}")]
+    Other(String),
+}
+
+fn other(e: impl std::fmt::Display) -> ShadowError {
+    ShadowError::Other(e.to_string())
+}
+
+/// The arguments the pass gives a shadow.
+pub struct Args {
+    pub job: JobId,
+    pub slot: String,
+    pub claim: String,
+}
+
+/// Why a run stopped early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    Remove,
+    Hold,
+    Vacate,
+    /// The shadow itself was told to stop (SIGTERM and friends).
+    Shutdown,
+}
+
+struct Shadow {
+    cfg: Config,
+    spool: PathBuf,
+    q: Queue,
+    machine: Machine,
+    slot: String,
+    claim: String,
+    host: String,
+    signals: Signals,
+    update_initial: u64,
+    update_every: u64,
+    killing_timeout: u64,
+}
+
+/// How a run ended.
+struct RunEnd {
+    /// The wait status, when the job's process ended by itself or by our
+    /// signal.
+    status: Option<std::process::ExitStatus>,
+    stop: Option<Stop>,
+    usage: procs::Usage,
+    /// The job could not be started: hold reason, code, subcode.
+    failed: Option<(String, i64, i64)>,
+}
+
+pub fn run(args: Args) -> Result<(), ShadowError> {
+    let signals = Signals::install().map_err(|e| other(format!("cannot set up signals: {e}")))?;
+    procs::become_subreaper();
+    let cfg = Config::load().map_err(other)?;
+    let spool = PathBuf::from(
+        cfg.get("SPOOL")
+            .map_err(other)?
+            .ok_or_else(|| other("SPOOL is not set"))?,
+    );
+    let mut lock = match std::env::var("TERN_SHADOW_LOCK_FD") {
+        // SAFETY: the pass opened this descriptor for us and nobody else
+        // owns it in this process.
+        Ok(fd) => {
+            let fd = fd.parse::<i32>().map_err(other)?;
+            // The job must not inherit the lock: only we keep it alive.
+            // SAFETY: fcntl on a descriptor we own.
+            unsafe {
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+            joblock::JobLock {
+                file: unsafe { File::from_raw_fd(fd) },
+                id: args.job,
+            }
+        }
+        Err(_) => joblock::try_acquire(&spool, args.job)
+            .map_err(other)?
+            .ok_or_else(|| other(format!("job {} already has a live shadow", args.job)))?,
+    };
+    let machine = Machine::detect(&cfg).map_err(other)?;
+    let mut q = Queue::open(&spool, false)?.ok_or_else(|| other("there is no queue"))?;
+    q.set_limits(Limits::from_config(&cfg).map_err(other)?);
+    let host = machine.host.clone();
+    let mut sh = Shadow {
+        update_initial: cfg
+            .get_int("STARTER_INITIAL_UPDATE_INTERVAL", 2)
+            .map_err(other)?
+            .max(1) as u64,
+        update_every: cfg
+            .get_int("STARTER_UPDATE_INTERVAL", 300)
+            .map_err(other)?
+            .max(1) as u64,
+        killing_timeout: cfg.get_int("KILLING_TIMEOUT", 30).map_err(other)?.max(0) as u64,
+        cfg,
+        spool,
+        q,
+        machine,
+        slot: args.slot,
+        claim: args.claim,
+        host,
+        signals,
+    };
+    let mut job = args.job;
+    loop {
+        lock.write_pid(std::process::id(), None).map_err(other)?;
+        match sh.run_one(job, lock)? {
+            Some((next, next_lock)) => {
+                job = next;
+                lock = next_lock;
+            }
+            None => break,
+        }
+    }
+    if sh.cfg.get_bool("NEGOTIATE_ON_EXIT", true).unwrap_or(true) {
+        let _ = launch::spawn_background_pass(&sh.cfg);
+    }
+    Ok(())
+}
+
+fn int(ad: &Rc<ClassAd>, name: &str) -> Option<i64> {
+    match policy::eval_attr(ad, name) {
+        Value::Int(i) => Some(i),
+        Value::Real(r) => Some(r as i64),
+        _ => None,
+    }
+}
+
+fn string(ad: &Rc<ClassAd>, name: &str) -> Option<String> {
+    match policy::eval_attr(ad, name) {
+        Value::Str(s) => Some(s.to_string()),
+        _ => None,
+    }
+}
+
+fn real(v: f64) -> Expr {
+    Expr::Lit(Value::Real(v))
+}
+
+impl Shadow {
+    /// Runs one job of this claim to its end and commits the end. Returns
+    /// the next job when the claim is reused.
+    fn run_one(
+        &mut self,
+        id: JobId,
+        mut lock: joblock::JobLock,
+    ) -> Result<Option<(JobId, joblock::JobLock)>, ShadowError> {
+        let now = crate::clock::now();
+        // Is the job still ours?
+        let Some(row) = self.q.row(id)? else {
+            self.release_if_ours(id, now)?;
+            return Ok(None);
+        };
+        let slot_ok = machine::load_slot(self.q.conn(), &self.slot)
+            .map_err(other)?
+            .is_some_and(|s| {
+                s.cluster == Some(id.cluster)
+                    && s.proc == Some(id.proc)
+                    && s.claim.as_deref() == Some(&self.claim)
+            });
+        if !slot_ok {
+            return Ok(None);
+        }
+        let ad = Rc::new(self.q.full_ad(&row)?);
+        // A request made before we started is honoured first.
+        if row.status != status::RUNNING {
+            let stop = match row.status {
+                status::REMOVED => Stop::Remove,
+                status::HELD => Stop::Hold,
+                _ => Stop::Vacate,
+            };
+            return self.finish(
+                id,
+                lock,
+                RunEnd {
+                    status: None,
+                    stop: Some(stop),
+                    usage: procs::Usage::default(),
+                    failed: None,
+                },
+                false,
+            );
+        }
+        let run_ad = crate::negotiator::dollar::substituted(&ad).map_err(other)?;
+        let end = match prepare(&run_ad) {
+            Err(failed) => RunEnd {
+                status: None,
+                stop: None,
+                usage: procs::Usage::default(),
+                failed: Some(failed),
+            },
+            Ok(plan) => self.execute(id, &row, &ad, plan, &mut lock)?,
+        };
+        let started = end.failed.is_none();
+        self.finish(id, lock, end, started)
+    }
+
+    /// Starts the job and supervises it until it ends.
+    fn execute(
+        &mut self,
+        id: JobId,
+        row: &JobRow,
+        ad: &Rc<ClassAd>,
+        plan: Plan,
+        lock: &mut joblock::JobLock,
+    ) -> Result<RunEnd, ShadowError> {
+        let mut cmd = Command::new(&plan.exe);
+        cmd.args(&plan.args)
+            .env_clear()
+            .envs(plan.env.iter().map(|(a, b)| (a, b)))
+            .current_dir(&plan.iwd)
+            .process_group(0)
+            .stdin(plan.stdin)
+            .stdout(plan.stdout)
+            .stderr(plan.stderr);
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                procs::unblock_in_child();
+                // If the shadow dies, its job dies with it (the pass also
+                // kills the job's process group before it requeues).
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                Ok(())
+            });
+        }
+        let child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                return Ok(RunEnd {
+                    status: None,
+                    stop: None,
+                    usage: procs::Usage::default(),
+                    failed: Some((
+                        format!(
+                            "Error from {}@{}: Failed to execute '{}': {}",
+                            self.slot,
+                            self.host,
+                            plan.exe.display(),
+                            io_text(&e)
+                        ),
+                        policy::hold_code::FAILED_TO_CREATE_PROCESS,
+                        e.raw_os_error().unwrap_or(0) as i64,
+                    )),
+                });
+            }
+        };
+        let pid = child.id() as i32;
+        // The Child handle is not used for waiting: we reap with wait4.
+        std::mem::forget(child);
+        let _ = lock.write_pid(std::process::id(), Some(pid));
+        let now = crate::clock::now();
+        self.started(id, row, ad, now)?;
+        self.supervise(id, ad, pid)
+    }
+
+    /// Records the start: JobStartDate, JobCurrentStartDate, NumJobStarts,
+    /// ShadowPid, and event 001.
+    fn started(
+        &mut self,
+        id: JobId,
+        row: &JobRow,
+        ad: &Rc<ClassAd>,
+        now: i64,
+    ) -> Result<(), ShadowError> {
+        let starts = int(ad, "NumJobStarts").unwrap_or(0);
+        let mut set = vec![
+            ("JobCurrentStartDate".to_string(), Expr::int(now)),
+            ("JobCurrentStartExecutingDate".to_string(), Expr::int(now)),
+            ("NumJobStarts".to_string(), Expr::int(starts + 1)),
+            (
+                "ShadowPid".to_string(),
+                Expr::int(std::process::id() as i64),
+            ),
+        ];
+        if int(ad, "JobStartDate").is_none() {
+            set.push(("JobStartDate".into(), Expr::int(now)));
+        }
+        let shadows = int(ad, "NumShadowStarts").unwrap_or(0);
+        set.push(("NumShadowStarts".into(), Expr::int(shadows + 1)));
+        self.q.write(now, |w| {
+            let Some(r) = w.row(id)? else { return Ok(()) };
+            let cur = w.full_ad(&r)?;
+            w.change(&r, &cur, &Change::Set(set))
+        })?;
+        let _ = row;
+        if let Some(p) = userlog::user_log_path(ad) {
+            let e = Event {
+                id: id.into(),
+                time: now,
+                kind: EventKind::Execute {
+                    host: userlog::local_sinful(),
+                    slot_name: Some(format!("{}@{}", self.slot, self.host)),
+                    props: Vec::new(),
+                },
+            };
+            let _ = userlog::log_job_events(&[(p, e)]);
+        }
+        Ok(())
+    }
+
+    /// Waits for the job, taking requests and updating usage, until it
+    /// ends.
+    fn supervise(&mut self, id: JobId, ad: &Rc<ClassAd>, pid: i32) -> Result<RunEnd, ShadowError> {
+        let start = Instant::now();
+        let mut next_update = start + Duration::from_secs(self.update_initial);
+        let mut next_poll = start + Duration::from_secs(5);
+        let mut kill_at: Option<Instant> = None;
+        let mut stop: Option<Stop> = None;
+        let mut suspended = false;
+        let mut usage = procs::Usage::default();
+        let mut dead = procs::Usage::default();
+        let mut reported_image = int(ad, "ImageSize").unwrap_or(0);
+        let mut exit: Option<std::process::ExitStatus> = None;
+        let me = std::process::id() as i32;
+        // Requests made before we wrote our pid.
+        let mut wake = Wake::Request;
+        loop {
+            match wake {
+                Wake::Child | Wake::Timeout => {}
+                Wake::Request => {
+                    for kind in self.pending(id)? {
+                        match kind.as_str() {
+                            "remove" | "hold" | "vacate" | "vacate-fast" => {
+                                if stop.is_none() {
+                                    stop = Some(match kind.as_str() {
+                                        "remove" => Stop::Remove,
+                                        "hold" => Stop::Hold,
+                                        _ => Stop::Vacate,
+                                    });
+                                    if suspended {
+                                        procs::signal_all(pid, libc::SIGCONT);
+                                    }
+                                    if kind == "vacate-fast" {
+                                        procs::signal_all(pid, libc::SIGKILL);
+                                        kill_at = Some(Instant::now());
+                                    } else {
+                                        procs::signal_all(pid, kill_sig(ad));
+                                        kill_at = Some(
+                                            Instant::now()
+                                                + Duration::from_secs(self.vacate_time(ad)),
+                                        );
+                                    }
+                                } else if kind == "vacate-fast" || kind == "remove" {
+                                    // A harder request overrides a softer one.
+                                    if kind == "remove" {
+                                        stop = Some(Stop::Remove);
+                                    }
+                                    if kind == "vacate-fast" {
+                                        procs::signal_all(pid, libc::SIGKILL);
+                                    }
+                                }
+                            }
+                            "suspend" if !suspended && stop.is_none() => {
+                                let n = procs::signal_all(pid, libc::SIGSTOP);
+                                suspended = true;
+                                self.suspend_change(id, ad, true, n)?;
+                            }
+                            "continue" if suspended => {
+                                procs::signal_all(pid, libc::SIGCONT);
+                                suspended = false;
+                                self.suspend_change(id, ad, false, 0)?;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                Wake::Stop => {
+                    if stop.is_none() {
+                        stop = Some(Stop::Shutdown);
+                        if suspended {
+                            procs::signal_all(pid, libc::SIGCONT);
+                        }
+                        procs::signal_all(pid, kill_sig(ad));
+                        kill_at = Some(Instant::now() + Duration::from_secs(self.vacate_time(ad)));
+                    }
+                }
+            }
+            for r in procs::reap() {
+                dead.user += r.user;
+                dead.sys += r.sys;
+                if r.pid == pid {
+                    exit = Some(std::process::ExitStatus::from_raw(r.status));
+                }
+            }
+            if exit.is_some() {
+                break;
+            }
+            let now = Instant::now();
+            if let Some(k) = kill_at
+                && now >= k
+            {
+                procs::signal_all(pid, libc::SIGKILL);
+                kill_at = Some(now + Duration::from_secs(1));
+            }
+            if now >= next_update {
+                let live = procs::usage(&procs::descendants(me));
+                usage.user = usage.user.max(live.user + dead.user);
+                usage.sys = usage.sys.max(live.sys + dead.sys);
+                usage.image_size = usage.image_size.max(live.image_size);
+                usage.rss = live.rss;
+                self.update_usage(id, ad, &usage, &mut reported_image)?;
+                next_update = now + Duration::from_secs(self.update_every);
+            }
+            if now >= next_poll {
+                next_poll = now + Duration::from_secs(5);
+                wake = Wake::Request;
+                continue;
+            }
+            let mut deadline = next_update.min(next_poll);
+            if let Some(k) = kill_at {
+                deadline = deadline.min(k);
+            }
+            let ms = deadline
+                .saturating_duration_since(Instant::now())
+                .as_millis() as i64;
+            wake = self.signals.wait(ms.max(1));
+        }
+        // The job's own process is gone: nothing of it may stay behind.
+        let rest = procs::descendants(me);
+        if !rest.is_empty() {
+            let live = procs::usage(&rest);
+            usage.image_size = usage.image_size.max(live.image_size);
+            procs::signal_all(pid, libc::SIGCONT);
+            procs::signal_all(pid, libc::SIGKILL);
+            let until = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < until && !procs::descendants(me).is_empty() {
+                for r in procs::reap() {
+                    dead.user += r.user;
+                    dead.sys += r.sys;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        for r in procs::reap() {
+            dead.user += r.user;
+            dead.sys += r.sys;
+        }
+        usage.user = usage.user.max(dead.user);
+        usage.sys = usage.sys.max(dead.sys);
+        Ok(RunEnd {
+            status: exit,
+            stop,
+            usage,
+            failed: None,
+        })
+    }
+
+    /// The job's vacate time: JobMaxVacateTime (or KillSigTimeout) when
+    /// set, else KILLING_TIMEOUT.
+    fn vacate_time(&self, ad: &Rc<ClassAd>) -> u64 {
+        int(ad, "JobMaxVacateTime")
+            .or_else(|| int(ad, "KillSigTimeout"))
+            .map(|t| t.max(0) as u64)
+            .unwrap_or(self.killing_timeout)
+    }
+
+    fn pending(&mut self, id: JobId) -> Result<Vec<String>, ShadowError> {
+        let mut st = self
+            .q
+            .conn()
+            .prepare_cached(
+                "SELECT kind FROM requests WHERE cluster = ?1 AND proc = ?2 ORDER BY made, kind",
+            )
+            .map_err(QueueError::from)?;
+        let rows = st
+            .query_map([id.cluster, id.proc], |r| r.get::<_, String>(0))
+            .map_err(QueueError::from)?;
+        let kinds: Vec<String> = rows.collect::<Result<_, _>>().map_err(QueueError::from)?;
+        drop(st);
+        // Suspend and continue are done once read; stops stay until the
+        // end is committed, so a crash cannot lose them.
+        if kinds.iter().any(|k| k == "suspend" || k == "continue") {
+            let now = crate::clock::now();
+            self.q.write(now, |w| {
+                w.clear_requests(id, Some("suspend"))?;
+                w.clear_requests(id, Some("continue"))
+            })?;
+        }
+        Ok(kinds)
+    }
+
+    fn suspend_change(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        suspend: bool,
+        processes: i64,
+    ) -> Result<(), ShadowError> {
+        let now = crate::clock::now();
+        let slot = self.slot.clone();
+        self.q.write(now, |w| {
+            let Some(r) = w.row(id)? else { return Ok(()) };
+            let cur = Rc::new(w.full_ad(&r)?);
+            let mut set = vec![(
+                "JobStatus".to_string(),
+                Expr::int(if suspend {
+                    status::SUSPENDED
+                } else {
+                    status::RUNNING
+                }),
+            )];
+            if suspend {
+                let n = int(&cur, "TotalSuspensions").unwrap_or(0);
+                set.push(("TotalSuspensions".into(), Expr::int(n + 1)));
+                set.push(("LastSuspensionTime".into(), Expr::int(now)));
+            } else if let Some(t) = int(&cur, "LastSuspensionTime") {
+                let c = int(&cur, "CumulativeSuspensionTime").unwrap_or(0);
+                set.push((
+                    "CumulativeSuspensionTime".into(),
+                    Expr::int(c + (now - t).max(0)),
+                ));
+                set.push(("LastSuspensionTime".into(), Expr::int(0)));
+            }
+            w.change(&r, &cur, &Change::Set(set))?;
+            machine::set_activity(
+                w.conn(),
+                &slot,
+                "Claimed",
+                if suspend { "Suspended" } else { "Busy" },
+                now,
+            )
+            .map(|_| ())
+            .map_err(|e| QueueError::Invalid(e.to_string()))
+        })?;
+        if let Some(p) = userlog::user_log_path(ad) {
+            let kind = if suspend {
+                EventKind::Suspended {
+                    processes: processes.max(1),
+                }
+            } else {
+                EventKind::Unsuspended
+            };
+            let _ = userlog::log_job_events(&[(
+                p,
+                Event {
+                    id: id.into(),
+                    time: now,
+                    kind,
+                },
+            )]);
+        }
+        Ok(())
+    }
+
+    fn update_usage(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        u: &procs::Usage,
+        reported: &mut i64,
+    ) -> Result<(), ShadowError> {
+        let now = crate::clock::now();
+        let set = vec![
+            ("RemoteUserCpu".to_string(), real(u.user.floor())),
+            ("RemoteSysCpu".to_string(), real(u.sys.floor())),
+            (
+                "ImageSize".to_string(),
+                Expr::int(u.image_size.max(*reported)),
+            ),
+            ("ResidentSetSize".to_string(), Expr::int(u.rss)),
+        ];
+        self.q.write(now, |w| {
+            let Some(r) = w.row(id)? else { return Ok(()) };
+            let cur = w.full_ad(&r)?;
+            w.change(&r, &cur, &Change::Set(set))
+        })?;
+        if u.image_size > *reported {
+            *reported = u.image_size;
+            if let Some(p) = userlog::user_log_path(ad) {
+                let e = Event {
+                    id: id.into(),
+                    time: now,
+                    kind: EventKind::ImageSize {
+                        size_kb: u.image_size,
+                        memory_usage_mb: Some((u.rss + 1023) / 1024),
+                        resident_set_size_kb: Some(u.rss),
+                        proportional_set_size_kb: None,
+                    },
+                };
+                let _ = userlog::log_job_events(&[(p, e)]);
+            }
+        }
+        Ok(())
+    }
+
+    fn release_if_ours(&mut self, id: JobId, now: i64) -> Result<(), ShadowError> {
+        let slot = self.slot.clone();
+        let claim = self.claim.clone();
+        self.q
+            .write(now, |w| release_slot_if(w, &slot, &claim, id, now))?;
+        Ok(())
+    }
+
+    /// Commits the end of a run in one transaction: the job's attributes
+    /// and fate, the slot (released, or reused for the next job), and the
+    /// requests carried out. Then writes the events.
+    fn finish(
+        &mut self,
+        id: JobId,
+        lock: joblock::JobLock,
+        end: RunEnd,
+        started: bool,
+    ) -> Result<Option<(JobId, joblock::JobLock)>, ShadowError> {
+        let now = crate::clock::now();
+        let slot = self.slot.clone();
+        let claim = self.claim.clone();
+        let host = self.host.clone();
+        let spool = self.spool.clone();
+        let machine = &self.machine;
+        let mut events: Vec<(PathBuf, Event)> = Vec::new();
+        let mut leaves = false;
+        let next = self.q.write(now, |w| {
+            let Some(row) = w.row(id)? else {
+                release_slot_if(w, &slot, &claim, id, now)?;
+                return Ok(None);
+            };
+            let ad = Rc::new(w.full_ad(&row)?);
+            let log = userlog::user_log_path(&ad);
+            let mut emit = |e: Event| {
+                if let Some(p) = &log {
+                    events.push((p.clone(), e));
+                }
+            };
+            let mut usage_set: Vec<(String, Expr)> = Vec::new();
+            if started {
+                let prev_user = match policy::eval_attr(&ad, "RemoteUserCpu") {
+                    Value::Real(r) => r,
+                    Value::Int(i) => i as f64,
+                    _ => 0.0,
+                };
+                let _ = prev_user;
+                usage_set.push(("RemoteUserCpu".into(), real(end.usage.user.floor())));
+                usage_set.push(("RemoteSysCpu".into(), real(end.usage.sys.floor())));
+                let image = end.usage.image_size.max(int(&ad, "ImageSize").unwrap_or(0));
+                usage_set.push(("ImageSize".into(), Expr::int(image)));
+                usage_set.push(("ResidentSetSize".into(), Expr::int(end.usage.rss)));
+            }
+            let stop = match row.status {
+                // The queue's word wins: a job removed or held while it
+                // ran ends that way even if it exited first.
+                status::REMOVED => Some(Stop::Remove),
+                status::HELD => Some(Stop::Hold),
+                _ => end.stop,
+            };
+            let mut reuse = true;
+            let change = if let Some((reason, code, sub)) = &end.failed {
+                reuse = false;
+                emit(Event::held(id, reason, *code, *sub));
+                policy::hold(&ad, now, reason, *code, *sub, true)
+            } else {
+                match stop {
+                    Some(Stop::Remove) => {
+                        let reason = string(&ad, "RemoveReason").unwrap_or_default();
+                        emit(Event::aborted(id, &reason));
+                        let mut set = policy::end_of_run(&ad, now);
+                        set.extend(usage_set.clone());
+                        for n in policy::running_attrs(&ad) {
+                            set.push((n, Expr::Lit(Value::Undefined)));
+                        }
+                        leaves = !policy::eval_attr(&ad, "LeaveJobInQueue").is_true();
+                        policy::leave_or_stay(&ad, set)
+                    }
+                    Some(Stop::Hold) => {
+                        reuse = false;
+                        let reason = string(&ad, "HoldReason").unwrap_or_default();
+                        let code = int(&ad, "HoldReasonCode").unwrap_or(0);
+                        let sub = int(&ad, "HoldReasonSubCode").unwrap_or(0);
+                        emit(Event::held(id, &reason, code, sub));
+                        let mut set = policy::end_of_run(&ad, now);
+                        set.extend(usage_set.clone());
+                        Change::Update {
+                            set,
+                            delete: policy::running_attrs(&ad),
+                        }
+                    }
+                    Some(Stop::Vacate) | Some(Stop::Shutdown) => {
+                        reuse = false;
+                        let (reason, code) = if stop == Some(Stop::Vacate) {
+                            ("User requested the job to vacate", 1004)
+                        } else {
+                            ("The shadow was told to stop", 1001)
+                        };
+                        if started {
+                            emit(evicted_event(id, now, &end, None, Some(reason)));
+                        }
+                        let mut c = policy::requeue(&ad, now, Some((reason, code)), false);
+                        if let Change::Update { set, .. } = &mut c {
+                            set.extend(usage_set.clone());
+                        }
+                        c
+                    }
+                    None => {
+                        let status_ = end
+                            .status
+                            .expect("a run without stop or failure has an exit status");
+                        self_exit(
+                            &ad,
+                            now,
+                            &end,
+                            status_,
+                            usage_set.clone(),
+                            &mut emit,
+                            &mut leaves,
+                            &mut reuse,
+                        )
+                    }
+                }
+            };
+            w.change(&row, &ad, &change)?;
+            w.clear_requests(id, None)?;
+            // The slot: reuse the claim for the next job, or let it go.
+            let owner = row.owner.clone();
+            if reuse
+                && let Some((next, next_lock)) =
+                    pick_next(w, machine, &spool, &slot, &owner, &host, now)?
+            {
+                return Ok(Some((next, next_lock)));
+            }
+            release_slot_if(w, &slot, &claim, id, now)?;
+            Ok(None)
+        })?;
+        if let Err(e) = userlog::log_job_events(&events) {
+            eprintln!("tern_shadow: {e}");
+        }
+        if leaves {
+            joblock::remove(&self.spool, lock);
+        } else {
+            // The job's processes are gone: forget their group.
+            let mut lock = lock;
+            let _ = lock.write_pid(std::process::id(), None);
+            drop(lock);
+        }
+        Ok(next)
+    }
+}
+
+/// The end of a run whose process exited by itself: exit attributes, then
+/// OnExitHold / OnExitRemove.
+#[allow(clippy::too_many_arguments)]
+fn self_exit(
+    ad: &Rc<ClassAd>,
+    now: i64,
+    end: &RunEnd,
+    st: std::process::ExitStatus,
+    usage_set: Vec<(String, Expr)>,
+    emit: &mut dyn FnMut(Event),
+    leaves: &mut bool,
+    reuse: &mut bool,
+) -> Change {
+    let id = JobId {
+        cluster: int(ad, "ClusterId").unwrap_or(0),
+        proc: int(ad, "ProcId").unwrap_or(0),
+    };
+    let mut set: Vec<(String, Expr)> = Vec::new();
+    let mut delete: Vec<String> = Vec::new();
+    let exit = match st.signal() {
+        Some(sig) => {
+            set.push(("ExitBySignal".into(), Expr::Lit(Value::Bool(true))));
+            set.push(("ExitSignal".into(), Expr::int(sig as i64)));
+            if ad.contains("ExitCode") {
+                delete.push("ExitCode".into());
+            }
+            Exit::Signal {
+                signal: sig as i64,
+                core_file: None,
+            }
+        }
+        None => {
+            let code = st.code().unwrap_or(0) as i64;
+            set.push(("ExitBySignal".into(), Expr::Lit(Value::Bool(false))));
+            set.push(("ExitCode".into(), Expr::int(code)));
+            if ad.contains("ExitSignal") {
+                delete.push("ExitSignal".into());
+            }
+            Exit::Normal { return_value: code }
+        }
+    };
+    set.extend(usage_set);
+    set.extend(policy::end_of_run(ad, now));
+    // Decide with the exit attributes in place.
+    let mut with_exit = (**ad).clone();
+    for (n, e) in &set {
+        with_exit.insert(n, e.clone());
+    }
+    for n in &delete {
+        with_exit.remove(n);
+    }
+    let with_exit = Rc::new(with_exit);
+    match policy::on_exit(&with_exit) {
+        policy::ExitDecision::Complete => {
+            set.push(("CompletionDate".into(), Expr::int(now)));
+            let n = int(ad, "NumJobCompletions").unwrap_or(0);
+            set.push(("NumJobCompletions".into(), Expr::int(n + 1)));
+            set.push(("JobStatus".into(), Expr::int(status::COMPLETED)));
+            emit(terminated_event(id, now, end, exit));
+            for n in policy::running_attrs(ad) {
+                set.push((n, Expr::Lit(Value::Undefined)));
+            }
+            *leaves = !policy::eval_attr(ad, "LeaveJobInQueue").is_true();
+            for n in delete {
+                set.push((n, Expr::Lit(Value::Undefined)));
+            }
+            policy::leave_or_stay(ad, set)
+        }
+        policy::ExitDecision::Hold { reason, subcode } => {
+            *reuse = false;
+            emit(Event::held(
+                id,
+                &reason,
+                policy::hold_code::JOB_POLICY,
+                subcode,
+            ));
+            set.push(("HoldReason".into(), Expr::string(&reason)));
+            set.push((
+                "HoldReasonCode".into(),
+                Expr::int(policy::hold_code::JOB_POLICY),
+            ));
+            set.push(("HoldReasonSubCode".into(), Expr::int(subcode)));
+            set.push(("JobStatus".into(), Expr::int(status::HELD)));
+            let n = int(ad, "NumHolds").unwrap_or(0);
+            set.push(("NumHolds".into(), Expr::int(n + 1)));
+            delete.extend(policy::running_attrs(ad));
+            Change::Update { set, delete }
+        }
+        policy::ExitDecision::Requeue => {
+            emit(evicted_event(id, now, end, Some(exit), None));
+            set.push(("JobStatus".into(), Expr::int(status::IDLE)));
+            set.push(("LastVacateTime".into(), Expr::int(now)));
+            delete.extend(policy::running_attrs(ad));
+            Change::Update { set, delete }
+        }
+    }
+}
+
+fn rusage_of(u: &procs::Usage) -> Rusage {
+    Rusage {
+        user: u.user as i64,
+        sys: u.sys as i64,
+    }
+}
+
+fn terminated_event(id: JobId, now: i64, end: &RunEnd, exit: Exit) -> Event {
+    let r = rusage_of(&end.usage);
+    Event {
+        id: id.into(),
+        time: now,
+        kind: EventKind::Terminated(Box::new(Termination {
+            exit,
+            run_remote: r,
+            run_local: Rusage::default(),
+            total_remote: r,
+            total_local: Rusage::default(),
+            sent_bytes: 0.0,
+            received_bytes: 0.0,
+            total_sent_bytes: 0.0,
+            total_received_bytes: 0.0,
+            resources: Vec::new(),
+        })),
+    }
+}
+
+fn evicted_event(
+    id: JobId,
+    now: i64,
+    end: &RunEnd,
+    exit: Option<Exit>,
+    reason: Option<&str>,
+) -> Event {
+    Event {
+        id: id.into(),
+        time: now,
+        kind: EventKind::Evicted {
+            code: None,
+            how: match exit {
+                Some(e) => Eviction::Requeued(e),
+                None => Eviction::CpuTimes,
+            },
+            run_remote: rusage_of(&end.usage),
+            run_local: Rusage::default(),
+            sent_bytes: 0.0,
+            received_bytes: 0.0,
+            reason: reason.map(String::from),
+            resources: Vec::new(),
+        },
+    }
+}
+
+/// Lets the slot go if it still holds this claim and job.
+fn release_slot_if(
+    w: &mut crate::queue::Writer<'_>,
+    slot: &str,
+    claim: &str,
+    id: JobId,
+    now: i64,
+) -> Result<(), QueueError> {
+    let s = machine::load_slot(w.conn(), slot).map_err(|e| QueueError::Invalid(e.to_string()))?;
+    if let Some(s) = s
+        && s.claim.as_deref() == Some(claim)
+        && s.cluster == Some(id.cluster)
+        && s.proc == Some(id.proc)
+    {
+        crate::negotiator::free_slot(w.conn(), &s, now)?;
+    }
+    Ok(())
+}
+
+/// Claim reuse: the next idle job of the same owner that matches this slot
+/// and whose lock is free, unless another submitter is owed the slot. The
+/// job is set Running on the slot in the caller's transaction.
+fn pick_next(
+    w: &mut crate::queue::Writer<'_>,
+    machine: &Machine,
+    spool: &Path,
+    slot: &str,
+    owner: &str,
+    host: &str,
+    now: i64,
+) -> Result<Option<(JobId, joblock::JobLock)>, QueueError> {
+    let Some(srow) =
+        machine::load_slot(w.conn(), slot).map_err(|e| QueueError::Invalid(e.to_string()))?
+    else {
+        return Ok(None);
+    };
+    if crate::negotiator::owed_elsewhere(w.conn(), owner)? {
+        return Ok(None);
+    }
+    let slot_ad = Rc::new(machine::slot_ad(machine, &srow, now));
+    let mut ev = Evaluator::new();
+    let mut tried: std::collections::HashMap<i64, bool> = std::collections::HashMap::new();
+    for row in w.idle_rows_of(owner, 64)? {
+        let ad = Rc::new(w.full_ad(&row)?);
+        // Jobs of one cluster without per-proc differences match alike.
+        let plain = row.diff.len() <= 4 || !row.diff.to_ascii_lowercase().contains("request");
+        if plain && tried.get(&row.id.cluster) == Some(&false) {
+            continue;
+        }
+        let ctx = MatchContext::new(ad.clone(), slot_ad.clone());
+        let ok = ctx.symmetric(&mut ev) && fits_dynamic(&ad, &slot_ad, &srow);
+        if plain {
+            tried.insert(row.id.cluster, ok);
+        }
+        if !ok {
+            continue;
+        }
+        let Some(lock) =
+            joblock::try_acquire(spool, row.id).map_err(|e| QueueError::Invalid(e.to_string()))?
+        else {
+            continue;
+        };
+        let match_attrs = match crate::negotiator::dollar::match_attrs(&ad, &slot_ad) {
+            Ok(a) => a,
+            Err(_) => continue,
+        };
+        let claim = srow.claim.clone().unwrap_or_default();
+        machine::set_claim(
+            w.conn(),
+            slot,
+            "Claimed",
+            "Busy",
+            &machine::ClaimInfo {
+                remote_user: srow
+                    .remote_user
+                    .clone()
+                    .unwrap_or_else(|| owner.to_string()),
+                remote_owner: owner.to_string(),
+                cluster: row.id.cluster,
+                proc: row.id.proc,
+                claim,
+                job_start: now,
+            },
+            now,
+        )
+        .map_err(|e| QueueError::Invalid(e.to_string()))?;
+        let set = launch::claim_attrs(&ad, slot, host, now, &match_attrs);
+        w.change(&row, &ad, &Change::Set(set))?;
+        return Ok(Some((row.id, lock)));
+    }
+    Ok(None)
+}
+
+/// A dynamic slot is reused only for a job that fits in it.
+fn fits_dynamic(job: &Rc<ClassAd>, slot_ad: &Rc<ClassAd>, row: &machine::SlotRow) -> bool {
+    let (c, m, d) = crate::negotiator::matchmaking::requests(job, slot_ad);
+    let (c, m, d) = crate::negotiator::matchmaking::quantize(c, m, d);
+    c <= row.cpus && m <= row.memory && d <= row.disk
+}
+
+fn kill_sig(ad: &Rc<ClassAd>) -> libc::c_int {
+    match policy::eval_attr(ad, "KillSig") {
+        Value::Int(i) => i as libc::c_int,
+        Value::Str(s) => signal_number(&s).unwrap_or(libc::SIGTERM),
+        _ => libc::SIGTERM,
+    }
+}
+
+/// A signal by name (`SIGTERM`, `TERM`) or number.
+pub fn signal_number(s: &str) -> Option<libc::c_int> {
+    let s = s.trim();
+    if let Ok(n) = s.parse::<i32>() {
+        return Some(n);
+    }
+    let name = s.to_ascii_uppercase();
+    let name = name.strip_prefix("SIG").unwrap_or(&name);
+    Some(match name {
+        "HUP" => libc::SIGHUP,
+        "INT" => libc::SIGINT,
+        "QUIT" => libc::SIGQUIT,
+        "KILL" => libc::SIGKILL,
+        "USR1" => libc::SIGUSR1,
+        "USR2" => libc::SIGUSR2,
+        "TERM" => libc::SIGTERM,
+        "ALRM" => libc::SIGALRM,
+        "CONT" => libc::SIGCONT,
+        "STOP" => libc::SIGSTOP,
+        "TSTP" => libc::SIGTSTP,
+        "ABRT" => libc::SIGABRT,
+        _ => return None,
+    })
+}
+
+fn io_text(e: &std::io::Error) -> String {
+    let t = e.to_string();
+    match t.rfind(" (os error ") {
+        Some(i) => t[..i].to_string(),
+        None => t,
+    }
+}
+
+/// What the shadow needs to start a job.
+struct Plan {
+    exe: PathBuf,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    iwd: PathBuf,
+    stdin: Stdio,
+    stdout: Stdio,
+    stderr: Stdio,
+}
+
+/// Resolves the job's files. A missing Iwd or executable, or an input or
+/// output file that cannot be opened, is a hold with HTCondor's code and a
+/// reason that names the path.
+fn prepare(ad: &ClassAd) -> Result<Plan, (String, i64, i64)> {
+    let ad = Rc::new(ad.clone());
+    let iwd = PathBuf::from(string(&ad, "Iwd").unwrap_or_else(|| "/".into()));
+    if !iwd.is_dir() {
+        return Err((
+            format!(
+                "Initial working directory '{}' does not exist or is not a directory",
+                iwd.display()
+            ),
+            policy::hold_code::IWD_ERROR,
+            libc::ENOENT as i64,
+        ));
+    }
+    let cmd = string(&ad, "Cmd").unwrap_or_default();
+    let exe = if Path::new(&cmd).is_absolute() {
+        PathBuf::from(&cmd)
+    } else {
+        iwd.join(&cmd)
+    };
+    if cmd.is_empty() || !exe.is_file() {
+        return Err((
+            format!(
+                "Failed to execute '{}': the executable does not exist",
+                exe.display()
+            ),
+            policy::hold_code::FAILED_TO_CREATE_PROCESS,
+            libc::ENOENT as i64,
+        ));
+    }
+    let args = match string(&ad, "Arguments") {
+        Some(a) if !a.is_empty() => {
+            crate::submit::args::split_v2(&a, &a, "arguments").map_err(|m| {
+                (
+                    format!("Arguments: {m}"),
+                    policy::hold_code::FAILED_TO_CREATE_PROCESS,
+                    0,
+                )
+            })?
+        }
+        _ => string(&ad, "Args")
+            .map(|a| a.split_whitespace().map(String::from).collect())
+            .unwrap_or_default(),
+    };
+    let mut env: Vec<(String, String)> = match string(&ad, "Environment") {
+        Some(e) if !e.is_empty() => crate::submit::args::split_v2(&e, &e, "environment")
+            .map_err(|m| {
+                (
+                    format!("Environment: {m}"),
+                    policy::hold_code::FAILED_TO_CREATE_PROCESS,
+                    0,
+                )
+            })?
+            .into_iter()
+            .filter_map(|w| {
+                w.split_once('=')
+                    .map(|(a, b)| (a.to_string(), b.to_string()))
+            })
+            .collect(),
+        _ => string(&ad, "Env")
+            .map(|e| {
+                e.split(';')
+                    .filter_map(|w| {
+                        w.trim()
+                            .split_once('=')
+                            .map(|(a, b)| (a.to_string(), b.to_string()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    let cpus = int(&ad, "RequestCpus").unwrap_or(1).max(1);
+    for (n, v) in [
+        ("_CONDOR_JOB_IWD", iwd.display().to_string()),
+        ("_CONDOR_SCRATCH_DIR", iwd.display().to_string()),
+        ("OMP_NUM_THREADS", cpus.to_string()),
+        ("BATCH_SYSTEM", "HTCondor".to_string()),
+    ] {
+        if !env.iter().any(|(k, _)| k == n) {
+            env.push((n.to_string(), v));
+        }
+    }
+    let open_in = |name: &str| -> Result<Stdio, (String, i64, i64)> {
+        let p = string(&ad, name)
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "/dev/null".into());
+        let path = iwd.join(&p);
+        File::open(&path).map(Stdio::from).map_err(|e| {
+            (
+                format!(
+                    "Cannot open input file '{}': {}",
+                    path.display(),
+                    io_text(&e)
+                ),
+                policy::hold_code::UNABLE_TO_OPEN_INPUT,
+                e.raw_os_error().unwrap_or(0) as i64,
+            )
+        })
+    };
+    let open_out = |name: &str| -> Result<Stdio, (String, i64, i64)> {
+        let p = string(&ad, name)
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "/dev/null".into());
+        let path = iwd.join(&p);
+        std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(&path)
+            .map(Stdio::from)
+            .map_err(|e| {
+                (
+                    format!(
+                        "Cannot open output file '{}': {}",
+                        path.display(),
+                        io_text(&e)
+                    ),
+                    policy::hold_code::UNABLE_TO_OPEN_OUTPUT,
+                    e.raw_os_error().unwrap_or(0) as i64,
+                )
+            })
+    };
+    let stdin = open_in("In")?;
+    let stdout = open_out("Out")?;
+    let same = string(&ad, "Err").is_some()
+        && string(&ad, "Err") == string(&ad, "Out")
+        && string(&ad, "Out").as_deref() != Some("/dev/null");
+    let stderr = if same {
+        // One file for both: share the descriptor so writes interleave.
+        let p = iwd.join(string(&ad, "Out").unwrap_or_default());
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .map(Stdio::from)
+            .map_err(|e| {
+                (
+                    format!("Cannot open output file '{}': {}", p.display(), io_text(&e)),
+                    policy::hold_code::UNABLE_TO_OPEN_OUTPUT,
+                    0,
+                )
+            })?
+    } else {
+        open_out("Err")?
+    };
+    Ok(Plan {
+        exe,
+        args,
+        env,
+        iwd,
+        stdin,
+        stdout,
+        stderr,
+    })
+}

@@ -1,0 +1,268 @@
+//! The job's processes as the shadow sees them: signals (blocked and read
+//! from a signalfd, so none is lost while the shadow is busy), the process
+//! tree under the shadow (it is a child subreaper, so every process the job
+//! starts stays below it, whatever it does with its process group), usage
+//! summed over that tree, and reaping.
+
+use std::collections::HashMap;
+use std::io;
+
+/// The signals the shadow takes through its signalfd.
+const SIGNALS: [libc::c_int; 6] = [
+    libc::SIGCHLD,
+    libc::SIGUSR1,
+    libc::SIGTERM,
+    libc::SIGINT,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+];
+
+pub struct Signals {
+    fd: libc::c_int,
+}
+
+/// What woke the shadow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    Child,
+    Request,
+    Stop,
+    Timeout,
+}
+
+fn sigset() -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset initialise the set we own.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in SIGNALS {
+            libc::sigaddset(&mut set, s);
+        }
+        set
+    }
+}
+
+/// Blocks the shadow's signals in the calling thread (and so in every
+/// thread it starts later).
+pub fn block() {
+    let set = sigset();
+    // SAFETY: a plain syscall on a set we own.
+    unsafe {
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+        libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+impl Signals {
+    /// Blocks the shadow's signals and opens a signalfd for them. Call
+    /// before anything could send one.
+    pub fn install() -> io::Result<Signals> {
+        let set = sigset();
+        // SAFETY: plain syscalls on a set we own.
+        unsafe {
+            // A parent may have left SIGCHLD ignored, which would make the
+            // kernel reap our children for us.
+            libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+            if libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(Signals { fd })
+        }
+    }
+
+    /// Waits up to `timeout_ms` (negative: forever) and returns the most
+    /// important thing that happened: a stop signal, a request, a child.
+    pub fn wait(&self, timeout_ms: i64) -> Wake {
+        let mut pfd = libc::pollfd {
+            fd: self.fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let t = timeout_ms.clamp(-1, i32::MAX as i64) as libc::c_int;
+        // SAFETY: one pollfd we own.
+        let n = unsafe { libc::poll(&mut pfd, 1, t) };
+        if n <= 0 {
+            return Wake::Timeout;
+        }
+        let mut best = Wake::Timeout;
+        loop {
+            let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+            let size = std::mem::size_of::<libc::signalfd_siginfo>();
+            // SAFETY: reading into a buffer of the right size.
+            let r = unsafe { libc::read(self.fd, &mut info as *mut _ as *mut libc::c_void, size) };
+            if r != size as isize {
+                break;
+            }
+            let w = match info.ssi_signo as libc::c_int {
+                libc::SIGCHLD => Wake::Child,
+                libc::SIGUSR1 => Wake::Request,
+                _ => Wake::Stop,
+            };
+            best = match (best, w) {
+                (Wake::Stop, _) | (_, Wake::Stop) => Wake::Stop,
+                (Wake::Request, _) | (_, Wake::Request) => Wake::Request,
+                _ => w,
+            };
+        }
+        best
+    }
+}
+
+/// Restores an empty signal mask in a child before exec (the mask is
+/// inherited, and a job must see its signals).
+pub fn unblock_in_child() {
+    // SAFETY: async-signal-safe calls on a set we own.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+    }
+}
+
+/// Makes orphans of the job our children, so none escapes.
+pub fn become_subreaper() {
+    // SAFETY: prctl with integer arguments.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// One reaped child: pid, wait status and its rusage (which includes the
+/// descendants it waited for).
+pub struct Reaped {
+    pub pid: i32,
+    pub status: libc::c_int,
+    pub user: f64,
+    pub sys: f64,
+}
+
+/// Reaps every child that has ended, without blocking.
+pub fn reap() -> Vec<Reaped> {
+    let mut out = Vec::new();
+    loop {
+        let mut status: libc::c_int = 0;
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4 writes into the status and rusage we own.
+        let pid = unsafe { libc::wait4(-1, &mut status, libc::WNOHANG, &mut ru) };
+        if pid <= 0 {
+            break;
+        }
+        let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+        out.push(Reaped {
+            pid,
+            status,
+            user: t(ru.ru_utime),
+            sys: t(ru.ru_stime),
+        });
+    }
+    out
+}
+
+/// Usage of a set of processes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Usage {
+    pub user: f64,
+    pub sys: f64,
+    /// KiB.
+    pub image_size: i64,
+    /// KiB.
+    pub rss: i64,
+    pub processes: i64,
+}
+
+/// Every process below `root` (not `root` itself), from /proc.
+pub fn descendants(root: i32) -> Vec<i32> {
+    let mut parent: HashMap<i32, i32> = HashMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if let Some(st) = stat(pid) {
+            parent.insert(pid, st.ppid);
+        }
+    }
+    let mut out = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for (&c, &pp) in &parent {
+            if pp == p && c != root {
+                out.push(c);
+                frontier.push(c);
+            }
+        }
+    }
+    out
+}
+
+struct Stat {
+    ppid: i32,
+    utime: u64,
+    stime: u64,
+    vsize: u64,
+    rss_pages: i64,
+}
+
+fn stat(pid: i32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command may hold spaces and parentheses: fields start after the
+    // last ')'.
+    let rest = &text[text.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // Fields from 3 (state) on: ppid is 4, utime 14, stime 15, vsize 23,
+    // rss 24 (1-based in proc(5)); here index = field - 3.
+    Some(Stat {
+        ppid: f.get(1)?.parse().ok()?,
+        utime: f.get(11)?.parse().ok()?,
+        stime: f.get(12)?.parse().ok()?,
+        vsize: f.get(20)?.parse().ok()?,
+        rss_pages: f.get(21)?.parse().ok()?,
+    })
+}
+
+/// Usage summed over the given processes (the live ones; the dead are
+/// counted from their rusage when reaped).
+pub fn usage(pids: &[i32]) -> Usage {
+    // SAFETY: sysconf has no memory effects.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let page_kib = (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) / 1024) as i64;
+    let mut u = Usage::default();
+    for &p in pids {
+        if let Some(s) = stat(p) {
+            u.user += s.utime as f64 / hz;
+            u.sys += s.stime as f64 / hz;
+            u.image_size += (s.vsize / 1024) as i64;
+            u.rss += s.rss_pages * page_kib;
+            u.processes += 1;
+        }
+    }
+    u
+}
+
+/// Sends `sig` to the job's process group and to every process below the
+/// shadow (those that left the group too).
+pub fn signal_all(pgid: i32, sig: libc::c_int) -> i64 {
+    let me = std::process::id() as i32;
+    let mut n = 0;
+    // SAFETY: kill(2) with a valid signal.
+    unsafe {
+        if pgid > 1 && libc::kill(-pgid, sig) == 0 {
+            n += 1;
+        }
+    }
+    for p in descendants(me) {
+        // SAFETY: as above; the pids are our own descendants.
+        unsafe {
+            if libc::kill(p, sig) == 0 {
+                n += 1;
+            }
+        }
+    }
+    n
+}
