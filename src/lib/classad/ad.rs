@@ -7,23 +7,126 @@
 
 use std::rc::Rc;
 
-use rustc_hash::FxHashMap;
-
-use super::ast::{Expr, Name};
+use super::ast::{Expr, Name, key_hash};
 
 /// Expressions are shared (`Rc`), so copying an ad, as the queue does to
 /// give each job its cluster's attributes, costs reference counts, not
 /// trees.
 #[derive(Clone, Debug)]
 struct Entry {
-    name: Rc<str>,
+    name: Name,
     expr: Rc<Expr>,
+}
+
+/// An open-addressing index from key hashes to entry positions: each slot
+/// holds a position (`EMPTY` when free) and the low half of its key's
+/// hash, so a probe rarely touches an entry that does not match. At most
+/// half full; the slot count is a power of two (or zero for no index).
+#[derive(Clone, Debug, Default)]
+struct Index {
+    slots: Vec<(u32, u32)>,
+}
+
+const EMPTY: u32 = u32::MAX;
+
+impl Index {
+    fn with_capacity(n: usize) -> Index {
+        if n == 0 {
+            return Index::default();
+        }
+        Index {
+            slots: vec![(EMPTY, 0); (n * 2).next_power_of_two().max(8)],
+        }
+    }
+
+    /// The entry holding `name` in any case, whose key's hash is `hash`.
+    #[inline]
+    fn find(&self, entries: &[Entry], hash: u64, name: &str) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let tag = hash as u32;
+        let mut i = (hash >> 32) as usize & mask;
+        loop {
+            let (pos, t) = self.slots[i];
+            if pos == EMPTY {
+                return None;
+            }
+            if t == tag {
+                if entries[pos as usize].name.key().eq_ignore_ascii_case(name) {
+                    return Some(pos as usize);
+                }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The entry holding the lower-case `key` whose hash is `hash`; `name`,
+    /// when given, is that key's shared name.
+    #[inline]
+    fn find_key(
+        &self,
+        entries: &[Entry],
+        hash: u64,
+        key: &str,
+        name: Option<&Name>,
+    ) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let tag = hash as u32;
+        let mut i = (hash >> 32) as usize & mask;
+        loop {
+            let (pos, t) = self.slots[i];
+            if pos == EMPTY {
+                return None;
+            }
+            if t == tag {
+                let other = &entries[pos as usize].name;
+                if name.is_some_and(|n| other.same(n)) || other.key() == key {
+                    return Some(pos as usize);
+                }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Records that entry `pos` (not yet indexed) has hash `hash`; `len`
+    /// is the number of entries once it is added.
+    fn add(&mut self, entries: &[Entry], hash: u64, pos: usize, len: usize) {
+        if len * 2 > self.slots.len() {
+            self.rebuild(entries, len);
+        }
+        self.put(hash, pos);
+    }
+
+    fn put(&mut self, hash: u64, pos: usize) {
+        let mask = self.slots.len() - 1;
+        let mut i = (hash >> 32) as usize & mask;
+        while self.slots[i].0 != EMPTY {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = (pos as u32, hash as u32);
+    }
+
+    /// A fresh index of `entries` (minus any not yet added), sized for
+    /// `len` entries.
+    fn rebuild(&mut self, entries: &[Entry], len: usize) {
+        let size = (len * 2).next_power_of_two().max(8);
+        self.slots.clear();
+        self.slots.resize(size, (EMPTY, 0));
+        for (pos, e) in entries.iter().enumerate() {
+            self.put(e.name.hash(), pos);
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct ClassAd {
     entries: Vec<Entry>,
-    index: FxHashMap<Rc<str>, usize>,
+    index: Index,
 }
 
 impl ClassAd {
@@ -35,7 +138,7 @@ impl ClassAd {
     pub fn with_capacity(n: usize) -> ClassAd {
         ClassAd {
             entries: Vec::with_capacity(n),
-            index: FxHashMap::with_capacity_and_hasher(n, Default::default()),
+            index: Index::with_capacity(n),
         }
     }
 
@@ -53,94 +156,77 @@ impl ClassAd {
         self.insert_shared(name, Rc::new(expr));
     }
 
-    /// Sets a parsed name (whose spelling and key are already shared) to
-    /// `expr`, without copying either.
+    /// Sets a parsed name to `expr`, without copying its spelling.
     pub fn insert_named(&mut self, name: &Name, expr: Expr) {
-        let expr = Rc::new(expr);
-        if let Some(&i) = self.index.get(name.key()) {
+        self.insert_name_shared(name, Rc::new(expr));
+    }
+
+    /// Sets a parsed name to an expression shared with other ads.
+    pub fn insert_name_shared(&mut self, name: &Name, expr: Rc<Expr>) {
+        if let Some(i) = self.index_of_name(name) {
             self.entries[i].expr = expr;
             return;
         }
-        self.index.insert(name.key_rc().clone(), self.entries.len());
+        let pos = self.entries.len();
+        self.index.add(&self.entries, name.hash(), pos, pos + 1);
         self.entries.push(Entry {
-            name: name.text_rc().clone(),
+            name: name.clone(),
             expr,
         });
     }
 
     /// Sets `name` to an expression shared with other ads.
     pub fn insert_shared(&mut self, name: &str, expr: Rc<Expr>) {
-        if !name.bytes().any(|b| b.is_ascii_uppercase()) {
-            // Already lower case: the spelling is the key.
-            if let Some(&i) = self.index.get(name) {
-                self.entries[i].expr = expr;
-                return;
-            }
-            let rc: Rc<str> = Rc::from(name);
-            self.index.insert(rc.clone(), self.entries.len());
-            self.entries.push(Entry { name: rc, expr });
-            return;
-        }
-        let key = name.to_ascii_lowercase();
-        if let Some(&i) = self.index.get(key.as_str()) {
+        if let Some(i) = self.find(name) {
             self.entries[i].expr = expr;
             return;
         }
-        self.index.insert(Rc::from(key), self.entries.len());
-        self.entries.push(Entry {
-            name: Rc::from(name),
-            expr,
-        });
+        self.insert_name_shared(&Name::new(name), expr);
+    }
+
+    /// The position of `name` in any case.
+    #[inline]
+    fn find(&self, name: &str) -> Option<usize> {
+        self.index.find(&self.entries, key_hash(name), name)
     }
 
     /// Attributes with their shared expressions, in insertion order.
     pub fn iter_shared(&self) -> impl Iterator<Item = (&str, &Rc<Expr>)> {
-        self.entries.iter().map(|e| (&*e.name, &e.expr))
+        self.entries.iter().map(|e| (e.name.as_str(), &e.expr))
     }
 
     /// Looks up by a key that is already lower case (as `Name::key` is).
     #[inline]
     pub fn get_by_key(&self, key: &str) -> Option<&Expr> {
-        self.index.get(key).map(|&i| &*self.entries[i].expr)
+        self.index_of(key).map(|i| &*self.entries[i].expr)
     }
 
     /// Looks a name up in any case.
     pub fn get(&self, name: &str) -> Option<&Expr> {
-        if name.bytes().any(|b| b.is_ascii_uppercase()) {
-            self.get_by_key(&name.to_ascii_lowercase())
-        } else {
-            self.get_by_key(name)
-        }
+        self.find(name).map(|i| &*self.entries[i].expr)
     }
 
     /// The name as first spelled in this ad.
     pub fn spelling(&self, name: &str) -> Option<&str> {
-        let key = name.to_ascii_lowercase();
-        self.index
-            .get(key.as_str())
-            .map(|&i| &*self.entries[i].name)
+        self.find(name).map(|i| self.entries[i].name.as_str())
     }
 
     pub fn contains(&self, name: &str) -> bool {
-        self.get(name).is_some()
+        self.find(name).is_some()
     }
 
     /// Removes `name` (any case); returns its expression if it was there.
     pub fn remove(&mut self, name: &str) -> Option<Expr> {
-        let key = name.to_ascii_lowercase();
-        let i = self.index.remove(key.as_str())?;
+        let i = self.find(name)?;
         let entry = self.entries.remove(i);
-        for v in self.index.values_mut() {
-            if *v > i {
-                *v -= 1;
-            }
-        }
+        let len = self.entries.len();
+        self.index.rebuild(&self.entries, len);
         Some(Rc::try_unwrap(entry.expr).unwrap_or_else(|shared| (*shared).clone()))
     }
 
     /// Attributes in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Expr)> {
-        self.entries.iter().map(|e| (&*e.name, &*e.expr))
+        self.entries.iter().map(|e| (e.name.as_str(), &*e.expr))
     }
 
     /// Attributes sorted case-insensitively by name, as HTCondor prints ads.
@@ -152,8 +238,8 @@ impl ClassAd {
 
     /// Copies every attribute of `other` into this ad (HTCondor's `Update`).
     pub fn update(&mut self, other: &ClassAd) {
-        for (n, e) in other.iter_shared() {
-            self.insert_shared(n, e.clone());
+        for e in &other.entries {
+            self.insert_name_shared(&e.name, e.expr.clone());
         }
     }
 }
@@ -169,7 +255,19 @@ impl ClassAd {
     /// The position of a lower-case key, for [`ClassAd::expr_at`].
     #[inline]
     pub fn index_of(&self, key: &str) -> Option<usize> {
-        self.index.get(key).copied()
+        self.index.find_key(&self.entries, key_hash(key), key, None)
+    }
+    /// The position of a name's key (its hash already known).
+    #[inline]
+    pub fn index_of_name(&self, name: &Name) -> Option<usize> {
+        self.index
+            .find_key(&self.entries, name.hash(), name.key(), Some(name))
+    }
+    /// The position of the lower-case `key` whose hash is `hash` (see
+    /// [`key_hash`]); `name`, when given, is that key's shared name.
+    #[inline]
+    pub fn index_of_key(&self, hash: u64, key: &str, name: Option<&Name>) -> Option<usize> {
+        self.index.find_key(&self.entries, hash, key, name)
     }
     #[inline]
     pub fn expr_at(&self, i: usize) -> &Expr {

@@ -11,17 +11,99 @@ use super::ad::ClassAd;
 use super::functions::Builtin;
 use super::value::Value;
 
-/// An attribute name as written, with its lower-case key for lookups.
-#[derive(Clone, Debug)]
-pub struct Name {
-    text: Rc<str>,
-    key: Rc<str>,
+/// An attribute name as written, with its lower-case key for lookups, the
+/// key's hash (see [`key_hash`]) and whether the key is one of the names
+/// evaluation treats specially. One shared allocation, so copying a name
+/// costs a reference count.
+#[derive(Clone)]
+pub struct Name(Rc<NameInner>);
+
+struct NameInner {
+    hash: u64,
+    special: Special,
+    text: Box<str>,
+    /// `None` when the spelling is already lower case.
+    key: Option<Box<str>>,
+}
+
+/// Names that scoped lookup answers itself when no ad defines them, known
+/// when the name is made so that evaluation need not compare strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Special {
+    None,
+    /// `toplevel` or `root`.
+    TopLevel,
+    /// `self` or `my`.
+    SelfAd,
+    Parent,
+    CurrentTime,
+    /// `target` or `other` (names the context ad defines in a match).
+    Target,
+}
+
+impl Special {
+    /// The special meaning of a lower-case key.
+    pub fn of_key(key: &str) -> Special {
+        match key {
+            "toplevel" | "root" => Special::TopLevel,
+            "self" | "my" => Special::SelfAd,
+            "parent" => Special::Parent,
+            "currenttime" => Special::CurrentTime,
+            "target" | "other" => Special::Target,
+            _ => Special::None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Name")
+            .field("text", &self.as_str())
+            .field("key", &self.key())
+            .finish()
+    }
+}
+
+/// The multiplier of rustc's Fx hash.
+const K: u64 = 0xf135_7aea_2e62_a9c5;
+
+/// ASCII upper-case letters of eight bytes made lower case (other bytes,
+/// UTF-8 ones included, unchanged), as `make_ascii_lowercase` does.
+#[inline(always)]
+fn lower8(x: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let heptets = x & (ONES * 0x7f);
+    let ge_a = heptets + ONES * (0x80 - b'A' as u64);
+    let gt_z = heptets + ONES * (0x80 - b'Z' as u64 - 1);
+    let upper = ge_a & !gt_z & !x & (ONES * 0x80);
+    x | (upper >> 2)
+}
+
+/// The hash of a name's lower-case key, computed from any spelling of it
+/// without allocating: ads index their attributes by it, and a [`Name`]
+/// computes it once when made.
+#[inline]
+pub fn key_hash(name: &str) -> u64 {
+    let b = name.as_bytes();
+    let mut h = (b.len() as u64).wrapping_mul(K);
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let x = u64::from_le_bytes(c.try_into().expect("eight bytes"));
+        h = (h.rotate_left(26) ^ lower8(x)).wrapping_mul(K);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut buf = [0u8; 8];
+        buf[..rest.len()].copy_from_slice(rest);
+        h = (h.rotate_left(26) ^ lower8(u64::from_le_bytes(buf))).wrapping_mul(K);
+    }
+    h ^ (h >> 29)
 }
 
 thread_local! {
     /// Attribute names are few and repeated in every ad (a job ad's sixty
     /// names recur in every job), so spellings are shared: parsing an ad
-    /// costs reference counts instead of two allocations per name. Bounded
+    /// costs a reference count instead of allocations per name. Bounded
     /// so that arbitrary input cannot grow it without limit.
     static NAMES: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, Name>> =
         std::cell::RefCell::new(rustc_hash::FxHashMap::default());
@@ -46,39 +128,56 @@ impl Name {
     }
 
     fn fresh(text: &str) -> Name {
-        let text: Rc<str> = Rc::from(text);
         let key = if text.bytes().any(|b| b.is_ascii_uppercase()) {
-            Rc::from(text.to_ascii_lowercase())
+            Some(Box::from(text.to_ascii_lowercase()))
         } else {
-            text.clone()
+            None
         };
-        Name { text, key }
+        let special = Special::of_key(key.as_deref().unwrap_or(text));
+        Name(Rc::new(NameInner {
+            hash: key_hash(text),
+            special,
+            text: Box::from(text),
+            key,
+        }))
     }
     /// The spelling as written.
+    #[inline]
     pub fn as_str(&self) -> &str {
-        &self.text
+        &self.0.text
     }
     /// The case-folded key used for lookups.
+    #[inline]
     pub fn key(&self) -> &str {
-        &self.key
+        self.0.key.as_deref().unwrap_or(&self.0.text)
     }
-    pub fn text_rc(&self) -> &Rc<str> {
-        &self.text
+    /// The hash of the key, as [`key_hash`] computes it.
+    #[inline]
+    pub fn hash(&self) -> u64 {
+        self.0.hash
     }
-    pub fn key_rc(&self) -> &Rc<str> {
-        &self.key
+    /// Whether evaluation treats the name specially.
+    #[inline]
+    pub fn special(&self) -> Special {
+        self.0.special
+    }
+    /// Whether both are the same shared name (a sufficient, not a
+    /// necessary, condition for equal keys).
+    #[inline]
+    pub fn same(&self, other: &Name) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
     }
 }
 
 impl std::fmt::Display for Name {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text)
+        f.write_str(self.as_str())
     }
 }
 
 impl PartialEq for Name {
     fn eq(&self, other: &Name) -> bool {
-        self.key == other.key
+        self.same(other) || (self.hash() == other.hash() && self.key() == other.key())
     }
 }
 

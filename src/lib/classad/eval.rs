@@ -17,7 +17,7 @@ use std::fmt;
 use std::rc::{Rc, Weak};
 
 use super::ad::ClassAd;
-use super::ast::{AttrRef, BinOp, Expr, Side, UnOp};
+use super::ast::{AttrRef, BinOp, Expr, Name, Side, Special, UnOp, key_hash};
 use super::value::{AbsTime, ListValue, Value};
 
 /// One level of scope: an ad, its lexical parent, and in a match the other
@@ -74,11 +74,15 @@ impl Scope {
     }
     /// The outermost frame of the chain (`toplevel`, and the start of `.x`).
     pub fn toplevel(&self) -> Scope {
+        self.top().clone()
+    }
+    /// The outermost frame, borrowed.
+    fn top(&self) -> &Scope {
         let mut cur = self;
         while let Some(p) = cur.parent() {
             cur = p;
         }
-        cur.clone()
+        cur
     }
     fn ptr(&self) -> *const Frame {
         Rc::as_ptr(&self.0)
@@ -177,10 +181,46 @@ const MAX_DEPTH: u32 = 20_000;
 /// How many attribute lookups one top-level evaluation may make.
 const MAX_STEPS: u64 = 1_000_000;
 
+/// A name to look up: its lower-case key, the key's hash, its special
+/// meaning, and when it comes from the tree the shared [`Name`] (whose
+/// identity answers most comparisons without reading the text).
+#[derive(Clone, Copy)]
+struct Key<'k> {
+    text: &'k str,
+    hash: u64,
+    special: Special,
+    name: Option<&'k Name>,
+}
+
+impl<'k> Key<'k> {
+    #[inline]
+    fn of_name(n: &'k Name) -> Key<'k> {
+        Key {
+            text: n.key(),
+            hash: n.hash(),
+            special: n.special(),
+            name: Some(n),
+        }
+    }
+    /// A key that is already lower case.
+    fn of_str(key: &'k str) -> Key<'k> {
+        Key {
+            text: key,
+            hash: key_hash(key),
+            special: Special::of_key(key),
+            name: None,
+        }
+    }
+    #[inline]
+    fn find(&self, ad: &ClassAd) -> Option<usize> {
+        ad.index_of_key(self.hash, self.text, self.name)
+    }
+}
+
 /// What a scoped lookup found.
-enum Found {
+enum Found<'s> {
     /// The attribute at `index` of the frame's ad.
-    Attr(Scope, usize),
+    Attr(&'s Scope, usize),
     /// A special name answered directly.
     Special(Value),
     Missing,
@@ -332,39 +372,38 @@ impl Evaluator {
     }
 
     fn eval_attr(&mut self, a: &AttrRef, scope: &Scope) -> Value {
-        let key = a.name.key();
+        let key = Key::of_name(&a.name);
         match &a.base {
             None => {
-                let start = if a.absolute {
-                    scope.toplevel()
-                } else {
-                    scope.clone()
-                };
-                match self.lookup_in_scope(&start, key) {
-                    Found::Attr(frame, i) => self.eval_found(&frame, i),
+                let start = if a.absolute { scope.top() } else { scope };
+                match self.lookup_in_scope(start, key) {
+                    Found::Attr(frame, i) => self.eval_found(frame, i),
                     Found::Special(v) => v,
                     Found::Missing => {
                         if a.absolute {
                             return Value::Undefined;
                         }
-                        match start.alternate() {
-                            Some(alt) => match self.lookup_in_scope(&alt, key) {
-                                Found::Attr(frame, i) => self.eval_found(&frame, i),
-                                Found::Special(v) => v,
-                                Found::Missing => Value::Undefined,
-                            },
+                        match start.0.alt.get().and_then(|w| w.upgrade()) {
+                            Some(alt) => {
+                                let alt = Scope(alt);
+                                match self.lookup_in_scope(&alt, key) {
+                                    Found::Attr(frame, i) => self.eval_found(frame, i),
+                                    Found::Special(v) => v,
+                                    Found::Missing => Value::Undefined,
+                                }
+                            }
                             None => Value::Undefined,
                         }
                     }
                 }
             }
-            Some(base) => {
-                let b = match self.target_shortcut(base, scope) {
-                    Some(v) => v,
-                    None => self.eval(base, scope),
-                };
-                self.select(b, key, scope)
-            }
+            Some(base) => match self.target_shortcut(base, scope) {
+                Some(t) => self.select_in(&t, key),
+                None => {
+                    let b = self.eval(base, scope);
+                    self.select_key(b, key, scope)
+                }
+            },
         }
     }
 
@@ -372,19 +411,19 @@ impl Evaluator {
     /// context ad's `.RIGHT`: when no ad between here and the match's
     /// context ad defines the name, it is the context's other ad. This is
     /// exactly what the general lookup would find, only cheaper.
-    fn target_shortcut(&mut self, base: &Expr, scope: &Scope) -> Option<Value> {
+    fn target_shortcut(&mut self, base: &Expr, scope: &Scope) -> Option<Scope> {
         let Expr::Attr(b) = base else { return None };
-        if b.base.is_some() || b.absolute || !matches!(b.name.key(), "target" | "other") {
+        if b.base.is_some() || b.absolute || b.name.special() != Special::Target {
             return None;
         }
-        let key = b.name.key();
+        let key = Key::of_name(&b.name);
         let mut cur = scope;
         loop {
             // The context ad's own `target` is the other ad.
             if let Some(t) = cur.0.target.get() {
-                return t.upgrade().map(|f| Value::Ad(Scope(f)));
+                return t.upgrade().map(Scope);
             }
-            if cur.ad().index_of(key).is_some() {
+            if key.find(cur.ad()).is_some() {
                 return None;
             }
             cur = cur.parent()?;
@@ -393,19 +432,28 @@ impl Evaluator {
 
     /// `value.name`: a lookup in an ad, mapped over a list.
     pub fn select(&mut self, base: Value, key: &str, scope: &Scope) -> Value {
+        self.select_key(base, Key::of_str(key), scope)
+    }
+
+    /// `name` looked up from the ad of `frame`.
+    fn select_in(&mut self, frame: &Scope, key: Key<'_>) -> Value {
+        match self.lookup_in_scope(frame, key) {
+            Found::Attr(f, i) => self.eval_found(f, i),
+            Found::Special(v) => v,
+            Found::Missing => Value::Undefined,
+        }
+    }
+
+    fn select_key(&mut self, base: Value, key: Key<'_>, scope: &Scope) -> Value {
         match base {
-            Value::Ad(frame) => match self.lookup_in_scope(&frame, key) {
-                Found::Attr(f, i) => self.eval_found(&f, i),
-                Found::Special(v) => v,
-                Found::Missing => Value::Undefined,
-            },
+            Value::Ad(frame) => self.select_in(&frame, key),
             Value::List(l) => {
                 let mut out = Vec::with_capacity(l.items.len());
                 for i in 0..l.items.len() {
                     let item = self.list_item(&l, i, scope);
                     let v = match item {
                         Value::Undefined => Value::Undefined,
-                        Value::Ad(_) | Value::List(_) => self.select(item, key, scope),
+                        Value::Ad(_) | Value::List(_) => self.select_key(item, key, scope),
                         _ => Value::Error,
                     };
                     out.push(v);
@@ -440,27 +488,27 @@ impl Evaluator {
         v
     }
 
-    fn lookup_in_scope(&mut self, start: &Scope, key: &str) -> Found {
-        let mut cur = start.clone();
+    fn lookup_in_scope<'s>(&mut self, start: &'s Scope, key: Key<'_>) -> Found<'s> {
+        let mut cur = start;
         loop {
-            if let Some(i) = cur.ad().index_of(key) {
+            if let Some(i) = key.find(cur.ad()) {
                 return Found::Attr(cur, i);
             }
-            let special = match key {
-                "toplevel" | "root" => Some(Value::Ad(start.toplevel())),
-                "self" | "my" => Some(Value::Ad(cur.clone())),
-                "parent" => Some(match cur.parent() {
+            let special = match key.special {
+                Special::None | Special::Target => None,
+                Special::TopLevel => Some(Value::Ad(start.toplevel())),
+                Special::SelfAd => Some(Value::Ad(cur.clone())),
+                Special::Parent => Some(match cur.parent() {
                     Some(p) => Value::Ad(p.clone()),
                     None => Value::Undefined,
                 }),
-                "currenttime" => Some(Value::Int(self.now())),
-                _ => None,
+                Special::CurrentTime => Some(Value::Int(self.now())),
             };
             if let Some(v) = special {
                 return Found::Special(v);
             }
             match cur.parent() {
-                Some(p) => cur = p.clone(),
+                Some(p) => cur = p,
                 None => return Found::Missing,
             }
         }
