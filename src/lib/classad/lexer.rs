@@ -244,7 +244,10 @@ impl<'a> Lexer<'a> {
     }
 
     pub fn next_token(&mut self) -> Result<Token<'a>, ParseError> {
-        self.skip_space()?;
+        let c = self.peek();
+        if c.is_ascii_whitespace() || c == b'/' {
+            self.skip_space()?;
+        }
         let start = self.pos;
         let (line, col) = (self.line, self.col(start));
         let tok = self.scan(start)?;
@@ -269,9 +272,11 @@ impl<'a> Lexer<'a> {
             return self.number(start, true);
         }
         if c.is_ascii_alphabetic() || c == b'_' {
-            while self.peek().is_ascii_alphanumeric() || self.peek() == b'_' {
-                self.pos += 1;
-            }
+            let rest = &self.src[self.pos + 1..];
+            self.pos += 1 + rest
+                .iter()
+                .position(|&b| !is_name_byte(b))
+                .unwrap_or(rest.len());
             // ASCII only, so the slice is on character boundaries.
             let word = &self.text[start..self.pos];
             let kw = |k: &str| word.eq_ignore_ascii_case(k);
@@ -289,10 +294,7 @@ impl<'a> Lexer<'a> {
             return self.string(start);
         }
         if c == b'\'' {
-            let raw = self.raw_quoted(start, b'\'')?;
-            let s = convert_escapes(raw)
-                .ok_or_else(|| self.err(start, "NUL character in quoted name"))?;
-            return Ok(Tok::QuotedIdent(s.into_owned()));
+            return self.quoted_name(start);
         }
         self.pos += 1;
         let n = self.peek();
@@ -413,22 +415,44 @@ impl<'a> Lexer<'a> {
                 "integers with a leading 0 are not allowed (no octal literals)",
             ));
         }
-        let _ = negative;
-        Ok(Tok::Int(text.parse::<i64>().unwrap_or(0)))
+        // As `text.parse::<i64>()`, with an out-of-range literal reading 0.
+        let mut v: u64 = 0;
+        for &d in int_digits {
+            match v
+                .checked_mul(10)
+                .and_then(|v| v.checked_add((d - b'0') as u64))
+            {
+                Some(n) => v = n,
+                None => return Ok(Tok::Int(0)),
+            }
+        }
+        Ok(Tok::Int(if negative {
+            if v <= 1 << 63 {
+                (v as i64).wrapping_neg()
+            } else {
+                0
+            }
+        } else {
+            i64::try_from(v).unwrap_or(0)
+        }))
     }
 
-    /// The raw text between quotes (escapes not yet converted), as a slice
-    /// of the source. A raw NUL byte is refused: it could not be printed
-    /// back in a form that reads again.
-    fn raw_quoted(&mut self, start: usize, delim: u8) -> Result<&'a [u8], ParseError> {
+    /// The raw text between quotes (escapes not yet converted), as the
+    /// range of the source it spans, and whether it holds a backslash. A
+    /// raw NUL byte is refused: it could not be printed back in a form that
+    /// reads again.
+    fn raw_quoted(&mut self, start: usize, delim: u8) -> Result<(usize, usize, bool), ParseError> {
         self.pos += 1;
         let from = self.pos;
+        let mut escaped = false;
         loop {
+            self.pos = scan_plain(self.src, self.pos, delim);
             let Some(&c) = self.src.get(self.pos) else {
                 return Err(self.err(start, "unterminated quoted text"));
             };
             match c {
                 b'\\' => {
+                    escaped = true;
                     self.pos += 1;
                     if let Some(&n) = self.src.get(self.pos) {
                         if n == b'\n' {
@@ -441,26 +465,33 @@ impl<'a> Lexer<'a> {
                     }
                 }
                 _ if c == delim => {
-                    let raw = &self.src[from..self.pos];
+                    let to = self.pos;
                     self.pos += 1;
-                    return Ok(raw);
+                    return Ok((from, to, escaped));
                 }
                 0 => return Err(self.err(start, "NUL character in quoted text")),
-                b'\n' => {
+                _ => {
+                    // A newline.
                     self.newline(self.pos);
                     self.pos += 1;
                 }
-                _ => self.pos += 1,
             }
         }
+    }
+
+    fn quoted_name(&mut self, start: usize) -> Result<Tok<'a>, ParseError> {
+        let (from, to, _) = self.raw_quoted(start, b'\'')?;
+        let s = convert_escapes(&self.src[from..to])
+            .ok_or_else(|| self.err(start, "NUL character in quoted name"))?;
+        Ok(Tok::QuotedIdent(s.into_owned()))
     }
 
     fn string(&mut self, start: usize) -> Result<Tok<'a>, ParseError> {
         if self.old_strings {
             return self.old_string(start);
         }
-        let first = self.raw_quoted(start, b'"')?;
-        let mut raw: Cow<'a, [u8]> = Cow::Borrowed(first);
+        let (from, to, mut escaped) = self.raw_quoted(start, b'"')?;
+        let mut more: Option<Vec<u8>> = None;
         // Adjacent literals separated only by white space are one string.
         loop {
             let save = (self.pos, self.line, self.line_start);
@@ -471,21 +502,29 @@ impl<'a> Lexer<'a> {
                 self.pos += 1;
             }
             if self.peek() == b'"' {
-                let more = self.raw_quoted(self.pos, b'"')?;
-                raw.to_mut().extend_from_slice(more);
+                let (f, t, e) = self.raw_quoted(self.pos, b'"')?;
+                escaped |= e;
+                more.get_or_insert_with(|| self.src[from..to].to_vec())
+                    .extend_from_slice(&self.src[f..t]);
             } else {
                 (self.pos, self.line, self.line_start) = save;
                 break;
             }
         }
-        let s = match raw {
-            // No escapes: the source text itself (valid UTF-8, cut at quotes).
-            Cow::Borrowed(b) if !b.contains(&b'\\') => {
-                Cow::Borrowed(std::str::from_utf8(b).unwrap_or_default())
-            }
-            other => convert_escapes(&other)
-                .ok_or_else(|| self.err(start, "NUL character in string literal"))?,
+        let raw = match &more {
+            Some(v) => &v[..],
+            // No escapes: the source text itself (cut at quotes, so on
+            // character boundaries).
+            None if !escaped => return Ok(Tok::Str(Cow::Borrowed(&self.text[from..to]))),
+            None => &self.src[from..to],
         };
+        if !escaped {
+            return Ok(Tok::Str(Cow::Owned(
+                String::from_utf8_lossy(raw).into_owned(),
+            )));
+        }
+        let s = convert_escapes(raw)
+            .ok_or_else(|| self.err(start, "NUL character in string literal"))?;
         Ok(Tok::Str(s))
     }
 
@@ -494,42 +533,87 @@ impl<'a> Lexer<'a> {
     /// backslash.
     fn old_string(&mut self, start: usize) -> Result<Tok<'a>, ParseError> {
         self.pos += 1;
-        let mut out = Vec::new();
+        let from = self.pos;
+        // Built only when a `\"` changes the text; `seg` is where the part
+        // not yet copied into it starts.
+        let mut out: Option<Vec<u8>> = None;
+        let mut seg = from;
         loop {
-            let Some(&c) = self.src.get(self.pos) else {
+            let i = scan_plain(self.src, self.pos, b'"');
+            let Some(&c) = self.src.get(i) else {
                 return Err(self.err(start, "unterminated string literal"));
             };
-            if c == b'\\' && self.peek_at(1) == b'"' {
-                let rest = &self.src[self.pos + 2..];
-                let line_rest: Vec<u8> =
-                    rest.iter().take_while(|&&b| b != b'\n').copied().collect();
-                if line_rest.iter().all(|b| b.is_ascii_whitespace()) {
-                    out.push(b'\\');
-                    self.pos += 2;
-                    break;
+            match c {
+                b'"' => {
+                    self.pos = i + 1;
+                    return Ok(Tok::Str(match out {
+                        None => Cow::Borrowed(&self.text[from..i]),
+                        Some(mut o) => {
+                            o.extend_from_slice(&self.src[seg..i]);
+                            Cow::Owned(owned_text(o))
+                        }
+                    }));
                 }
-                out.push(b'"');
-                self.pos += 2;
-                continue;
+                b'\\' if self.src.get(i + 1) == Some(&b'"') => {
+                    let o = out.get_or_insert_with(Vec::new);
+                    o.extend_from_slice(&self.src[seg..i]);
+                    self.pos = i + 2;
+                    seg = self.pos;
+                    let line_rest = self.src[i + 2..].iter().take_while(|&&b| b != b'\n');
+                    if line_rest.clone().all(|b| b.is_ascii_whitespace()) {
+                        o.push(b'\\');
+                        return Ok(Tok::Str(Cow::Owned(owned_text(out.unwrap_or_default()))));
+                    }
+                    o.push(b'"');
+                }
+                // A literal backslash.
+                b'\\' => self.pos = i + 1,
+                b'\n' => return Err(self.err(start, "unterminated string literal")),
+                _ => return Err(self.err(start, "NUL character in string literal")),
             }
-            if c == b'"' {
-                self.pos += 1;
-                break;
-            }
-            if c == b'\n' {
-                return Err(self.err(start, "unterminated string literal"));
-            }
-            if c == 0 {
-                return Err(self.err(start, "NUL character in string literal"));
-            }
-            out.push(c);
-            self.pos += 1;
         }
-        Ok(Tok::Str(Cow::Owned(match String::from_utf8(out) {
-            Ok(s) => s,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        })))
     }
+}
+
+/// Text from bytes that are valid UTF-8 in practice (cut from a `str` at
+/// ASCII bytes), with any invalid sequence replaced.
+fn owned_text(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
+}
+
+/// Whether `b` may continue a name.
+#[inline]
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The position of the first byte at or after `i` that is `delim`, a
+/// backslash, a newline or NUL (the end of `src` if none is), eight bytes
+/// at a time.
+#[inline]
+fn scan_plain(src: &[u8], mut i: usize, delim: u8) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = ONES * 0x80;
+    // The lowest flagged byte of `zeros(y)` is always a zero byte of `y`.
+    let zeros = |y: u64| y.wrapping_sub(ONES) & !y & HIGH;
+    while let Some(chunk) = src.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let m = zeros(x ^ (ONES * delim as u64))
+            | zeros(x ^ (ONES * b'\\' as u64))
+            | zeros(x ^ (ONES * b'\n' as u64))
+            | zeros(x);
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < src.len() && !matches!(src[i], b'\\' | b'\n' | 0) && src[i] != delim {
+        i += 1;
+    }
+    i
 }
 
 /// New-syntax escape conversion. `None` when the result would hold a NUL.
