@@ -10,6 +10,7 @@ mod cli_eval;
 mod cli_history;
 mod cli_q;
 mod cli_run;
+mod cli_status;
 mod cli_submit;
 mod config_man;
 mod man_pages;

@@ -24,6 +24,7 @@ pub fn bin(tool: &str) -> &'static str {
         "tern_release" => env!("CARGO_BIN_EXE_tern_release"),
         "tern_qedit" => env!("CARGO_BIN_EXE_tern_qedit"),
         "tern_history" => env!("CARGO_BIN_EXE_tern_history"),
+        "tern_status" => env!("CARGO_BIN_EXE_tern_status"),
         "tern_negotiate" => env!("CARGO_BIN_EXE_tern_negotiate"),
         "tern_shadow" => env!("CARGO_BIN_EXE_tern_shadow"),
         other => panic!("no binary named {other}; add it to tests/common/mod.rs"),

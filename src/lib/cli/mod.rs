@@ -24,6 +24,7 @@ pub mod qedit;
 pub mod release;
 pub mod rm;
 pub mod shadow;
+pub mod status;
 pub mod submit;
 
 use std::ffi::OsString;

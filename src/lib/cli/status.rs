@@ -1,0 +1,516 @@
+//! `tern_status`: this machine's slots, as HTCondor's `condor_status`
+//! shows a pool's.
+//!
+//! The slots come from the queue database's `slots` table (kept by the
+//! negotiation pass); each row becomes the slot's ad with the machine
+//! detected afresh ([`crate::machine`]). A database with no slots yet
+//! (nothing has run) shows the configured layout, every slot Unclaimed, so
+//! a fresh install shows what it will offer. Nothing is created.
+//!
+//! The default table, `-run`/`-claimed` and the totals follow
+//! condor_status's print formats and totals (prettyPrint.cpp, totals.cpp)
+//! as they come out when the output is not a terminal; `-long`, `-json`,
+//! `-af` and `-format` share their renderers with `tern_q` and
+//! `tern_history` ([`super::format`]).
+
+use std::ffi::OsString;
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+use std::rc::Rc;
+
+use clap::Parser;
+
+use super::format::{self, AfFlags, PrintMask};
+use super::history::split_af_flags;
+use super::submit::{queue_error, spool_dir};
+use super::{CliError, parse_args, run_tool};
+use crate::classad::parser::parse_expr_old;
+use crate::classad::{ClassAd, Expr, eval_in};
+use crate::config::Config;
+use crate::machine::{self, Machine};
+use crate::queue::Queue;
+
+/// Show this machine's slots.
+///
+/// By default every slot is one line (name, operating system, state,
+/// activity, load, memory and how long it has been in its activity),
+/// followed by totals per platform. -available, -claimed and -run choose
+/// slots by state; -constraint and NAME arguments choose slots by their ad.
+/// Options may be written with one dash or two and shortened to any unique
+/// prefix.
+#[derive(Parser, Debug)]
+#[command(
+    name = "tern_status",
+    version,
+    after_help = "Examples:\n  \
+        tern_status\n  \
+        tern_status -avail\n  \
+        tern_status -af Name Cpus Memory State\n  \
+        tern_status -constraint 'Cpus >= 4' -long\n  \
+        tern_status -total"
+)]
+pub struct Args {
+    /// Show only slots that can take a job now (Unclaimed, with cpus and
+    /// memory left)
+    #[arg(long, visible_alias = "avail")]
+    pub available: bool,
+
+    /// Show only claimed slots, with who holds them
+    #[arg(long)]
+    pub claimed: bool,
+
+    /// Show only slots running jobs, with who runs them (as -claimed)
+    #[arg(long)]
+    pub run: bool,
+
+    /// Show only slots for which EXPR is true (repeatable; all must hold)
+    #[arg(long, value_name = "EXPR")]
+    pub constraint: Vec<String>,
+
+    /// Print only the totals
+    #[arg(long)]
+    pub total: bool,
+
+    /// Print whole slot ads, one attribute per line, sorted by name, with a
+    /// blank line after each slot
+    #[arg(long, short = 'l')]
+    pub long: bool,
+
+    /// Print the slot ads as one JSON array
+    #[arg(long)]
+    pub json: bool,
+
+    /// With -long or -json, print only these attributes (separated by
+    /// commas)
+    #[arg(long, value_name = "NAME,...")]
+    pub attributes: Vec<String>,
+
+    /// Print these attributes or expressions of each slot on one line;
+    /// -af:FLAGS takes the flags l h V r , t n g as tern_q does
+    #[arg(long = "autoformat", visible_alias = "af", num_args = 1.., value_name = "ATTR")]
+    pub autoformat: Vec<String>,
+
+    /// The flags of -af:FLAGS (set by the rewrite of `-af:FLAGS`).
+    #[arg(long = "tern-af-flags", hide = true)]
+    pub af_flags: Option<String>,
+
+    /// Print ATTR with the printf-style FORMAT (%d %f %s %v %V %r %T %Y);
+    /// no newline is added
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["FORMAT", "ATTR"],
+        allow_hyphen_values = true
+    )]
+    pub format: Vec<String>,
+
+    /// Size the totals' platform column to its longest entry instead of
+    /// 14 columns; lines are never cut to the terminal's width
+    #[arg(long)]
+    pub wide: bool,
+
+    /// Slots to show: a slot name (slot1, slot1_2), a full name
+    /// (slot1@host) or the machine's name
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
+}
+
+pub fn main() -> ExitCode {
+    run_tool("tern_status", run)
+}
+
+/// How the slots are printed.
+enum Output {
+    Normal,
+    Run,
+    Long(Option<Vec<String>>),
+    Json(Option<Vec<String>>),
+    Mask(PrintMask),
+}
+
+/// The command line, checked.
+struct Options {
+    output: Output,
+    /// -available / -claimed / -run: a slot must match one of these.
+    modes: Vec<Expr>,
+    /// -constraint: a slot must match all of these.
+    constraints: Vec<Expr>,
+    names: Vec<String>,
+    total_only: bool,
+    wide: bool,
+}
+
+pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
+    let opts = match parse_args::<Args>(split_af_flags(argv)).and_then(|(a, _)| options(&a)) {
+        Ok(o) => o,
+        Err(e) => return Err(exit_one(e)),
+    };
+    let cfg = Config::load().map_err(|e| CliError::Failed {
+        msg: e.to_string(),
+        hint: None,
+    })?;
+    for w in cfg.warnings() {
+        eprintln!("tern_status: {w}");
+    }
+    let now = crate::clock::now();
+    let machine = Machine::detect(&cfg).map_err(|e| CliError::Failed {
+        msg: e.to_string(),
+        hint: Some("tern_status(1) describes the slot knobs".into()),
+    })?;
+    let spool = spool_dir(&cfg)?;
+    let mut rows = match Queue::open(&spool, false).map_err(queue_error)? {
+        Some(q) => machine::load_slots(q.conn()).map_err(|e| CliError::Failed {
+            msg: e.to_string(),
+            hint: None,
+        })?,
+        None => Vec::new(),
+    };
+    if rows.is_empty() {
+        rows = machine::configured_rows(&machine, now);
+    }
+    let ads: Vec<ClassAd> = rows
+        .iter()
+        .map(|r| machine::slot_ad(&machine, r, now))
+        .filter(|ad| chosen(&opts, ad))
+        .collect();
+    let text = render(&opts, &ads, now);
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// condor_status exits 1 for a bad command line; the shared plumbing says
+/// 2. Help and version stay 0.
+fn exit_one(e: CliError) -> CliError {
+    if e.exit_code() != 2 {
+        return e;
+    }
+    let mut msg = match &e {
+        CliError::Clap(ce) => {
+            let text = ce.render().to_string();
+            text.strip_prefix("error: ").unwrap_or(&text).to_string()
+        }
+        other => other.to_string(),
+    };
+    while msg.ends_with('\n') {
+        msg.pop();
+    }
+    let mut text = format!("tern_status: error: {msg}\n");
+    if let Some(h) = e.hint() {
+        text.push_str(&format!("hint: {h}\n"));
+    }
+    let _ = io::stderr().write_all(text.as_bytes());
+    CliError::Reported(1)
+}
+
+fn options(args: &Args) -> Result<Options, CliError> {
+    let usage = |msg: &str| CliError::Usage {
+        msg: msg.into(),
+        hint: None,
+    };
+    if args.long && args.json {
+        return Err(usage("cannot print as both -long and -json"));
+    }
+    let mut constraints = Vec::new();
+    for c in &args.constraint {
+        let e = parse_expr_old(c).map_err(|e| CliError::Parse {
+            what: format!("constraint '{c}'"),
+            line: None,
+            col: e.col,
+            msg: e.msg,
+            hint: None,
+        })?;
+        constraints.push(e);
+    }
+    let mut modes = Vec::new();
+    let built_in = |t: &str| parse_expr_old(t).expect("a built-in constraint parses");
+    if args.available {
+        modes.push(built_in("State == \"Unclaimed\" && Cpus > 0 && Memory > 0"));
+    }
+    if args.claimed || args.run {
+        modes.push(built_in("State == \"Claimed\""));
+    }
+    let attrs = (!args.attributes.is_empty()).then(|| format::attribute_list(&args.attributes));
+    let mut mask = PrintMask::default();
+    for pair in args.format.chunks(2) {
+        if let [f, a] = pair {
+            mask.format(f, a)?;
+        }
+    }
+    if !args.autoformat.is_empty() {
+        let flags = AfFlags::parse(args.af_flags.as_deref().unwrap_or(""));
+        mask.autoformat(flags, &args.autoformat)?;
+    }
+    let output = if args.json {
+        Output::Json(attrs)
+    } else if args.long {
+        Output::Long(attrs)
+    } else if !mask.is_empty() {
+        Output::Mask(mask)
+    } else if args.claimed || args.run {
+        Output::Run
+    } else {
+        Output::Normal
+    };
+    Ok(Options {
+        output,
+        modes,
+        constraints,
+        names: args.names.clone(),
+        total_only: args.total,
+        wide: args.wide,
+    })
+}
+
+/// Whether a slot passes the options' tests.
+fn chosen(opts: &Options, ad: &ClassAd) -> bool {
+    if !opts.names.is_empty() {
+        let name = format::string(ad, "Name").unwrap_or_default();
+        let machine = format::string(ad, "Machine").unwrap_or_default();
+        let slot = name.split('@').next().unwrap_or("");
+        if !opts
+            .names
+            .iter()
+            .any(|n| *n == name || *n == machine || *n == slot)
+        {
+            return false;
+        }
+    }
+    let shared = Rc::new(ad.clone());
+    let test = |e: &Expr| eval_in(&shared, e).is_true();
+    (opts.modes.is_empty() || opts.modes.iter().any(test)) && opts.constraints.iter().all(test)
+}
+
+fn render(opts: &Options, ads: &[ClassAd], now: i64) -> String {
+    match &opts.output {
+        Output::Long(attrs) => format::long(ads, attrs.as_deref()),
+        Output::Json(_) if ads.is_empty() => String::new(),
+        Output::Json(attrs) => format::json(ads, attrs.as_deref()),
+        Output::Mask(mask) => mask.render(ads),
+        Output::Normal | Output::Run if ads.is_empty() => String::new(),
+        Output::Normal | Output::Run => {
+            let run = matches!(opts.output, Output::Run);
+            let mut out = String::new();
+            if !opts.total_only {
+                let columns = if run { run_columns() } else { normal_columns() };
+                out.push_str(&table(&columns, ads, now));
+            }
+            out.push('\n');
+            out.push_str(&totals(ads, run, opts.wide));
+            out
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The tables
+
+/// What a column shows.
+#[derive(Clone, Copy)]
+enum Cell {
+    /// A string attribute, left-aligned.
+    Text(&'static str),
+    /// A number attribute as `%.3f`.
+    Load(&'static str),
+    /// An integer attribute as `%4d`.
+    Int(&'static str),
+    /// The time since EnteredCurrentActivity, `%T`.
+    ActivityTime,
+}
+
+struct Column {
+    heading: &'static str,
+    cell: Cell,
+    /// The least width; a column grows to its widest value.
+    width: usize,
+    right: bool,
+    /// No blank before this column.
+    no_prefix: bool,
+}
+
+const fn col(heading: &'static str, cell: Cell, width: usize, right: bool) -> Column {
+    Column {
+        heading,
+        cell,
+        width,
+        right,
+        no_prefix: false,
+    }
+}
+
+/// condor_status's slot columns (ppSetStartdNormalCols) as they come out
+/// when the output is not a terminal.
+fn normal_columns() -> Vec<Column> {
+    vec![
+        col("Name", Cell::Text("Name"), 19, false),
+        col("OpSys", Cell::Text("OpSys"), 10, false),
+        col("Arch", Cell::Text("Arch"), 6, false),
+        col("State", Cell::Text("State"), 9, false),
+        col("Activity", Cell::Text("Activity"), 8, false),
+        col("LoadAv", Cell::Load("CondorLoadAvg"), 6, true),
+        col("Mem", Cell::Int("Memory"), 0, true),
+        Column {
+            no_prefix: true,
+            ..col("  ActvtyTime", Cell::ActivityTime, 12, true)
+        },
+    ]
+}
+
+/// The -run / -claimed columns (ppSetRunCols).
+fn run_columns() -> Vec<Column> {
+    vec![
+        col("Name", Cell::Text("Name"), 17, false),
+        col("OpSys", Cell::Text("OpSys"), 11, false),
+        col("Arch", Cell::Text("Arch"), 6, false),
+        col("LoadAv", Cell::Load("CondorLoadAvg"), 6, true),
+        col("RemoteUser", Cell::Text("RemoteUser"), 20, false),
+        col("ClientMachine", Cell::Text("ClientMachine"), 16, false),
+    ]
+}
+
+fn cell_text(cell: Cell, ad: &ClassAd, now: i64) -> String {
+    match cell {
+        Cell::Text(a) => format::string(ad, a).unwrap_or_default(),
+        Cell::Load(a) => {
+            format::number(ad, a).map_or_else(|| "[???]".into(), |v| format!("{v:.3}"))
+        }
+        Cell::Int(a) => {
+            format::number(ad, a).map_or_else(|| "[??]".into(), |v| format!("{:4}", v as i64))
+        }
+        Cell::ActivityTime => {
+            let at = format::number(ad, "MyCurrentTime").map_or(now, |v| v as i64);
+            match format::number(ad, "EnteredCurrentActivity") {
+                Some(t) => format::run_time(at - t as i64),
+                None => "-".into(),
+            }
+        }
+    }
+}
+
+/// The heading line, a blank line, then one line per slot. Columns are
+/// separated by one blank and grow to fit their values; trailing blanks
+/// are dropped.
+fn table(columns: &[Column], ads: &[ClassAd], now: i64) -> String {
+    let cells: Vec<Vec<String>> = ads
+        .iter()
+        .map(|ad| columns.iter().map(|c| cell_text(c.cell, ad, now)).collect())
+        .collect();
+    let widths: Vec<usize> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            cells.iter().map(|r| r[i].chars().count()).fold(
+                c.width.max(if c.width == 0 { c.heading.len() } else { 0 }),
+                usize::max,
+            )
+        })
+        .collect();
+    let line = |texts: &[&str], heading: bool| {
+        let mut s = String::new();
+        for (i, (c, t)) in columns.iter().zip(texts).enumerate() {
+            if i > 0 && !c.no_prefix {
+                s.push(' ');
+            }
+            let w = widths[i];
+            if c.right && !heading {
+                s.push_str(&format!("{t:>w$}"));
+            } else {
+                s.push_str(&format!("{t:<w$}"));
+            }
+        }
+        let mut s = s.trim_end().to_string();
+        s.push('\n');
+        s
+    };
+    let headings: Vec<&str> = columns.iter().map(|c| c.heading).collect();
+    let mut out = line(&headings, true);
+    out.push('\n');
+    for row in &cells {
+        let texts: Vec<&str> = row.iter().map(String::as_str).collect();
+        out.push_str(&line(&texts, false));
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Totals
+
+/// The totals block (TrackTotals::displayTotals): a heading, a row per
+/// Arch/OpSys, a blank line and the Total row.
+fn totals(ads: &[ClassAd], run: bool, wide: bool) -> String {
+    // Per key: state counts, or (slots, load sum) for -run.
+    let mut keys: std::collections::BTreeMap<String, [i64; 9]> = Default::default();
+    let mut loads: std::collections::BTreeMap<String, f64> = Default::default();
+    let mut all = [0i64; 9];
+    let mut all_load = 0.0;
+    for ad in ads {
+        let (Some(arch), Some(opsys)) = (format::string(ad, "Arch"), format::string(ad, "OpSys"))
+        else {
+            continue;
+        };
+        let key = format!("{arch}/{opsys}");
+        let counts = keys.entry(key.clone()).or_default();
+        if run {
+            let load = format::number(ad, "LoadAvg").unwrap_or(0.0);
+            counts[0] += 1;
+            all[0] += 1;
+            *loads.entry(key).or_default() += load;
+            all_load += load;
+            continue;
+        }
+        let state = format::string(ad, "State").unwrap_or_default();
+        // Total Owner Claimed Unclaimed Matched Preempting Drain Backfill BkIdle
+        let i = match state.as_str() {
+            "Owner" => 1,
+            "Claimed" => 2,
+            "Unclaimed" => 3,
+            "Matched" => 4,
+            "Preempting" => 5,
+            "Drained" => 6,
+            "Backfill" => 7,
+            _ => continue,
+        };
+        for c in [&mut *counts, &mut all] {
+            c[0] += 1;
+            c[i] += 1;
+        }
+    }
+    let width = if wide {
+        keys.keys().map(|k| k.chars().count()).fold(5, usize::max)
+    } else {
+        14
+    };
+    let key_cell = |k: &str| {
+        let cut: String = k.chars().take(width).collect();
+        format!("{cut:>width$}")
+    };
+    let info = |c: &[i64; 9], load: f64| {
+        if run {
+            let avg = if c[0] > 0 { load / c[0] as f64 } else { 0.0 };
+            format!("{:9}  {:11}  {:11}   {avg:.3}\n", c[0], 0, 0)
+        } else {
+            format!(
+                "{:6} {:5} {:7} {:9} {:7} {:10} {:6} {:8} {:6}\n",
+                c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]
+            )
+        }
+    };
+    let mut out = " ".repeat(width);
+    out.push_str(if run {
+        " Machines         MIPS       KFLOPS   AvgLoadAvg\n\n"
+    } else {
+        " Total Owner Claimed Unclaimed Matched Preempting  Drain Backfill BkIdle\n\n"
+    });
+    for (k, c) in &keys {
+        out.push_str(&key_cell(k));
+        out.push_str(&info(c, loads.get(k).copied().unwrap_or(0.0)));
+    }
+    if !keys.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(&key_cell("Total"));
+    out.push_str(&info(&all, all_load));
+    out
+}
