@@ -10,7 +10,7 @@
 //!
 //! - `exit N`: exit with code N now.
 //! - `sleep S`: sleep S seconds (fractions allowed).
-//! - `spin S`: burn S seconds of cpu, so the job has user cpu time.
+//! - `spin S`: burn S seconds of cpu time, so the job has user cpu time.
 //! - `ignore-term`: ignore SIGTERM from now on.
 //! - `pidfile F`: later `fork-sleep`s append their child's pid to F.
 //! - `fork-sleep S`: fork a child that sleeps S seconds; it outlives this
@@ -33,7 +33,7 @@
 //! A bad verb or argument prints `fake_job: ...` on stderr and exits 99.
 
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -170,13 +170,26 @@ fn append(file: &str, text: &str) {
 }
 
 fn spin(d: Duration) {
-    let start = Instant::now();
+    // Counted in this process's cpu time, not wall time, so a loaded
+    // machine still gets a job with at least S seconds of user cpu.
+    let start = cpu_time();
     let mut x: u64 = 1;
-    while start.elapsed() < d {
+    while cpu_time() - start < d {
         for _ in 0..100_000 {
             x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
         }
     }
+}
+
+fn cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts);
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 fn grow(mib: usize) -> Vec<u8> {

@@ -120,7 +120,6 @@ fn number(env: &RunEnv, job: &str, attr: &str) -> f64 {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn ten_jobs_complete_with_their_outputs_exit_codes_usage_and_events() {
     let env = RunEnv::new();
     std::fs::create_dir(env.path("run")).unwrap();
@@ -136,7 +135,7 @@ fn ten_jobs_complete_with_their_outputs_exit_codes_usage_and_events() {
     let spin = env.submit(
         "spin.sub",
         &job(
-            "spin 2.5 exit 0",
+            "spin 1.5 exit 0",
             "initialdir = run\nlog = ten.log\nqueue\n",
         ),
     );
@@ -179,14 +178,13 @@ fn ten_jobs_complete_with_their_outputs_exit_codes_usage_and_events() {
     assert_eq!(wait_history(&env, &id, TIMEOUT), 4);
     assert!(
         number(&env, &id, "RemoteUserCpu") > 0.0,
-        "a job that spun 2.5 s has user cpu time"
+        "a job that spun 1.5 s of cpu has user cpu time"
     );
     assert_eq!(job_events(&env.path("run/ten.log"), &id), [0, 1, 5]);
     check_logs_with_htcondor(&[env.path("run/ten.log")]);
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn a_job_killed_by_a_signal_exits_by_that_signal() {
     let env = RunEnv::new();
     let c = env.submit(
@@ -211,7 +209,6 @@ fn a_job_killed_by_a_signal_exits_by_that_signal() {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn a_job_runs_in_its_iwd_with_its_arguments_environment_and_input() {
     let env = RunEnv::new();
     std::fs::create_dir(env.path("iwd")).unwrap();
@@ -237,7 +234,6 @@ fn a_job_runs_in_its_iwd_with_its_arguments_environment_and_input() {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn rm_of_a_running_job_kills_it_and_moves_it_to_the_history() {
     let env = RunEnv::new();
     let c = env.submit(
@@ -260,7 +256,6 @@ fn rm_of_a_running_job_kills_it_and_moves_it_to_the_history() {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn hold_of_a_running_job_kills_it_and_release_runs_it_again() {
     let env = RunEnv::new();
     let c = env.submit(
@@ -397,7 +392,6 @@ fn rm_sigterm_ignorer(env: &RunEnv, lines: &str) -> Duration {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn a_job_ignoring_sigterm_is_killed_after_its_job_max_vacate_time() {
     let env = RunEnv::new().knob("KILLING_TIMEOUT", "300");
     let lived = rm_sigterm_ignorer(&env, "job_max_vacate_time = 2\n");
@@ -408,7 +402,6 @@ fn a_job_ignoring_sigterm_is_killed_after_its_job_max_vacate_time() {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn a_job_ignoring_sigterm_is_killed_after_the_killing_timeout() {
     let env = RunEnv::new().knob("KILLING_TIMEOUT", "2");
     let lived = rm_sigterm_ignorer(&env, "");
@@ -427,7 +420,6 @@ fn pids(env: &RunEnv, file: &str) -> Vec<i32> {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn a_job_that_exits_leaves_no_forked_child_alive() {
     let env = RunEnv::new();
     let c = env.submit(
@@ -447,7 +439,6 @@ fn a_job_that_exits_leaves_no_forked_child_alive() {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn a_removed_job_leaves_no_forked_child_alive() {
     let env = RunEnv::new();
     let c = env.submit(
@@ -468,7 +459,6 @@ fn a_removed_job_leaves_no_forked_child_alive() {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn a_killed_shadow_requeues_its_job_which_runs_once_more() {
     // The first run sleeps until killed; the second exits at once.
     let env = RunEnv::new();
@@ -503,7 +493,6 @@ fn a_killed_shadow_requeues_its_job_which_runs_once_more() {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn twenty_concurrent_passes_start_each_of_200_jobs_exactly_once() {
     const JOBS: usize = 200;
     let env = RunEnv::new().knob("NEGOTIATE_ON_SUBMIT", "false");
@@ -554,7 +543,6 @@ fn twenty_concurrent_passes_start_each_of_200_jobs_exactly_once() {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn a_two_cpu_job_takes_two_cpus_of_the_partitionable_slot() {
     // Four cpus: two 2-cpu jobs run, the third waits.
     let env = RunEnv::new();
@@ -626,7 +614,6 @@ fn a_two_cpu_job_takes_two_cpus_of_the_partitionable_slot() {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn periodic_remove_removes_a_running_job() {
     let env = RunEnv::new();
     let c = env.submit(
@@ -651,7 +638,6 @@ fn periodic_remove_removes_a_running_job() {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn periodic_hold_holds_a_running_job_and_periodic_release_releases_it() {
     // Held during its first run, released two seconds later; the second
     // run exits at once.
@@ -686,7 +672,6 @@ fn periodic_hold_holds_a_running_job_and_periodic_release_releases_it() {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn on_exit_remove_false_requeues_the_job_after_each_run() {
     let env = RunEnv::new();
     let c = env.submit(
@@ -719,7 +704,6 @@ fn on_exit_remove_false_requeues_the_job_after_each_run() {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn an_on_exit_remove_expression_completes_the_job_on_its_third_run() {
     let env = RunEnv::new();
     let c = env.submit(
@@ -742,7 +726,6 @@ fn an_on_exit_remove_expression_completes_the_job_on_its_third_run() {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn a_growing_job_reports_its_memory_and_an_image_size_event() {
     let env = RunEnv::new().knob("STARTER_INITIAL_UPDATE_INTERVAL", "1");
     let c = env.submit(
@@ -773,7 +756,6 @@ fn hold_reason_after(env: &RunEnv, text: &str, spoil: impl FnOnce()) -> String {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn a_missing_iwd_holds_the_job_with_a_reason_naming_it() {
     let env = RunEnv::new().knob("NEGOTIATE_ON_SUBMIT", "false");
     std::fs::create_dir(env.path("gone")).unwrap();
@@ -784,7 +766,6 @@ fn a_missing_iwd_holds_the_job_with_a_reason_naming_it() {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn a_missing_executable_holds_the_job_with_a_reason_naming_it() {
     let env = RunEnv::new().knob("NEGOTIATE_ON_SUBMIT", "false");
     let prog = env.path("prog");
@@ -798,7 +779,6 @@ fn a_missing_executable_holds_the_job_with_a_reason_naming_it() {
 }
 
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn an_unwritable_output_holds_the_job_with_a_reason_naming_it() {
     let env = RunEnv::new().knob("NEGOTIATE_ON_SUBMIT", "false");
     std::fs::create_dir(env.path("outdir")).unwrap();
@@ -817,7 +797,6 @@ fn an_unwritable_output_holds_the_job_with_a_reason_naming_it() {
 /// kind a run writes: 000 001 005 (exit and signal) 006 009 012 013, and
 /// 004 010 011 when their tools are built.
 #[test]
-#[ignore = "waiting for tern_negotiate and tern_shadow"]
 fn event_logs_of_every_kind_parse_with_htcondor_job_event_log() {
     let env = RunEnv::new().knob("STARTER_INITIAL_UPDATE_INTERVAL", "1");
     let log = "all.log";

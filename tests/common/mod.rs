@@ -27,6 +27,9 @@ pub fn bin(tool: &str) -> &'static str {
         "tern_status" => env!("CARGO_BIN_EXE_tern_status"),
         "tern_negotiate" => env!("CARGO_BIN_EXE_tern_negotiate"),
         "tern_shadow" => env!("CARGO_BIN_EXE_tern_shadow"),
+        "tern_vacate_job" => env!("CARGO_BIN_EXE_tern_vacate_job"),
+        "tern_suspend" => env!("CARGO_BIN_EXE_tern_suspend"),
+        "tern_continue" => env!("CARGO_BIN_EXE_tern_continue"),
         other => panic!("no binary named {other}; add it to tests/common/mod.rs"),
     }
 }
@@ -262,12 +265,20 @@ impl RunEnv {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let out = self
-            .command(tool)
-            .args(args)
-            .output()
-            .unwrap_or_else(|e| panic!("running {tool}: {e}"));
-        Run::from(out)
+        let args: Vec<S> = args.into_iter().collect();
+        // A build in the same target directory replaces the binaries while
+        // tests run; one missing for a moment is waited for, briefly.
+        let mut tries = 0;
+        loop {
+            match self.command(tool).args(&args).output() {
+                Ok(out) => return Run::from(out),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 50 => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                Err(e) => panic!("running {tool}: {e}"),
+            }
+        }
     }
 
     /// Runs `tool` and asserts it succeeded with nothing on stderr; its
