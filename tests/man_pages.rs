@@ -72,6 +72,8 @@ fn every_option_is_on_its_page() {
         ("tern_qedit", tern::cli::qedit::Args::command()),
         ("tern_history", tern::cli::history::Args::command()),
         ("tern_status", tern::cli::status::Args::command()),
+        ("tern_negotiate", tern::cli::negotiate::Args::command()),
+        ("tern_shadow", tern::cli::shadow::Args::command()),
     ];
     // Every tool in src/bin is in the list above.
     for bin in std::fs::read_dir(root().join("src/bin")).unwrap() {

@@ -1,6 +1,7 @@
-//! The job actions behind `tern_rm`, `tern_hold` and `tern_release`, as
-//! HTCondor's `condor_rm` family (one program, `src/condor_rm.V6/rm.cpp`)
-//! asks the schedd to do them (`Scheduler::actOnJobs`).
+//! The job actions behind `tern_rm`, `tern_hold`, `tern_release`,
+//! `tern_vacate_job`, `tern_suspend` and `tern_continue`, as HTCondor's
+//! `condor_rm` family (one program, `src/condor_rm.V6/rm.cpp`) asks the
+//! schedd to do them (`Scheduler::actOnJobs`).
 //!
 //! A command line makes up to two requests, in this order:
 //!
@@ -18,9 +19,12 @@
 //! no job at all makes the exit status 1, as in HTCondor; one that acts on
 //! some is a success even when others were refused.
 //!
-//! A running job is not stopped here: its new JobStatus (and the reason) is
-//! the request, which the job's shadow reads from the queue; a removed job
-//! leaves the queue once nothing runs it.
+//! A running job is not stopped here: the transaction records a request
+//! for its shadow (and, for rm and hold, the new JobStatus and reason), and
+//! the shadow, woken once it has committed, carries it out; a removed job
+//! leaves the queue once nothing runs it. Vacate, suspend and continue
+//! change nothing in the job themselves: the shadow sets JobStatus (Idle,
+//! Suspended, Running) when it has done what was asked.
 //!
 //! Once a transaction has committed, the job event logs of the jobs it
 //! changed get their events (009 aborted, 012 held, 013 released), except
@@ -48,6 +52,13 @@ pub enum Action {
     ForceRemove,
     Hold,
     Release,
+    /// `tern_vacate_job`: the job's KillSig, SIGKILL after its vacate time,
+    /// and back to Idle.
+    Vacate,
+    /// `tern_vacate_job -fast`: SIGKILL at once, and back to Idle.
+    VacateFast,
+    Suspend,
+    Continue,
 }
 
 impl Action {
@@ -58,6 +69,10 @@ impl Action {
             Action::ForceRemove => "removed locally (remote state unknown)",
             Action::Hold => "held",
             Action::Release => "released",
+            Action::Vacate => "vacated",
+            Action::VacateFast => "fast-vacated",
+            Action::Suspend => "suspended",
+            Action::Continue => "continued",
         }
     }
 
@@ -67,6 +82,10 @@ impl Action {
             Action::Remove | Action::ForceRemove => "remove",
             Action::Hold => "hold",
             Action::Release => "release",
+            Action::Vacate => "vacate",
+            Action::VacateFast => "fast-vacate",
+            Action::Suspend => "suspend",
+            Action::Continue => "continue",
         }
     }
 
@@ -95,6 +114,25 @@ impl Action {
             }
             Action::Hold => s != status::HELD,
             Action::Release => s == status::HELD,
+            // HTCondor vacates only running jobs; a suspended one is
+            // continued and stopped by its shadow all the same.
+            Action::Vacate | Action::VacateFast => is_running(s),
+            Action::Suspend => s == status::RUNNING || s == status::TRANSFERRING_OUTPUT,
+            Action::Continue => s == status::SUSPENDED,
+        }
+    }
+
+    /// The request a running job's shadow gets (see `requests` in the
+    /// queue schema), if the action stops or pauses the job.
+    fn request_kind(self) -> Option<&'static str> {
+        match self {
+            Action::Remove | Action::ForceRemove => Some("remove"),
+            Action::Hold => Some("hold"),
+            Action::Release => None,
+            Action::Vacate => Some("vacate"),
+            Action::VacateFast => Some("vacate-fast"),
+            Action::Suspend => Some("suspend"),
+            Action::Continue => Some("continue"),
         }
     }
 }
@@ -262,10 +300,12 @@ impl Request {
         for w in cfg.warnings() {
             eprintln!("{}: {w}", self.tool);
         }
-        let supers = super_users(&cfg)?;
-        let spool = spool_dir(&cfg)?;
-        let user = crate::sys::real_user_name();
-        let mut queue = Queue::open(&spool, false).map_err(queue_error)?;
+        let asker = Asker {
+            user: crate::sys::real_user_name(),
+            supers: super_users(&cfg)?,
+            spool: spool_dir(&cfg)?,
+        };
+        let mut queue = Queue::open(&asker.spool, false).map_err(queue_error)?;
         if let Some(q) = queue.as_mut() {
             q.set_limits(super::submit::queue_limits(&cfg)?);
         }
@@ -283,7 +323,7 @@ impl Request {
                 ..Selection::default()
             };
             let found = match queue.as_mut() {
-                Some(q) => self.act(q, &sel, false, &user, &supers, &mut log_errors)?,
+                Some(q) => self.act(q, &sel, false, &asker, &mut log_errors)?,
                 None => HashMap::new(),
             };
             let mut counts = Counts::default();
@@ -308,7 +348,7 @@ impl Request {
         if self.has_constraint_request() {
             let sel = self.selection();
             let outcomes = match queue.as_mut() {
-                Some(q) => self.act(q, &sel, true, &user, &supers, &mut log_errors)?,
+                Some(q) => self.act(q, &sel, true, &asker, &mut log_errors)?,
                 None => HashMap::new(),
             };
             let mut counts = Counts::default();
@@ -368,47 +408,70 @@ impl Request {
         queue: &mut Queue,
         sel: &Selection,
         by_constraint: bool,
-        user: &str,
-        supers: &[String],
+        asker: &Asker,
         log_errors: &mut Vec<String>,
     ) -> Result<HashMap<JobId, Outcome>, CliError> {
         let now = crate::clock::now();
         let reason = format!(
-            "{} (by user {user})",
+            "{} (by user {})",
             self.reason
                 .clone()
-                .unwrap_or_else(|| self.action.default_reason(self.tool))
+                .unwrap_or_else(|| self.action.default_reason(self.tool)),
+            asker.user
         );
         let mut outcomes: HashMap<JobId, Outcome> = HashMap::new();
         let mut events: Vec<(PathBuf, Event)> = Vec::new();
+        let mut wake: Vec<JobId> = Vec::new();
         queue
-            .modify(sel, now, |row, ad| {
-                if by_constraint && !self.action.matches_status(row.status, ad) {
-                    return Change::Skip(String::new());
-                }
-                let planned = if by_constraint {
-                    Ok(())
-                } else {
-                    precheck(self.action, row, ad)
-                };
-                let outcome = match planned {
-                    Err(o) => o,
-                    Ok(()) if !may_change(user, &row.owner, supers) => Outcome::PermissionDenied,
-                    Ok(()) => Outcome::Success,
-                };
-                outcomes.insert(row.id, outcome);
-                if outcome != Outcome::Success {
-                    return Change::Skip(self.message(row.id, outcome));
-                }
-                let c = change(self.action, row, ad, &reason, self.subcode);
-                if let Some(path) = user_log_path(ad) {
-                    for e in event(self.action, row, ad, &c, &reason, self.subcode) {
-                        events.push((path.clone(), e));
+            .write(now, |w| {
+                for row in w.rows(sel)? {
+                    let ad = w.full_ad(&row)?;
+                    if let Some(c) = &sel.constraint
+                        && !crate::queue::matches_constraint(c, &ad)
+                    {
+                        continue;
+                    }
+                    if by_constraint && !self.action.matches_status(row.status, &ad) {
+                        continue;
+                    }
+                    let planned = if by_constraint {
+                        Ok(())
+                    } else {
+                        precheck(self.action, &row, &ad)
+                    };
+                    let outcome = match planned {
+                        Err(o) => o,
+                        Ok(()) if !may_change(&asker.user, &row.owner, &asker.supers) => {
+                            Outcome::PermissionDenied
+                        }
+                        Ok(()) => Outcome::Success,
+                    };
+                    outcomes.insert(row.id, outcome);
+                    if outcome != Outcome::Success {
+                        continue;
+                    }
+                    let c = change(self.action, &row, &ad, &reason, self.subcode);
+                    if let Some(path) = user_log_path(&ad) {
+                        for e in event(self.action, &row, &ad, &c, &reason, self.subcode) {
+                            events.push((path.clone(), e));
+                        }
+                    }
+                    w.change(&row, &ad, &c)?;
+                    // A running job is stopped by its shadow, which writes
+                    // the event once the job is down.
+                    if is_running(row.status)
+                        && let Some(k) = self.action.request_kind()
+                    {
+                        w.request(row.id, k)?;
+                        wake.push(row.id);
                     }
                 }
-                c
+                Ok(())
             })
             .map_err(queue_error)?;
+        for id in wake {
+            crate::queue::joblock::wake(&asker.spool, id);
+        }
         if let Err(e) = log_job_events(&events) {
             log_errors.push(e.to_string());
         }
@@ -431,6 +494,10 @@ impl Request {
                 Action::ForceRemove => {
                     format!("Job {id} not in `X' state to be forcibly removed")
                 }
+                // HTCondor's words, "running" for continue too.
+                Action::Vacate | Action::VacateFast | Action::Suspend | Action::Continue => {
+                    format!("Job {id} not running to be {}", self.action.past())
+                }
                 _ => format!("Invalid result for job {id}"),
             },
             Outcome::AlreadyDone => match self.action {
@@ -449,7 +516,15 @@ fn precheck(action: Action, row: &JobRow, ad: &ClassAd) -> Result<(), Outcome> {
         Action::Remove if row.status == status::REMOVED => Err(Outcome::AlreadyDone),
         Action::Hold if row.status == status::HELD => Err(Outcome::AlreadyDone),
         Action::Release if row.status != status::HELD => Err(Outcome::BadStatus),
-        Action::ForceRemove if !action.matches_status(row.status, ad) => Err(Outcome::BadStatus),
+        Action::ForceRemove
+        | Action::Vacate
+        | Action::VacateFast
+        | Action::Suspend
+        | Action::Continue
+            if !action.matches_status(row.status, ad) =>
+        {
+            Err(Outcome::BadStatus)
+        }
         _ => Ok(()),
     }
 }
@@ -524,6 +599,10 @@ fn change(
                 return Change::Leave { set };
             }
             Change::Update { set, delete }
+        }
+        // The shadow changes the job when it has done what was asked.
+        Action::Vacate | Action::VacateFast | Action::Suspend | Action::Continue => {
+            Change::Skip(String::new())
         }
     }
 }
@@ -641,6 +720,14 @@ fn describe(picked: &[String], constraints: &[(String, Expr)], all: bool) -> Str
         _ => {}
     }
     format!(" matching constraint ({text})")
+}
+
+/// Who runs the tool, who may change anyone's jobs, and where the queue
+/// is: the same for every request of one command line.
+struct Asker {
+    user: String,
+    supers: Vec<String>,
+    spool: PathBuf,
 }
 
 /// Results by kind, for `-totals`.

@@ -12,6 +12,7 @@
 //! itself, so a tool declares each option exactly once.
 
 pub mod config_val;
+pub mod continue_job;
 pub mod edit;
 pub mod eval;
 pub mod format;
@@ -26,6 +27,8 @@ pub mod rm;
 pub mod shadow;
 pub mod status;
 pub mod submit;
+pub mod suspend;
+pub mod vacate_job;
 
 use std::ffi::OsString;
 use std::io::{self, Write};

@@ -16,7 +16,7 @@ pub fn match_attrs(job: &Rc<ClassAd>, slot: &Rc<ClassAd>) -> Result<Vec<(String,
     let ctx = MatchContext::new(slot.clone(), job.clone());
     let mut ev = Evaluator::new();
     for (name, e) in job.iter() {
-        if name.len() > 6 && name[..6].eq_ignore_ascii_case("MATCH_") {
+        if !has_dollar(e) || (name.len() > 6 && name[..6].eq_ignore_ascii_case("MATCH_")) {
             continue;
         }
         let text = match e.literal_value() {
@@ -37,6 +37,24 @@ pub fn match_attrs(job: &Rc<ClassAd>, slot: &Rc<ClassAd>) -> Result<Vec<(String,
         out.push((format!("MATCH_EXP_{name}"), Expr::string(&expanded)));
     }
     Ok(out)
+}
+
+/// Whether an expression holds `$$(` (which can only be inside a string
+/// literal: `$` is not ClassAd syntax), without printing it.
+fn has_dollar(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(Value::Str(s)) => s.contains("$$("),
+        Expr::Lit(_) | Expr::MatchSide(_) | Expr::RelTimeLit(_) => false,
+        Expr::Attr(a) => a.base.as_ref().is_some_and(has_dollar),
+        Expr::Unary(_, x) | Expr::Paren(x) => has_dollar(x),
+        Expr::Binary(_, b) | Expr::Elvis(b) | Expr::Index(b) => {
+            has_dollar(&b.0) || has_dollar(&b.1)
+        }
+        Expr::Cond(b) => has_dollar(&b.0) || has_dollar(&b.1) || has_dollar(&b.2),
+        Expr::Call(c) => c.args.iter().any(has_dollar),
+        Expr::List(items) => items.iter().any(has_dollar),
+        Expr::Ad(ad) => ad.iter().any(|(_, x)| has_dollar(x)),
+    }
 }
 
 /// The value text of one `$$(…)` body, and the slot attribute it named.

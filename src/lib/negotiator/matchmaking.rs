@@ -195,7 +195,7 @@ pub fn plan(
         jobs: 0,
         autoclusters: 0,
     };
-    if !states.iter().any(|s| free_capacity(s)) {
+    if !states.iter().any(free_capacity) {
         return Ok(out);
     }
     let slot_ads: Vec<Rc<ClassAd>> = states.iter().map(|s| s.ad.clone()).collect();
@@ -210,11 +210,11 @@ pub fn plan(
     let mut sub_index: HashMap<String, usize> = HashMap::new();
     let mut proc_sig: HashMap<JobId, String> = HashMap::new();
     for row in rows {
-        if !cluster_info.contains_key(&row.id.cluster) {
+        if let std::collections::hash_map::Entry::Vacant(v) = cluster_info.entry(row.id.cluster) {
             let cad = q.cluster_ad(row.id.cluster)?;
             let keys = prio_keys(&cad);
             let sig = signature(&cad, &sig_names);
-            cluster_info.insert(row.id.cluster, (cad, keys, sig));
+            v.insert((cad, keys, sig));
         }
         let (cad, keys, _) = &cluster_info[&row.id.cluster];
         let mut keys = *keys;
@@ -405,6 +405,10 @@ fn fits(job: &Rc<ClassAd>, s: &SlotState) -> bool {
     c <= s.row.cpus && m <= s.row.memory && d <= s.row.disk
 }
 
+/// A slot taken for a job: its name, the piece to carve (for a
+/// partitionable slot) and its ad as matched.
+type Taken = (String, Option<(i64, i64, i64)>, Rc<ClassAd>);
+
 /// Takes the best candidate still free for this job: a static or dynamic
 /// slot, or a piece of a partitionable slot that still fits (checked again
 /// against what the slot has left).
@@ -413,7 +417,7 @@ fn take_slot(
     ac: &mut AutoCluster,
     states: &mut [SlotState],
     ev: &mut Evaluator,
-) -> Option<(String, Option<(i64, i64, i64)>, Rc<ClassAd>)> {
+) -> Option<Taken> {
     for &i in &ac.candidates {
         let s = &states[i];
         if !free_capacity(s) {

@@ -68,7 +68,7 @@ impl JobLock {
         self.file.seek(std::io::SeekFrom::Start(0))?;
         match job_pgid {
             Some(g) => write!(self.file, "{pid}\n{g}\n")?,
-            None => write!(self.file, "{pid}\n")?,
+            None => writeln!(self.file, "{pid}")?,
         }
         Ok(())
     }

@@ -66,6 +66,8 @@ struct Shadow {
     claim: String,
     host: String,
     signals: Signals,
+    /// Whether the current job's start was recorded with its claim.
+    start_recorded: bool,
     update_initial: u64,
     update_every: u64,
     killing_timeout: u64,
@@ -133,6 +135,7 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
         claim: args.claim,
         host,
         signals,
+        start_recorded: false,
     };
     let mut job = args.job;
     loop {
@@ -141,6 +144,7 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
             Some((next, next_lock)) => {
                 job = next;
                 lock = next_lock;
+                sh.start_recorded = true;
             }
             None => break,
         }
@@ -246,10 +250,21 @@ impl Shadow {
             .stdin(plan.stdin)
             .stdout(plan.stdout)
             .stderr(plan.stderr);
+        let ident = plan.ident.clone();
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
-            cmd.pre_exec(|| {
+            cmd.pre_exec(move || {
                 procs::unblock_in_child();
+                if let Some(id) = &ident {
+                    // Supplementary groups first, then the group, then the
+                    // user: after setuid nothing else may change.
+                    if libc::setgroups(id.groups.len(), id.groups.as_ptr()) != 0
+                        || libc::setgid(id.gid) != 0
+                        || libc::setuid(id.uid) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
                 // If the shadow dies, its job dies with it (the pass also
                 // kills the job's process group before it requeues).
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
@@ -295,26 +310,16 @@ impl Shadow {
         ad: &Rc<ClassAd>,
         now: i64,
     ) -> Result<(), ShadowError> {
-        let starts = int(ad, "NumJobStarts").unwrap_or(0);
-        let mut set = vec![
-            ("JobCurrentStartDate".to_string(), Expr::int(now)),
-            ("JobCurrentStartExecutingDate".to_string(), Expr::int(now)),
-            ("NumJobStarts".to_string(), Expr::int(starts + 1)),
-            (
-                "ShadowPid".to_string(),
-                Expr::int(std::process::id() as i64),
-            ),
-        ];
-        if int(ad, "JobStartDate").is_none() {
-            set.push(("JobStartDate".into(), Expr::int(now)));
+        // A reused claim recorded the start with the claim (one
+        // transaction per job instead of two).
+        if !self.start_recorded {
+            let set = start_attrs(ad, now);
+            self.q.write(now, |w| {
+                let Some(r) = w.row(id)? else { return Ok(()) };
+                let cur = w.full_ad(&r)?;
+                w.change(&r, &cur, &Change::Set(set))
+            })?;
         }
-        let shadows = int(ad, "NumShadowStarts").unwrap_or(0);
-        set.push(("NumShadowStarts".into(), Expr::int(shadows + 1)));
-        self.q.write(now, |w| {
-            let Some(r) = w.row(id)? else { return Ok(()) };
-            let cur = w.full_ad(&r)?;
-            w.change(&r, &cur, &Change::Set(set))
-        })?;
         let _ = row;
         if let Some(p) = userlog::user_log_path(ad) {
             let e = Event {
@@ -449,7 +454,13 @@ impl Shadow {
             wake = self.signals.wait(ms.max(1));
         }
         // The job's own process is gone: nothing of it may stay behind.
-        let rest = procs::descendants(me);
+        // (A subreaper without children has no descendants at all: then
+        // there is no need to read /proc.)
+        let rest = if procs::has_children() {
+            procs::descendants(me)
+        } else {
+            Vec::new()
+        };
         if !rest.is_empty() {
             let live = procs::usage(&rest);
             usage.image_size = usage.image_size.max(live.image_size);
@@ -767,6 +778,27 @@ impl Shadow {
     }
 }
 
+/// The attributes of a job's start: JobStartDate (the first),
+/// JobCurrentStartDate, NumJobStarts, ShadowPid.
+fn start_attrs(ad: &Rc<ClassAd>, now: i64) -> Vec<(String, Expr)> {
+    let starts = int(ad, "NumJobStarts").unwrap_or(0);
+    let shadows = int(ad, "NumShadowStarts").unwrap_or(0);
+    let mut set = vec![
+        ("JobCurrentStartDate".to_string(), Expr::int(now)),
+        ("JobCurrentStartExecutingDate".to_string(), Expr::int(now)),
+        ("NumJobStarts".to_string(), Expr::int(starts + 1)),
+        ("NumShadowStarts".to_string(), Expr::int(shadows + 1)),
+        (
+            "ShadowPid".to_string(),
+            Expr::int(std::process::id() as i64),
+        ),
+    ];
+    if int(ad, "JobStartDate").is_none() {
+        set.push(("JobStartDate".into(), Expr::int(now)));
+    }
+    set
+}
+
 /// The end of a run whose process exited by itself: exit attributes, then
 /// OnExitHold / OnExitRemove.
 #[allow(clippy::too_many_arguments)]
@@ -1004,7 +1036,8 @@ fn pick_next(
             now,
         )
         .map_err(|e| QueueError::Invalid(e.to_string()))?;
-        let set = launch::claim_attrs(&ad, slot, host, now, &match_attrs);
+        let mut set = launch::claim_attrs(&ad, slot, host, now, &match_attrs);
+        set.extend(start_attrs(&ad, now));
         w.change(&row, &ad, &Change::Set(set))?;
         return Ok(Some((row.id, lock)));
     }
@@ -1059,8 +1092,68 @@ fn io_text(e: &std::io::Error) -> String {
     }
 }
 
+/// A user to run a job as.
+#[derive(Clone, Debug)]
+struct Identity {
+    uid: libc::uid_t,
+    gid: libc::gid_t,
+    groups: Vec<libc::gid_t>,
+}
+
+/// When the shadow runs as root (the shared mode), the job runs as its
+/// Owner, with the owner's groups; an owner this machine does not know is
+/// a hold (FailedToAccessUserAccount, 23). Otherwise the job runs as the
+/// shadow's user, who submitted it.
+fn identity(ad: &Rc<ClassAd>) -> Result<Option<Identity>, (String, i64, i64)> {
+    // SAFETY: geteuid has no side effects.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(None);
+    }
+    let owner = string(ad, "Owner").unwrap_or_default();
+    if owner == "root" {
+        return Ok(None);
+    }
+    let fail = |why: String| (why, 23, 0);
+    let cname = std::ffi::CString::new(owner.clone())
+        .map_err(|_| fail(format!("Owner '{owner}' is not a user name")))?;
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 16384];
+    let mut out: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: getpwnam_r fills the passwd and buffer we own.
+    let rc = unsafe {
+        libc::getpwnam_r(
+            cname.as_ptr(),
+            &mut pw,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut out,
+        )
+    };
+    if rc != 0 || out.is_null() {
+        return Err(fail(format!(
+            "Failed to run the job as its owner '{owner}': no such user on this machine"
+        )));
+    }
+    let (uid, gid) = (pw.pw_uid, pw.pw_gid);
+    let mut n: libc::c_int = 64;
+    let mut groups: Vec<libc::gid_t> = vec![0; n as usize];
+    loop {
+        // SAFETY: getgrouplist writes at most n entries into groups.
+        let r = unsafe { libc::getgrouplist(cname.as_ptr(), gid, groups.as_mut_ptr(), &mut n) };
+        if r >= 0 {
+            groups.truncate(n as usize);
+            break;
+        }
+        groups.resize(n as usize + 16, 0);
+        n = groups.len() as libc::c_int;
+    }
+    Ok(Some(Identity { uid, gid, groups }))
+}
+
 /// What the shadow needs to start a job.
 struct Plan {
+    /// Who the job runs as, when the shadow runs as root.
+    ident: Option<Identity>,
     exe: PathBuf,
     args: Vec<String>,
     env: Vec<(String, String)>,
@@ -1075,6 +1168,7 @@ struct Plan {
 /// reason that names the path.
 fn prepare(ad: &ClassAd) -> Result<Plan, (String, i64, i64)> {
     let ad = Rc::new(ad.clone());
+    let ident = identity(&ad)?;
     let iwd = PathBuf::from(string(&ad, "Iwd").unwrap_or_else(|| "/".into()));
     if !iwd.is_dir() {
         return Err((
@@ -1181,6 +1275,15 @@ fn prepare(ad: &ClassAd) -> Result<Plan, (String, i64, i64)> {
             .write(true)
             .truncate(true)
             .open(&path)
+            .and_then(|f| {
+                // Made by root for the job: the job's owner owns it.
+                if let Some(id) = &ident
+                    && p != "/dev/null"
+                {
+                    std::os::unix::fs::fchown(&f, Some(id.uid), Some(id.gid))?;
+                }
+                Ok(f)
+            })
             .map(Stdio::from)
             .map_err(|e| {
                 (
@@ -1217,6 +1320,7 @@ fn prepare(ad: &ClassAd) -> Result<Plan, (String, i64, i64)> {
         open_out("Err")?
     };
     Ok(Plan {
+        ident,
         exe,
         args,
         env,

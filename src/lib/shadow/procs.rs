@@ -162,6 +162,22 @@ pub fn reap() -> Vec<Reaped> {
     out
 }
 
+/// Whether the calling process has any child left (running or not yet
+/// reaped).
+pub fn has_children() -> bool {
+    // SAFETY: waitid with WNOWAIT only looks.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let r = libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT | libc::WSTOPPED | libc::WCONTINUED,
+        );
+        !(r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD))
+    }
+}
+
 /// Usage of a set of processes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Usage {
@@ -188,11 +204,15 @@ pub fn descendants(root: i32) -> Vec<i32> {
             parent.insert(pid, st.ppid);
         }
     }
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    for (&c, &pp) in &parent {
+        children.entry(pp).or_default().push(c);
+    }
     let mut out = Vec::new();
     let mut frontier = vec![root];
     while let Some(p) = frontier.pop() {
-        for (&c, &pp) in &parent {
-            if pp == p && c != root {
+        for &c in children.get(&p).map(|v| v.as_slice()).unwrap_or(&[]) {
+            if c != root {
                 out.push(c);
                 frontier.push(c);
             }
