@@ -11,6 +11,7 @@
 //! and the `--` ones both work; the option table is the tool's clap command
 //! itself, so a tool declares each option exactly once.
 
+pub mod analyze;
 pub mod config_val;
 pub mod continue_job;
 pub mod edit;

@@ -21,6 +21,7 @@ use std::rc::Rc;
 
 use clap::{ArgMatches, Parser};
 
+use super::analyze::{Analyzer, Depth};
 use super::format::{
     attribute_list, collapse_escapes, date, job_description, project, run_time as duration,
     split_af_option, value_old,
@@ -52,6 +53,7 @@ use crate::queue::{JobId, Queue, QueueError, status};
         tern_q\n  \
         tern_q -nobatch 12\n  \
         tern_q -allusers -hold\n  \
+        tern_q -better-analyze 12.0\n  \
         tern_q -af ClusterId ProcId JobStatus -constraint 'JobStatus == 1'\n  \
         tern_q -format '%d.' ClusterId -format '%d\\n' ProcId"
 )]
@@ -121,6 +123,17 @@ pub struct Args {
     #[arg(long = "output-width", hide = true)]
     pub wide_width: Option<usize>,
 
+    /// Explain why jobs do not run (with no job named, your idle jobs):
+    /// each clause of a job's Requirements against every slot, the slots
+    /// that reject the job, and what the negotiation pass last said
+    #[arg(long = "better-analyze")]
+    pub better_analyze: bool,
+
+    /// A shorter -better-analyze: how many slots each side rejects, and why
+    /// the job has not run
+    #[arg(long)]
+    pub analyze: bool,
+
     /// Jobs to show: clusters, single jobs and owners
     #[arg(value_name = "CLUSTER|CLUSTER.PROC|OWNER")]
     pub restrictions: Vec<String>,
@@ -174,7 +187,10 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let queue = Queue::open(&spool, false).map_err(queue_error)?;
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    show(queue.as_ref(), &opts, &ctx, &mut out)?;
+    match opts.view {
+        View::Analyze(depth) => show_analysis(queue.as_ref(), &cfg, depth, &opts, &ctx, &mut out)?,
+        _ => show(queue.as_ref(), &opts, &ctx, &mut out)?,
+    }
     out.flush()?;
     Ok(())
 }
@@ -226,6 +242,8 @@ pub enum View {
     Custom,
     Long,
     Json,
+    /// -better-analyze or -analyze.
+    Analyze(Depth),
 }
 
 /// Which jobs are shown. Owners are alternatives, and so are ids; when
@@ -341,7 +359,25 @@ pub fn parse(argv: Vec<OsString>) -> Result<Options, CliError> {
         filter.statuses = Some(&[status::HELD]);
     }
     let custom = custom_columns(&matches)?;
-    let view = if args.long {
+    let analyze = if args.better_analyze {
+        Some(Depth::Better)
+    } else if args.analyze {
+        Some(Depth::Summary)
+    } else {
+        None
+    };
+    // condor_q analyses your idle jobs when no job is named.
+    if analyze.is_some()
+        && filter.jobs.is_empty()
+        && filter.clusters.is_empty()
+        && filter.constraints.is_empty()
+        && filter.statuses.is_none()
+    {
+        filter.statuses = Some(&[status::IDLE]);
+    }
+    let view = if let Some(depth) = analyze {
+        View::Analyze(depth)
+    } else if args.long {
         View::Long
     } else if args.json {
         View::Json
@@ -610,7 +646,48 @@ pub fn show(
         View::NoBatch | View::Hold | View::Run => show_jobs(q, opts, ctx, &mut totals, out),
         View::Custom => show_custom(q, opts, ctx, &mut totals, out),
         View::Long | View::Json => show_ads(q, opts, ctx, &mut totals, out),
+        View::Analyze(depth) => {
+            let cfg = Config::load().map_err(|e| CliError::Failed {
+                msg: e.to_string(),
+                hint: None,
+            })?;
+            show_analysis(q, &cfg, depth, opts, ctx, out)
+        }
     }
+}
+
+/// `-better-analyze` and `-analyze`: the title, then each chosen job's
+/// analysis ([`super::analyze`]), in job id order.
+fn show_analysis(
+    q: Option<&Queue>,
+    cfg: &Config,
+    depth: Depth,
+    opts: &Options,
+    ctx: &Context,
+    out: &mut impl Write,
+) -> Result<(), CliError> {
+    let mut jobs: Vec<(JobId, i64, Rc<ClassAd>)> = Vec::new();
+    select(
+        q,
+        &opts.filter,
+        &ctx.me,
+        true,
+        &mut Totals::default(),
+        |_| {},
+        |row, ad| {
+            jobs.push((row.id, row.status, ad.expect("a full ad was asked for")));
+            Ok(())
+        },
+    )?;
+    write_title(ctx, out)?;
+    let mut an = Analyzer::new(cfg, q, ctx.now, ctx.width.unwrap_or(80), depth);
+    for (i, (id, st, ad)) in jobs.into_iter().enumerate() {
+        if i > 0 {
+            out.write_all(b"\n")?;
+        }
+        out.write_all(an.job(id, st, ad)?.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// `\n\n-- Schedd: user@host : <SPOOL> @ MM/DD/YY HH:MM:SS`.
