@@ -52,7 +52,11 @@ impl TestEnv {
     pub fn new() -> TestEnv {
         TestEnv {
             dir: tempfile::tempdir().expect("a temporary directory"),
-            vars: vec![("TERN_NOW".into(), NOW.to_string())],
+            // Plain tool tests run no jobs: a submit starts no pass.
+            vars: vec![
+                ("TERN_NOW".into(), NOW.to_string()),
+                ("_TERN_NEGOTIATE_ON_SUBMIT".into(), "false".into()),
+            ],
         }
     }
 
@@ -227,6 +231,7 @@ impl RunEnv {
         let spool = env.path("spool");
         let env = env
             .var("TERN_NOW", None)
+            .var("_TERN_NEGOTIATE_ON_SUBMIT", None)
             .var("_TERN_SPOOL", Some(spool.to_str().unwrap()))
             .var("TERN_CONFIG", Some("/dev/null"))
             .var("TZ", Some("UTC"))
