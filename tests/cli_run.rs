@@ -286,7 +286,6 @@ fn hold_of_a_running_job_kills_it_and_release_runs_it_again() {
 }
 
 #[test]
-#[ignore = "waiting for tern_vacate_job"]
 fn vacate_of_a_running_job_requeues_it_and_it_runs_again() {
     let env = RunEnv::new();
     let c = env.submit(
@@ -313,7 +312,6 @@ fn vacate_of_a_running_job_requeues_it_and_it_runs_again() {
 }
 
 #[test]
-#[ignore = "waiting for tern_vacate_job"]
 fn vacate_fast_kills_a_job_that_ignores_sigterm_at_once() {
     // The job would get 300 s after SIGTERM; -fast sends SIGKILL at once.
     let env = RunEnv::new().knob("NEGOTIATE_ON_EXIT", "false");
@@ -335,7 +333,6 @@ fn vacate_fast_kills_a_job_that_ignores_sigterm_at_once() {
 }
 
 #[test]
-#[ignore = "waiting for tern_suspend and tern_continue"]
 fn suspend_and_continue_stop_and_resume_a_running_job() {
     let env = RunEnv::new();
     let c = env.submit(
@@ -471,6 +468,8 @@ fn a_killed_shadow_requeues_its_job_which_runs_once_more() {
     );
     let id = format!("{c}.0");
     let first = wait_running(&env, &id, "runs");
+    // The shadow records the start just after the exec: kill it after that.
+    wait_event(&env, "crash.log", &id, 1);
     let shadow = env
         .shadow_pid(&id)
         .unwrap_or_else(|| panic!("no shadow holds the job's lock\n{}", env.diagnosis()));
