@@ -70,6 +70,8 @@ struct AutoCluster {
 #[derive(Clone, Debug)]
 struct Entry {
     key: [i64; 5],
+    /// The autocluster's index.
+    ac: usize,
     row: JobRow,
 }
 
@@ -203,43 +205,52 @@ pub fn plan(
     let rows = q.idle_rows()?;
     out.jobs = rows.len();
 
-    // Per cluster: its ad, its order keys and its autocluster signature,
-    // reused by every proc whose own differences touch neither.
-    let mut cluster_info: HashMap<i64, (Rc<ClassAd>, [i64; 4], String)> = HashMap::new();
+    // Per cluster: its ad, its order keys and its autocluster, reused by
+    // every proc whose own differences touch neither.
+    let sig_set: std::collections::HashSet<&str> = sig_names.iter().map(|s| s.as_str()).collect();
+    let mut ac_ids: HashMap<String, usize> = HashMap::new();
+    let mut ac_of = |sig: String| -> usize {
+        let n = ac_ids.len();
+        *ac_ids.entry(sig).or_insert(n)
+    };
+    let mut cluster_info: HashMap<i64, (Rc<ClassAd>, [i64; 4], usize)> = HashMap::new();
     let mut by_submitter: Vec<(String, Vec<Entry>)> = Vec::new();
     let mut sub_index: HashMap<String, usize> = HashMap::new();
-    let mut proc_sig: HashMap<JobId, String> = HashMap::new();
     for row in rows {
         if let std::collections::hash_map::Entry::Vacant(v) = cluster_info.entry(row.id.cluster) {
             let cad = q.cluster_ad(row.id.cluster)?;
             let keys = prio_keys(&cad);
-            let sig = signature(&cad, &sig_names);
-            v.insert((cad, keys, sig));
+            let ac = ac_of(signature(&cad, &sig_names));
+            v.insert((cad, keys, ac));
         }
-        let (cad, keys, _) = &cluster_info[&row.id.cluster];
+        let (cad, keys, cluster_ac) = &cluster_info[&row.id.cluster];
         let mut keys = *keys;
-        let diff_lc = row.diff.to_ascii_lowercase();
+        let mut ac = *cluster_ac;
         let mut prio = row.prio;
         if row.diff.len() > 4 {
-            if diff_lc.contains("jobprio") {
+            let names = diff_names(&row.diff);
+            if names.iter().any(|n| n.contains("prio")) {
                 let ad = q.full_ad(&row)?;
-                let k = prio_keys(&ad);
-                keys = k;
+                keys = prio_keys(&ad);
                 prio = int_attr(&ad, "JobPrio").unwrap_or(prio);
             }
-            if sig_names.iter().any(|n| diff_lc.contains(n.as_str())) {
+            if names.iter().any(|n| sig_set.contains(n.as_str())) {
                 let mut ad = (**cad).clone();
                 ad.update(&crate::classad::parse_ad(&row.diff).unwrap_or_default());
-                proc_sig.insert(row.id, signature(&ad, &sig_names));
+                ac = ac_of(signature(&ad, &sig_names));
             }
         }
-        let submitter = submitter_of(&row.owner, uid_domain);
-        let i = *sub_index.entry(submitter.clone()).or_insert_with(|| {
-            by_submitter.push((submitter.clone(), Vec::new()));
-            by_submitter.len() - 1
-        });
+        let i = match sub_index.get(row.owner.as_str()) {
+            Some(i) => *i,
+            None => {
+                by_submitter.push((submitter_of(&row.owner, uid_domain), Vec::new()));
+                sub_index.insert(row.owner.clone(), by_submitter.len() - 1);
+                by_submitter.len() - 1
+            }
+        };
         by_submitter[i].1.push(Entry {
             key: [keys[0], keys[1], prio, keys[2], keys[3]],
+            ac,
             row,
         });
     }
@@ -255,7 +266,8 @@ pub fn plan(
         });
     }
 
-    let mut autoclusters: HashMap<String, AutoCluster> = HashMap::new();
+    let mut autoclusters: Vec<Option<AutoCluster>> = Vec::new();
+    autoclusters.resize_with(ac_ids.len(), || None);
     let mut cursors = vec![0usize; by_submitter.len()];
     let mut active: Vec<bool> = vec![true; by_submitter.len()];
     let mut ev = Evaluator::new();
@@ -270,15 +282,12 @@ pub fn plan(
             while cursors[s] < jobs.len() {
                 let entry = &jobs[cursors[s]];
                 cursors[s] += 1;
-                let sig = proc_sig
-                    .get(&entry.row.id)
-                    .unwrap_or(&cluster_info[&entry.row.id.cluster].2)
-                    .clone();
-                if autoclusters.get(&sig).is_some_and(|a| a.exhausted) {
+                let sig = entry.ac;
+                if autoclusters[sig].as_ref().is_some_and(|a| a.exhausted) {
                     continue;
                 }
                 let job = Rc::new(q.full_ad(&entry.row)?);
-                if !autoclusters.contains_key(&sig) {
+                if autoclusters[sig].is_none() {
                     let candidates = candidates(&job, &states, ranks, &mut ev);
                     if candidates.is_empty() {
                         out.rejected.push(Rejected {
@@ -286,15 +295,12 @@ pub fn plan(
                             reason: "no match found".into(),
                         });
                     }
-                    autoclusters.insert(
-                        sig.clone(),
-                        AutoCluster {
-                            exhausted: candidates.is_empty(),
-                            candidates,
-                        },
-                    );
+                    autoclusters[sig] = Some(AutoCluster {
+                        exhausted: candidates.is_empty(),
+                        candidates,
+                    });
                 }
-                let ac = autoclusters.get_mut(&sig).expect("inserted above");
+                let ac = autoclusters[sig].as_mut().expect("set above");
                 match take_slot(&job, ac, &mut states, &mut ev) {
                     Some((slot, carve, slot_ad)) => {
                         let match_attrs = match super::dollar::match_attrs(&job, &slot_ad) {
@@ -331,8 +337,26 @@ pub fn plan(
             }
         }
     }
-    out.autoclusters = autoclusters.len();
+    out.autoclusters = autoclusters.iter().filter(|a| a.is_some()).count();
     Ok(out)
+}
+
+/// The attribute names a stored difference sets (`[ A = …; B = … ]`),
+/// lower-cased. A `; x =` inside a string value may add a false name,
+/// which only costs a closer look.
+pub(crate) fn diff_names(diff: &str) -> Vec<String> {
+    let body = diff.trim().trim_start_matches('[');
+    let mut out = Vec::new();
+    for part in std::iter::once(body).chain(body.match_indices("; ").map(|(i, _)| &body[i + 2..])) {
+        let part = part.trim_start();
+        if let Some(eq) = part.find(" = ") {
+            let name = &part[..eq];
+            if !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                out.push(name.to_ascii_lowercase());
+            }
+        }
+    }
+    out
 }
 
 fn free_capacity(s: &SlotState) -> bool {
@@ -464,6 +488,16 @@ mod tests {
         assert_eq!(quantize(0, 1, 1), (1, 128, 1024));
         assert_eq!(quantize(2, 129, 1025), (2, 256, 2048));
         assert_eq!(quantize(3, 256, 2048), (3, 256, 2048));
+    }
+
+    #[test]
+    fn diff_names_lists_the_set_attributes() {
+        assert_eq!(
+            diff_names("[ Args = \"1\"; ProcId = 1 ]"),
+            vec!["args", "procid"]
+        );
+        assert_eq!(diff_names("[ ProcId = 0 ]"), vec!["procid"]);
+        assert!(diff_names("[ ]").is_empty());
     }
 
     #[test]

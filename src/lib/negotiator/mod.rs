@@ -354,12 +354,24 @@ fn periodic(
         status::SUSPENDED,
     ])?;
     let mut decided: Vec<(JobId, policy::Action)> = Vec::new();
+    let mut cluster_fires: std::collections::HashMap<i64, bool> = std::collections::HashMap::new();
     for row in rows {
-        let cad = q.cluster_ad(row.id.cluster)?;
-        let diff_lc = row.diff.to_ascii_lowercase();
-        let any = ["PeriodicHold", "PeriodicRelease", "PeriodicRemove"]
-            .iter()
-            .any(|n| policy::may_fire(&cad, n) || diff_lc.contains(&n.to_ascii_lowercase()));
+        let fires = match cluster_fires.get(&row.id.cluster) {
+            Some(f) => *f,
+            None => {
+                let cad = q.cluster_ad(row.id.cluster)?;
+                let f = ["PeriodicHold", "PeriodicRelease", "PeriodicRemove"]
+                    .iter()
+                    .any(|n| policy::may_fire(&cad, n));
+                cluster_fires.insert(row.id.cluster, f);
+                f
+            }
+        };
+        let any = fires
+            || (row.diff.len() > 4
+                && matchmaking::diff_names(&row.diff)
+                    .iter()
+                    .any(|n| n.starts_with("periodic")));
         if !any {
             continue;
         }
