@@ -94,9 +94,9 @@ fn wait_event(env: &RunEnv, log: &str, job: &str, n: u32) {
         let (events, _) = tern::userlog::read_complete(&text).ok()?;
         events
             .iter()
-            .filter(|e| format!("{}.{}", e.id.cluster, e.id.proc) == job)
+            .rev()
+            .find(|e| format!("{}.{}", e.id.cluster, e.id.proc) == job)
             .map(|e| e.kind.number())
-            .last()
     };
     env.wait_for(&format!("event {n:03} for {job}"), TIMEOUT, || {
         last() == Some(n)
