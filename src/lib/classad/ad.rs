@@ -64,7 +64,7 @@ impl Index {
 
     /// The entry holding the lower-case `key` whose hash is `hash`; `name`,
     /// when given, is that key's shared name.
-    #[inline]
+    #[inline(always)]
     fn find_key(
         &self,
         entries: &[Entry],

@@ -226,12 +226,57 @@ enum Found<'s> {
     Missing,
 }
 
+/// The attributes being evaluated, innermost last: the first few in place
+/// (most evaluations nest only a few attributes deep, and an evaluator
+/// is often made for one evaluation), the rest in a vector.
+struct InProgress {
+    first: [(*const Frame, usize); IN_PLACE],
+    len: usize,
+    more: Vec<(*const Frame, usize)>,
+}
+
+const IN_PLACE: usize = 16;
+
+impl Default for InProgress {
+    fn default() -> Self {
+        InProgress {
+            first: [(std::ptr::null(), 0); IN_PLACE],
+            len: 0,
+            more: Vec::new(),
+        }
+    }
+}
+
+impl InProgress {
+    #[inline]
+    fn has(&self, token: (*const Frame, usize)) -> bool {
+        self.first[..self.len.min(IN_PLACE)].contains(&token)
+            || (self.len > IN_PLACE && self.more.contains(&token))
+    }
+    #[inline]
+    fn push(&mut self, token: (*const Frame, usize)) {
+        if self.len < IN_PLACE {
+            self.first[self.len] = token;
+        } else {
+            self.more.push(token);
+        }
+        self.len += 1;
+    }
+    #[inline]
+    fn pop(&mut self) {
+        self.len -= 1;
+        if self.len >= IN_PLACE {
+            self.more.pop();
+        }
+    }
+}
+
 /// Evaluation state: recursion depth, the attributes being evaluated (for
 /// cycle detection), a step budget, and the clock reading.
 pub struct Evaluator {
     depth: u32,
     steps: u64,
-    in_progress: Vec<(*const Frame, usize)>,
+    in_progress: InProgress,
     now: Option<i64>,
 }
 
@@ -246,7 +291,7 @@ impl Evaluator {
         Evaluator {
             depth: 0,
             steps: 0,
-            in_progress: Vec::new(),
+            in_progress: InProgress::default(),
             now: None,
         }
     }
@@ -259,18 +304,67 @@ impl Evaluator {
 
     /// Evaluates `e` in `scope`.
     pub fn eval(&mut self, e: &Expr, scope: &Scope) -> Value {
-        self.depth += 1;
+        self.ev(e, scope)
+    }
+
+    /// [`Evaluator::eval`], with literals answered in the caller.
+    #[inline(always)]
+    fn ev(&mut self, e: &Expr, scope: &Scope) -> Value {
+        if let Expr::Lit(v) = e {
+            // One level deeper, as a call would go.
+            return if self.depth < MAX_DEPTH {
+                v.clone()
+            } else {
+                Value::Error
+            };
+        }
+        self.eval_nested(e, scope)
+    }
+
+    /// Evaluates `e` one level deeper (or more for parentheses).
+    fn eval_nested(&mut self, e: &Expr, scope: &Scope) -> Value {
+        // Literals and parentheses are answered here rather than by a call
+        // per node; `parens` counts the levels that calls would have taken,
+        // so the depth limit cuts off exactly where it would have.
+        let mut e = e;
+        let mut parens = 0;
+        loop {
+            match e {
+                Expr::Lit(v) => {
+                    return if self.depth + parens < MAX_DEPTH {
+                        v.clone()
+                    } else {
+                        Value::Error
+                    };
+                }
+                Expr::Paren(inner) => {
+                    parens += 1;
+                    e = inner;
+                }
+                _ => break,
+            }
+        }
+        let outer = self.depth;
+        self.depth += parens + 1;
         let v = if self.depth > MAX_DEPTH {
             Value::Error
-        } else if self.depth.is_multiple_of(32) {
-            stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || self.eval_node(e, scope))
+        } else if self.depth / 32 != outer / 32 {
+            stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, || {
+                self.eval_node_outlined(e, scope)
+            })
         } else {
             self.eval_node(e, scope)
         };
-        self.depth -= 1;
+        self.depth = outer;
         v
     }
 
+    #[inline(never)]
+    fn eval_node_outlined(&mut self, e: &Expr, scope: &Scope) -> Value {
+        self.eval_node(e, scope)
+    }
+
+    #[inline(always)]
     fn eval_node(&mut self, e: &Expr, scope: &Scope) -> Value {
         match e {
             Expr::Lit(v) => v.clone(),
@@ -284,12 +378,22 @@ impl Evaluator {
                 BinOp::And => self.and(&b.0, &b.1, scope),
                 BinOp::Or => self.or(&b.0, &b.1, scope),
                 _ => {
-                    let l = self.eval(&b.0, scope);
-                    let r = self.eval(&b.1, scope);
-                    binary(*op, l, r)
+                    let l = self.ev(&b.0, scope);
+                    let r = self.ev(&b.1, scope);
+                    match (l, r) {
+                        (Value::Int(x), Value::Int(y)) => match int_binary(*op, x, y) {
+                            Some(v) => v,
+                            None => binary(*op, Value::Int(x), Value::Int(y)),
+                        },
+                        (Value::Str(a), Value::Str(b)) if matches!(op, BinOp::Eq | BinOp::Ne) => {
+                            let same = a == b || a.eq_ignore_ascii_case(&b);
+                            Value::Bool(same == (*op == BinOp::Eq))
+                        }
+                        (l, r) => binary(*op, l, r),
+                    }
                 }
             },
-            Expr::Cond(c) => match truth(&self.eval(&c.0, scope)) {
+            Expr::Cond(c) => match truth_of(self.ev(&c.0, scope)) {
                 Truth::True => self.eval(&c.1, scope),
                 Truth::False => self.eval(&c.2, scope),
                 Truth::Undefined => Value::Undefined,
@@ -475,7 +579,7 @@ impl Evaluator {
     /// cycles.
     fn eval_found(&mut self, frame: &Scope, i: usize) -> Value {
         let token = (frame.ptr(), i);
-        if self.in_progress.contains(&token) {
+        if self.in_progress.has(token) {
             return Value::Error;
         }
         self.steps += 1;
@@ -483,7 +587,7 @@ impl Evaluator {
             return Value::Error;
         }
         self.in_progress.push(token);
-        let v = self.eval(frame.ad().expr_at(i), frame);
+        let v = self.ev(frame.ad().expr_at(i), frame);
         self.in_progress.pop();
         v
     }
@@ -515,13 +619,13 @@ impl Evaluator {
     }
 
     fn and(&mut self, l: &Expr, r: &Expr, scope: &Scope) -> Value {
-        let lt = truth(&self.eval(l, scope));
+        let lt = truth_of(self.ev(l, scope));
         match lt {
             Truth::False => return Value::Bool(false),
             Truth::Error => return Value::Error,
             _ => {}
         }
-        match truth(&self.eval(r, scope)) {
+        match truth_of(self.ev(r, scope)) {
             Truth::False => Value::Bool(false),
             Truth::True => {
                 if lt == Truth::True {
@@ -536,13 +640,13 @@ impl Evaluator {
     }
 
     fn or(&mut self, l: &Expr, r: &Expr, scope: &Scope) -> Value {
-        let lt = truth(&self.eval(l, scope));
+        let lt = truth_of(self.ev(l, scope));
         match lt {
             Truth::True => return Value::Bool(true),
             Truth::Error => return Value::Error,
             _ => {}
         }
-        match truth(&self.eval(r, scope)) {
+        match truth_of(self.ev(r, scope)) {
             Truth::True => Value::Bool(true),
             Truth::False => {
                 if lt == Truth::False {
@@ -593,6 +697,40 @@ pub fn truth(v: &Value) -> Truth {
         }
         Value::Undefined => Truth::Undefined,
         _ => Truth::Error,
+    }
+}
+
+/// [`truth`] of a value no longer needed (dropped only when it owns
+/// something).
+#[inline]
+pub fn truth_of(v: Value) -> Truth {
+    match v {
+        Value::Bool(b) => {
+            if b {
+                Truth::True
+            } else {
+                Truth::False
+            }
+        }
+        Value::Int(i) => {
+            if i != 0 {
+                Truth::True
+            } else {
+                Truth::False
+            }
+        }
+        Value::Real(r) => {
+            if r != 0.0 {
+                Truth::True
+            } else {
+                Truth::False
+            }
+        }
+        Value::Undefined => Truth::Undefined,
+        other => {
+            drop(other);
+            Truth::Error
+        }
     }
 }
 
@@ -648,6 +786,25 @@ pub fn binary(op: BinOp, l: Value, r: Value) -> Value {
         BitAnd | BitOr | BitXor | Shl | Shr | UShr => bitwise(op, l, r),
         And | Or | MetaEq | MetaNe => unreachable!("handled above"),
     }
+}
+
+/// What [`binary`] gives for two integers, for the operators that need no
+/// more than a machine instruction (`None` for the others).
+#[inline]
+fn int_binary(op: BinOp, x: i64, y: i64) -> Option<Value> {
+    use BinOp::*;
+    Some(match op {
+        Add => Value::Int(x.wrapping_add(y)),
+        Sub => Value::Int(x.wrapping_sub(y)),
+        Mul => Value::Int(x.wrapping_mul(y)),
+        Lt => Value::Bool(x < y),
+        Le => Value::Bool(x <= y),
+        Gt => Value::Bool(x > y),
+        Ge => Value::Bool(x >= y),
+        Eq | MetaEq => Value::Bool(x == y),
+        Ne | MetaNe => Value::Bool(x != y),
+        _ => return None,
+    })
 }
 
 fn num(v: &Value) -> Option<Num> {
@@ -754,7 +911,8 @@ fn compare(op: BinOp, l: &Value, r: &Value) -> Value {
     if let (Value::Str(a), Value::Str(b)) = (l, r)
         && matches!(op, BinOp::Eq | BinOp::Ne)
     {
-        return Value::Bool(a.eq_ignore_ascii_case(b) == (op == BinOp::Eq));
+        let same = a == b || a.eq_ignore_ascii_case(b);
+        return Value::Bool(same == (op == BinOp::Eq));
     }
     let ord: Option<Ordering> = match (l, r) {
         (Value::Str(a), Value::Str(b)) => Some(cmp_ignore_case(a, b)),

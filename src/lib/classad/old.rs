@@ -9,8 +9,8 @@ use super::parser::Parser;
 
 /// One old-syntax ad. Blank lines are ignored.
 pub fn parse_old_ad(text: &str) -> Result<ClassAd, ParseError> {
-    // About one attribute per 32 bytes of text; the index grows if needed.
-    let mut ad = ClassAd::with_capacity(text.len() / 32 + 1);
+    // Sized for the text; the index grows if needed.
+    let mut ad = ClassAd::with_capacity(super::parser::capacity_for(text));
     for (n, line) in text.lines().enumerate() {
         parse_line(&mut ad, line, n as u32 + 1)?;
     }

@@ -80,9 +80,15 @@ pub fn parse_ad(src: &str) -> Result<ClassAd, ParseError> {
             format!("expected '[' to open a ClassAd, found {}", t.tok.describe()),
         ));
     }
-    let ad = p.ad_body()?;
+    let ad = p.ad_body_sized(capacity_for(src))?;
     p.expect_eof()?;
     Ok(ad)
+}
+
+/// How many attributes an ad written in `text` likely has (about one per
+/// 28 bytes), so that its index is sized once.
+pub fn capacity_for(text: &str) -> usize {
+    text.len() / 28 + 1
 }
 
 /// Parses a sequence of new-syntax ads, `[...] [...]`.
@@ -204,9 +210,62 @@ impl<'a> Parser<'a> {
                 msg: format!("expression nested more than {MAX_NESTING} levels deep"),
             });
         }
-        let r = stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.ternary());
+        let r = match self.single_token()? {
+            Some(e) => Ok(e),
+            // Each level takes well under 8 KiB of stack, so checking every
+            // fourth level keeps within the 64 KiB red zone.
+            None if self.depth % 4 == 1 => {
+                stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.ternary())
+            }
+            None => self.ternary(),
+        };
         self.depth -= 1;
         r
+    }
+
+    /// A whole expression that is one literal or one name, as most
+    /// attribute values are, read without descending through every
+    /// precedence level: the token after it must end an expression. `None`
+    /// (nothing consumed) otherwise.
+    fn single_token(&mut self) -> Result<Option<Expr>, ParseError> {
+        let simple = matches!(
+            self.peek()?.tok,
+            Tok::Int(_)
+                | Tok::Real(_)
+                | Tok::Str(_)
+                | Tok::Ident(_)
+                | Tok::True
+                | Tok::False
+                | Tok::Undefined
+                | Tok::Error
+        );
+        if !simple {
+            return Ok(None);
+        }
+        self.fill(1)?;
+        let ends = matches!(
+            self.buf[1].as_ref().map(|t| &t.tok),
+            Some(Tok::Semi | Tok::RBrack | Tok::Eof | Tok::Comma | Tok::RParen | Tok::RBrace)
+        );
+        if !ends {
+            return Ok(None);
+        }
+        let t = self.next()?;
+        Ok(Some(match t.tok {
+            Tok::Int(i) => Expr::Lit(Value::Int(i)),
+            Tok::Real(r) => Expr::Lit(Value::Real(r)),
+            Tok::Str(s) => Expr::Lit(Value::Str(Rc::from(&*s))),
+            Tok::True => Expr::Lit(Value::Bool(true)),
+            Tok::False => Expr::Lit(Value::Bool(false)),
+            Tok::Undefined => Expr::Lit(Value::Undefined),
+            Tok::Error => Expr::Lit(Value::Error),
+            Tok::Ident(s) => Expr::Attr(Box::new(AttrRef {
+                base: None,
+                name: Name::new(s),
+                absolute: false,
+            })),
+            _ => unreachable!("checked above"),
+        }))
     }
 
     fn ternary(&mut self) -> Result<Expr, ParseError> {
@@ -449,7 +508,12 @@ impl<'a> Parser<'a> {
 
     /// `name = expr; ...]` (already past the `[`).
     pub fn ad_body(&mut self) -> Result<ClassAd, ParseError> {
-        let mut ad = ClassAd::new();
+        self.ad_body_sized(0)
+    }
+
+    /// [`Parser::ad_body`] with room for `n` attributes.
+    pub fn ad_body_sized(&mut self, n: usize) -> Result<ClassAd, ParseError> {
+        let mut ad = ClassAd::with_capacity(n);
         loop {
             let t = self.next()?;
             match t.tok {

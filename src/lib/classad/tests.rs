@@ -524,3 +524,25 @@ fn exponential_blowup_is_cut_off() {
     src.push(']');
     assert_eq!(ev(&src, "a79"), "error");
 }
+
+#[test]
+fn deep_nesting_of_every_kind_parses_without_overflow() {
+    for (open, close) in [
+        ("f(", ")"),
+        ("[a = ", "]"),
+        ("{", "}"),
+        ("-(", ")"),
+        ("x[", "]"),
+        ("a ? ", " : 1"),
+        ("a ?: (", ")"),
+    ] {
+        for n in [3_000, 12_000] {
+            let s = format!("{}1{}", open.repeat(n), close.repeat(n));
+            let r = parse_expr(&s);
+            assert_eq!(r.is_ok(), n < 5_000, "{open}...{close} x{n}");
+            if let Ok(e) = r {
+                let _ = Evaluator::new().eval(&e, &Scope::empty());
+            }
+        }
+    }
+}

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::string_of;
 use crate::classad::ast::{AttrRef, Expr, UnOp};
-use crate::classad::eval::{Evaluator, Scope, Truth, truth};
+use crate::classad::eval::{Evaluator, Scope, Truth, truth_of};
 use crate::classad::parse_expr;
 use crate::classad::unparse::{self, Syntax};
 use crate::classad::value::Value;
@@ -17,7 +17,7 @@ pub fn if_then_else(ev: &mut Evaluator, args: &[Expr], scope: &Scope) -> Value {
     if args.len() != 3 {
         return Value::Error;
     }
-    match truth(&ev.eval(&args[0], scope)) {
+    match truth_of(ev.eval(&args[0], scope)) {
         Truth::True => ev.eval(&args[1], scope),
         Truth::False => ev.eval(&args[2], scope),
         Truth::Undefined => Value::Undefined,
