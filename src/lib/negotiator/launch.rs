@@ -35,7 +35,9 @@ pub fn claim_id(now: i64) -> String {
     )
 }
 
-/// The attributes a claim sets on its job.
+/// The attributes a claim sets on its job: Running, where, the match, and
+/// the start (JobStartDate the first time, JobCurrentStartDate,
+/// NumJobStarts).
 pub fn claim_attrs(
     ad: &crate::classad::ClassAd,
     slot_name: &str,
@@ -47,6 +49,10 @@ pub fn claim_attrs(
         Some(Value::Int(i)) => *i,
         _ => 0,
     };
+    let int = |n: &str| match ad.get(n).and_then(|e| e.literal_value()) {
+        Some(Value::Int(i)) => Some(*i),
+        _ => None,
+    };
     let mut set = vec![
         ("JobStatus".to_string(), Expr::int(status::RUNNING)),
         (
@@ -55,7 +61,22 @@ pub fn claim_attrs(
         ),
         ("LastMatchTime".to_string(), Expr::int(now)),
         ("NumJobMatches".to_string(), Expr::int(matches + 1)),
+        // The start, recorded with the claim (the shadow starts the job at
+        // once), so a Running job never shows the previous run's dates.
+        ("JobCurrentStartDate".to_string(), Expr::int(now)),
+        ("JobCurrentStartExecutingDate".to_string(), Expr::int(now)),
+        (
+            "NumJobStarts".to_string(),
+            Expr::int(int("NumJobStarts").unwrap_or(0) + 1),
+        ),
+        (
+            "NumShadowStarts".to_string(),
+            Expr::int(int("NumShadowStarts").unwrap_or(0) + 1),
+        ),
     ];
+    if int("JobStartDate").is_none() {
+        set.push(("JobStartDate".into(), Expr::int(now)));
+    }
     set.extend(match_attrs.iter().cloned());
     set
 }

@@ -66,8 +66,6 @@ struct Shadow {
     claim: String,
     host: String,
     signals: Signals,
-    /// Whether the current job's start was recorded with its claim.
-    start_recorded: bool,
     update_initial: u64,
     update_every: u64,
     killing_timeout: u64,
@@ -135,7 +133,6 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
         claim: args.claim,
         host,
         signals,
-        start_recorded: false,
     };
     let mut job = args.job;
     loop {
@@ -144,7 +141,6 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
             Some((next, next_lock)) => {
                 job = next;
                 lock = next_lock;
-                sh.start_recorded = true;
             }
             None => break,
         }
@@ -241,38 +237,18 @@ impl Shadow {
         plan: Plan,
         lock: &mut joblock::JobLock,
     ) -> Result<RunEnd, ShadowError> {
-        let mut cmd = Command::new(&plan.exe);
-        cmd.args(&plan.args)
-            .env_clear()
-            .envs(plan.env.iter().map(|(a, b)| (a, b)))
-            .current_dir(&plan.iwd)
-            .process_group(0)
-            .stdin(plan.stdin)
-            .stdout(plan.stdout)
-            .stderr(plan.stderr);
-        let ident = plan.ident.clone();
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                procs::unblock_in_child();
-                if let Some(id) = &ident {
-                    // Supplementary groups first, then the group, then the
-                    // user: after setuid nothing else may change.
-                    if libc::setgroups(id.groups.len(), id.groups.as_ptr()) != 0
-                        || libc::setgid(id.gid) != 0
-                        || libc::setuid(id.uid) != 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                // If the shadow dies, its job dies with it (the pass also
-                // kills the job's process group before it requeues).
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-                Ok(())
-            });
-        }
-        let child = match cmd.spawn() {
-            Ok(c) => c,
+        let spawned = match plan.ident.clone() {
+            None => procs::spawn(
+                &plan.exe,
+                &plan.args,
+                &plan.env,
+                &plan.iwd,
+                [&plan.stdin, &plan.stdout, &plan.stderr],
+            ),
+            Some(id) => spawn_as(&plan, id),
+        };
+        let pid = match spawned {
+            Ok(pid) => pid,
             Err(e) => {
                 return Ok(RunEnd {
                     status: None,
@@ -292,17 +268,13 @@ impl Shadow {
                 });
             }
         };
-        let pid = child.id() as i32;
-        // The Child handle is not used for waiting: we reap with wait4.
-        std::mem::forget(child);
         let _ = lock.write_pid(std::process::id(), Some(pid));
         let now = crate::clock::now();
         self.started(id, row, ad, now)?;
         self.supervise(id, ad, pid)
     }
 
-    /// Records the start: JobStartDate, JobCurrentStartDate, NumJobStarts,
-    /// ShadowPid, and event 001.
+    /// Writes the start's event 001.
     fn started(
         &mut self,
         id: JobId,
@@ -310,16 +282,8 @@ impl Shadow {
         ad: &Rc<ClassAd>,
         now: i64,
     ) -> Result<(), ShadowError> {
-        // A reused claim recorded the start with the claim (one
-        // transaction per job instead of two).
-        if !self.start_recorded {
-            let set = start_attrs(ad, now);
-            self.q.write(now, |w| {
-                let Some(r) = w.row(id)? else { return Ok(()) };
-                let cur = w.full_ad(&r)?;
-                w.change(&r, &cur, &Change::Set(set))
-            })?;
-        }
+        // The start's attributes were recorded with the claim, so that
+        // JobStatus 2 never shows beside the previous run's start date.
         let _ = row;
         if let Some(p) = userlog::user_log_path(ad) {
             let e = Event {
@@ -778,27 +742,6 @@ impl Shadow {
     }
 }
 
-/// The attributes of a job's start: JobStartDate (the first),
-/// JobCurrentStartDate, NumJobStarts, ShadowPid.
-fn start_attrs(ad: &Rc<ClassAd>, now: i64) -> Vec<(String, Expr)> {
-    let starts = int(ad, "NumJobStarts").unwrap_or(0);
-    let shadows = int(ad, "NumShadowStarts").unwrap_or(0);
-    let mut set = vec![
-        ("JobCurrentStartDate".to_string(), Expr::int(now)),
-        ("JobCurrentStartExecutingDate".to_string(), Expr::int(now)),
-        ("NumJobStarts".to_string(), Expr::int(starts + 1)),
-        ("NumShadowStarts".to_string(), Expr::int(shadows + 1)),
-        (
-            "ShadowPid".to_string(),
-            Expr::int(std::process::id() as i64),
-        ),
-    ];
-    if int(ad, "JobStartDate").is_none() {
-        set.push(("JobStartDate".into(), Expr::int(now)));
-    }
-    set
-}
-
 /// The end of a run whose process exited by itself: exit attributes, then
 /// OnExitHold / OnExitRemove.
 #[allow(clippy::too_many_arguments)]
@@ -1036,8 +979,7 @@ fn pick_next(
             now,
         )
         .map_err(|e| QueueError::Invalid(e.to_string()))?;
-        let mut set = launch::claim_attrs(&ad, slot, host, now, &match_attrs);
-        set.extend(start_attrs(&ad, now));
+        let set = launch::claim_attrs(&ad, slot, host, now, &match_attrs);
         w.change(&row, &ad, &Change::Set(set))?;
         return Ok(Some((row.id, lock)));
     }
@@ -1090,6 +1032,40 @@ fn io_text(e: &std::io::Error) -> String {
         Some(i) => t[..i].to_string(),
         None => t,
     }
+}
+
+/// Starts a job as another user (the shadow runs as root): fork, the
+/// user's groups and ids, exec.
+fn spawn_as(plan: &Plan, id: Identity) -> std::io::Result<i32> {
+    let mut cmd = Command::new(&plan.exe);
+    cmd.args(&plan.args)
+        .env_clear()
+        .envs(plan.env.iter().map(|(a, b)| (a, b)))
+        .current_dir(&plan.iwd)
+        .process_group(0)
+        .stdin(Stdio::from(plan.stdin.try_clone()?))
+        .stdout(Stdio::from(plan.stdout.try_clone()?))
+        .stderr(Stdio::from(plan.stderr.try_clone()?));
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            procs::unblock_all();
+            // Supplementary groups first, then the group, then the user:
+            // after setuid nothing else may change.
+            if libc::setgroups(id.groups.len(), id.groups.as_ptr()) != 0
+                || libc::setgid(id.gid) != 0
+                || libc::setuid(id.uid) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn()?;
+    let pid = child.id() as i32;
+    // The Child handle is not used for waiting: we reap with wait4.
+    std::mem::forget(child);
+    Ok(pid)
 }
 
 /// A user to run a job as.
@@ -1158,9 +1134,9 @@ struct Plan {
     args: Vec<String>,
     env: Vec<(String, String)>,
     iwd: PathBuf,
-    stdin: Stdio,
-    stdout: Stdio,
-    stderr: Stdio,
+    stdin: File,
+    stdout: File,
+    stderr: File,
 }
 
 /// Resolves the job's files. A missing Iwd or executable, or an input or
@@ -1248,12 +1224,12 @@ fn prepare(ad: &ClassAd) -> Result<Plan, (String, i64, i64)> {
             env.push((n.to_string(), v));
         }
     }
-    let open_in = |name: &str| -> Result<Stdio, (String, i64, i64)> {
+    let open_in = |name: &str| -> Result<File, (String, i64, i64)> {
         let p = string(&ad, name)
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "/dev/null".into());
         let path = iwd.join(&p);
-        File::open(&path).map(Stdio::from).map_err(|e| {
+        File::open(&path).map_err(|e| {
             (
                 format!(
                     "Cannot open input file '{}': {}",
@@ -1265,7 +1241,7 @@ fn prepare(ad: &ClassAd) -> Result<Plan, (String, i64, i64)> {
             )
         })
     };
-    let open_out = |name: &str| -> Result<Stdio, (String, i64, i64)> {
+    let open_out = |name: &str| -> Result<File, (String, i64, i64)> {
         let p = string(&ad, name)
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "/dev/null".into());
@@ -1284,7 +1260,6 @@ fn prepare(ad: &ClassAd) -> Result<Plan, (String, i64, i64)> {
                 }
                 Ok(f)
             })
-            .map(Stdio::from)
             .map_err(|e| {
                 (
                     format!(
@@ -1308,7 +1283,6 @@ fn prepare(ad: &ClassAd) -> Result<Plan, (String, i64, i64)> {
         std::fs::OpenOptions::new()
             .append(true)
             .open(&p)
-            .map(Stdio::from)
             .map_err(|e| {
                 (
                     format!("Cannot open output file '{}': {}", p.display(), io_text(&e)),
