@@ -9,6 +9,7 @@ mod cli_config_val;
 mod cli_edit;
 mod cli_eval;
 mod cli_history;
+mod cli_identity;
 mod cli_q;
 mod cli_run;
 mod cli_status;

@@ -69,6 +69,11 @@ impl TestEnv {
         self
     }
 
+    /// The environment variables runs get.
+    pub fn vars(&self) -> &[(String, String)] {
+        &self.vars
+    }
+
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
