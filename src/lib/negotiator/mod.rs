@@ -377,6 +377,12 @@ fn periodic(
         }
         let ad = Rc::new(q.full_ad(&row)?);
         if let Some(a) = policy::periodic(&ad, row.status) {
+            // A job held while running is held for good only when its
+            // shadow has stopped it; releasing it earlier would cross the
+            // shadow's hold.
+            if matches!(a, policy::Action::Release { .. }) && joblock::is_held(spool, row.id) {
+                continue;
+            }
             decided.push((row.id, a));
         }
     }

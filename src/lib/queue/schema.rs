@@ -102,8 +102,9 @@ pub const MIGRATIONS: &[&str] = &[
         total_disk   INTEGER NOT NULL DEFAULT 0
     ) WITHOUT ROWID;
     CREATE INDEX slots_job ON slots (cluster, proc);
-    -- Claim reuse asks "does anyone else have idle jobs?" per job.
-    CREATE INDEX procs_status_owner ON procs (status, owner);
+    -- Claim reuse asks, per job, for the owner's best idle job and whether
+    -- anyone else has idle jobs: both are index range reads.
+    CREATE INDEX procs_status_owner ON procs (status, owner, prio DESC, cluster, proc);
 
     -- A request to a running job's shadow: remove, hold, vacate,
     -- vacate-fast, suspend or continue. The tool writes it in the same

@@ -237,6 +237,9 @@ impl Shadow {
         plan: Plan,
         lock: &mut joblock::JobLock,
     ) -> Result<RunEnd, ShadowError> {
+        // 001 before the job starts: a shadow killed just after the start
+        // must not leave a run without its execute event.
+        self.started(id, row, ad, crate::clock::now())?;
         let spawned = match plan.ident.clone() {
             None => procs::spawn(
                 &plan.exe,
@@ -269,8 +272,6 @@ impl Shadow {
             }
         };
         let _ = lock.write_pid(std::process::id(), Some(pid));
-        let now = crate::clock::now();
-        self.started(id, row, ad, now)?;
         self.supervise(id, ad, pid)
     }
 
@@ -935,7 +936,7 @@ fn pick_next(
     let slot_ad = Rc::new(machine::slot_ad(machine, &srow, now));
     let mut ev = Evaluator::new();
     let mut tried: std::collections::HashMap<i64, bool> = std::collections::HashMap::new();
-    for row in w.idle_rows_of(owner, 64)? {
+    for row in w.idle_rows_of(owner, 16)? {
         let ad = Rc::new(w.full_ad(&row)?);
         // Jobs of one cluster without per-proc differences match alike.
         let plain = row.diff.len() <= 4 || !row.diff.to_ascii_lowercase().contains("request");
