@@ -59,6 +59,22 @@ fn good_queue() -> Vec<u8> {
     std::fs::read(spool.join("queue.db")).unwrap()
 }
 
+/// The page number (from 1) of the procs table's root in a database image.
+fn procs_root_page(bytes: &[u8]) -> usize {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("copy.db");
+    std::fs::write(&p, bytes).unwrap();
+    let c = rusqlite::Connection::open(&p).unwrap();
+    let root: i64 = c
+        .query_row(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'procs'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    root as usize
+}
+
 fn listing(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
@@ -173,8 +189,9 @@ fn a_newer_schema_in_rollback_journal_mode_is_refused_untouched() {
 #[test]
 fn a_damaged_page_inside_queue_db_is_refused_untouched() {
     let mut bytes = good_queue();
-    // A page of the procs table, past the schema: the file still opens.
-    let page = 4096 * 20;
+    // The root page of the procs table, past the schema: the file still
+    // opens, and every read of a job fails.
+    let page = 4096 * (procs_root_page(&bytes) - 1);
     for b in &mut bytes[page..page + 4096] {
         *b = 0xde;
     }

@@ -161,7 +161,10 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     q.set_limits(Limits::from_config(cfg)?);
     if !opts.dry_run {
         q.write(now, |w| {
+            // tern_q -better-analyze tells "no pass since submit" by this.
+            w.set_meta("last_pass", now)?;
             machine::sync_slots(w.conn(), &machine, now)
+                .map(|_| ())
                 .map_err(|e| QueueError::Invalid(e.to_string()))
         })?;
     }
