@@ -891,3 +891,32 @@ fn the_oracle_check_reads_a_submit_log() {
     assert_eq!(job_events(&env.path("sub.log"), &format!("{c}.1")), [0]);
     check_logs_with_htcondor(&[env.path("sub.log")]);
 }
+
+#[test]
+fn a_scheduler_universe_job_starts_at_once_with_every_slot_busy() {
+    // All four cpus taken by one job; the scheduler universe job needs no
+    // slot.
+    let env = RunEnv::new();
+    let c = env.submit(
+        "busy.sub",
+        &job(
+            "sleep 300",
+            "request_cpus = 4\nrequest_memory = 100\nqueue\n",
+        ),
+    );
+    env.wait_for("the 4-cpu job running", TIMEOUT, || {
+        env.status(&format!("{c}.0")) == Some(2)
+    });
+    let s = env.submit("sched.sub", &job("exit 0", "universe = scheduler\nqueue\n"));
+    let id = format!("{s}.0");
+    negotiate_until(&env, "the scheduler universe job's completion", || {
+        env.history_af(&id, &["JobStatus"]).is_some()
+    });
+    assert_eq!(history(&env, &id, &["JobStatus", "ExitCode"]), "4 0");
+    assert_eq!(
+        env.status(&format!("{c}.0")),
+        Some(2),
+        "the busy job runs on"
+    );
+    env.run_ok("tern_rm", [c.to_string()]);
+}

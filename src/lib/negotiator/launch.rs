@@ -15,6 +15,9 @@ use crate::config::Config;
 use crate::machine::{self, Machine};
 use crate::queue::{Change, JobId, Queue, QueueError, joblock, status};
 
+/// The "slot" of a scheduler universe job, which runs without one.
+pub const SCHEDULER: &str = "scheduler";
+
 /// A committed claim, with the job's lock the shadow inherits.
 pub struct Claim {
     pub id: JobId,
@@ -111,6 +114,19 @@ pub fn claim(
             let p = &outcome.planned[i];
             let Some(row) = w.row(p.id)? else { continue };
             if row.status != status::IDLE {
+                continue;
+            }
+            // A scheduler universe job needs no slot: it starts at once.
+            if p.slot == SCHEDULER {
+                let ad = Rc::new(w.full_ad(&row)?);
+                let set = claim_attrs(&ad, SCHEDULER, &host, now, &[]);
+                w.change(&row, &ad, &Change::Set(set))?;
+                claims.push(Claim {
+                    id: p.id,
+                    slot: SCHEDULER.into(),
+                    claim: claim_id(now),
+                    lock,
+                });
                 continue;
             }
             let slot = match p.carve {

@@ -197,13 +197,22 @@ pub fn plan(
         jobs: 0,
         autoclusters: 0,
     };
-    if !states.iter().any(free_capacity) {
-        return Ok(out);
-    }
     let slot_ads: Vec<Rc<ClassAd>> = states.iter().map(|s| s.ad.clone()).collect();
     let sig_names = significant(&slot_ads, ranks);
     let rows = q.idle_rows()?;
     out.jobs = rows.len();
+    let rows: Vec<JobRow> = if states.iter().any(free_capacity) {
+        rows
+    } else {
+        // No slot to give: only scheduler universe jobs can start.
+        let mut keep = Vec::new();
+        for r in rows {
+            if is_scheduler_universe(q, &r)? {
+                keep.push(r);
+            }
+        }
+        keep
+    };
 
     // Per cluster: its ad, its order keys and its autocluster, reused by
     // every proc whose own differences touch neither.
@@ -217,6 +226,19 @@ pub fn plan(
     let mut by_submitter: Vec<(String, Vec<Entry>)> = Vec::new();
     let mut sub_index: HashMap<String, usize> = HashMap::new();
     for row in rows {
+        // Scheduler universe jobs start at once, without a slot (as the
+        // schedd starts them), whatever the slots are doing.
+        if is_scheduler_universe(q, &row)? {
+            out.planned.push(Planned {
+                id: row.id,
+                owner: row.owner.clone(),
+                submitter: submitter_of(&row.owner, uid_domain),
+                slot: super::launch::SCHEDULER.into(),
+                carve: None,
+                match_attrs: Vec::new(),
+            });
+            continue;
+        }
         if let std::collections::hash_map::Entry::Vacant(v) = cluster_info.entry(row.id.cluster) {
             let cad = q.cluster_ad(row.id.cluster)?;
             let keys = prio_keys(&cad);
@@ -344,6 +366,15 @@ pub fn plan(
 /// The attribute names a stored difference sets (`[ A = …; B = … ]`),
 /// lower-cased. A `; x =` inside a string value may add a false name,
 /// which only costs a closer look.
+/// JobUniverse 7, from the cluster ad (a universe is per cluster).
+fn is_scheduler_universe(q: &Queue, row: &JobRow) -> Result<bool, QueueError> {
+    let cad = q.cluster_ad(row.id.cluster)?;
+    Ok(matches!(
+        cad.get("JobUniverse").and_then(|e| e.literal_value()),
+        Some(Value::Int(7))
+    ))
+}
+
 pub(crate) fn diff_names(diff: &str) -> Vec<String> {
     let body = diff.trim().trim_start_matches('[');
     let mut out = Vec::new();

@@ -184,13 +184,14 @@ impl Shadow {
             self.release_if_ours(id, now)?;
             return Ok(None);
         };
-        let slot_ok = machine::load_slot(self.q.conn(), &self.slot)
-            .map_err(other)?
-            .is_some_and(|s| {
-                s.cluster == Some(id.cluster)
-                    && s.proc == Some(id.proc)
-                    && s.claim.as_deref() == Some(&self.claim)
-            });
+        let slot_ok = self.slot == launch::SCHEDULER
+            || machine::load_slot(self.q.conn(), &self.slot)
+                .map_err(other)?
+                .is_some_and(|s| {
+                    s.cluster == Some(id.cluster)
+                        && s.proc == Some(id.proc)
+                        && s.claim.as_deref() == Some(&self.claim)
+                });
         if !slot_ok {
             return Ok(None);
         }
@@ -720,6 +721,7 @@ impl Shadow {
             // The slot: reuse the claim for the next job, or let it go.
             let owner = row.owner.clone();
             if reuse
+                && slot != launch::SCHEDULER
                 && let Some((next, next_lock)) =
                     pick_next(w, machine, &spool, &slot, &owner, &host, now)?
             {
@@ -902,6 +904,9 @@ fn release_slot_if(
     id: JobId,
     now: i64,
 ) -> Result<(), QueueError> {
+    if slot == launch::SCHEDULER {
+        return Ok(());
+    }
     let s = machine::load_slot(w.conn(), slot).map_err(|e| QueueError::Invalid(e.to_string()))?;
     if let Some(s) = s
         && s.claim.as_deref() == Some(claim)
