@@ -1,0 +1,286 @@
+#!/usr/bin/env bash
+# End to end: 2,000 jobs of /bin/true on two cpus, from `tern_submit` to the
+# last completion (target <= 4 s, i.e. >= 500 jobs/s), and the same work in
+# the same run with the local peers and the fork/exec/wait floor:
+#
+#   floor         `xargs -P2 -n1 /bin/true` over 2000 items: GNU xargs (C),
+#                 one fork/exec/wait per job, two in flight, nothing stored.
+#   tern          one submit file with `queue 2000`; the pass starts on
+#                 submit (NEGOTIATE_ON_SUBMIT); the clock stops at the first
+#                 poll (`tern_q -totals`, every 20 ms) that finds the queue
+#                 empty, and history must then hold 2000 jobs that exited 0.
+#   task-spooler  `tsp -S 2`, 2000 `tsp /bin/true` (the default: output to a
+#                 file), then wait until the list has nothing queued/running.
+#                 In memory, nothing survives a crash.
+#   nq            nq runs one queue strictly in order, so two at a time is
+#                 two queues (two NQDIRs) with job i in queue i mod 2; then
+#                 `nq -w` on each. Jobs are files in the queue directories.
+#   pueue         pueued with its own config and directory, `pueue parallel 2`,
+#                 2000 `pueue add /bin/true` (one client call each, as a user
+#                 adds them), then `pueue wait`. Adding is part of the time.
+#
+# Every peer's clock runs from before the first add to the last completion,
+# as a user sees it. Runs are interleaved (floor, tern, tsp, nq, pueue, then
+# again) so a load spike hits every case alike; the best and the median of
+# the runs are printed, with jobs/s and tern's time over each peer's.
+#
+# pueue runs 200 jobs unless PUEUE_JOBS says otherwise: its daemon loop
+# starts about 6 jobs/s whatever the count, so 2000 would take ~6 minutes a
+# run. Its jobs/s and the per-job ratio stay comparable; its seconds do not.
+#
+# Missing peers are installed (apt-get install task-spooler nq; cargo install
+# pueue --locked) or skipped with a message. SKIP="pueue nq" leaves peers
+# out; TIMEOUT (default 300 s) bounds each case.
+#
+# Usage: bench/run_2000.sh [runs] [jobs]   (defaults 3 and 2000)
+# Honours CARGO_TARGET_DIR; builds the release binaries first.
+set -euo pipefail
+
+runs=${1:-3}
+jobs=${2:-2000}
+pueue_jobs=${PUEUE_JOBS:-$((jobs < 200 ? jobs : 200))}
+skip=" ${SKIP:-} "
+timeout_s=${TIMEOUT:-300}
+root=$(cd "$(dirname "$0")/.." && pwd)
+target=${CARGO_TARGET_DIR:-$root/target}
+cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+
+work=$(mktemp -d /tmp/tern-run2000.XXXXXX)
+# The binaries are copied so a concurrent rebuild cannot swap them mid-run;
+# tern_submit finds tern_negotiate, and that finds tern_shadow, beside itself.
+mkdir "$work/bin"
+cp "$target"/release/tern_{submit,negotiate,shadow,q,history,rm} "$work/bin/"
+bin=$work/bin
+
+cleanup() {
+    local pid
+    set +e
+    for s in "$work"/tsp.*/socket; do
+        [[ -S $s ]] && TS_SOCKET=$s tsp -K >/dev/null 2>&1
+    done
+    # Whatever is left of our own runs (tern's shadows, nq jobs, tsp's
+    # server and clients, pueued): processes whose environment names this
+    # run's directory (a spool, NQDIR, TS_SOCKET or BENCH_MARK), by pid.
+    for pid in $(own_pids); do kill -KILL "$pid" 2>/dev/null; done
+    rm -rf "$work"
+}
+own_pids() {
+    local e
+    for e in /proc/[0-9]*/environ; do
+        grep -qsF "$work" "$e" 2>/dev/null && { e=${e#/proc/}; echo "${e%/environ}"; }
+    done | grep -vx "$$" || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+now() { echo "$EPOCHREALTIME"; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+past() { awk -v d="$1" -v t="$EPOCHREALTIME" 'BEGIN { exit !(t > d) }'; }
+deadline() { awk -v t="$EPOCHREALTIME" -v s="$timeout_s" 'BEGIN { printf "%.3f", t + s }'; }
+fail() { echo "$1: $2" >&2; return 1; }
+
+# ---- installing the peers ---------------------------------------------------
+have() { command -v "$1" >/dev/null 2>&1; }
+apt_install() {
+    local sudo=""
+    [[ $(id -u) == 0 ]] || { have sudo && sudo=sudo; } || return 1
+    $sudo apt-get install -y -q "$@" >"$work/apt.log" 2>&1 ||
+        { $sudo apt-get update -q >/dev/null 2>&1 && $sudo apt-get install -y -q "$@" >"$work/apt.log" 2>&1; }
+}
+peers=()
+if [[ $skip != *" tsp "* ]]; then
+    have tsp || apt_install task-spooler || true
+    if have tsp; then peers+=(tsp); else echo "skipping task-spooler: tsp missing, apt-get install task-spooler failed" >&2; fi
+fi
+if [[ $skip != *" nq "* ]]; then
+    have nq || apt_install nq || true
+    if have nq; then peers+=(nq); else echo "skipping nq: nq missing, apt-get install nq failed" >&2; fi
+fi
+if [[ $skip != *" pueue "* ]]; then
+    export PATH=$PATH:${CARGO_HOME:-$HOME/.cargo}/bin
+    if ! { have pueue && have pueued; }; then
+        echo "installing pueue (cargo install pueue --locked) ..." >&2
+        cargo install pueue --locked --quiet >"$work/cargo-install.log" 2>&1 || true
+    fi
+    if have pueue && have pueued; then peers+=(pueue); else echo "skipping pueue: cargo install pueue --locked failed" >&2; fi
+fi
+
+# ---- the cases: each prints its wall seconds, or fails ----------------------
+run_floor() {
+    local t0
+    t0=$(now)
+    seq "$jobs" | xargs -P2 -n1 /bin/true
+    elapsed "$t0" "$(now)"
+}
+
+printf 'executable = /bin/true\nqueue %d\n' "$jobs" >"$work/true.sub"
+tern_env() {
+    env -i PATH=/usr/bin:/bin HOME="$work" TERN_CONFIG=/dev/null \
+        _TERN_SPOOL="$1" _TERN_NUM_CPUS=2 "${@:2}"
+}
+run_tern() {
+    local spool=$work/tern.$1 t0 t1 left total by_code end
+    end=$(deadline)
+    t0=$(now)
+    (cd "$work" && tern_env "$spool" "$bin/tern_submit" true.sub >/dev/null)
+    while :; do
+        total=$(tern_env "$spool" "$bin/tern_q" -totals -allusers |
+            sed -n 's/^Total for all users: \([0-9]*\) jobs.*/\1/p')
+        [[ $total == 0 ]] && break
+        past "$end" && {
+            tern_env "$spool" "$bin/tern_q" -totals -allusers >&2
+            fail tern "queue not empty after ${timeout_s}s (spool kept in $spool; ShadowLog tail:)"
+            tail -n 20 "$spool/shadow/ShadowLog" >&2 2>/dev/null
+            return 1
+        }
+        sleep 0.02
+    done
+    t1=$(now)
+    left=$(tern_env "$spool" "$bin/tern_history" -af ClusterId | wc -l)
+    [[ $left == "$jobs" ]] || fail tern "history holds $left jobs, not $jobs" || return 1
+    by_code=$(tern_env "$spool" "$bin/tern_history" -af ExitCode JobStatus | sort | uniq -c | awk '{ printf "%s", $0 }')
+    [[ $by_code == *"$jobs 0 4" ]] || fail tern "not every job exited 0 and completed: $by_code" || return 1
+    # A safety pass: there must be nothing left to start.
+    tern_env "$spool" "$bin/tern_negotiate" >/dev/null 2>&1 || true
+    wait_for_shadows "$spool"
+    rm -rf "$spool"
+    elapsed "$t0" "$t1"
+}
+# Shadows leave after the queue is empty; wait for them so the next case
+# does not share the cpus with them.
+wait_for_shadows() {
+    local i
+    for i in $(seq 250); do
+        own_pids | xargs -r -I{} grep -qsF "$1" /proc/{}/environ || return 0
+        sleep 0.02
+    done
+}
+
+run_tsp() {
+    local dir=$work/tsp.$1 t0 t1 end
+    mkdir -p "$dir"
+    export TS_SOCKET=$dir/socket TMPDIR=$dir TS_MAXFINISHED=$((jobs + 10)) TS_MAXCONN=$((jobs + 10))
+    # The first client starts the server, which inherits this environment.
+    export BENCH_MARK=$work
+    tsp -S 2 >/dev/null
+    end=$(deadline)
+    t0=$(now)
+    for ((i = 0; i < jobs; i++)); do tsp /bin/true >/dev/null; done
+    timeout "$timeout_s" tsp -w >/dev/null 2>&1 || true
+    while tsp -l | awk 'NR > 1 && ($2 == "running" || $2 == "queued") { f = 1 } END { exit !f }'; do
+        past "$end" && { fail tsp "jobs still queued after ${timeout_s}s"; tsp -K; return 1; }
+        sleep 0.02
+    done
+    t1=$(now)
+    local done_n
+    done_n=$(tsp -l | awk 'NR > 1 && $2 == "finished" && $4 == 0' | wc -l)
+    tsp -K >/dev/null 2>&1 || true
+    unset TS_SOCKET TMPDIR TS_MAXFINISHED TS_MAXCONN
+    [[ $done_n == "$jobs" ]] || fail tsp "$done_n jobs finished with 0, not $jobs" || return 1
+    rm -rf "$dir"
+    elapsed "$t0" "$t1"
+}
+
+run_nq() {
+    local dir=$work/nq.$1 t0 t1 n
+    mkdir -p "$dir/q0" "$dir/q1"
+    t0=$(now)
+    for ((i = 0; i < jobs; i++)); do NQDIR=$dir/q$((i % 2)) nq -q /bin/true; done
+    NQDIR=$dir/q0 timeout "$timeout_s" nq -w || { fail nq "queue 0 not done after ${timeout_s}s"; return 1; }
+    NQDIR=$dir/q1 timeout "$timeout_s" nq -w || { fail nq "queue 1 not done after ${timeout_s}s"; return 1; }
+    t1=$(now)
+    # A finished job's output file ends with its exit status.
+    n=$(grep -l -F '[exited with status 0.]' "$dir"/q0/,* "$dir"/q1/,* | wc -l)
+    [[ $n == "$jobs" ]] || fail nq "$n jobs finished, not $jobs" || return 1
+    rm -rf "$dir"
+    elapsed "$t0" "$t1"
+}
+
+run_pueue() {
+    local dir=$work/pueue.$1 t0 t1 n cfg
+    mkdir -p "$dir/data" "$dir/runtime"
+    cfg=$dir/pueue.yml
+    cat >"$cfg" <<EOF
+shared:
+  pueue_directory: $dir/data
+  runtime_directory: $dir/runtime
+  use_unix_socket: true
+  unix_socket_path: $dir/runtime/pueue.socket
+daemon:
+  callback: null
+client:
+  restart_in_place: false
+EOF
+    BENCH_MARK=$work pueued -c "$cfg" >"$dir/pueued.log" 2>&1 &
+    pueued_pid=$!
+    local i
+    for i in $(seq 250); do pueue -c "$cfg" status >/dev/null 2>&1 && break; sleep 0.02; done
+    pueue -c "$cfg" parallel 2 >/dev/null
+    t0=$(now)
+    for ((i = 0; i < pueue_jobs; i++)); do pueue -c "$cfg" add -- /bin/true >/dev/null; done
+    timeout "$timeout_s" pueue -c "$cfg" wait --quiet >/dev/null 2>&1 ||
+        { fail pueue "jobs not done after ${timeout_s}s"; return 1; }
+    t1=$(now)
+    n=$(pueue -c "$cfg" status --json | python3 -c '
+import json, sys
+tasks = json.load(sys.stdin)["tasks"].values()
+print(sum(1 for t in tasks if "Success" in json.dumps(t["status"])))')
+    pueue -c "$cfg" shutdown >/dev/null 2>&1 || true
+    wait "$pueued_pid" 2>/dev/null || true
+    pueued_pid=""
+    [[ $n == "$pueue_jobs" ]] || fail pueue "$n tasks succeeded, not $pueue_jobs" || return 1
+    rm -rf "$dir"
+    elapsed "$t0" "$t1"
+}
+
+# ---- running them -------------------------------------------------------
+cases=(floor tern "${peers[@]}")
+declare -A times
+for ((r = 1; r <= runs; r++)); do
+    for c in "${cases[@]}"; do
+        if t=$("run_$c" "$r"); then
+            times[$c]+="$t "
+            echo "run $r/$runs  $c: ${t}s" >&2
+        else
+            echo "run $r/$runs  $c: failed" >&2
+        fi
+    done
+done
+
+# best and median of a list of seconds
+best() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | head -n 1; }
+median() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t > 0) printf "%.0f", n / t; else print "-" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+declare -A label=(
+    [floor]="floor: xargs -P2 -n1 /bin/true"
+    [tern]="tern: submit -> last completion"
+    [tsp]="task-spooler (tsp -S 2)"
+    [nq]="nq (two queues)"
+    [pueue]="pueue (parallel 2)"
+)
+tern_best=$(best "${times[tern]:-}")
+tern_med=$(median "${times[tern]:-}")
+printf '\n%-34s %6s %8s %8s %8s %8s %9s\n' "case ($jobs x /bin/true, 2 cpus)" "jobs" "best/s" "median/s" "jobs/s" "(median)" "tern/peer"
+for c in "${cases[@]}"; do
+    n=$jobs
+    [[ $c == pueue ]] && n=$pueue_jobs
+    if [[ -z ${times[$c]:-} ]]; then
+        printf '%-34s %6s %8s\n' "${label[$c]}" "$n" failed
+        continue
+    fi
+    b=$(best "${times[$c]}")
+    m=$(median "${times[$c]}")
+    # tern's time over the peer's for the same number of jobs (pueue may run fewer)
+    if [[ $c == tern ]]; then rel="1.00"
+    else rel=$(ratio "$(awk -v t="$tern_best" -v j="$jobs" 'BEGIN { print t / j }')" "$(awk -v t="$b" -v j="$n" 'BEGIN { print t / j }')"); fi
+    printf '%-34s %6s %8s %8s %8s %8s %9s\n' "${label[$c]}" "$n" "$b" "$m" "$(rate "$n" "$b")" "$(rate "$n" "$m")" "$rel"
+done
+echo "tern/peer = tern's seconds per job over the peer's (best runs); below 1 means tern is faster"
+if [[ -n $tern_best ]]; then
+    verdict=$(awk -v t="$tern_best" -v j="$jobs" 'BEGIN { if (t * 2000 / j <= 4) print "meets"; else print "misses" }')
+    echo "target: tern <= 4 s for 2000 jobs (>= 500 jobs/s): best $tern_best s, median $tern_med s, $verdict the target"
+fi
+echo "runs: $runs (all: $(for c in "${cases[@]}"; do printf '%s=[%s] ' "$c" "${times[$c]:-}"; done))"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)  cpus: $(nproc)"
