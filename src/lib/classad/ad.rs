@@ -8,6 +8,7 @@
 use std::rc::Rc;
 
 use super::ast::{Expr, Name, key_hash};
+use super::value::Value;
 
 /// Expressions are shared (`Rc`), so copying an ad, as the queue does to
 /// give each job its cluster's attributes, costs reference counts, not
@@ -21,7 +22,8 @@ struct Entry {
 /// An open-addressing index from key hashes to entry positions: each slot
 /// holds a position (`EMPTY` when free) and the low half of its key's
 /// hash, so a probe rarely touches an entry that does not match. At most
-/// half full; the slot count is a power of two (or zero for no index).
+/// two thirds full; the slot count is a power of two (or zero for no
+/// index).
 #[derive(Clone, Debug, Default)]
 struct Index {
     slots: Vec<(u32, u32)>,
@@ -29,13 +31,18 @@ struct Index {
 
 const EMPTY: u32 = u32::MAX;
 
+/// How many slots index `n` entries.
+fn slots_for(n: usize) -> usize {
+    (n * 3 / 2 + 1).next_power_of_two().max(8)
+}
+
 impl Index {
     fn with_capacity(n: usize) -> Index {
         if n == 0 {
             return Index::default();
         }
         Index {
-            slots: vec![(EMPTY, 0); (n * 2).next_power_of_two().max(8)],
+            slots: vec![(EMPTY, 0); slots_for(n)],
         }
     }
 
@@ -96,7 +103,7 @@ impl Index {
     /// Records that entry `pos` (not yet indexed) has hash `hash`; `len`
     /// is the number of entries once it is added.
     fn add(&mut self, entries: &[Entry], hash: u64, pos: usize, len: usize) {
-        if len * 2 > self.slots.len() {
+        if len * 3 > self.slots.len() * 2 {
             self.rebuild(entries, len);
         }
         self.put(hash, pos);
@@ -114,13 +121,36 @@ impl Index {
     /// A fresh index of `entries` (minus any not yet added), sized for
     /// `len` entries.
     fn rebuild(&mut self, entries: &[Entry], len: usize) {
-        let size = (len * 2).next_power_of_two().max(8);
+        let size = slots_for(len);
         self.slots.clear();
         self.slots.resize(size, (EMPTY, 0));
         for (pos, e) in entries.iter().enumerate() {
             self.put(e.name.hash(), pos);
         }
     }
+}
+
+thread_local! {
+    /// Shared expressions for the literals most attributes hold (`0`,
+    /// `0.0`, `false`, `true`, small counts), made once per thread.
+    static COMMON: [std::cell::OnceCell<Rc<Expr>>; COMMON_INTS + 4] =
+        std::array::from_fn(|_| std::cell::OnceCell::new());
+}
+
+/// Integers from 0 up to this (exclusive) are shared.
+const COMMON_INTS: usize = 64;
+
+/// A shared copy of `e` when it is one of the common literals.
+fn common_literal(e: &Expr) -> Option<Rc<Expr>> {
+    let slot = match e {
+        Expr::Lit(Value::Int(i)) if (0..COMMON_INTS as i64).contains(i) => *i as usize,
+        Expr::Lit(Value::Bool(b)) => COMMON_INTS + *b as usize,
+        // Only +0.0: -0.0 prints differently.
+        Expr::Lit(Value::Real(r)) if r.to_bits() == 0 => COMMON_INTS + 2,
+        Expr::Lit(Value::Undefined) => COMMON_INTS + 3,
+        _ => return None,
+    };
+    COMMON.with(|c| Some(c[slot].get_or_init(|| Rc::new(e.clone())).clone()))
 }
 
 #[derive(Clone, Debug, Default)]
@@ -158,7 +188,8 @@ impl ClassAd {
 
     /// Sets a parsed name to `expr`, without copying its spelling.
     pub fn insert_named(&mut self, name: &Name, expr: Expr) {
-        self.insert_name_shared(name, Rc::new(expr));
+        let expr = common_literal(&expr).unwrap_or_else(|| Rc::new(expr));
+        self.insert_name_shared(name, expr);
     }
 
     /// Sets a parsed name to an expression shared with other ads.

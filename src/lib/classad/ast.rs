@@ -85,19 +85,70 @@ fn lower8(x: u64) -> u64 {
 #[inline]
 pub fn key_hash(name: &str) -> u64 {
     let b = name.as_bytes();
-    let mut h = (b.len() as u64).wrapping_mul(K);
-    let mut chunks = b.chunks_exact(8);
-    for c in &mut chunks {
-        let x = u64::from_le_bytes(c.try_into().expect("eight bytes"));
-        h = (h.rotate_left(26) ^ lower8(x)).wrapping_mul(K);
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut buf = [0u8; 8];
-        buf[..rest.len()].copy_from_slice(rest);
-        h = (h.rotate_left(26) ^ lower8(u64::from_le_bytes(buf))).wrapping_mul(K);
+    let n = b.len();
+    let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("eight bytes"));
+    let half = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("four bytes")) as u64;
+    let mut h = (n as u64).wrapping_mul(K);
+    let mut mix = |x: u64| h = (h.rotate_left(26) ^ lower8(x)).wrapping_mul(K);
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 < n {
+            mix(word(i));
+            i += 8;
+        }
+        // The last eight bytes, overlapping the ones before if need be.
+        mix(word(n - 8));
+    } else if n >= 4 {
+        mix(half(0) | (half(n - 4) << 32));
+    } else if n > 0 {
+        mix(b[0] as u64 | ((b[n / 2] as u64) << 8) | ((b[n - 1] as u64) << 16));
     }
     h ^ (h >> 29)
+}
+
+/// The shared names: an open-addressing table on [`key_hash`], at most
+/// half full, compared by exact spelling.
+struct NameTable {
+    slots: Vec<Option<Name>>,
+    len: usize,
+}
+
+impl NameTable {
+    fn find_or_add(&mut self, text: &str) -> Name {
+        let hash = key_hash(text);
+        if !self.slots.is_empty() {
+            let mask = self.slots.len() - 1;
+            let mut i = (hash >> 32) as usize & mask;
+            while let Some(n) = &self.slots[i] {
+                if n.hash() == hash && n.as_str() == text {
+                    return n.clone();
+                }
+                i = (i + 1) & mask;
+            }
+        }
+        let name = Name::fresh(text, hash);
+        if self.len < MAX_SHARED_NAMES {
+            if (self.len + 1) * 2 > self.slots.len() {
+                let size = (self.slots.len() * 2).max(256);
+                let old = std::mem::replace(&mut self.slots, vec![None; size]);
+                for n in old.into_iter().flatten() {
+                    self.put(n);
+                }
+            }
+            self.put(name.clone());
+            self.len += 1;
+        }
+        name
+    }
+
+    fn put(&mut self, name: Name) {
+        let mask = self.slots.len() - 1;
+        let mut i = (name.hash() >> 32) as usize & mask;
+        while self.slots[i].is_some() {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = Some(name);
+    }
 }
 
 thread_local! {
@@ -105,8 +156,12 @@ thread_local! {
     /// names recur in every job), so spellings are shared: parsing an ad
     /// costs a reference count instead of allocations per name. Bounded
     /// so that arbitrary input cannot grow it without limit.
-    static NAMES: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, Name>> =
-        std::cell::RefCell::new(rustc_hash::FxHashMap::default());
+    static NAMES: std::cell::RefCell<NameTable> = const {
+        std::cell::RefCell::new(NameTable {
+            slots: Vec::new(),
+            len: 0,
+        })
+    };
 }
 
 /// How many distinct spellings the name table keeps.
@@ -114,20 +169,11 @@ const MAX_SHARED_NAMES: usize = 16_384;
 
 impl Name {
     pub fn new(text: &str) -> Name {
-        if let Some(n) = NAMES.with(|t| t.borrow().get(text).cloned()) {
-            return n;
-        }
-        let name = Name::fresh(text);
-        NAMES.with(|t| {
-            let mut t = t.borrow_mut();
-            if t.len() < MAX_SHARED_NAMES {
-                t.insert(Box::from(text), name.clone());
-            }
-        });
-        name
+        NAMES.with(|t| t.borrow_mut().find_or_add(text))
     }
 
-    fn fresh(text: &str) -> Name {
+    /// A new name whose key hashes to `hash`.
+    fn fresh(text: &str, hash: u64) -> Name {
         let key = if text.bytes().any(|b| b.is_ascii_uppercase()) {
             Some(Box::from(text.to_ascii_lowercase()))
         } else {
@@ -135,7 +181,7 @@ impl Name {
         };
         let special = Special::of_key(key.as_deref().unwrap_or(text));
         Name(Rc::new(NameInner {
-            hash: key_hash(text),
+            hash,
             special,
             text: Box::from(text),
             key,

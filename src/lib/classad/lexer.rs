@@ -211,13 +211,17 @@ impl<'a> Lexer<'a> {
 
     fn skip_space(&mut self) -> Result<(), ParseError> {
         loop {
+            while let Some(&c) = self.src.get(self.pos) {
+                if BYTE_CLASS[c as usize] & SPACE == 0 {
+                    break;
+                }
+                if c == b'\n' {
+                    self.newline(self.pos);
+                }
+                self.pos += 1;
+            }
             let c = self.peek();
-            if c == b'\n' {
-                self.newline(self.pos);
-                self.pos += 1;
-            } else if c.is_ascii_whitespace() {
-                self.pos += 1;
-            } else if c == b'/' && self.peek_at(1) == b'/' {
+            if c == b'/' && self.peek_at(1) == b'/' {
                 while self.pos < self.src.len() && self.peek() != b'\n' {
                     self.pos += 1;
                 }
@@ -255,6 +259,46 @@ impl<'a> Lexer<'a> {
         Ok(Token { tok, line, col })
     }
 
+    /// A name (not a keyword) and the `=` after it, consumed, when they
+    /// come next, as they do at each attribute of an ad; `None` with only
+    /// white space and comments consumed otherwise, so that the tokens
+    /// read as usual.
+    pub fn name_and_assign(&mut self) -> Result<Option<&'a str>, ParseError> {
+        self.skip_space()?;
+        let start = self.pos;
+        let first = self.peek();
+        if !(first.is_ascii_alphabetic() || first == b'_') {
+            return Ok(None);
+        }
+        let mut i = start + 1;
+        while let Some(&b) = self.src.get(i) {
+            if BYTE_CLASS[b as usize] & NAME == 0 {
+                break;
+            }
+            i += 1;
+        }
+        let end = i;
+        while matches!(self.src.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        // `=` alone, not the start of `==`, `=?=` or `=!=`.
+        if self.src.get(i) != Some(&b'=') || matches!(self.src.get(i + 1), Some(b'=' | b'?' | b'!'))
+        {
+            return Ok(None);
+        }
+        let word = &self.text[start..end];
+        if matches!(word.len(), 2 | 4 | 5 | 9)
+            && ["is", "isnt", "true", "false", "error", "undefined"]
+                .iter()
+                .any(|k| word.eq_ignore_ascii_case(k))
+        {
+            return Ok(None);
+        }
+        self.pos = i + 1;
+        self.prev_operand = false;
+        Ok(Some(word))
+    }
+
     fn scan(&mut self, start: usize) -> Result<Tok<'a>, ParseError> {
         let c = self.peek();
         if c == 0 && self.pos >= self.src.len() {
@@ -272,11 +316,13 @@ impl<'a> Lexer<'a> {
             return self.number(start, true);
         }
         if c.is_ascii_alphabetic() || c == b'_' {
-            let rest = &self.src[self.pos + 1..];
-            self.pos += 1 + rest
-                .iter()
-                .position(|&b| !is_name_byte(b))
-                .unwrap_or(rest.len());
+            self.pos += 1;
+            while let Some(&b) = self.src.get(self.pos) {
+                if BYTE_CLASS[b as usize] & NAME == 0 {
+                    break;
+                }
+                self.pos += 1;
+            }
             // ASCII only, so the slice is on character boundaries.
             let word = &self.text[start..self.pos];
             let kw = |k: &str| word.eq_ignore_ascii_case(k);
@@ -407,7 +453,10 @@ impl<'a> Lexer<'a> {
         }
         let text = &self.text[start..self.pos];
         if is_real {
-            return Ok(Tok::Real(text.parse::<f64>().unwrap_or(0.0)));
+            return Ok(Tok::Real(
+                short_real(&self.src[digits_start..self.pos], negative)
+                    .unwrap_or_else(|| text.parse::<f64>().unwrap_or(0.0)),
+            ));
         }
         if int_digits.len() > 1 && int_digits[0] == b'0' {
             return Err(self.err(
@@ -575,6 +624,30 @@ impl<'a> Lexer<'a> {
     }
 }
 
+/// `digits.digits` (no exponent) with at most 15 digits, read exactly as
+/// `parse::<f64>` reads it: the digits as an integer are exact in an f64,
+/// and so is the power of ten, so their one correctly rounded quotient is
+/// the correctly rounded value. `None` for any other form.
+fn short_real(text: &[u8], negative: bool) -> Option<f64> {
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    if text.len() > 16 {
+        return None;
+    }
+    let mut m: u64 = 0;
+    let mut frac = None;
+    for (i, &c) in text.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => m = m * 10 + (c - b'0') as u64,
+            b'.' if frac.is_none() => frac = Some(text.len() - i - 1),
+            _ => return None,
+        }
+    }
+    let v = m as f64 / POW10[frac?];
+    Some(if negative { -v } else { v })
+}
+
 /// Text from bytes that are valid UTF-8 in practice (cut from a `str` at
 /// ASCII bytes), with any invalid sequence replaced.
 fn owned_text(bytes: Vec<u8>) -> String {
@@ -584,11 +657,28 @@ fn owned_text(bytes: Vec<u8>) -> String {
     }
 }
 
-/// Whether `b` may continue a name.
-#[inline]
-fn is_name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
+/// [`BYTE_CLASS`] bit of bytes that may continue a name.
+const NAME: u8 = 1;
+/// [`BYTE_CLASS`] bit of ASCII white space (as `u8::is_ascii_whitespace`).
+const SPACE: u8 = 2;
+
+/// The class bits of each byte value, so that the scanning loops test one
+/// table entry per byte.
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            t[b] |= NAME;
+        }
+        if c.is_ascii_whitespace() {
+            t[b] |= SPACE;
+        }
+        b += 1;
+    }
+    t
+};
 
 /// The position of the first byte at or after `i` that is `delim`, a
 /// backslash, a newline or NUL (the end of `src` if none is), eight bytes

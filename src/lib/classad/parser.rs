@@ -86,9 +86,9 @@ pub fn parse_ad(src: &str) -> Result<ClassAd, ParseError> {
 }
 
 /// How many attributes an ad written in `text` likely has (about one per
-/// 28 bytes), so that its index is sized once.
+/// 30 bytes), so that its index is sized once.
 pub fn capacity_for(text: &str) -> usize {
-    text.len() / 28 + 1
+    text.len() / 30 + 1
 }
 
 /// Parses a sequence of new-syntax ads, `[...] [...]`.
@@ -515,6 +515,16 @@ impl<'a> Parser<'a> {
     pub fn ad_body_sized(&mut self, n: usize) -> Result<ClassAd, ParseError> {
         let mut ad = ClassAd::with_capacity(n);
         loop {
+            // The usual `Name =`, read straight from the text.
+            if self.buf[0].is_none()
+                && let Some(s) = self.lex.name_and_assign()?
+            {
+                let name = Name::new(s);
+                if self.value_of(&mut ad, name)? {
+                    return Ok(ad);
+                }
+                continue;
+            }
             let t = self.next()?;
             match t.tok {
                 Tok::RBrack => return Ok(ad),
@@ -528,21 +538,8 @@ impl<'a> Parser<'a> {
                     self.expect_with(Tok::Assign, || {
                         format!("'=' after attribute name '{}'", name.as_str())
                     })?;
-                    let e = self.expr()?;
-                    ad.insert_named(&name, e);
-                    let t = self.next()?;
-                    match t.tok {
-                        Tok::Semi => {}
-                        Tok::RBrack => return Ok(ad),
-                        ref other => {
-                            return Err(self.err_at(
-                                &t,
-                                format!(
-                                    "expected ';' or ']' after the value of '{name}', found {}",
-                                    other.describe()
-                                ),
-                            ));
-                        }
+                    if self.value_of(&mut ad, name)? {
+                        return Ok(ad);
                     }
                 }
                 ref other => {
@@ -555,6 +552,25 @@ impl<'a> Parser<'a> {
                     ));
                 }
             }
+        }
+    }
+
+    /// The value after `name =` and the `;` or `]` after it; true at the
+    /// `]` that ends the ad.
+    fn value_of(&mut self, ad: &mut ClassAd, name: Name) -> Result<bool, ParseError> {
+        let e = self.expr()?;
+        ad.insert_named(&name, e);
+        let t = self.next()?;
+        match t.tok {
+            Tok::Semi => Ok(false),
+            Tok::RBrack => Ok(true),
+            ref other => Err(self.err_at(
+                &t,
+                format!(
+                    "expected ';' or ']' after the value of '{name}', found {}",
+                    other.describe()
+                ),
+            )),
         }
     }
 }
