@@ -85,22 +85,22 @@ fn negotiate_until(env: &RunEnv, what: &str, mut cond: impl FnMut() -> bool) {
     );
 }
 
-/// Waits until the event log at `log` has `n` as `job`'s last event. The
-/// log is read as far as its events are complete: a shadow may be writing.
+/// Waits until the event log at `log` has an event `n` of `job`. The log
+/// is read as far as its events are complete: a shadow may be writing.
 #[track_caller]
 fn wait_event(env: &RunEnv, log: &str, job: &str, n: u32) {
-    let last = || {
+    // Any such event, not the job's last: after a vacate the job may have
+    // run again already (a shadow starts a pass when it lets its slot go).
+    let seen = || {
         let text = std::fs::read_to_string(env.path(log)).unwrap_or_default();
-        let (events, _) = tern::userlog::read_complete(&text).ok()?;
+        let Ok((events, _)) = tern::userlog::read_complete(&text) else {
+            return false;
+        };
         events
             .iter()
-            .rev()
-            .find(|e| format!("{}.{}", e.id.cluster, e.id.proc) == job)
-            .map(|e| e.kind.number())
+            .any(|e| format!("{}.{}", e.id.cluster, e.id.proc) == job && e.kind.number() == n)
     };
-    env.wait_for(&format!("event {n:03} for {job}"), TIMEOUT, || {
-        last() == Some(n)
-    });
+    env.wait_for(&format!("event {n:03} for {job}"), TIMEOUT, seen);
 }
 
 /// History attributes of `job` as one `tern_history -af` line.
