@@ -3,9 +3,7 @@
 //! shadow lets its slot go).
 
 use std::os::fd::AsRawFd;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::rc::Rc;
 
 use super::NegotiatorError;
@@ -212,36 +210,30 @@ pub fn sibling(cfg: &Config, knob: Option<&str>, name: &str) -> PathBuf {
 }
 
 /// Starts the shadow of a claim, detached in its own session, with the
-/// job's lock as its file descriptor 3, so the job is never unguarded
-/// between the claim and the shadow's start.
+/// job's lock open as the descriptor named by TERN_SHADOW_LOCK_FD, so the
+/// job is never unguarded between the claim and the shadow's start.
 pub fn start_shadow(cfg: &Config, spool: &Path, c: Claim) -> Result<(), NegotiatorError> {
     let prog = sibling(cfg, Some("SHADOW"), "tern_shadow");
     let log = shadow_log(spool);
     let fd = c.lock.file.as_raw_fd();
-    let mut cmd = Command::new(&prog);
-    cmd.arg(c.id.to_string())
-        .arg(&c.slot)
-        .arg(&c.claim)
-        .env("TERN_SHADOW_LOCK_FD", "3")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log);
-    // SAFETY: only async-signal-safe calls between fork and exec.
+    // The one descriptor the shadow inherits (ours are all close-on-exec).
+    // SAFETY: fcntl on a descriptor we own.
     unsafe {
-        cmd.pre_exec(move || {
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if fd == 3 {
-                let flags = libc::fcntl(3, libc::F_GETFD);
-                libc::fcntl(3, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
-            } else if libc::dup2(fd, 3) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        let flags = libc::fcntl(fd, libc::F_GETFD);
+        libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
     }
-    cmd.spawn().map_err(super::io(format!(
+    let args = [c.id.to_string(), c.slot.clone(), c.claim.clone()];
+    let extra = [("TERN_SHADOW_LOCK_FD".to_string(), fd.to_string())];
+    let r = crate::sys::spawn(&crate::sys::Spawn {
+        exe: &prog,
+        args: &args,
+        env: None,
+        extra_env: &extra,
+        dir: None,
+        stdio: [None, None, log.as_ref().map(|f| f.as_raw_fd())],
+        new_session: true,
+    });
+    r.map_err(super::io(format!(
         "cannot start the shadow {}",
         prog.display()
     )))?;
@@ -251,17 +243,14 @@ pub fn start_shadow(cfg: &Config, spool: &Path, c: Claim) -> Result<(), Negotiat
 }
 
 /// Where shadows write what goes wrong outside any job's log.
-pub fn shadow_log(spool: &Path) -> Stdio {
+pub fn shadow_log(spool: &Path) -> Option<std::fs::File> {
     let p = joblock::dir(spool).join("ShadowLog");
     let _ = std::fs::create_dir_all(joblock::dir(spool));
-    match std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(p)
-    {
-        Ok(f) => Stdio::from(f),
-        Err(_) => Stdio::null(),
-    }
+        .ok()
 }
 
 /// Starts `tern_negotiate` in the background, detached, and does not wait
@@ -269,16 +258,14 @@ pub fn shadow_log(spool: &Path) -> Stdio {
 /// it matters (cron runs a pass every minute anyway).
 pub fn spawn_background_pass(cfg: &Config) -> std::io::Result<()> {
     let prog = sibling(cfg, None, "tern_negotiate");
-    let mut cmd = Command::new(prog);
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // SAFETY: setsid is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
-    cmd.spawn().map(|_| ())
+    crate::sys::spawn(&crate::sys::Spawn {
+        exe: &prog,
+        args: &[],
+        env: None,
+        extra_env: &[],
+        dir: None,
+        stdio: [None, None, None],
+        new_session: true,
+    })
+    .map(|_| ())
 }

@@ -242,13 +242,22 @@ impl Shadow {
         // must not leave a run without its execute event.
         self.started(id, row, ad, crate::clock::now())?;
         let spawned = match plan.ident.clone() {
-            None => procs::spawn(
-                &plan.exe,
-                &plan.args,
-                &plan.env,
-                &plan.iwd,
-                [&plan.stdin, &plan.stdout, &plan.stderr],
-            ),
+            None => {
+                use std::os::fd::AsRawFd;
+                crate::sys::spawn(&crate::sys::Spawn {
+                    exe: &plan.exe,
+                    args: &plan.args,
+                    env: Some(&plan.env),
+                    extra_env: &[],
+                    dir: Some(&plan.iwd),
+                    stdio: [
+                        Some(plan.stdin.as_raw_fd()),
+                        Some(plan.stdout.as_raw_fd()),
+                        Some(plan.stderr.as_raw_fd()),
+                    ],
+                    new_session: false,
+                })
+            }
             Some(id) => spawn_as(&plan, id),
         };
         let pid = match spawned {
