@@ -60,10 +60,8 @@ impl Index {
             if pos == EMPTY {
                 return None;
             }
-            if t == tag {
-                if entries[pos as usize].name.key().eq_ignore_ascii_case(name) {
-                    return Some(pos as usize);
-                }
+            if t == tag && entries[pos as usize].name.key().eq_ignore_ascii_case(name) {
+                return Some(pos as usize);
             }
             i = (i + 1) & mask;
         }
