@@ -177,6 +177,7 @@ pub fn requests(job: &Rc<ClassAd>, slot: &Rc<ClassAd>) -> (i64, i64, i64) {
 /// Decides this pass's matches. Changes nothing.
 pub fn plan(
     q: &Queue,
+    rows: Vec<JobRow>,
     machine: &Machine,
     slots: Vec<SlotRow>,
     ranks: &Ranks,
@@ -199,7 +200,6 @@ pub fn plan(
     };
     let slot_ads: Vec<Rc<ClassAd>> = states.iter().map(|s| s.ad.clone()).collect();
     let sig_names = significant(&slot_ads, ranks);
-    let rows = q.idle_rows()?;
     out.jobs = rows.len();
     let rows: Vec<JobRow> = if states.iter().any(free_capacity) {
         rows
@@ -222,7 +222,8 @@ pub fn plan(
         let n = ac_ids.len();
         *ac_ids.entry(sig).or_insert(n)
     };
-    let mut cluster_info: HashMap<i64, (Rc<ClassAd>, [i64; 4], usize)> = HashMap::new();
+    let mut cluster_info: rustc_hash::FxHashMap<i64, (Rc<ClassAd>, [i64; 4], usize)> =
+        rustc_hash::FxHashMap::default();
     let mut by_submitter: Vec<(String, Vec<Entry>)> = Vec::new();
     let mut sub_index: HashMap<String, usize> = HashMap::new();
     for row in rows {
@@ -375,7 +376,33 @@ fn is_scheduler_universe(q: &Queue, row: &JobRow) -> Result<bool, QueueError> {
     ))
 }
 
+/// Whether `hay` contains `needle` (lower-case ASCII), ignoring case,
+/// without allocating.
+pub(crate) fn contains_lower(hay: &str, needle: &[u8]) -> bool {
+    let h = hay.as_bytes();
+    if needle.is_empty() || h.len() < needle.len() {
+        return needle.is_empty();
+    }
+    let first = needle[0];
+    (0..=h.len() - needle.len()).any(|i| {
+        h[i].to_ascii_lowercase() == first
+            && h[i..i + needle.len()]
+                .iter()
+                .zip(needle)
+                .all(|(a, b)| a.to_ascii_lowercase() == *b)
+    })
+}
+
 pub(crate) fn diff_names(diff: &str) -> Vec<String> {
+    // The usual difference, `[ ProcId = 7 ]`, sets nothing else.
+    if !diff.contains(';')
+        && diff
+            .trim_start_matches('[')
+            .trim_start()
+            .starts_with("ProcId = ")
+    {
+        return vec!["procid".to_string()];
+    }
     let body = diff.trim().trim_start_matches('[');
     let mut out = Vec::new();
     for part in std::iter::once(body).chain(body.match_indices("; ").map(|(i, _)| &body[i + 2..])) {

@@ -159,6 +159,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         return Ok(report);
     };
     q.set_limits(Limits::from_config(cfg)?);
+    q.skip_write_check();
     if !opts.dry_run {
         q.write(now, |w| {
             // tern_q -better-analyze tells "no pass since submit" by this.
@@ -170,7 +171,25 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     }
     let mut events: Vec<(PathBuf, Event)> = Vec::new();
     reconcile(&mut q, spool, now, opts.dry_run, &mut report, &mut events)?;
-    periodic(&mut q, spool, now, opts.dry_run, &mut report, &mut events)?;
+    // One read of every job serves the periodic policies and, unless they
+    // changed something, the matching.
+    let all = q.rows(&crate::queue::Selection::default())?;
+    let changed = periodic(
+        &mut q,
+        &all,
+        spool,
+        now,
+        opts.dry_run,
+        &mut report,
+        &mut events,
+    )?;
+    let idle: Vec<crate::queue::JobRow> = if changed {
+        q.idle_rows()?
+    } else {
+        all.into_iter()
+            .filter(|r| r.status == status::IDLE)
+            .collect()
+    };
     let slots =
         machine::load_slots(q.conn()).map_err(|e| NegotiatorError::Machine(e.to_string()))?;
     let slots = if slots.is_empty() && opts.dry_run {
@@ -179,7 +198,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         slots
     };
     let uid = uid_domain(cfg)?;
-    let outcome = matchmaking::plan(&q, &machine, slots, &ranks(cfg)?, &uid, now)?;
+    let outcome = matchmaking::plan(&q, idle, &machine, slots, &ranks(cfg)?, &uid, now)?;
     for r in &outcome.rejected {
         report.lines.push(format!("reject {} {}", r.id, r.reason));
     }
@@ -342,23 +361,25 @@ pub fn evicted(id: JobId, now: i64, reason: Option<String>) -> Event {
 /// Step 2: PeriodicHold, PeriodicRelease and PeriodicRemove of every job
 /// that has them. A running job's hold or removal is a request to its
 /// shadow, which stops the job and writes the event.
+/// Returns whether it changed any job.
 fn periodic(
     q: &mut Queue,
+    rows: &[crate::queue::JobRow],
     spool: &Path,
     now: i64,
     dry: bool,
     report: &mut Report,
     events: &mut Vec<(PathBuf, Event)>,
-) -> Result<(), NegotiatorError> {
-    let rows = q.rows_in(&[
-        status::IDLE,
-        status::RUNNING,
-        status::HELD,
-        status::SUSPENDED,
-    ])?;
+) -> Result<bool, NegotiatorError> {
     let mut decided: Vec<(JobId, policy::Action)> = Vec::new();
-    let mut cluster_fires: std::collections::HashMap<i64, bool> = std::collections::HashMap::new();
+    let mut cluster_fires: rustc_hash::FxHashMap<i64, bool> = rustc_hash::FxHashMap::default();
     for row in rows {
+        if !matches!(
+            row.status,
+            status::IDLE | status::RUNNING | status::HELD | status::SUSPENDED
+        ) {
+            continue;
+        }
         let fires = match cluster_fires.get(&row.id.cluster) {
             Some(f) => *f,
             None => {
@@ -370,15 +391,12 @@ fn periodic(
                 f
             }
         };
-        let any = fires
-            || (row.diff.len() > 4
-                && matchmaking::diff_names(&row.diff)
-                    .iter()
-                    .any(|n| n.starts_with("periodic")));
+        let any =
+            fires || (row.diff.len() > 4 && matchmaking::contains_lower(&row.diff, b"periodic"));
         if !any {
             continue;
         }
-        let ad = Rc::new(q.full_ad(&row)?);
+        let ad = Rc::new(q.full_ad(row)?);
         if let Some(a) = policy::periodic(&ad, row.status) {
             // A job held while running is held for good only when its
             // shadow has stopped it; releasing it earlier would cross the
@@ -390,7 +408,7 @@ fn periodic(
         }
     }
     if decided.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
     for (id, a) in &decided {
         report.lines.push(match a {
@@ -400,7 +418,7 @@ fn periodic(
         });
     }
     if dry {
-        return Ok(());
+        return Ok(false);
     }
     let mut wake: Vec<JobId> = Vec::new();
     let mut logged: Vec<(PathBuf, Event)> = Vec::new();
@@ -467,7 +485,7 @@ fn periodic(
     for id in wake {
         joblock::wake(spool, id);
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Ends the claim on a slot: a dynamic slot goes back to its partitionable

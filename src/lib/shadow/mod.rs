@@ -114,6 +114,7 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
     let machine = Machine::detect(&cfg).map_err(other)?;
     let mut q = Queue::open(&spool, false)?.ok_or_else(|| other("there is no queue"))?;
     q.set_limits(Limits::from_config(&cfg).map_err(other)?);
+    q.skip_write_check();
     let host = machine.host.clone();
     let mut sh = Shadow {
         update_initial: cfg
@@ -474,27 +475,33 @@ impl Shadow {
     }
 
     fn pending(&mut self, id: JobId) -> Result<Vec<String>, ShadowError> {
-        let mut st = self
-            .q
-            .conn()
-            .prepare_cached(
-                "SELECT kind FROM requests WHERE cluster = ?1 AND proc = ?2 ORDER BY made, kind",
-            )
-            .map_err(QueueError::from)?;
-        let rows = st
-            .query_map([id.cluster, id.proc], |r| r.get::<_, String>(0))
-            .map_err(QueueError::from)?;
-        let kinds: Vec<String> = rows.collect::<Result<_, _>>().map_err(QueueError::from)?;
-        drop(st);
         // Suspend and continue are done once read; stops stay until the
-        // end is committed, so a crash cannot lose them.
-        if kinds.iter().any(|k| k == "suspend" || k == "continue") {
-            let now = crate::clock::now();
-            self.q.write(now, |w| {
-                w.clear_requests(id, Some("suspend"))?;
-                w.clear_requests(id, Some("continue"))
-            })?;
+        // end is committed, so a crash cannot lose them. The read and the
+        // clearing are one transaction: a request made in between would
+        // otherwise be cleared unread.
+        let quick: Vec<String> = {
+            let mut st = self
+                .q
+                .conn()
+                .prepare_cached("SELECT kind FROM requests WHERE cluster = ?1 AND proc = ?2")
+                .map_err(QueueError::from)?;
+            st.query_map([id.cluster, id.proc], |r| r.get::<_, String>(0))
+                .map_err(QueueError::from)?
+                .collect::<Result<_, _>>()
+                .map_err(QueueError::from)?
+        };
+        if !quick.iter().any(|k| k == "suspend" || k == "continue") {
+            return Ok(quick);
         }
+        let now = crate::clock::now();
+        let kinds = self.q.write(now, |w| {
+            let kinds = w.requests(id)?;
+            if kinds.iter().any(|k| k == "suspend" || k == "continue") {
+                w.clear_requests(id, Some("suspend"))?;
+                w.clear_requests(id, Some("continue"))?;
+            }
+            Ok(kinds)
+        })?;
         Ok(kinds)
     }
 
