@@ -8,6 +8,7 @@ mod cli_analyze;
 mod cli_config_val;
 mod cli_edit;
 mod cli_eval;
+mod cli_fairshare;
 mod cli_history;
 mod cli_identity;
 mod cli_q;

@@ -47,6 +47,36 @@ pub struct Outcome {
     pub autoclusters: usize,
 }
 
+/// What fair share needs: each submitter's effective priority (EP), and
+/// how much a slot weighs (SLOT_WEIGHT, evaluated on the slot ad).
+pub struct FairShare {
+    pub eps: std::collections::HashMap<String, f64>,
+    /// EP of a submitter the accountant has not seen (0.5 × its factor).
+    pub default_ep: f64,
+    /// EP of a new `nice-user.` submitter.
+    pub nice_ep: f64,
+    pub slot_weight: Expr,
+}
+
+impl FairShare {
+    pub fn ep(&self, submitter: &str) -> f64 {
+        match self.eps.get(submitter) {
+            Some(e) if *e > 0.0 => *e,
+            _ if submitter.starts_with("nice-user") => self.nice_ep,
+            _ => self.default_ep,
+        }
+    }
+
+    pub fn weight(&self, slot: &Rc<ClassAd>, ev: &mut Evaluator) -> f64 {
+        let scope = crate::classad::Scope::root(slot.clone());
+        match ev.eval(&self.slot_weight, &scope) {
+            Value::Int(i) => i as f64,
+            Value::Real(r) => r,
+            _ => 1.0,
+        }
+    }
+}
+
 /// The ranking expressions of a pass.
 pub struct Ranks {
     pub pre: Expr,
@@ -78,6 +108,15 @@ struct Entry {
 /// The submitter a job is accounted to: `Owner@UID_DOMAIN`.
 pub fn submitter_of(owner: &str, uid_domain: &str) -> String {
     format!("{owner}@{uid_domain}")
+}
+
+/// The submitter of a job ad: its AccountingGroup (`group.user`, or
+/// `nice-user.user` for nice_user jobs) at UID_DOMAIN, else its owner.
+pub fn submitter_of_job(ad: &ClassAd, owner: &str, uid_domain: &str) -> String {
+    match ad.get("AccountingGroup").and_then(|e| e.literal_value()) {
+        Some(Value::Str(g)) if !g.is_empty() => format!("{g}@{uid_domain}"),
+        _ => submitter_of(owner, uid_domain),
+    }
 }
 
 /// Attributes that decide whether and where a job matches: the job side of
@@ -175,12 +214,14 @@ pub fn requests(job: &Rc<ClassAd>, slot: &Rc<ClassAd>) -> (i64, i64, i64) {
 }
 
 /// Decides this pass's matches. Changes nothing.
+#[allow(clippy::too_many_arguments)]
 pub fn plan(
     q: &Queue,
     rows: Vec<JobRow>,
     machine: &Machine,
     slots: Vec<SlotRow>,
     ranks: &Ranks,
+    fair: &FairShare,
     uid_domain: &str,
     now: i64,
 ) -> Result<Outcome, QueueError> {
@@ -222,7 +263,7 @@ pub fn plan(
         let n = ac_ids.len();
         *ac_ids.entry(sig).or_insert(n)
     };
-    let mut cluster_info: rustc_hash::FxHashMap<i64, (Rc<ClassAd>, [i64; 4], usize)> =
+    let mut cluster_info: rustc_hash::FxHashMap<i64, (Rc<ClassAd>, [i64; 4], usize, String)> =
         rustc_hash::FxHashMap::default();
     let mut by_submitter: Vec<(String, Vec<Entry>)> = Vec::new();
     let mut sub_index: HashMap<String, usize> = HashMap::new();
@@ -244,9 +285,10 @@ pub fn plan(
             let cad = q.cluster_ad(row.id.cluster)?;
             let keys = prio_keys(&cad);
             let ac = ac_of(signature(&cad, &sig_names));
-            v.insert((cad, keys, ac));
+            let submitter = submitter_of_job(&cad, &row.owner, uid_domain);
+            v.insert((cad, keys, ac, submitter));
         }
-        let (cad, keys, cluster_ac) = &cluster_info[&row.id.cluster];
+        let (cad, keys, cluster_ac, submitter) = &cluster_info[&row.id.cluster];
         let mut keys = *keys;
         let mut ac = *cluster_ac;
         let mut prio = row.prio;
@@ -263,11 +305,11 @@ pub fn plan(
                 ac = ac_of(signature(&ad, &sig_names));
             }
         }
-        let i = match sub_index.get(row.owner.as_str()) {
+        let i = match sub_index.get(submitter.as_str()) {
             Some(i) => *i,
             None => {
-                by_submitter.push((submitter_of(&row.owner, uid_domain), Vec::new()));
-                sub_index.insert(row.owner.clone(), by_submitter.len() - 1);
+                by_submitter.push((submitter.clone(), Vec::new()));
+                sub_index.insert(submitter.clone(), by_submitter.len() - 1);
                 by_submitter.len() - 1
             }
         };
@@ -292,17 +334,60 @@ pub fn plan(
     let mut autoclusters: Vec<Option<AutoCluster>> = Vec::new();
     autoclusters.resize_with(ac_ids.len(), || None);
     let mut cursors = vec![0usize; by_submitter.len()];
-    let mut active: Vec<bool> = vec![true; by_submitter.len()];
     let mut ev = Evaluator::new();
-    // Submitters take turns: one match each per round.
-    while active.iter().any(|a| *a) && states.iter().any(free_capacity) {
-        for s in 0..by_submitter.len() {
-            if !active[s] {
-                continue;
-            }
+
+    // Fair share, HTCondor's pie spin: each submitter with idle jobs may
+    // take slot weight up to its share of the machine, in inverse
+    // proportion to its effective priority, less what it holds already.
+    // Spins repeat while they match anything; a share a submitter leaves
+    // unused (it ran out of jobs) goes to the others in the next spin.
+    let total_weight: f64 = states
+        .iter()
+        .filter(|s| s.row.kind != SlotKind::Dynamic)
+        .map(|s| fair.weight(&whole(&s.ad, &s.row), &mut ev))
+        .sum();
+    let mut used: Vec<f64> = by_submitter
+        .iter()
+        .map(|(name, _)| {
+            states
+                .iter()
+                .filter(|s| {
+                    s.row.kind != SlotKind::Partitionable
+                        && s.row.remote_user.as_deref() == Some(name)
+                })
+                .map(|s| fair.weight(&s.ad, &mut ev))
+                .sum()
+        })
+        .collect();
+    let eps: Vec<f64> = by_submitter.iter().map(|(name, _)| fair.ep(name)).collect();
+    let mut order: Vec<usize> = (0..by_submitter.len()).collect();
+    order.sort_by(|&a, &b| {
+        eps[a]
+            .partial_cmp(&eps[b])
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(by_submitter[a].0.cmp(&by_submitter[b].0))
+    });
+    let mut done: Vec<bool> = vec![false; by_submitter.len()];
+    loop {
+        let live: Vec<usize> = order.iter().copied().filter(|&s| !done[s]).collect();
+        if live.is_empty() || !states.iter().any(free_capacity) {
+            break;
+        }
+        let inverse: f64 = live.iter().map(|&s| 1.0 / eps[s]).sum();
+        let mut matched_any = false;
+        for &s in &live {
+            let share = (1.0 / eps[s]) / inverse;
+            let limit = (share * total_weight - used[s]).max(0.0);
             let (submitter, jobs) = &by_submitter[s];
-            let mut matched = false;
-            while cursors[s] < jobs.len() {
+            let mut this_spin = 0.0;
+            loop {
+                if cursors[s] >= jobs.len() {
+                    done[s] = true;
+                    break;
+                }
+                if !states.iter().any(free_capacity) {
+                    break;
+                }
                 let entry = &jobs[cursors[s]];
                 cursors[s] += 1;
                 let sig = entry.ac;
@@ -324,49 +409,54 @@ pub fn plan(
                     });
                 }
                 let ac = autoclusters[sig].as_mut().expect("set above");
-                match take_slot(&job, ac, &mut states, &mut ev) {
-                    Some((slot, carve, slot_ad)) => {
-                        let match_attrs = match super::dollar::match_attrs(&job, &slot_ad) {
-                            Ok(a) => a,
-                            Err(m) => {
-                                out.rejected.push(Rejected {
-                                    id: entry.row.id,
-                                    reason: format!("$$() substitution failed: {m}"),
-                                });
-                                continue;
-                            }
-                        };
-                        out.planned.push(Planned {
-                            id: entry.row.id,
-                            owner: entry.row.owner.clone(),
-                            submitter: submitter.clone(),
-                            slot,
-                            carve,
-                            match_attrs,
-                        });
-                        matched = true;
-                        break;
-                    }
-                    None => {
-                        ac.exhausted = true;
-                    }
+                let Some((i, carve, slot_ad)) = take_slot(&job, ac, &mut states, &mut ev) else {
+                    ac.exhausted = true;
+                    continue;
+                };
+                let piece = match carve {
+                    Some((c, m, d)) => Rc::new(with_piece(&slot_ad, c, m, d)),
+                    None => slot_ad.clone(),
+                };
+                let cost = fair.weight(&piece, &mut ev);
+                // HTCondor's SubmitterLimitPermits: within the limit, or the
+                // first match of the spin while any limit is left.
+                if !(this_spin + cost <= limit || (this_spin <= 0.0 && limit > 0.0)) {
+                    give_back(&mut states[i], carve, &slot_ad);
+                    cursors[s] -= 1;
+                    break;
                 }
+                let match_attrs = match super::dollar::match_attrs(&job, &slot_ad) {
+                    Ok(a) => a,
+                    Err(m) => {
+                        give_back(&mut states[i], carve, &slot_ad);
+                        out.rejected.push(Rejected {
+                            id: entry.row.id,
+                            reason: format!("$$() substitution failed: {m}"),
+                        });
+                        continue;
+                    }
+                };
+                this_spin += cost;
+                used[s] += cost;
+                matched_any = true;
+                out.planned.push(Planned {
+                    id: entry.row.id,
+                    owner: entry.row.owner.clone(),
+                    submitter: submitter.clone(),
+                    slot: states[i].row.name.clone(),
+                    carve,
+                    match_attrs,
+                });
             }
-            if !matched {
-                active[s] = false;
-            }
-            if !states.iter().any(free_capacity) {
-                break;
-            }
+        }
+        if !matched_any {
+            break;
         }
     }
     out.autoclusters = autoclusters.iter().filter(|a| a.is_some()).count();
     Ok(out)
 }
 
-/// The attribute names a stored difference sets (`[ A = …; B = … ]`),
-/// lower-cased. A `; x =` inside a string value may add a false name,
-/// which only costs a closer look.
 /// JobUniverse 7, from the cluster ad (a universe is per cluster).
 fn is_scheduler_universe(q: &Queue, row: &JobRow) -> Result<bool, QueueError> {
     let cad = q.cluster_ad(row.id.cluster)?;
@@ -393,6 +483,9 @@ pub(crate) fn contains_lower(hay: &str, needle: &[u8]) -> bool {
     })
 }
 
+/// The attribute names a stored difference sets (`[ A = …; B = … ]`),
+/// lower-cased. A `; x =` inside a string value may add a false name,
+/// which only costs a closer look.
 pub(crate) fn diff_names(diff: &str) -> Vec<String> {
     // The usual difference, `[ ProcId = 7 ]`, sets nothing else.
     if !diff.contains(';')
@@ -487,9 +580,9 @@ fn fits(job: &Rc<ClassAd>, s: &SlotState) -> bool {
     c <= s.row.cpus && m <= s.row.memory && d <= s.row.disk
 }
 
-/// A slot taken for a job: its name, the piece to carve (for a
+/// A slot taken for a job: its index, the piece to carve (for a
 /// partitionable slot) and its ad as matched.
-type Taken = (String, Option<(i64, i64, i64)>, Rc<ClassAd>);
+type Taken = (usize, Option<(i64, i64, i64)>, Rc<ClassAd>);
 
 /// Takes the best candidate still free for this job: a static or dynamic
 /// slot, or a piece of a partitionable slot that still fits (checked again
@@ -507,9 +600,8 @@ fn take_slot(
         }
         if s.row.kind != SlotKind::Partitionable {
             let ad = s.ad.clone();
-            let name = s.row.name.clone();
             states[i].taken = true;
-            return Some((name, None, ad));
+            return Some((i, None, ad));
         }
         let ctx = MatchContext::new(job.clone(), s.ad.clone());
         if !ctx.symmetric(ev) || !fits(job, s) {
@@ -518,15 +610,50 @@ fn take_slot(
         let (c, m, d) = requests(job, &s.ad);
         let (c, m, d) = quantize(c, m, d);
         let ad = s.ad.clone();
-        let name = s.row.name.clone();
         let st = &mut states[i];
         st.row.cpus -= c;
         st.row.memory -= m;
         st.row.disk -= d;
         st.ad = Rc::new(with_resources(&st.ad, &st.row));
-        return Some((name, Some((c, m, d)), ad));
+        return Some((i, Some((c, m, d)), ad));
     }
     None
+}
+
+/// Undoes [`take_slot`] when the submitter's limit refuses the match.
+fn give_back(st: &mut SlotState, carve: Option<(i64, i64, i64)>, before: &Rc<ClassAd>) {
+    match carve {
+        None => st.taken = false,
+        Some((c, m, d)) => {
+            st.row.cpus += c;
+            st.row.memory += m;
+            st.row.disk += d;
+            st.ad = before.clone();
+        }
+    }
+}
+
+/// The ad of a piece carved from a partitionable slot.
+fn with_piece(ad: &ClassAd, c: i64, m: i64, d: i64) -> ClassAd {
+    let mut a = ad.clone();
+    a.insert("Cpus", Expr::int(c));
+    a.insert("Memory", Expr::int(m));
+    a.insert("Disk", Expr::int(d));
+    a
+}
+
+/// A partitionable slot's ad with its whole resources (for the machine's
+/// total slot weight).
+fn whole(ad: &Rc<ClassAd>, row: &SlotRow) -> Rc<ClassAd> {
+    if row.kind != SlotKind::Partitionable {
+        return ad.clone();
+    }
+    Rc::new(with_piece(
+        ad,
+        row.total_cpus,
+        row.total_memory,
+        row.total_disk,
+    ))
 }
 
 fn with_resources(ad: &ClassAd, row: &SlotRow) -> ClassAd {

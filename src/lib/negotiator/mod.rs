@@ -7,6 +7,7 @@
 //! looks for the mark before it lets go of the lock (and once more after),
 //! so work that arrives during a pass is never left waiting for cron.
 
+pub mod accountant;
 pub mod dollar;
 pub mod launch;
 pub mod matchmaking;
@@ -145,6 +146,29 @@ pub fn ranks(cfg: &Config) -> Result<matchmaking::Ranks, NegotiatorError> {
     })
 }
 
+/// Fair-share inputs: effective priorities from the accountant, the
+/// priorities of submitters it has not seen, and SLOT_WEIGHT.
+pub fn fair_share(cfg: &Config, q: &Queue) -> Result<matchmaking::FairShare, NegotiatorError> {
+    let factor = |name: &str, d: f64| -> Result<f64, NegotiatorError> {
+        Ok(match cfg.get(name)? {
+            Some(v) => v.trim().parse::<f64>().map_err(|_| {
+                NegotiatorError::Config(ConfigError::Expand {
+                    name: name.into(),
+                    msg: format!("'{v}' is not a number"),
+                })
+            })?,
+            None => d,
+        })
+    };
+    let _ = q;
+    Ok(matchmaking::FairShare {
+        eps: std::collections::HashMap::new(),
+        default_ep: 0.5 * factor("DEFAULT_PRIO_FACTOR", 1000.0)?,
+        nice_ep: 0.5 * factor("NICE_USER_PRIO_FACTOR", 1e10)?,
+        slot_weight: cfg.get_expr("SLOT_WEIGHT", "Cpus")?,
+    })
+}
+
 /// The UID_DOMAIN submitters are named in.
 pub fn uid_domain(cfg: &Config) -> Result<String, NegotiatorError> {
     Ok(cfg.get("UID_DOMAIN")?.unwrap_or_else(|| "localhost".into()))
@@ -168,6 +192,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
                 .map(|_| ())
                 .map_err(|e| QueueError::Invalid(e.to_string()))
         })?;
+        charge_usage(cfg, &mut q, &machine, now)?;
     }
     let mut events: Vec<(PathBuf, Event)> = Vec::new();
     reconcile(&mut q, spool, now, opts.dry_run, &mut report, &mut events)?;
@@ -198,7 +223,8 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         slots
     };
     let uid = uid_domain(cfg)?;
-    let outcome = matchmaking::plan(&q, idle, &machine, slots, &ranks(cfg)?, &uid, now)?;
+    let fair = fair_share(cfg, &q)?;
+    let outcome = matchmaking::plan(&q, idle, &machine, slots, &ranks(cfg)?, &fair, &uid, now)?;
     for r in &outcome.rejected {
         report.lines.push(format!("reject {} {}", r.id, r.reason));
     }
@@ -226,6 +252,39 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         }
     }
     Ok(report)
+}
+
+/// The accountant's update at the start of a pass: every submitter is
+/// charged for the slots it holds (SLOT_WEIGHT each) since the last pass,
+/// and every submitter with idle jobs gets a record (see [`accountant`]).
+fn charge_usage(
+    cfg: &Config,
+    q: &mut Queue,
+    machine: &Machine,
+    now: i64,
+) -> Result<(), NegotiatorError> {
+    let knobs = accountant::Knobs::from_config(cfg)?;
+    let uid = uid_domain(cfg)?;
+    q.write(now, |w| {
+        let uses = accountant::in_use(w.conn(), machine, &knobs, now)?;
+        accountant::update(w.conn(), &accountant::weights(&uses), now, &knobs)?;
+        accountant::note_claims(w.conn(), &uses)?;
+        let idle: Vec<(i64, String)> = w
+            .conn()
+            .prepare_cached(
+                "SELECT cluster, owner FROM clusters c WHERE EXISTS \
+                 (SELECT 1 FROM procs p WHERE p.cluster = c.cluster AND p.status = 1)",
+            )?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        for (cluster, owner) in idle {
+            let cad = w.cluster_ad(cluster)?;
+            let name = matchmaking::submitter_of_job(&cad, &owner, &uid);
+            accountant::ensure(w.conn(), &name, now, &knobs)?;
+        }
+        Ok(())
+    })?;
+    Ok(())
 }
 
 /// Step 1: a claimed job whose shadow is gone is put right. A running job
@@ -495,6 +554,9 @@ pub fn free_slot(
     s: &machine::SlotRow,
     now: i64,
 ) -> Result<(), QueueError> {
+    // A claim that ends between passes is charged for its time since the
+    // last one.
+    accountant::unmatched(conn, s, now)?;
     let r = if s.kind == machine::SlotKind::Dynamic {
         machine::release_dynamic(conn, &s.name)
     } else {
@@ -503,43 +565,56 @@ pub fn free_slot(
     r.map_err(|e| QueueError::Invalid(e.to_string()))
 }
 
-/// Whether another submitter is owed a slot `owner` holds: it has idle
-/// jobs and holds fewer cpus than `owner`. Until fair share arrives this is
-/// "submitters take turns"; a shadow asks it before reusing its claim.
-pub fn owed_elsewhere(conn: &rusqlite::Connection, owner: &str) -> Result<bool, QueueError> {
-    let mut others: Vec<String> = Vec::new();
+/// Whether another submitter is owed the slot `submitter` (a job of
+/// `owner`) holds, so that its claim should end rather than be reused:
+/// someone else has idle jobs and `submitter` holds more than its fair
+/// share (the pass's pie spin then decides who gets the slot). Slots weigh
+/// their cpus here. Other owners are found by two index reads, so the
+/// common case, one user, costs almost nothing.
+pub fn owed_elsewhere(
+    conn: &rusqlite::Connection,
+    submitter: &str,
+    owner: &str,
+    fair: &matchmaking::FairShare,
+    uid_domain: &str,
+) -> Result<bool, QueueError> {
+    let mut any_other = false;
     for sql in [
         "SELECT owner FROM procs WHERE status = 1 AND owner < ?1 ORDER BY owner DESC LIMIT 1",
         "SELECT owner FROM procs WHERE status = 1 AND owner > ?1 ORDER BY owner LIMIT 1",
     ] {
         let mut st = conn.prepare_cached(sql)?;
         let mut rows = st.query([owner])?;
-        if let Some(r) = rows.next()? {
-            others.push(r.get(0)?);
+        if rows.next()?.is_some() {
+            any_other = true;
         }
     }
-    if others.is_empty() {
+    if !any_other {
         return Ok(false);
     }
-    let held = |who: &str| -> Result<i64, QueueError> {
-        Ok(conn
-            .prepare_cached("SELECT coalesce(sum(cpus), 0) FROM slots WHERE remote_owner = ?1 AND kind <> 'partitionable'")?
-            .query_row([who], |r| r.get(0))?)
-    };
-    let mine = held(owner)?;
-    // Any other submitter with idle jobs and less than this one.
     let mut st = conn.prepare_cached(
         "SELECT DISTINCT owner FROM procs WHERE status = 1 AND owner <> ?1 LIMIT 64",
     )?;
-    let names: Vec<String> = st
+    let others: Vec<String> = st
         .query_map([owner], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
-    for n in names {
-        if held(&n)? < mine {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+    let total: i64 = conn
+        .prepare_cached(
+            "SELECT coalesce(sum(CASE kind WHEN 'partitionable' THEN total_cpus WHEN 'static' THEN cpus ELSE 0 END), 0) FROM slots",
+        )?
+        .query_row([], |r| r.get(0))?;
+    let held: i64 = conn
+        .prepare_cached(
+            "SELECT coalesce(sum(cpus), 0) FROM slots WHERE remote_user = ?1 AND kind <> 'partitionable'",
+        )?
+        .query_row([submitter], |r| r.get(0))?;
+    let mine = 1.0 / fair.ep(submitter);
+    let all: f64 = mine
+        + others
+            .iter()
+            .map(|o| 1.0 / fair.ep(&matchmaking::submitter_of(o, uid_domain)))
+            .sum::<f64>();
+    Ok(held as f64 > mine / all * total as f64)
 }
 
 fn string_attr(ad: &Rc<ClassAd>, name: &str) -> String {

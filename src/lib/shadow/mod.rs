@@ -633,6 +633,16 @@ impl Shadow {
         let host = self.host.clone();
         let spool = self.spool.clone();
         let machine = &self.machine;
+        let fair = crate::negotiator::fair_share(&self.cfg, &self.q).map_err(other)?;
+        let uid_domain = crate::negotiator::uid_domain(&self.cfg).map_err(other)?;
+        let reuse_ctx = Reuse {
+            machine,
+            spool: &spool,
+            slot: &slot,
+            host: &host,
+            fair: &fair,
+            uid_domain: &uid_domain,
+        };
         let mut events: Vec<(PathBuf, Event)> = Vec::new();
         let mut leaves = false;
         let next = self.q.write(now, |w| {
@@ -738,8 +748,7 @@ impl Shadow {
             let owner = row.owner.clone();
             if reuse
                 && slot != launch::SCHEDULER
-                && let Some((next, next_lock)) =
-                    pick_next(w, machine, &spool, &slot, &owner, &host, now)?
+                && let Some((next, next_lock)) = pick_next(w, &reuse_ctx, &owner, now)?
             {
                 return Ok(Some((next, next_lock)));
             }
@@ -937,21 +946,31 @@ fn release_slot_if(
 /// Claim reuse: the next idle job of the same owner that matches this slot
 /// and whose lock is free, unless another submitter is owed the slot. The
 /// job is set Running on the slot in the caller's transaction.
+/// What claim reuse needs besides the transaction.
+struct Reuse<'a> {
+    machine: &'a Machine,
+    spool: &'a Path,
+    slot: &'a str,
+    host: &'a str,
+    fair: &'a crate::negotiator::matchmaking::FairShare,
+    uid_domain: &'a str,
+}
+
 fn pick_next(
     w: &mut crate::queue::Writer<'_>,
-    machine: &Machine,
-    spool: &Path,
-    slot: &str,
+    r: &Reuse<'_>,
     owner: &str,
-    host: &str,
     now: i64,
 ) -> Result<Option<(JobId, joblock::JobLock)>, QueueError> {
+    let (machine, spool, slot, host, fair, uid_domain) =
+        (r.machine, r.spool, r.slot, r.host, r.fair, r.uid_domain);
     let Some(srow) =
         machine::load_slot(w.conn(), slot).map_err(|e| QueueError::Invalid(e.to_string()))?
     else {
         return Ok(None);
     };
-    if crate::negotiator::owed_elsewhere(w.conn(), owner)? {
+    let submitter = srow.remote_user.clone().unwrap_or_default();
+    if crate::negotiator::owed_elsewhere(w.conn(), &submitter, owner, fair, uid_domain)? {
         return Ok(None);
     }
     let slot_ad = Rc::new(machine::slot_ad(machine, &srow, now));
@@ -959,6 +978,11 @@ fn pick_next(
     let mut tried: std::collections::HashMap<i64, bool> = std::collections::HashMap::new();
     for row in w.idle_rows_of(owner, 16)? {
         let ad = Rc::new(w.full_ad(&row)?);
+        // The same submitter only (an owner's accounting groups are
+        // submitters of their own).
+        if crate::negotiator::matchmaking::submitter_of_job(&ad, owner, uid_domain) != submitter {
+            continue;
+        }
         // Jobs of one cluster without per-proc differences match alike.
         let plain = row.diff.len() <= 4 || !row.diff.to_ascii_lowercase().contains("request");
         if plain && tried.get(&row.id.cluster) == Some(&false) {

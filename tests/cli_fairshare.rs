@@ -1,0 +1,84 @@
+//! Fair share in the pass: submitters divide the slots in inverse
+//! proportion to their effective priorities (HTCondor's pie spin), and
+//! nice-user jobs take only slots nobody else wants.
+
+use crate::common::{RunEnv, fake_job, wait_until};
+use std::time::Duration;
+
+/// Submits `n` sleeping jobs accounted to `group` (or as nice_user).
+fn submit(env: &RunEnv, name: &str, accounting: &str, n: usize) -> i64 {
+    env.submit(
+        name,
+        &format!(
+            "executable = {}\narguments = sleep 300\nrequest_memory = 10\n{accounting}\nqueue {n}\n",
+            fake_job().display()
+        ),
+    )
+}
+
+fn running(env: &RunEnv, cluster: i64) -> usize {
+    env.run_ok("tern_q", [&cluster.to_string(), "-af", "JobStatus"])
+        .lines()
+        .filter(|l| l.trim() == "2")
+        .count()
+}
+
+fn env(cpus: &str) -> RunEnv {
+    RunEnv::new()
+        .knob("NEGOTIATE_ON_SUBMIT", "false")
+        .knob("NEGOTIATE_ON_EXIT", "false")
+        .knob("NUM_CPUS", cpus)
+        .knob("MEMORY", "30720")
+}
+
+#[test]
+fn two_submitters_of_equal_priority_split_the_slots_evenly() {
+    let env = env("30");
+    let a = submit(&env, "a.sub", "accounting_group = a", 40);
+    let b = submit(&env, "b.sub", "accounting_group = b", 40);
+    env.negotiate();
+    assert!(
+        wait_until(Duration::from_secs(30), || running(&env, a)
+            + running(&env, b)
+            == 30),
+        "{}",
+        env.diagnosis()
+    );
+    assert_eq!((running(&env, a), running(&env, b)), (15, 15));
+    env.run_ok("tern_rm", ["-all"]);
+}
+
+#[test]
+fn a_submitter_with_few_jobs_leaves_its_share_to_the_other() {
+    let env = env("30");
+    let a = submit(&env, "a.sub", "accounting_group = a", 40);
+    let b = submit(&env, "b.sub", "accounting_group = b", 3);
+    env.negotiate();
+    assert!(
+        wait_until(Duration::from_secs(30), || running(&env, a)
+            + running(&env, b)
+            == 30),
+        "{}",
+        env.diagnosis()
+    );
+    assert_eq!((running(&env, a), running(&env, b)), (27, 3));
+    env.run_ok("tern_rm", ["-all"]);
+}
+
+#[test]
+fn nice_user_jobs_run_only_on_slots_nobody_else_wants() {
+    let env = env("6");
+    let nice = submit(&env, "nice.sub", "nice_user = true", 10);
+    let plain = submit(&env, "plain.sub", "", 4);
+    env.negotiate();
+    assert!(
+        wait_until(Duration::from_secs(30), || running(&env, nice)
+            + running(&env, plain)
+            == 6),
+        "{}",
+        env.diagnosis()
+    );
+    // Every plain job runs; the nice user gets only what is left.
+    assert_eq!((running(&env, plain), running(&env, nice)), (4, 2));
+    env.run_ok("tern_rm", ["-all"]);
+}
