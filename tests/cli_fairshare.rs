@@ -82,3 +82,57 @@ fn nice_user_jobs_run_only_on_slots_nobody_else_wants() {
     assert_eq!((running(&env, plain), running(&env, nice)), (4, 2));
     env.run_ok("tern_rm", ["-all"]);
 }
+
+/// Submitter a fills every slot, then b arrives with the same priority.
+fn a_fills_then_b_arrives(preempt: bool) -> (RunEnv, i64, i64) {
+    let mut env = env("4");
+    if preempt {
+        env = env.knob("PREEMPTION_REQUIREMENTS", "True");
+    }
+    let a = submit(&env, "a.sub", "accounting_group = a", 8);
+    env.negotiate();
+    assert!(
+        wait_until(Duration::from_secs(30), || running(&env, a) == 4),
+        "{}",
+        env.diagnosis()
+    );
+    let b = submit(&env, "b.sub", "accounting_group = b", 4);
+    (env, a, b)
+}
+
+#[test]
+fn with_preemption_requirements_a_pass_vacates_down_to_fair_shares() {
+    let (env, a, b) = a_fills_then_b_arrives(true);
+    // One pass vacates two of a's jobs; the next gives their slots to b.
+    let mut done = false;
+    for _ in 0..20 {
+        env.negotiate();
+        if wait_until(Duration::from_secs(1), || running(&env, b) == 2) {
+            done = true;
+            break;
+        }
+    }
+    assert!(done, "{}", env.diagnosis());
+    assert_eq!((running(&env, a), running(&env, b)), (2, 2));
+    let evicted = env.run_ok("tern_q", [&a.to_string(), "-af", "VacateReasonCode"]);
+    assert_eq!(
+        evicted.lines().filter(|l| l.trim() == "1019").count(),
+        2,
+        "{evicted}"
+    );
+    // Fair now: more passes vacate nothing.
+    env.negotiate();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!((running(&env, a), running(&env, b)), (2, 2));
+    env.run_ok("tern_rm", ["-all"]);
+}
+
+#[test]
+fn without_preemption_requirements_nothing_is_vacated() {
+    let (env, a, b) = a_fills_then_b_arrives(false);
+    env.negotiate();
+    env.negotiate();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!((running(&env, a), running(&env, b)), (4, 0));
+    env.run_ok("tern_rm", ["-all"]);
+}

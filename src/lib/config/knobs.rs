@@ -67,6 +67,12 @@ pub static KNOBS: &[Knob] = &[
         "This machine's architecture as HTCondor names it (X86_64, aarch64, ...).",
     ),
     k(
+        "DEFAULT_PRIO_FACTOR",
+        "1000",
+        Real,
+        "Priority factor given to a submitter when the accountant first sees it (kept after).",
+    ),
+    k(
         "DISK",
         "",
         Int,
@@ -157,6 +163,24 @@ pub static KNOBS: &[Knob] = &[
         "Ranks candidate slots before the job's Rank (slot is MY, job is TARGET).",
     ),
     k(
+        "NEGOTIATOR_USE_SLOT_WEIGHTS",
+        "true",
+        Bool,
+        "Whether a claimed slot counts as its SLOT_WEIGHT in user priorities (else as 1).",
+    ),
+    k(
+        "NICE_USER_ACCOUNTING_GROUP_NAME",
+        "nice-user",
+        String,
+        "Accounting group of nice_user jobs; submitters named with this prefix get NICE_USER_PRIO_FACTOR.",
+    ),
+    k(
+        "NICE_USER_PRIO_FACTOR",
+        "1e10",
+        Real,
+        "Priority factor given to a new nice-user submitter.",
+    ),
+    k(
         "NUM_CPUS",
         "",
         Int,
@@ -173,6 +197,24 @@ pub static KNOBS: &[Knob] = &[
         "LINUX",
         String,
         "This machine's operating system as HTCondor names it.",
+    ),
+    k(
+        "PREEMPTION_RANK",
+        "(RemoteUserPrio * 1000000) - ifThenElse(isUndefined(TotalJobRuntime), 0, TotalJobRuntime)",
+        Expr,
+        "Orders the candidate victims of preemption, best first (the slot is MY, the preempting job TARGET).",
+    ),
+    k(
+        "PREEMPTION_REQUIREMENTS",
+        "",
+        Expr,
+        "When set and true (the slot is MY with RemoteUserPrio, the waiting job TARGET with SubmitterUserPrio), a pass may vacate a job of a submitter above its fair share for one below it; unset, nothing is preempted.",
+    ),
+    k(
+        "PRIORITY_HALFLIFE",
+        "86400",
+        Real,
+        "Seconds in which a submitter's real priority moves halfway to its current usage.",
     ),
     k(
         "QUEUE_LOG_MAX_RECORDS",
@@ -203,6 +245,12 @@ pub static KNOBS: &[Knob] = &[
         "",
         Path,
         "The tern_shadow program; empty means the one installed beside the tool that starts it.",
+    ),
+    k(
+        "SLOT_WEIGHT",
+        "Cpus",
+        Expr,
+        "What a claimed slot counts for in user priorities, evaluated on the slot ad.",
     ),
     k(
         "SPOOL",

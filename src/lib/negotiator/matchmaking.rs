@@ -30,6 +30,8 @@ pub struct Planned {
     /// Cpus, memory (MiB) and disk (KiB) of the dynamic slot to carve.
     pub carve: Option<(i64, i64, i64)>,
     pub match_attrs: Vec<(String, Expr)>,
+    /// The slot weight the match costs its submitter.
+    pub cost: f64,
 }
 
 /// A job that found no slot.
@@ -278,6 +280,7 @@ pub fn plan(
                 slot: super::launch::SCHEDULER.into(),
                 carve: None,
                 match_attrs: Vec::new(),
+                cost: 0.0,
             });
             continue;
         }
@@ -446,6 +449,7 @@ pub fn plan(
                     slot: states[i].row.name.clone(),
                     carve,
                     match_attrs,
+                    cost,
                 });
             }
         }

@@ -12,6 +12,7 @@ pub mod dollar;
 pub mod launch;
 pub mod matchmaking;
 pub mod policy;
+pub mod preempt;
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -169,6 +170,27 @@ pub fn fair_share(cfg: &Config, q: &Queue) -> Result<matchmaking::FairShare, Neg
     })
 }
 
+/// PREEMPTION_REQUIREMENTS and PREEMPTION_RANK, or `None` when preemption
+/// is off (PREEMPTION_REQUIREMENTS unset, or the literal false).
+pub fn preemption_policy(cfg: &Config) -> Result<Option<preempt::Policy>, NegotiatorError> {
+    if cfg.get("PREEMPTION_REQUIREMENTS")?.is_none() {
+        return Ok(None);
+    }
+    let requirements = cfg.get_expr("PREEMPTION_REQUIREMENTS", "false")?;
+    if matches!(requirements.literal_value(), Some(Value::Bool(false))) {
+        return Ok(None);
+    }
+    let d = crate::config::knobs::KNOBS
+        .iter()
+        .find(|k| k.name == "PREEMPTION_RANK")
+        .map(|k| k.default)
+        .unwrap_or("0");
+    Ok(Some(preempt::Policy {
+        requirements,
+        rank: cfg.get_expr("PREEMPTION_RANK", d)?,
+    }))
+}
+
 /// The UID_DOMAIN submitters are named in.
 pub fn uid_domain(cfg: &Config) -> Result<String, NegotiatorError> {
     Ok(cfg.get("UID_DOMAIN")?.unwrap_or_else(|| "localhost".into()))
@@ -224,7 +246,31 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     };
     let uid = uid_domain(cfg)?;
     let fair = fair_share(cfg, &q)?;
+    let preemption = preemption_policy(cfg)?;
+    let waiting = preemption.as_ref().map(|_| (idle.clone(), slots.clone()));
     let outcome = matchmaking::plan(&q, idle, &machine, slots, &ranks(cfg)?, &fair, &uid, now)?;
+    let mut victims: Vec<preempt::Victim> = Vec::new();
+    if let (Some(policy), Some((idle, slots))) = (&preemption, waiting) {
+        let planned_ids: std::collections::HashSet<JobId> =
+            outcome.planned.iter().map(|p| p.id).collect();
+        let left: Vec<crate::queue::JobRow> = idle
+            .into_iter()
+            .filter(|r| !planned_ids.contains(&r.id))
+            .collect();
+        let mut given: std::collections::HashMap<String, f64> = std::collections::HashMap::new();
+        for p in &outcome.planned {
+            *given.entry(p.submitter.clone()).or_insert(0.0) += p.cost;
+        }
+        victims = preempt::victims(
+            &q, &machine, &slots, &left, &given, &fair, policy, &uid, now,
+        )?;
+        for v in &victims {
+            report.lines.push(format!(
+                "preempt {} on {} for {}",
+                v.job, v.slot, v.for_submitter
+            ));
+        }
+    }
     for r in &outcome.rejected {
         report.lines.push(format!("reject {} {}", r.id, r.reason));
     }
@@ -241,6 +287,17 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         return Ok(report);
     }
     let claims = launch::claim(&mut q, spool, &machine, &outcome, now)?;
+    if !victims.is_empty() {
+        q.write(now, |w| {
+            for v in &victims {
+                w.request(v.job, "preempt")?;
+            }
+            Ok(())
+        })?;
+        for v in &victims {
+            joblock::wake(spool, v.job);
+        }
+    }
     drop(q);
     if let Err(e) = userlog::log_job_events(&events) {
         report.lines.push(format!("warning: {e}"));

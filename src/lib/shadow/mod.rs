@@ -53,6 +53,8 @@ enum Stop {
     Remove,
     Hold,
     Vacate,
+    /// Vacated for a submitter with a better priority.
+    Preempt,
     /// The shadow itself was told to stop (SIGTERM and friends).
     Shutdown,
 }
@@ -334,11 +336,12 @@ impl Shadow {
                 Wake::Request => {
                     for kind in self.pending(id)? {
                         match kind.as_str() {
-                            "remove" | "hold" | "vacate" | "vacate-fast" => {
+                            "remove" | "hold" | "vacate" | "vacate-fast" | "preempt" => {
                                 if stop.is_none() {
                                     stop = Some(match kind.as_str() {
                                         "remove" => Stop::Remove,
                                         "hold" => Stop::Hold,
+                                        "preempt" => Stop::Preempt,
                                         _ => Stop::Vacate,
                                     });
                                     if suspended {
@@ -709,12 +712,15 @@ impl Shadow {
                             delete: policy::running_attrs(&ad),
                         }
                     }
-                    Some(Stop::Vacate) | Some(Stop::Shutdown) => {
+                    Some(Stop::Vacate) | Some(Stop::Preempt) | Some(Stop::Shutdown) => {
                         reuse = false;
-                        let (reason, code) = if stop == Some(Stop::Vacate) {
-                            ("User requested the job to vacate", 1004)
-                        } else {
-                            ("The shadow was told to stop", 1001)
+                        let (reason, code) = match stop {
+                            Some(Stop::Vacate) => ("User requested the job to vacate", 1004),
+                            Some(Stop::Preempt) => (
+                                "Claim preempted by a submitter with a better priority",
+                                1019,
+                            ),
+                            _ => ("The shadow was told to stop", 1001),
                         };
                         if started {
                             emit(evicted_event(id, now, &end, None, Some(reason)));
