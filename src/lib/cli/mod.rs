@@ -21,6 +21,7 @@ pub mod history;
 pub mod hold;
 pub mod jobsel;
 pub mod negotiate;
+pub mod prio;
 pub mod q;
 pub mod qedit;
 pub mod release;
@@ -29,6 +30,7 @@ pub mod shadow;
 pub mod status;
 pub mod submit;
 pub mod suspend;
+pub mod userprio;
 pub mod vacate_job;
 
 use std::ffi::OsString;
