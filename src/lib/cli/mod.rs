@@ -30,7 +30,6 @@ pub mod shadow;
 pub mod status;
 pub mod submit;
 pub mod suspend;
-pub mod userprio;
 pub mod vacate_job;
 
 use std::ffi::OsString;
