@@ -16,6 +16,7 @@ mod cli_q;
 mod cli_run;
 mod cli_status;
 mod cli_submit;
+mod cli_userprio;
 mod cli_vacate;
 mod config_man;
 mod man_pages;

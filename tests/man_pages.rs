@@ -74,6 +74,7 @@ fn every_option_is_on_its_page() {
         ("tern_vacate_job", tern::cli::vacate_job::Args::command()),
         ("tern_suspend", tern::cli::suspend::Args::command()),
         ("tern_continue", tern::cli::continue_job::Args::command()),
+        ("tern_userprio", tern::cli::userprio::Args::command()),
         ("tern_prio", tern::cli::prio::Args::command()),
         ("tern_status", tern::cli::status::Args::command()),
         ("tern_negotiate", tern::cli::negotiate::Args::command()),

@@ -30,6 +30,7 @@ pub fn bin(tool: &str) -> &'static str {
         "tern_vacate_job" => env!("CARGO_BIN_EXE_tern_vacate_job"),
         "tern_suspend" => env!("CARGO_BIN_EXE_tern_suspend"),
         "tern_continue" => env!("CARGO_BIN_EXE_tern_continue"),
+        "tern_userprio" => env!("CARGO_BIN_EXE_tern_userprio"),
         "tern_prio" => env!("CARGO_BIN_EXE_tern_prio"),
         other => panic!("no binary named {other}; add it to tests/common/mod.rs"),
     }

@@ -30,6 +30,7 @@ pub mod shadow;
 pub mod status;
 pub mod submit;
 pub mod suspend;
+pub mod userprio;
 pub mod vacate_job;
 
 use std::ffi::OsString;

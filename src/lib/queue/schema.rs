@@ -119,6 +119,35 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (cluster, proc, kind)
     ) WITHOUT ROWID;
     "#,
+    // 3: the accountant (user priorities); see negotiator::accountant.
+    r#"
+    -- One row per submitter (HTCondor's Customer records). factor 0 means
+    -- not yet assigned: the next update assigns it from the configuration.
+    CREATE TABLE accountant (
+        name     TEXT PRIMARY KEY,
+        priority REAL NOT NULL DEFAULT 0.5,       -- the real priority
+        factor   REAL NOT NULL DEFAULT 0,
+        resources_used          REAL NOT NULL DEFAULT 0,  -- slots held
+        weighted_resources_used REAL NOT NULL DEFAULT 0,  -- their SLOT_WEIGHT
+        uncharged_time          REAL NOT NULL DEFAULT 0,  -- claims ended since the last update
+        weighted_uncharged_time REAL NOT NULL DEFAULT 0,
+        accumulated_usage          REAL NOT NULL DEFAULT 0, -- slot-seconds
+        weighted_accumulated_usage REAL NOT NULL DEFAULT 0,
+        begin_usage_time INTEGER NOT NULL DEFAULT 0,
+        last_usage_time  INTEGER NOT NULL DEFAULT 0,
+        floor   REAL NOT NULL DEFAULT 0,
+        ceiling REAL NOT NULL DEFAULT -1          -- -1: unlimited
+    ) WITHOUT ROWID;
+
+    -- The claims the last update saw (HTCondor's Resource records): the
+    -- weight to charge when one ends before the next update.
+    CREATE TABLE accountant_resources (
+        slot   TEXT PRIMARY KEY,
+        claim  TEXT,
+        name   TEXT NOT NULL,
+        weight REAL NOT NULL
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this build writes.
