@@ -183,3 +183,36 @@ fn only_super_users_may_edit() {
         "The priority of dave@ws was set to 5.000000\n",
     );
 }
+
+/// A number attribute of the first ad `tern_userprio -json` prints.
+fn json_number(json: &str, attr: &str) -> f64 {
+    let v: serde_json::Value = serde_json::from_str(json).expect("a JSON array");
+    v[0][attr]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no {attr} in {json}"))
+}
+
+#[test]
+fn a_job_that_starts_and_ends_between_passes_is_charged() {
+    let env = crate::common::RunEnv::new();
+    env.submit(
+        "job.sub",
+        &format!(
+            "executable = {}\narguments = \"sleep 2\"\nqueue\n",
+            crate::common::fake_job().display()
+        ),
+    );
+    env.wait_for("job 1.0 in the history", crate::common::TIMEOUT, || {
+        env.history_af("1.0", &["JobStatus"]).is_some()
+    });
+    env.negotiate();
+    let json = env.run_ok("tern_userprio", ["-json"]);
+    // About 2 cpu-seconds on a 1-cpu slot, wherever the passes fell.
+    let used = json_number(&json, "WeightedAccumulatedUsage");
+    assert!((1.0..=10.0).contains(&used), "{json}");
+    assert!(json_number(&json, "LastUsageTime") > 0.0, "{json}");
+    assert_eq!(json_number(&json, "WeightedResourcesUsed"), 0.0, "{json}");
+    // The default table shows it: it used the machine within the day.
+    let table = env.run_ok("tern_userprio", &[] as &[&str]);
+    assert!(table.contains("Number of users: 1"), "{table}");
+}
