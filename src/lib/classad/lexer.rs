@@ -248,8 +248,18 @@ impl<'a> Lexer<'a> {
     }
 
     pub fn next_token(&mut self) -> Result<Token<'a>, ParseError> {
-        let c = self.peek();
-        if c.is_ascii_whitespace() || c == b'/' {
+        // Plain white space here; comments (and any after them) in
+        // `skip_space`.
+        while let Some(&c) = self.src.get(self.pos) {
+            if BYTE_CLASS[c as usize] & SPACE == 0 {
+                break;
+            }
+            if c == b'\n' {
+                self.newline(self.pos);
+            }
+            self.pos += 1;
+        }
+        if self.peek() == b'/' {
             self.skip_space()?;
         }
         let start = self.pos;
@@ -655,6 +665,19 @@ fn owned_text(bytes: Vec<u8>) -> String {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     }
+}
+
+/// How many bytes at the start of `bytes` may continue a name.
+#[inline]
+pub(crate) fn name_len(bytes: &[u8]) -> usize {
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if BYTE_CLASS[b as usize] & NAME == 0 {
+            break;
+        }
+        i += 1;
+    }
+    i
 }
 
 /// [`BYTE_CLASS`] bit of bytes that may continue a name.

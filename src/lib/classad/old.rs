@@ -5,6 +5,7 @@
 
 use super::ParseError;
 use super::ad::ClassAd;
+use super::lexer::name_len;
 use super::parser::Parser;
 
 /// One old-syntax ad. Blank lines are ignored.
@@ -72,20 +73,18 @@ fn lines(text: &str) -> impl Iterator<Item = &str> {
 pub fn parse_line(ad: &mut ClassAd, line: &str, lineno: u32) -> Result<bool, ParseError> {
     let b = line.as_bytes();
     // The usual line, `Name = expr` with ASCII spacing, read in one pass.
-    let indent = b.iter().take_while(|c| matches!(c, b' ' | b'\t')).count();
+    let blanks = |mut i: usize| {
+        while matches!(b.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        i
+    };
+    let indent = blanks(0);
     if b.get(indent)
         .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_')
     {
-        let end = indent
-            + b[indent..]
-                .iter()
-                .take_while(|&&c| c.is_ascii_alphanumeric() || c == b'_')
-                .count();
-        let eq = end
-            + b[end..]
-                .iter()
-                .take_while(|c| matches!(c, b' ' | b'\t'))
-                .count();
+        let end = indent + name_len(&b[indent..]);
+        let eq = blanks(end);
         if b.get(eq) == Some(&b'=') {
             let name = &line[indent..end];
             return parse_value(ad, name, &line[eq + 1..], lineno, (eq + 2) as u32);

@@ -134,18 +134,25 @@ impl<'a> Parser<'a> {
         Ok(())
     }
     fn peek(&mut self) -> Result<&Token<'a>, ParseError> {
-        self.fill(0)?;
-        Ok(self.buf[0].as_ref().expect("fill(0) left a token"))
+        if self.buf[0].is_none() {
+            self.buf[0] = Some(self.lex.next_token()?);
+        }
+        Ok(self.buf[0].as_ref().expect("filled above"))
     }
     fn peek2_is(&mut self, t: &Tok<'_>) -> Result<bool, ParseError> {
         self.fill(1)?;
         Ok(self.buf[1].as_ref().is_some_and(|b| &b.tok == t))
     }
     fn next(&mut self) -> Result<Token<'a>, ParseError> {
-        self.fill(0)?;
-        let t = self.buf[0].take().expect("fill(0) left a token");
-        self.buf[0] = self.buf[1].take();
-        Ok(t)
+        // The buffer fills in order, so an empty first slot means an
+        // empty buffer.
+        match self.buf[0].take() {
+            Some(t) => {
+                self.buf[0] = self.buf[1].take();
+                Ok(t)
+            }
+            None => self.lex.next_token(),
+        }
     }
     fn err_at(&self, t: &Token<'_>, msg: impl Into<String>) -> ParseError {
         ParseError {
