@@ -136,3 +136,31 @@ fn without_preemption_requirements_nothing_is_vacated() {
     assert_eq!((running(&env, a), running(&env, b)), (4, 0));
     env.run_ok("tern_rm", ["-all"]);
 }
+
+#[test]
+fn submitters_with_priorities_10_and_20_on_30_slots_get_20_and_10() {
+    let env = env("30").knob("UID_DOMAIN", "test");
+    let a = submit(&env, "a.sub", "accounting_group = a", 40);
+    let b = submit(&env, "b.sub", "accounting_group = b", 40);
+    let user = env
+        .run_ok("tern_q", [&format!("{a}.0"), "-af", "Owner"])
+        .trim()
+        .to_string();
+    // Real priorities 10 and 20 (factors equal): effective 10000 and 20000.
+    for (group, prio) in [("a", "10"), ("b", "20")] {
+        env.run_ok(
+            "tern_userprio",
+            ["-setprio", &format!("{group}.{user}@test"), prio],
+        );
+    }
+    env.negotiate();
+    assert!(
+        wait_until(Duration::from_secs(30), || running(&env, a)
+            + running(&env, b)
+            == 30),
+        "{}",
+        env.diagnosis()
+    );
+    assert_eq!((running(&env, a), running(&env, b)), (20, 10));
+    env.run_ok("tern_rm", ["-all"]);
+}

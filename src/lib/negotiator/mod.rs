@@ -161,9 +161,13 @@ pub fn fair_share(cfg: &Config, q: &Queue) -> Result<matchmaking::FairShare, Neg
             None => d,
         })
     };
-    let _ = q;
+    let eps = accountant::effective(q.conn())?
+        .into_iter()
+        .filter(|(_, s)| s.effective > 0.0)
+        .map(|(n, s)| (n, s.effective))
+        .collect();
     Ok(matchmaking::FairShare {
-        eps: std::collections::HashMap::new(),
+        eps,
         default_ep: 0.5 * factor("DEFAULT_PRIO_FACTOR", 1000.0)?,
         nice_ep: 0.5 * factor("NICE_USER_PRIO_FACTOR", 1e10)?,
         slot_weight: cfg.get_expr("SLOT_WEIGHT", "Cpus")?,
