@@ -380,17 +380,20 @@ impl Evaluator {
                 _ => {
                     let l = self.ev(&b.0, scope);
                     let r = self.ev(&b.1, scope);
-                    match (l, r) {
-                        (Value::Int(x), Value::Int(y)) => match int_binary(*op, x, y) {
-                            Some(v) => v,
-                            None => binary(*op, Value::Int(x), Value::Int(y)),
-                        },
-                        (Value::Str(a), Value::Str(b)) if matches!(op, BinOp::Eq | BinOp::Ne) => {
-                            let same = a == b || a.eq_ignore_ascii_case(&b);
-                            Value::Bool(same == (*op == BinOp::Eq))
-                        }
-                        (l, r) => binary(*op, l, r),
+                    if let (Value::Int(x), Value::Int(y)) = (&l, &r)
+                        && let Some(v) = int_binary(*op, *x, *y)
+                    {
+                        discard(l);
+                        discard(r);
+                        return v;
                     }
+                    if let (Value::Str(a), Value::Str(b)) = (&l, &r)
+                        && matches!(op, BinOp::Eq | BinOp::Ne)
+                    {
+                        let same = a == b || a.eq_ignore_ascii_case(b);
+                        return Value::Bool(same == (*op == BinOp::Eq));
+                    }
+                    binary(*op, l, r)
                 }
             },
             Expr::Cond(c) => match truth_of(self.ev(&c.0, scope)) {
@@ -700,37 +703,22 @@ pub fn truth(v: &Value) -> Truth {
     }
 }
 
-/// [`truth`] of a value no longer needed (dropped only when it owns
-/// something).
+/// [`truth`] of a value no longer needed.
 #[inline]
 pub fn truth_of(v: Value) -> Truth {
+    let t = truth(&v);
+    discard(v);
+    t
+}
+
+/// Drops a value, without a call to the drop glue for the kinds that own
+/// nothing (most values in conditions and comparisons).
+#[inline(always)]
+fn discard(v: Value) {
     match v {
-        Value::Bool(b) => {
-            if b {
-                Truth::True
-            } else {
-                Truth::False
-            }
-        }
-        Value::Int(i) => {
-            if i != 0 {
-                Truth::True
-            } else {
-                Truth::False
-            }
-        }
-        Value::Real(r) => {
-            if r != 0.0 {
-                Truth::True
-            } else {
-                Truth::False
-            }
-        }
-        Value::Undefined => Truth::Undefined,
-        other => {
-            drop(other);
-            Truth::Error
-        }
+        Value::Str(_) | Value::List(_) | Value::Ad(_) => drop(v),
+        // Owns nothing: forgetting it is dropping it.
+        _ => std::mem::forget(v),
     }
 }
 
