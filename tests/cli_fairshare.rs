@@ -164,3 +164,54 @@ fn submitters_with_priorities_10_and_20_on_30_slots_get_20_and_10() {
     assert_eq!((running(&env, a), running(&env, b)), (20, 10));
     env.run_ok("tern_rm", ["-all"]);
 }
+
+#[test]
+fn job_order_follows_pre_job_prio_then_job_prio_and_an_unmatchable_job_blocks_nothing() {
+    let env = env("1");
+    let fj = fake_job();
+    let sub = |name: &str, lines: &str| {
+        env.submit(
+            name,
+            &format!(
+                "executable = {}\narguments = sleep 300\nrequest_memory = 10\n{lines}",
+                fj.display()
+            ),
+        )
+    };
+    // First in line (PreJobPrio1 2), but no slot is big enough for it.
+    let huge = sub(
+        "huge.sub",
+        "priority = 100\n+PreJobPrio1 = 2\nrequest_memory = 999999\nqueue\n",
+    );
+    let by_prio = sub("prio.sub", "priority = $(Process)\nqueue 3\n");
+    // A worse JobPrio, but PreJobPrio1 comes first.
+    let pre = sub("pre.sub", "priority = -5\n+PreJobPrio1 = 1\nqueue\n");
+    env.negotiate();
+    assert!(
+        wait_until(Duration::from_secs(30), || running(&env, pre) == 1),
+        "{}",
+        env.diagnosis()
+    );
+    assert_eq!((running(&env, huge), running(&env, by_prio)), (0, 0));
+    // When it goes, the best JobPrio of the rest takes the slot (the
+    // shadow reuses its claim, or the next pass matches it).
+    env.run_ok("tern_rm", [pre.to_string()]);
+    let mut started = false;
+    for _ in 0..30 {
+        if wait_until(Duration::from_secs(1), || {
+            env.status(&format!("{by_prio}.2")) == Some(2)
+        }) {
+            started = true;
+            break;
+        }
+        env.negotiate();
+    }
+    assert!(started, "{}", env.diagnosis());
+    assert_eq!(running(&env, huge), 0);
+    let reason = env.run_ok(
+        "tern_q",
+        [&format!("{huge}.0"), "-af", "LastRejMatchReason"],
+    );
+    assert_eq!(reason.trim(), "no match found");
+    env.run_ok("tern_rm", ["-all"]);
+}
