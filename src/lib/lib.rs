@@ -10,6 +10,7 @@ pub mod classad;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod cron;
 pub mod machine;
 pub mod negotiator;
 pub mod queue;
