@@ -6,6 +6,7 @@ mod common;
 mod bad_input;
 mod cli_analyze;
 mod cli_config_val;
+mod cli_cron;
 mod cli_edit;
 mod cli_eval;
 mod cli_fairshare;

@@ -35,6 +35,11 @@ pub struct Args {
     #[arg(long)]
     pub wait: bool,
 
+    /// Recompute the next DeferralTime of every idle CronTab job, and set
+    /// every job's ScheddInterval to SCHEDD_INTERVAL, in this pass
+    #[arg(long)]
+    pub reconfig: bool,
+
     /// Run a pass every -interval seconds until killed (for users without
     /// cron)
     #[arg(long = "loop")]
@@ -80,6 +85,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let opts = Options {
         dry_run: args.dry_run,
         wait: args.wait || args.looping,
+        reconfig: args.reconfig,
     };
     loop {
         let ran = negotiator::negotiate(&cfg, &spool, &opts).map_err(failed)?;

@@ -191,8 +191,60 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         View::Analyze(depth) => show_analysis(queue.as_ref(), &cfg, depth, &opts, &ctx, &mut out)?,
         _ => show(queue.as_ref(), &opts, &ctx, &mut out)?,
     }
+    if matches!(opts.view, View::Batch | View::NoBatch | View::Run) && opts.custom.is_none() {
+        waiting_note(queue.as_ref(), &opts, &ctx, &mut out)?;
+    }
     out.flush()?;
     Ok(())
+}
+
+/// Beyond condor_q: a job that shows Running while its shadow waits for
+/// its DeferralTime is named, with the time it starts, so that it can be
+/// told from one that executes.
+fn waiting_note(
+    q: Option<&Queue>,
+    opts: &Options,
+    ctx: &Context,
+    out: &mut impl Write,
+) -> Result<(), CliError> {
+    let Some(q) = q else { return Ok(()) };
+    let mut lines: Vec<String> = Vec::new();
+    for row in q
+        .rows_in(&[status::RUNNING, status::SUSPENDED])
+        .map_err(queue_error)?
+    {
+        let ad = Rc::new(q.full_ad(&row).map_err(queue_error)?);
+        if !opts.filter.matches_row(&row, &ad, &ctx.me) {
+            continue;
+        }
+        if let Value::Int(t) = eval_attr(&ad, "DeferralWaitUntil")
+            && t > ctx.now
+        {
+            lines.push(format!(
+                "{} is waiting for its deferral time: it executes at {}",
+                row.id,
+                local_stamp(t)
+            ));
+        }
+    }
+    if !lines.is_empty() {
+        writeln!(out)?;
+        for l in lines {
+            writeln!(out, "{l}")?;
+        }
+    }
+    Ok(())
+}
+
+/// A time as `11/22 01:30:00`, local.
+fn local_stamp(t: i64) -> String {
+    use chrono::TimeZone;
+    match chrono::Local.timestamp_opt(t, 0) {
+        chrono::LocalResult::Single(d) | chrono::LocalResult::Ambiguous(d, _) => {
+            d.format("%m/%d %H:%M:%S").to_string()
+        }
+        chrono::LocalResult::None => t.to_string(),
+    }
 }
 
 /// condor_q exits 1 for a bad command line too; the shared plumbing says
@@ -285,6 +337,28 @@ impl Filter {
             return false;
         }
         true
+    }
+
+    /// The whole test, for a job whose full ad is at hand (the -run and
+    /// -hold status filter aside: the caller chose the statuses).
+    fn matches_row(&self, row: &crate::queue::JobRow, ad: &Rc<ClassAd>, me: &str) -> bool {
+        let hot = HotRow {
+            id: row.id,
+            status: self
+                .statuses
+                .and_then(|s| s.first().copied())
+                .unwrap_or(row.status),
+            owner: &row.owner,
+            prio: row.prio,
+            qdate: row.qdate,
+            entered: row.entered,
+            diff: None,
+        };
+        self.hot_match(&hot, me)
+            && self
+                .constraints
+                .iter()
+                .all(|c| crate::classad::eval_in(ad, c).is_true())
     }
 
     /// Only some jobs of a cluster may be shown, so the batch view cannot
@@ -1367,9 +1441,14 @@ fn memory_usage(ad: &Rc<ClassAd>) -> Option<f64> {
 /// HOST(S): where the job runs; this machine for scheduler and local
 /// universe jobs.
 fn remote_host(ad: &Rc<ClassAd>, host: &str) -> String {
-    match ad_number(ad, "JobUniverse") {
+    let h = match ad_number(ad, "JobUniverse") {
         Some(u) if u == 7.0 || u == 12.0 => host.to_string(),
         _ => ad_string(ad, "RemoteHost").unwrap_or_default(),
+    };
+    // Beyond condor_q: a deferred job's shadow may still be waiting.
+    match eval_attr(ad, "DeferralWaitUntil") {
+        Value::Int(t) if t > crate::clock::now() => format!("{h} (waits until {})", local_stamp(t)),
+        _ => h,
     }
 }
 

@@ -8,6 +8,7 @@
 //! so work that arrives during a pass is never left waiting for cron.
 
 pub mod accountant;
+pub mod deferral;
 pub mod dollar;
 pub mod launch;
 pub mod matchmaking;
@@ -50,6 +51,9 @@ pub struct Options {
     pub dry_run: bool,
     /// Wait for a running pass instead of leaving a mark.
     pub wait: bool,
+    /// Recompute every idle cron job's DeferralTime and rewrite every
+    /// job's ScheddInterval from SCHEDD_INTERVAL (`-reconfig`).
+    pub reconfig: bool,
 }
 
 /// What a pass did (or, dry, would do), one line per decision.
@@ -234,6 +238,27 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         &mut report,
         &mut events,
     )?;
+    // CronTab jobs: their next DeferralTime, before they are matched.
+    let decisions = deferral::decide(&q, &all, now, opts.reconfig)?;
+    for d in &decisions {
+        report.lines.push(match d {
+            deferral::Decision::Schedule(id, t) => format!("schedule {id} at {t}"),
+            deferral::Decision::Invalid(id, why) => {
+                format!("hold {id} Invalid cron schedule parameters: {why}")
+            }
+        });
+    }
+    if opts.reconfig && !opts.dry_run {
+        let interval = cfg.get_int("SCHEDD_INTERVAL", 60)?;
+        let n = deferral::rewrite_schedd_interval(&mut q, interval, now)?;
+        report
+            .lines
+            .push(format!("ScheddInterval = {interval} in {n} job(s)"));
+    }
+    let changed = changed || !decisions.is_empty();
+    if !opts.dry_run {
+        deferral::apply(&mut q, &decisions, now, &mut events)?;
+    }
     let idle: Vec<crate::queue::JobRow> = if changed {
         q.idle_rows()?
     } else {

@@ -22,6 +22,25 @@ pub mod hold_code {
     pub const INVALID_CRON_SETTINGS: i64 = 25;
 }
 
+/// Set on a cron job whose next DeferralTime must be computed by the next
+/// pass whatever its current one says (after a run, or a missed time): the
+/// schedd's "forced recompute".
+pub const RECOMPUTE: &str = "CronRecompute";
+
+/// The five CronTab attributes, in field order.
+pub const CRON_ATTRS: [&str; 5] = [
+    "CronMinute",
+    "CronHour",
+    "CronDayOfMonth",
+    "CronMonth",
+    "CronDayOfWeek",
+];
+
+/// A cron job has any of the five CronTab attributes.
+pub fn is_cron(ad: &ClassAd) -> bool {
+    CRON_ATTRS.iter().any(|n| ad.contains(n))
+}
+
 /// What a policy expression decided.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
@@ -216,7 +235,6 @@ pub fn running_attrs(ad: &ClassAd) -> Vec<String> {
         "RemoteHost",
         "RemoteSlotId",
         "ShadowPid",
-        "JobCurrentStartExecutingDate",
         "DeferralWaitUntil",
     ]
     .iter()

@@ -68,9 +68,18 @@ struct Shadow {
     claim: String,
     host: String,
     signals: Signals,
+    /// The job was suspended while it waited for its deferral time.
+    start_suspended: bool,
     update_initial: u64,
     update_every: u64,
     killing_timeout: u64,
+}
+
+/// What the deferral wait decided.
+enum Deferral {
+    Run,
+    Missed,
+    Stopped(Stop),
 }
 
 /// How a run ended.
@@ -136,6 +145,7 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
         claim: args.claim,
         host,
         signals,
+        start_suspended: false,
     };
     let mut job = args.job;
     loop {
@@ -217,6 +227,33 @@ impl Shadow {
                 },
                 false,
             );
+        }
+        // A deferred job waits here, Running, until its DeferralTime.
+        self.start_suspended = false;
+        match self.wait_deferral(id, &ad)? {
+            Deferral::Run => {}
+            Deferral::Missed => {
+                let end = RunEnd {
+                    status: None,
+                    stop: None,
+                    usage: procs::Usage::default(),
+                    failed: Some((
+                        "Job missed deferred execution time".into(),
+                        policy::hold_code::MISSED_DEFERRED_EXECUTION_TIME,
+                        0,
+                    )),
+                };
+                return self.finish(id, lock, end, false);
+            }
+            Deferral::Stopped(stop) => {
+                let end = RunEnd {
+                    status: None,
+                    stop: Some(stop),
+                    usage: procs::Usage::default(),
+                    failed: None,
+                };
+                return self.finish(id, lock, end, false);
+            }
         }
         let run_ad = crate::negotiator::dollar::substituted(&ad).map_err(other)?;
         let end = match prepare(&run_ad) {
@@ -314,6 +351,83 @@ impl Shadow {
         Ok(())
     }
 
+    /// Waits, the job shown Running with DeferralWaitUntil, until its
+    /// DeferralTime (spec 1.6): a job that arrives more than DeferralWindow
+    /// late missed it; stop requests end the wait; a suspend is kept for
+    /// the start.
+    fn wait_deferral(&mut self, id: JobId, ad: &Rc<ClassAd>) -> Result<Deferral, ShadowError> {
+        let Some(when) = int(ad, "DeferralTime") else {
+            return Ok(Deferral::Run);
+        };
+        let window = int(ad, "DeferralWindow").unwrap_or(0);
+        let now = crate::clock::now();
+        let delta = when - now;
+        if delta < -window {
+            return Ok(Deferral::Missed);
+        }
+        if delta <= 0 {
+            return Ok(Deferral::Run);
+        }
+        self.q.write(now, |w| {
+            let Some(r) = w.row(id)? else { return Ok(()) };
+            let cur = w.full_ad(&r)?;
+            w.change(
+                &r,
+                &cur,
+                &Change::Set(vec![("DeferralWaitUntil".into(), Expr::int(when))]),
+            )
+        })?;
+        let until = Instant::now() + Duration::from_secs(delta as u64);
+        let mut wake = Wake::Request;
+        loop {
+            match wake {
+                Wake::Stop => return Ok(Deferral::Stopped(Stop::Shutdown)),
+                Wake::Request => {
+                    for kind in self.pending(id)? {
+                        match kind.as_str() {
+                            "remove" => return Ok(Deferral::Stopped(Stop::Remove)),
+                            "hold" => return Ok(Deferral::Stopped(Stop::Hold)),
+                            "preempt" => return Ok(Deferral::Stopped(Stop::Preempt)),
+                            "vacate" | "vacate-fast" => return Ok(Deferral::Stopped(Stop::Vacate)),
+                            "suspend" if !self.start_suspended => {
+                                self.start_suspended = true;
+                                self.suspend_change(id, ad, true, 0)?;
+                            }
+                            "continue" if self.start_suspended => {
+                                self.start_suspended = false;
+                                self.suspend_change(id, ad, false, 0)?;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                Wake::Child | Wake::Timeout => {}
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                // It executes now: the wait is over.
+                let now = crate::clock::now();
+                self.q.write(now, |w| {
+                    let Some(r) = w.row(id)? else { return Ok(()) };
+                    let cur = w.full_ad(&r)?;
+                    w.change(
+                        &r,
+                        &cur,
+                        &Change::Update {
+                            set: vec![("JobCurrentStartExecutingDate".into(), Expr::int(now))],
+                            delete: vec!["DeferralWaitUntil".into()],
+                        },
+                    )
+                })?;
+                return Ok(Deferral::Run);
+            }
+            wake = self.signals.wait(left.as_millis().min(5000) as i64 + 1);
+            if wake == Wake::Timeout && !until.saturating_duration_since(Instant::now()).is_zero() {
+                wake = Wake::Request;
+            }
+        }
+    }
+
     /// Waits for the job, taking requests and updating usage, until it
     /// ends.
     fn supervise(&mut self, id: JobId, ad: &Rc<ClassAd>, pid: i32) -> Result<RunEnd, ShadowError> {
@@ -323,6 +437,12 @@ impl Shadow {
         let mut kill_at: Option<Instant> = None;
         let mut stop: Option<Stop> = None;
         let mut suspended = false;
+        if self.start_suspended {
+            // Suspended while it waited for its deferral time: it starts
+            // and is at once suspended (010 was written then).
+            procs::signal_all(pid, libc::SIGSTOP);
+            suspended = true;
+        }
         let mut usage = procs::Usage::default();
         let mut dead = procs::Usage::default();
         let mut reported_image = int(ad, "ImageSize").unwrap_or(0);
@@ -685,7 +805,14 @@ impl Shadow {
             let change = if let Some((reason, code, sub)) = &end.failed {
                 reuse = false;
                 emit(Event::held(id, reason, *code, *sub));
-                policy::hold(&ad, now, reason, *code, *sub, true)
+                let mut c = policy::hold(&ad, now, reason, *code, *sub, true);
+                // A missed deferral time is recomputed on release.
+                if *code == policy::hold_code::MISSED_DEFERRED_EXECUTION_TIME
+                    && let Change::Update { set, .. } = &mut c
+                {
+                    set.push((policy::RECOMPUTE.into(), Expr::Lit(Value::Bool(true))));
+                }
+                c
             } else {
                 match stop {
                     Some(Stop::Remove) => {
@@ -867,6 +994,10 @@ fn self_exit(
         policy::ExitDecision::Requeue => {
             emit(evicted_event(id, now, end, Some(exit), None));
             set.push(("JobStatus".into(), Expr::int(status::IDLE)));
+            if policy::is_cron(ad) {
+                // The next run is after this one, whatever the old time.
+                set.push((policy::RECOMPUTE.into(), Expr::Lit(Value::Bool(true))));
+            }
             set.push(("LastVacateTime".into(), Expr::int(now)));
             delete.extend(policy::running_attrs(ad));
             Change::Update { set, delete }

@@ -717,6 +717,7 @@ pub fn build(
     // CronTab and deferral.
     let mut timed = false;
     let mut timed_origin: Option<Origin> = None;
+    let mut cron_values: Vec<(&str, String, Origin)> = Vec::new();
     for (cmd, attr) in [
         ("cron_minute", "CronMinute"),
         ("cron_hour", "CronHour"),
@@ -729,7 +730,32 @@ pub fn build(
                 ad.insert(attr, string(&v));
             }
             timed = true;
+            cron_values.push((attr, v, o.clone()));
             timed_origin.get_or_insert(o);
+        }
+    }
+    // HTCondor leaves the schedule's syntax to the schedd; tern reports a
+    // bad one at submit, naming the command.
+    if !cron_values.is_empty() {
+        let field = |name: &str| {
+            cron_values
+                .iter()
+                .find(|(a, _, _)| *a == name)
+                .map(|(_, v, _)| v.as_str())
+        };
+        let fields = [
+            field("CronMinute"),
+            field("CronHour"),
+            field("CronDayOfMonth"),
+            field("CronMonth"),
+            field("CronDayOfWeek"),
+        ];
+        if let Err(e) = crate::cron::Schedule::parse(fields) {
+            let (_, _, o) = cron_values
+                .iter()
+                .find(|(a, _, _)| *a == e.attr())
+                .unwrap_or(&cron_values[0]);
+            return Err(err(o, format!("invalid cron schedule: {e}")));
         }
     }
     if let Some((v, o)) = c.command("deferral_time")? {
