@@ -65,7 +65,11 @@ fn a_deferred_job_waits_running_until_its_deferral_time() {
 
 #[test]
 fn a_per_minute_cron_job_runs_each_minute_never_early() {
-    let env = RunEnv::new();
+    // A running clock, the same in every process (anchored now), that
+    // reaches the minute 1700000040 (22:14:00 UTC) three seconds from now.
+    let base = 1_700_000_037;
+    let clock = format!("{base}+@{}", now());
+    let env = RunEnv::new().var_env("TERN_NOW", &clock);
     let c = env.submit(
         "cron.sub",
         &format!(
@@ -75,10 +79,10 @@ fn a_per_minute_cron_job_runs_each_minute_never_early() {
         ),
     );
     let id = format!("{c}.0");
-    // Two runs take up to two minutes; passes come on submit and on exit,
+    // Two runs take about a minute; passes come on submit and on exit,
     // and here every few seconds as cron would.
     let mut done = false;
-    for _ in 0..75 {
+    for _ in 0..60 {
         if wait_until(Duration::from_secs(2), || {
             env.history_af(&id, &["JobStatus"]).is_some()
         }) {
@@ -96,17 +100,49 @@ fn a_per_minute_cron_job_runs_each_minute_never_early() {
         .map(|e| e.time)
         .collect();
     assert_eq!(starts.len(), 2, "two runs: {text}");
-    for t in &starts {
-        // On the minute, never before it (a loaded machine may be late).
-        assert!(t % 60 < 5, "each run starts at a minute: {starts:?}");
+    // Each run at its minute, never before it (a loaded machine may be a
+    // little late).
+    for (t, minute) in starts.iter().zip([1_700_000_040, 1_700_000_100]) {
+        assert!((minute..minute + 5).contains(t), "runs at {starts:?}");
     }
-    assert!(
-        (60..65).contains(&(starts[1] - starts[0])),
-        "a minute apart: {starts:?}"
-    );
     assert_eq!(env.history_af(&id, &["NumJobStarts"]).as_deref(), Some("2"));
+    assert_eq!(
+        env.history_af(&id, &["DeferralTime"]).as_deref(),
+        Some("1700000100")
+    );
     let runs = std::fs::read_to_string(env.path("runs")).unwrap();
     assert_eq!(runs.lines().count(), 2);
+}
+
+#[test]
+fn a_cron_job_with_the_default_on_exit_remove_runs_once() {
+    let base = 1_700_000_037;
+    let clock = format!("{base}+@{}", now());
+    let env = RunEnv::new().var_env("TERN_NOW", &clock);
+    let c = env.submit(
+        "once.sub",
+        &format!(
+            "executable = {}\narguments = touch runs exit 0\ncron_minute = *\nqueue\n",
+            fake_job().display()
+        ),
+    );
+    let id = format!("{c}.0");
+    let mut done = false;
+    for _ in 0..15 {
+        if wait_until(Duration::from_secs(2), || {
+            env.history_af(&id, &["JobStatus"]).is_some()
+        }) {
+            done = true;
+            break;
+        }
+        env.negotiate();
+    }
+    assert!(done, "{}", env.diagnosis());
+    assert_eq!(
+        env.history_af(&id, &["JobStatus", "NumJobStarts"])
+            .as_deref(),
+        Some("4 1")
+    );
 }
 
 #[test]
@@ -170,4 +206,64 @@ fn reconfig_recomputes_deferral_times_and_rewrites_schedd_interval() {
         first
     );
     assert_eq!(attr(&env, &id, "ScheddInterval").as_deref(), Some("30"));
+}
+
+#[test]
+fn a_job_suspended_while_it_waits_starts_suspended_and_a_hold_takes_it_off_its_slot() {
+    let env = RunEnv::new();
+    let at = now() + 4;
+    let sub = |name: &str| {
+        env.submit(
+            name,
+            &format!(
+                "executable = {}\narguments = \"touch {name}.runs sleep 300\"\ndeferral_time = {at}\n\
+                 deferral_window = 60\nqueue\n",
+                fake_job().display()
+            ),
+        )
+    };
+    let s = format!("{}.0", sub("sus"));
+    let h = format!("{}.0", sub("held"));
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            attr(&env, &s, "DeferralWaitUntil").is_some()
+                && attr(&env, &h, "DeferralWaitUntil").is_some()
+        }),
+        "{}",
+        env.diagnosis()
+    );
+    env.run_ok("tern_suspend", [s.as_str()]);
+    env.run_ok("tern_hold", [h.as_str()]);
+    assert!(
+        wait_until(Duration::from_secs(10), || env.status(&s) == Some(7)),
+        "{}",
+        env.diagnosis()
+    );
+    // The held job leaves its slot without running.
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            env.status(&h) == Some(5) && attr(&env, &h, "RemoteHost").is_none()
+        }),
+        "{}",
+        env.diagnosis()
+    );
+    // At its time the suspended one starts, and is stopped at once (before
+    // it can do anything, so it is found by its command line).
+    let job_pid = || -> Option<i32> {
+        std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            cmd.contains("touch sus.runs sleep 300").then_some(pid)
+        })
+    };
+    assert!(
+        wait_until(Duration::from_secs(20), || job_pid()
+            .is_some_and(|p| crate::common::proc_state(p) == Some('T'))),
+        "{}",
+        env.diagnosis()
+    );
+    assert_eq!(env.status(&s), Some(7));
+    assert!(!env.path("held.runs").exists(), "the held job never ran");
+    env.run_ok("tern_rm", ["-all"]);
 }

@@ -4,6 +4,13 @@
 //! `TERN_NOW=<unix seconds>+` starts it there and lets it run forward in real
 //! time from the moment the process first read it. Tests and simulations use it;
 //! without it the clock is the system clock.
+//!
+//! A running clock must read the same in every process of one run (a pass
+//! and the shadows it starts), so it can be anchored:
+//! `TERN_NOW=<unix seconds>+@<real unix seconds>` reads `<unix seconds>` at
+//! the real instant given and runs from there. A tool started with the
+//! plain `N+` form anchors it and passes the anchored form to the programs
+//! it starts.
 
 use std::sync::OnceLock;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -13,7 +20,15 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 pub enum ClockMode {
     System,
     Fixed(i64),
-    Running { start: i64, origin: Instant },
+    Running {
+        start: i64,
+        origin: Instant,
+    },
+    /// Reads `start` at the real instant `anchor` (unix seconds).
+    Anchored {
+        start: i64,
+        anchor: f64,
+    },
 }
 
 static MODE: OnceLock<ClockMode> = OnceLock::new();
@@ -21,6 +36,16 @@ static MODE: OnceLock<ClockMode> = OnceLock::new();
 /// Parses a `TERN_NOW` value: `N` is a fixed instant, `N+` a running clock.
 pub fn parse_tern_now(text: &str) -> Result<ClockMode, String> {
     let t = text.trim();
+    if let Some((digits, anchor)) = t.split_once("+@") {
+        let bad = || {
+            format!(
+                "TERN_NOW must be unix seconds, optionally followed by '+' or '+@<real unix seconds>'; got '{text}'"
+            )
+        };
+        let start: i64 = digits.parse().map_err(|_| bad())?;
+        let anchor: f64 = anchor.parse().map_err(|_| bad())?;
+        return Ok(ClockMode::Anchored { start, anchor });
+    }
     let (digits, running) = match t.strip_suffix('+') {
         Some(d) => (d, true),
         None => (t, false),
@@ -55,15 +80,33 @@ pub fn check_env() -> Result<(), String> {
     }
 }
 
+fn system_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
 /// The current time as fractional unix seconds.
 pub fn now_f64() -> f64 {
     match mode() {
-        ClockMode::System => SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs_f64())
-            .unwrap_or(0.0),
+        ClockMode::System => system_now(),
         ClockMode::Fixed(s) => s as f64,
         ClockMode::Running { start, origin } => start as f64 + origin.elapsed().as_secs_f64(),
+        ClockMode::Anchored { start, anchor } => start as f64 + (system_now() - anchor),
+    }
+}
+
+/// The `TERN_NOW` value that gives another process this process's clock:
+/// a running clock in its anchored form; `None` when the environment's
+/// value already does.
+pub fn for_children() -> Option<String> {
+    match mode() {
+        ClockMode::Running { start, origin } => {
+            let anchor = system_now() - origin.elapsed().as_secs_f64();
+            Some(format!("{start}+@{anchor:.6}"))
+        }
+        _ => None,
     }
 }
 
@@ -86,6 +129,14 @@ mod tests {
             parse_tern_now("5+").unwrap(),
             ClockMode::Running { start: 5, .. }
         ));
+        assert_eq!(
+            parse_tern_now("100+@50.5").unwrap(),
+            ClockMode::Anchored {
+                start: 100,
+                anchor: 50.5
+            }
+        );
+        assert!(parse_tern_now("100+@x").is_err());
         assert!(parse_tern_now("soon").is_err());
         assert!(parse_tern_now("+").is_err());
     }

@@ -250,6 +250,13 @@ impl RunEnv {
         RunEnv { env }
     }
 
+    /// Sets the environment variable `name` for later runs.
+    pub fn var_env(mut self, name: &str, value: &str) -> RunEnv {
+        self.env.vars.retain(|(n, _)| n != name);
+        self.env.vars.push((name.into(), value.into()));
+        self
+    }
+
     /// Sets configuration knob `name` (as `_TERN_<name>`) for later runs.
     pub fn knob(mut self, name: &str, value: &str) -> RunEnv {
         let name = format!("_TERN_{name}");

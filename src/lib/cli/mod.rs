@@ -169,6 +169,13 @@ fn check_clock() -> Result<(), CliError> {
         ),
     })?;
     crate::clock::mode();
+    // Programs this tool starts (a pass, shadows) read the same running
+    // clock. No other thread exists yet, so changing the environment is
+    // sound here.
+    if let Some(v) = crate::clock::for_children() {
+        // SAFETY: called before the tool starts any thread.
+        unsafe { std::env::set_var("TERN_NOW", v) };
+    }
     Ok(())
 }
 
