@@ -215,3 +215,35 @@ fn job_order_follows_pre_job_prio_then_job_prio_and_an_unmatchable_job_blocks_no
     assert_eq!(reason.trim(), "no match found");
     env.run_ok("tern_rm", ["-all"]);
 }
+
+#[test]
+fn a_slot_rank_preempts_for_a_job_it_prefers_when_enabled() {
+    let env = env("2")
+        .knob("RANK", "TARGET.Wanted =?= True")
+        .knob("STARTD_RANK_PREEMPTION", "true");
+    let plain = submit(&env, "plain.sub", "", 2);
+    env.negotiate();
+    assert!(
+        wait_until(Duration::from_secs(30), || running(&env, plain) == 2),
+        "{}",
+        env.diagnosis()
+    );
+    let wanted = submit(&env, "wanted.sub", "+Wanted = True\npriority = 10", 1);
+    let mut done = false;
+    for _ in 0..20 {
+        env.negotiate();
+        if wait_until(Duration::from_secs(1), || running(&env, wanted) == 1) {
+            done = true;
+            break;
+        }
+    }
+    assert!(done, "{}", env.diagnosis());
+    assert_eq!(running(&env, plain), 1);
+    let codes = env.run_ok("tern_q", [&plain.to_string(), "-af", "VacateReasonCode"]);
+    assert_eq!(
+        codes.lines().filter(|l| l.trim() == "1018").count(),
+        1,
+        "{codes}"
+    );
+    env.run_ok("tern_rm", ["-all"]);
+}

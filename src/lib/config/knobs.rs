@@ -271,6 +271,12 @@ pub static KNOBS: &[Knob] = &[
         "Further configuration macros copied into every slot ad.",
     ),
     k(
+        "STARTD_RANK_PREEMPTION",
+        "false",
+        Bool,
+        "Whether a slot's RANK preempts a running job for a waiting one it prefers, as HTCondor's startd RANK does; off in tern unless set.",
+    ),
+    k(
         "STARTER_INITIAL_UPDATE_INTERVAL",
         "2",
         Int,

@@ -276,23 +276,35 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     let uid = uid_domain(cfg)?;
     let fair = fair_share(cfg, &q)?;
     let preemption = preemption_policy(cfg)?;
-    let waiting = preemption.as_ref().map(|_| (idle.clone(), slots.clone()));
+    let rank_preemption = cfg.get_bool("STARTD_RANK_PREEMPTION", false)?;
+    let waiting = (preemption.is_some() || rank_preemption).then(|| (idle.clone(), slots.clone()));
     let outcome = matchmaking::plan(&q, idle, &machine, slots, &ranks(cfg)?, &fair, &uid, now)?;
     let mut victims: Vec<preempt::Victim> = Vec::new();
-    if let (Some(policy), Some((idle, slots))) = (&preemption, waiting) {
+    if let Some((idle, slots)) = waiting {
         let planned_ids: std::collections::HashSet<JobId> =
             outcome.planned.iter().map(|p| p.id).collect();
         let left: Vec<crate::queue::JobRow> = idle
             .into_iter()
             .filter(|r| !planned_ids.contains(&r.id))
             .collect();
-        let mut given: std::collections::HashMap<String, f64> = std::collections::HashMap::new();
-        for p in &outcome.planned {
-            *given.entry(p.submitter.clone()).or_insert(0.0) += p.cost;
+        if rank_preemption {
+            victims = preempt::rank_victims(&q, &machine, &slots, &left, &[], &uid, now)?;
         }
-        victims = preempt::victims(
-            &q, &machine, &slots, &left, &given, &fair, policy, &uid, now,
-        )?;
+        if let Some(policy) = &preemption {
+            let mut given: std::collections::HashMap<String, f64> =
+                std::collections::HashMap::new();
+            for p in &outcome.planned {
+                *given.entry(p.submitter.clone()).or_insert(0.0) += p.cost;
+            }
+            let more = preempt::victims(
+                &q, &machine, &slots, &left, &given, &fair, policy, &uid, now,
+            )?;
+            victims.extend(
+                more.into_iter()
+                    .filter(|m| !victims.iter().any(|v| v.slot == m.slot))
+                    .collect::<Vec<_>>(),
+            );
+        }
         for v in &victims {
             report.lines.push(format!(
                 "preempt {} on {} for {}",
@@ -319,7 +331,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     if !victims.is_empty() {
         q.write(now, |w| {
             for v in &victims {
-                w.request(v.job, "preempt")?;
+                w.request(v.job, if v.by_rank { "preempt-rank" } else { "preempt" })?;
             }
             Ok(())
         })?;

@@ -35,6 +35,8 @@ pub struct Victim {
     pub job: JobId,
     pub slot: String,
     pub for_submitter: String,
+    /// Preempted for the slot's RANK rather than for fair share.
+    pub by_rank: bool,
 }
 
 fn number(v: Value) -> f64 {
@@ -181,6 +183,7 @@ pub fn victims(
                 },
                 slot: s.name.clone(),
                 for_submitter: needy.clone(),
+                by_rank: false,
             });
         }
     }
@@ -200,4 +203,83 @@ fn retired(job: &Rc<ClassAd>, now: i64) -> bool {
         _ => now,
     };
     now - start >= retire
+}
+
+/// Startd RANK preemption (STARTD_RANK_PREEMPTION, off by default): a
+/// waiting job takes a claimed slot whose RANK prefers it strictly to the
+/// job running there (`MY.Rank > MY.CurrentRank`, the slot MY), whatever
+/// the user priorities, once the running job's retirement time has passed.
+/// Each waiting job takes at most one slot, the one whose RANK gains most.
+#[allow(clippy::too_many_arguments)]
+pub fn rank_victims(
+    q: &Queue,
+    machine: &Machine,
+    slots: &[SlotRow],
+    waiting: &[JobRow],
+    taken: &[Victim],
+    uid_domain: &str,
+    now: i64,
+) -> Result<Vec<Victim>, QueueError> {
+    let mut ev = Evaluator::new();
+    let mut out: Vec<Victim> = Vec::new();
+    let claimed: Vec<&SlotRow> = slots
+        .iter()
+        .filter(|s| s.kind != SlotKind::Partitionable && s.cluster.is_some())
+        .collect();
+    if claimed.is_empty() {
+        return Ok(out);
+    }
+    // The rank each claimed slot gives its running job.
+    let mut current: Vec<(f64, Rc<ClassAd>, Rc<ClassAd>)> = Vec::new();
+    for s in &claimed {
+        let slot_ad = Rc::new(machine::slot_ad(machine, s, now));
+        let vid = JobId {
+            cluster: s.cluster.unwrap_or(0),
+            proc: s.proc.unwrap_or(0),
+        };
+        let vjob = match q.row(vid)? {
+            Some(r) => Rc::new(q.full_ad(&r)?),
+            None => Rc::new(ClassAd::new()),
+        };
+        let r = number(MatchContext::new(slot_ad.clone(), vjob.clone()).eval_left(&mut ev, "rank"));
+        current.push((r, slot_ad, vjob));
+    }
+    for row in waiting.iter().take(claimed.len()) {
+        let job = Rc::new(q.full_ad(row)?);
+        let mut best: Option<(f64, usize)> = None;
+        for (i, s) in claimed.iter().enumerate() {
+            if taken.iter().chain(out.iter()).any(|v| v.slot == s.name) {
+                continue;
+            }
+            let (cur, slot_ad, vjob) = &current[i];
+            if !retired(vjob, now) {
+                continue;
+            }
+            let mut free = (**slot_ad).clone();
+            free.insert("State", Expr::string("Unclaimed"));
+            let free = Rc::new(free);
+            let ctx = MatchContext::new(free.clone(), job.clone());
+            let rank = number(ctx.eval_left(&mut ev, "rank"));
+            if rank <= *cur || !MatchContext::new(job.clone(), free).symmetric(&mut ev) {
+                continue;
+            }
+            if best.is_none_or(|(g, _)| rank - cur > g) {
+                best = Some((rank - cur, i));
+            }
+        }
+        if let Some((_, i)) = best {
+            let s = claimed[i];
+            let cad = q.cluster_ad(row.id.cluster)?;
+            out.push(Victim {
+                job: JobId {
+                    cluster: s.cluster.unwrap_or(0),
+                    proc: s.proc.unwrap_or(0),
+                },
+                slot: s.name.clone(),
+                for_submitter: submitter_of_job(&cad, &row.owner, uid_domain),
+                by_rank: true,
+            });
+        }
+    }
+    Ok(out)
 }

@@ -55,6 +55,8 @@ enum Stop {
     Vacate,
     /// Vacated for a submitter with a better priority.
     Preempt,
+    /// Vacated for a job the slot's RANK prefers.
+    PreemptRank,
     /// The shadow itself was told to stop (SIGTERM and friends).
     Shutdown,
 }
@@ -388,6 +390,7 @@ impl Shadow {
                             "remove" => return Ok(Deferral::Stopped(Stop::Remove)),
                             "hold" => return Ok(Deferral::Stopped(Stop::Hold)),
                             "preempt" => return Ok(Deferral::Stopped(Stop::Preempt)),
+                            "preempt-rank" => return Ok(Deferral::Stopped(Stop::PreemptRank)),
                             "vacate" | "vacate-fast" => return Ok(Deferral::Stopped(Stop::Vacate)),
                             "suspend" if !self.start_suspended => {
                                 self.start_suspended = true;
@@ -456,12 +459,14 @@ impl Shadow {
                 Wake::Request => {
                     for kind in self.pending(id)? {
                         match kind.as_str() {
-                            "remove" | "hold" | "vacate" | "vacate-fast" | "preempt" => {
+                            "remove" | "hold" | "vacate" | "vacate-fast" | "preempt"
+                            | "preempt-rank" => {
                                 if stop.is_none() {
                                     stop = Some(match kind.as_str() {
                                         "remove" => Stop::Remove,
                                         "hold" => Stop::Hold,
                                         "preempt" => Stop::Preempt,
+                                        "preempt-rank" => Stop::PreemptRank,
                                         _ => Stop::Vacate,
                                     });
                                     if suspended {
@@ -839,7 +844,10 @@ impl Shadow {
                             delete: policy::running_attrs(&ad),
                         }
                     }
-                    Some(Stop::Vacate) | Some(Stop::Preempt) | Some(Stop::Shutdown) => {
+                    Some(Stop::Vacate)
+                    | Some(Stop::Preempt)
+                    | Some(Stop::PreemptRank)
+                    | Some(Stop::Shutdown) => {
                         reuse = false;
                         let (reason, code) = match stop {
                             Some(Stop::Vacate) => ("User requested the job to vacate", 1004),
@@ -847,6 +855,9 @@ impl Shadow {
                                 "Claim preempted by a submitter with a better priority",
                                 1019,
                             ),
+                            Some(Stop::PreemptRank) => {
+                                ("Claim preempted by a job the slot's RANK prefers", 1018)
+                            }
                             _ => ("The shadow was told to stop", 1001),
                         };
                         if started {
