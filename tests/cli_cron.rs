@@ -267,3 +267,46 @@ fn a_job_suspended_while_it_waits_starts_suspended_and_a_hold_takes_it_off_its_s
     assert!(!env.path("held.runs").exists(), "the held job never ran");
     env.run_ok("tern_rm", ["-all"]);
 }
+
+#[test]
+fn a_job_that_reaches_its_shadow_after_its_window_is_held_missed() {
+    // The shadow is started through a wrapper whose clock is ten minutes
+    // ahead: it finds the job past DeferralTime + DeferralWindow.
+    let env = RunEnv::new().knob("NEGOTIATE_ON_SUBMIT", "false");
+    let late = now() + 600;
+    let wrapper = env.write(
+        "late_shadow.sh",
+        &format!(
+            "#!/bin/sh\nTERN_NOW={late} exec {} \"$@\"\n",
+            crate::common::tool_path("tern_shadow").display()
+        ),
+    );
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let env = env.knob("SHADOW", wrapper.to_str().unwrap());
+    let c = env.submit(
+        "late.sub",
+        &format!(
+            "executable = {}\narguments = \"touch late.runs exit 0\"\ndeferral_time = {}\n\
+             deferral_window = 30\nlog = late.log\nqueue\n",
+            fake_job().display(),
+            now() + 2
+        ),
+    );
+    let id = format!("{c}.0");
+    env.negotiate();
+    assert!(
+        wait_until(Duration::from_secs(20), || env.status(&id) == Some(5)),
+        "{}",
+        env.diagnosis()
+    );
+    assert_eq!(attr(&env, &id, "HoldReasonCode").as_deref(), Some("20"));
+    assert_eq!(
+        attr(&env, &id, "HoldReason").as_deref(),
+        Some("Job missed deferred execution time")
+    );
+    assert!(!env.path("late.runs").exists(), "the job never ran");
+}
