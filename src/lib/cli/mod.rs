@@ -179,6 +179,18 @@ fn check_clock() -> Result<(), CliError> {
     Ok(())
 }
 
+/// For tools that, like condor_q and condor_status, exit 1 on a bad
+/// command line where the shared plumbing says 2: the error is reported
+/// now, as every tool reports it, and the exit code becomes 1. Help and
+/// version stay 0.
+pub fn usage_exits_one(name: &str, e: CliError) -> CliError {
+    if e.exit_code() != 2 {
+        return e;
+    }
+    let _ = report(name, &e);
+    CliError::Reported(1)
+}
+
 /// Prints the error the way every tool does and returns its exit code.
 fn report(name: &str, e: &CliError) -> ExitCode {
     let code = e.exit_code();

@@ -162,7 +162,7 @@ const HOT: [&str; 7] = [
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let opts = match parse(argv) {
         Ok(o) => o,
-        Err(e) => return Err(as_condor_usage_error(e)),
+        Err(e) => return Err(super::usage_exits_one("tern_q", e)),
     };
     let cfg = Config::load().map_err(|e| CliError::Failed {
         msg: e.to_string(),
@@ -247,29 +247,6 @@ fn local_stamp(t: i64) -> String {
     }
 }
 
-/// condor_q exits 1 for a bad command line too; the shared plumbing says
-/// 2, so usage errors are reported here. Help and version stay 0.
-fn as_condor_usage_error(e: CliError) -> CliError {
-    if e.exit_code() != 2 {
-        return e;
-    }
-    let mut msg = match &e {
-        CliError::Clap(ce) => {
-            let text = ce.render().to_string();
-            text.strip_prefix("error: ").unwrap_or(&text).to_string()
-        }
-        other => other.to_string(),
-    };
-    while msg.ends_with('\n') {
-        msg.pop();
-    }
-    let mut text = format!("tern_q: error: {msg}\n");
-    if let Some(h) = e.hint() {
-        text.push_str(&format!("hint: {h}\n"));
-    }
-    let _ = io::stderr().write_all(text.as_bytes());
-    CliError::Reported(1)
-}
 
 /// What the command line asks for, checked.
 #[derive(Debug)]

@@ -143,7 +143,7 @@ struct Options {
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let opts = match parse_args::<Args>(split_af_flags(argv)).and_then(|(a, _)| options(&a)) {
         Ok(o) => o,
-        Err(e) => return Err(exit_one(e)),
+        Err(e) => return Err(super::usage_exits_one("tern_status", e)),
     };
     let cfg = Config::load().map_err(|e| CliError::Failed {
         msg: e.to_string(),
@@ -181,29 +181,6 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     Ok(())
 }
 
-/// condor_status exits 1 for a bad command line; the shared plumbing says
-/// 2. Help and version stay 0.
-fn exit_one(e: CliError) -> CliError {
-    if e.exit_code() != 2 {
-        return e;
-    }
-    let mut msg = match &e {
-        CliError::Clap(ce) => {
-            let text = ce.render().to_string();
-            text.strip_prefix("error: ").unwrap_or(&text).to_string()
-        }
-        other => other.to_string(),
-    };
-    while msg.ends_with('\n') {
-        msg.pop();
-    }
-    let mut text = format!("tern_status: error: {msg}\n");
-    if let Some(h) = e.hint() {
-        text.push_str(&format!("hint: {h}\n"));
-    }
-    let _ = io::stderr().write_all(text.as_bytes());
-    CliError::Reported(1)
-}
 
 fn options(args: &Args) -> Result<Options, CliError> {
     let usage = |msg: &str| CliError::Usage {
