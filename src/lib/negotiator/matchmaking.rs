@@ -52,26 +52,28 @@ pub struct Outcome {
 /// What fair share needs: each submitter's effective priority (EP), and
 /// how much a slot weighs (SLOT_WEIGHT, evaluated on the slot ad).
 pub struct FairShare {
+    /// The accountant's EP of every submitter it has a factor for.
     pub eps: std::collections::HashMap<String, f64>,
-    /// EP of a submitter the accountant has not seen (0.5 × its factor).
-    pub default_ep: f64,
-    /// EP of a new `nice-user.` submitter.
-    pub nice_ep: f64,
-    pub slot_weight: Expr,
+    /// Factors of new submitters, SLOT_WEIGHT, NEGOTIATOR_USE_SLOT_WEIGHTS.
+    pub knobs: super::accountant::Knobs,
 }
 
 impl FairShare {
+    /// A submitter's EP; one the accountant has not seen yet starts at
+    /// the lowest real priority times the factor it will get.
     pub fn ep(&self, submitter: &str) -> f64 {
         match self.eps.get(submitter) {
             Some(e) if *e > 0.0 => *e,
-            _ if submitter.starts_with("nice-user") => self.nice_ep,
-            _ => self.default_ep,
+            _ => super::accountant::MIN_PRIORITY * self.knobs.factor_for(submitter),
         }
     }
 
     pub fn weight(&self, slot: &Rc<ClassAd>, ev: &mut Evaluator) -> f64 {
+        if !self.knobs.use_slot_weights {
+            return 1.0;
+        }
         let scope = crate::classad::Scope::root(slot.clone());
-        match ev.eval(&self.slot_weight, &scope) {
+        match ev.eval(&self.knobs.slot_weight, &scope) {
             Value::Int(i) => i as f64,
             Value::Real(r) => r,
             _ => 1.0,

@@ -151,30 +151,20 @@ pub fn ranks(cfg: &Config) -> Result<matchmaking::Ranks, NegotiatorError> {
     })
 }
 
-/// Fair-share inputs: effective priorities from the accountant, the
-/// priorities of submitters it has not seen, and SLOT_WEIGHT.
-pub fn fair_share(cfg: &Config, q: &Queue) -> Result<matchmaking::FairShare, NegotiatorError> {
-    let factor = |name: &str, d: f64| -> Result<f64, NegotiatorError> {
-        Ok(match cfg.get(name)? {
-            Some(v) => v.trim().parse::<f64>().map_err(|_| {
-                NegotiatorError::Config(ConfigError::Expand {
-                    name: name.into(),
-                    msg: format!("'{v}' is not a number"),
-                })
-            })?,
-            None => d,
-        })
-    };
-    let eps = accountant::effective(q.conn())?
+/// Fair-share inputs: effective priorities from the accountant and its
+/// knobs (factors of new submitters, SLOT_WEIGHT).
+pub fn fair_share(
+    knobs: &accountant::Knobs,
+    conn: &rusqlite::Connection,
+) -> Result<matchmaking::FairShare, QueueError> {
+    let eps = accountant::effective(conn)?
         .into_iter()
         .filter(|(_, s)| s.effective > 0.0)
         .map(|(n, s)| (n, s.effective))
         .collect();
     Ok(matchmaking::FairShare {
         eps,
-        default_ep: 0.5 * factor("DEFAULT_PRIO_FACTOR", 1000.0)?,
-        nice_ep: 0.5 * factor("NICE_USER_PRIO_FACTOR", 1e10)?,
-        slot_weight: cfg.get_expr("SLOT_WEIGHT", "Cpus")?,
+        knobs: knobs.clone(),
     })
 }
 
@@ -274,7 +264,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         slots
     };
     let uid = uid_domain(cfg)?;
-    let fair = fair_share(cfg, &q)?;
+    let fair = fair_share(&accountant::Knobs::from_config(cfg)?, q.conn())?;
     let preemption = preemption_policy(cfg)?;
     let rank_preemption = cfg.get_bool("STARTD_RANK_PREEMPTION", false)?;
     let waiting = (preemption.is_some() || rank_preemption).then(|| (idle.clone(), slots.clone()));
@@ -673,7 +663,7 @@ pub fn owed_elsewhere(
     conn: &rusqlite::Connection,
     submitter: &str,
     owner: &str,
-    fair: &matchmaking::FairShare,
+    knobs: &accountant::Knobs,
     uid_domain: &str,
 ) -> Result<bool, QueueError> {
     let mut any_other = false;
@@ -706,6 +696,8 @@ pub fn owed_elsewhere(
             "SELECT coalesce(sum(cpus), 0) FROM slots WHERE remote_user = ?1 AND kind <> 'partitionable'",
         )?
         .query_row([submitter], |r| r.get(0))?;
+    // Only now, with others waiting, are the priorities read.
+    let fair = fair_share(knobs, conn)?;
     let mine = 1.0 / fair.ep(submitter);
     let all: f64 = mine
         + others

@@ -72,6 +72,9 @@ struct Shadow {
     signals: Signals,
     /// The job was suspended while it waited for its deferral time.
     start_suspended: bool,
+    /// Read once: what claim reuse asks the accountant with.
+    knobs: crate::negotiator::accountant::Knobs,
+    uid_domain: String,
     update_initial: u64,
     update_every: u64,
     killing_timeout: u64,
@@ -129,6 +132,8 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
     q.set_limits(Limits::from_config(&cfg).map_err(other)?);
     q.skip_write_check();
     let host = machine.host.clone();
+    let knobs = crate::negotiator::accountant::Knobs::from_config(&cfg).map_err(other)?;
+    let uid_domain = crate::negotiator::uid_domain(&cfg).map_err(other)?;
     let mut sh = Shadow {
         update_initial: cfg
             .get_int("STARTER_INITIAL_UPDATE_INTERVAL", 2)
@@ -148,6 +153,8 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
         host,
         signals,
         start_suspended: false,
+        knobs,
+        uid_domain,
     };
     let mut job = args.job;
     loop {
@@ -761,15 +768,13 @@ impl Shadow {
         let host = self.host.clone();
         let spool = self.spool.clone();
         let machine = &self.machine;
-        let fair = crate::negotiator::fair_share(&self.cfg, &self.q).map_err(other)?;
-        let uid_domain = crate::negotiator::uid_domain(&self.cfg).map_err(other)?;
         let reuse_ctx = Reuse {
             machine,
             spool: &spool,
             slot: &slot,
             host: &host,
-            fair: &fair,
-            uid_domain: &uid_domain,
+            knobs: &self.knobs,
+            uid_domain: &self.uid_domain,
         };
         let mut events: Vec<(PathBuf, Event)> = Vec::new();
         let mut leaves = false;
@@ -1100,7 +1105,7 @@ struct Reuse<'a> {
     spool: &'a Path,
     slot: &'a str,
     host: &'a str,
-    fair: &'a crate::negotiator::matchmaking::FairShare,
+    knobs: &'a crate::negotiator::accountant::Knobs,
     uid_domain: &'a str,
 }
 
@@ -1110,15 +1115,15 @@ fn pick_next(
     owner: &str,
     now: i64,
 ) -> Result<Option<(JobId, joblock::JobLock)>, QueueError> {
-    let (machine, spool, slot, host, fair, uid_domain) =
-        (r.machine, r.spool, r.slot, r.host, r.fair, r.uid_domain);
+    let (machine, spool, slot, host, knobs, uid_domain) =
+        (r.machine, r.spool, r.slot, r.host, r.knobs, r.uid_domain);
     let Some(srow) =
         machine::load_slot(w.conn(), slot).map_err(|e| QueueError::Invalid(e.to_string()))?
     else {
         return Ok(None);
     };
     let submitter = srow.remote_user.clone().unwrap_or_default();
-    if crate::negotiator::owed_elsewhere(w.conn(), &submitter, owner, fair, uid_domain)? {
+    if crate::negotiator::owed_elsewhere(w.conn(), &submitter, owner, knobs, uid_domain)? {
         return Ok(None);
     }
     let slot_ad = Rc::new(machine::slot_ad(machine, &srow, now));
