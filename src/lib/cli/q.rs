@@ -247,7 +247,6 @@ fn local_stamp(t: i64) -> String {
     }
 }
 
-
 /// What the command line asks for, checked.
 #[derive(Debug)]
 pub struct Options {

@@ -23,7 +23,7 @@ use crate::classad::{ClassAd, Evaluator, Expr, MatchContext, Value};
 use crate::config::Config;
 use crate::machine::{self, Machine};
 use crate::negotiator::{launch, policy};
-use crate::queue::{Change, JobId, JobRow, Limits, Queue, QueueError, joblock, status};
+use crate::queue::{Change, JobId, Limits, Queue, QueueError, joblock, status};
 use crate::userlog::{self, Event, EventKind, Eviction, Exit, Rusage, Termination};
 
 use procs::{Signals, Wake};
@@ -272,7 +272,7 @@ impl Shadow {
                 usage: procs::Usage::default(),
                 failed: Some(failed),
             },
-            Ok(plan) => self.execute(id, &row, &ad, plan, &mut lock)?,
+            Ok(plan) => self.execute(id, &ad, plan, &mut lock)?,
         };
         let started = end.failed.is_none();
         self.finish(id, lock, end, started)
@@ -282,14 +282,13 @@ impl Shadow {
     fn execute(
         &mut self,
         id: JobId,
-        row: &JobRow,
         ad: &Rc<ClassAd>,
         plan: Plan,
         lock: &mut joblock::JobLock,
     ) -> Result<RunEnd, ShadowError> {
         // 001 before the job starts: a shadow killed just after the start
         // must not leave a run without its execute event.
-        self.started(id, row, ad, crate::clock::now())?;
+        self.started(id, ad, crate::clock::now())?;
         let spawned = match plan.ident.clone() {
             None => {
                 use std::os::fd::AsRawFd;
@@ -334,17 +333,10 @@ impl Shadow {
         self.supervise(id, ad, pid)
     }
 
-    /// Writes the start's event 001.
-    fn started(
-        &mut self,
-        id: JobId,
-        row: &JobRow,
-        ad: &Rc<ClassAd>,
-        now: i64,
-    ) -> Result<(), ShadowError> {
-        // The start's attributes were recorded with the claim, so that
-        // JobStatus 2 never shows beside the previous run's start date.
-        let _ = row;
+    /// Writes the start's event 001 (the start's attributes were recorded
+    /// with the claim, so JobStatus 2 never shows beside the previous
+    /// run's start date).
+    fn started(&mut self, id: JobId, ad: &Rc<ClassAd>, now: i64) -> Result<(), ShadowError> {
         if let Some(p) = userlog::user_log_path(ad) {
             let e = Event {
                 id: id.into(),
@@ -792,12 +784,6 @@ impl Shadow {
             };
             let mut usage_set: Vec<(String, Expr)> = Vec::new();
             if started {
-                let prev_user = match policy::eval_attr(&ad, "RemoteUserCpu") {
-                    Value::Real(r) => r,
-                    Value::Int(i) => i as f64,
-                    _ => 0.0,
-                };
-                let _ = prev_user;
                 usage_set.push(("RemoteUserCpu".into(), real(end.usage.user.floor())));
                 usage_set.push(("RemoteSysCpu".into(), real(end.usage.sys.floor())));
                 let image = end.usage.image_size.max(int(&ad, "ImageSize").unwrap_or(0));
