@@ -181,7 +181,6 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     Ok(())
 }
 
-
 fn options(args: &Args) -> Result<Options, CliError> {
     let usage = |msg: &str| CliError::Usage {
         msg: msg.into(),
