@@ -2,7 +2,7 @@
 //!
 //! The library holds every concept as its own module; the binaries under
 //! `src/bin/` are thin wrappers around [`cli`]. Layering, lowest first:
-//! `clock`, `classad` <- `config` <- `submit` <- `queue` <- (`userlog`,
+//! `clock`, `classad` <- `vocab` <- `config` <- `submit` <- `queue` <- (`userlog`,
 //! `machine`, `negotiator`, `shadow`, `router`) <- `cli`. A lower module never
 //! imports a higher one.
 
@@ -18,6 +18,7 @@ pub mod shadow;
 pub mod submit;
 pub mod sys;
 pub mod userlog;
+pub mod vocab;
 
 /// mimalloc as the allocator of every tool and test: ClassAd parsing
 /// allocates a node per value and glibc's malloc was a fifth of the time

@@ -41,11 +41,61 @@ pub fn eval_in(ad: &Rc<ClassAd>, e: &Expr) -> Value {
     Evaluator::new().eval(e, &Scope::root(ad.clone()))
 }
 
-/// Evaluates the attribute `name` of `ad`; `undefined` when it is missing.
+/// Evaluates `name` as an expression would name it from inside `ad`
+/// (special names such as `MY` included); `undefined` when it is missing.
+/// [`ClassAd::eval`] reads a plain attribute for less.
 pub fn eval_attr(ad: &Rc<ClassAd>, name: &str) -> Value {
     let scope = Scope::root(ad.clone());
     let mut ev = Evaluator::new();
     ev.select(Value::Ad(scope.clone()), &name.to_ascii_lowercase(), &scope)
+}
+
+/// Typed readers: an attribute evaluated in its own ad (MY is the ad, no
+/// TARGET), as HTCondor's `EvaluateAttrInt`/`EvaluateAttrString`/... read
+/// it. A missing attribute, or a value of another type, is `None`.
+impl ClassAd {
+    /// The value of `name`; `undefined` when it is missing.
+    pub fn eval(self: &Rc<Self>, name: &str) -> Value {
+        match self.get(name) {
+            Some(e) => eval_in(self, e),
+            None => Value::Undefined,
+        }
+    }
+
+    /// An integer, or a real truncated toward zero (as `EvaluateAttrInt`
+    /// on a number). A boolean is not a number here.
+    pub fn eval_int(self: &Rc<Self>, name: &str) -> Option<i64> {
+        match self.eval(name) {
+            Value::Int(i) => Some(i),
+            Value::Real(r) => Some(r as i64),
+            _ => None,
+        }
+    }
+
+    /// An integer or a real, as a real.
+    pub fn eval_real(self: &Rc<Self>, name: &str) -> Option<f64> {
+        match self.eval(name) {
+            Value::Int(i) => Some(i as f64),
+            Value::Real(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// A string.
+    pub fn eval_str(self: &Rc<Self>, name: &str) -> Option<String> {
+        match self.eval(name) {
+            Value::Str(s) => Some(s.to_string()),
+            _ => None,
+        }
+    }
+
+    /// A boolean. Numbers are not booleans here.
+    pub fn eval_bool(self: &Rc<Self>, name: &str) -> Option<bool> {
+        match self.eval(name) {
+            Value::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
 }
 
 /// Reads ads in any of the three forms, telling them apart by their first

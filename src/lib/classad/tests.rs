@@ -546,3 +546,25 @@ fn deep_nesting_of_every_kind_parses_without_overflow() {
         }
     }
 }
+
+// The typed readers: a boolean is not a number (policy.rs's private copy
+// once counted `true` as 1), a real truncates, and a missing or mistyped
+// attribute is None.
+#[test]
+fn typed_readers() {
+    let ad = Rc::new(
+        crate::classad::parse_ad("[i = 3; r = 2.9; b = true; s = \"x\"; e = i * 2; n = undefined]")
+            .unwrap(),
+    );
+    assert_eq!(ad.eval_int("i"), Some(3));
+    assert_eq!(ad.eval_int("r"), Some(2));
+    assert_eq!(ad.eval_int("b"), None);
+    assert_eq!(ad.eval_int("e"), Some(6));
+    assert_eq!(ad.eval_int("missing"), None);
+    assert_eq!(ad.eval_real("i"), Some(3.0));
+    assert_eq!(ad.eval_bool("b"), Some(true));
+    assert_eq!(ad.eval_bool("i"), None);
+    assert_eq!(ad.eval_str("s").as_deref(), Some("x"));
+    assert_eq!(ad.eval_str("I"), None);
+    assert!(ad.eval("n").is_undefined());
+}

@@ -124,7 +124,7 @@ impl<'a> Analyzer<'a> {
     pub fn job(&mut self, id: JobId, job_status: i64, ad: Rc<ClassAd>) -> Result<String, CliError> {
         let mut out = String::new();
         let last_pass = match self.q {
-            Some(q) => q.meta("last_pass").map_err(super::submit::queue_error)?,
+            Some(q) => q.meta("last_pass")?,
             None => None,
         };
         if job_status != status::IDLE {

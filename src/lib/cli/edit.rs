@@ -36,13 +36,13 @@ use std::path::PathBuf;
 
 use crate::classad::parser::parse_expr_old;
 use crate::classad::{ClassAd, Expr, Value};
-use crate::config::Config;
 use crate::queue::{Change, JobId, JobRow, Queue, Selection, status};
 use crate::userlog::{Event, HOLD_CODE_USER_REQUEST, log_job_events, user_log_path};
+use crate::vocab::Request as ShadowRequest;
 
 use super::CliError;
+use super::env::ToolEnv;
 use super::jobsel::{may_change, parse_id, super_users};
-use super::submit::{queue_error, spool_dir};
 
 /// What a tool does to each job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,15 +124,15 @@ impl Action {
 
     /// The request a running job's shadow gets (see `requests` in the
     /// queue schema), if the action stops or pauses the job.
-    fn request_kind(self) -> Option<&'static str> {
+    fn request_kind(self) -> Option<ShadowRequest> {
         match self {
-            Action::Remove | Action::ForceRemove => Some("remove"),
-            Action::Hold => Some("hold"),
+            Action::Remove | Action::ForceRemove => Some(ShadowRequest::Remove),
+            Action::Hold => Some(ShadowRequest::Hold),
             Action::Release => None,
-            Action::Vacate => Some("vacate"),
-            Action::VacateFast => Some("vacate-fast"),
-            Action::Suspend => Some("suspend"),
-            Action::Continue => Some("continue"),
+            Action::Vacate => Some(ShadowRequest::Vacate),
+            Action::VacateFast => Some(ShadowRequest::VacateFast),
+            Action::Suspend => Some(ShadowRequest::Suspend),
+            Action::Continue => Some(ShadowRequest::Continue),
         }
     }
 }
@@ -293,22 +293,13 @@ impl Request {
 
     /// Runs the request against the queue in SPOOL, printing what happened.
     pub fn run(&self) -> Result<(), CliError> {
-        let cfg = Config::load().map_err(|e| CliError::Failed {
-            msg: e.to_string(),
-            hint: None,
-        })?;
-        for w in cfg.warnings() {
-            eprintln!("{}: {w}", self.tool);
-        }
+        let env = ToolEnv::open(self.tool)?;
+        let mut queue = env.queue(false)?;
         let asker = Asker {
-            user: crate::sys::real_user_name(),
-            supers: super_users(&cfg)?,
-            spool: spool_dir(&cfg)?,
+            supers: super_users(&env.cfg)?,
+            user: env.user,
+            spool: env.spool,
         };
-        let mut queue = Queue::open(&asker.spool, false).map_err(queue_error)?;
-        if let Some(q) = queue.as_mut() {
-            q.set_limits(super::submit::queue_limits(&cfg)?);
-        }
         let mut had_error = self.bad_args;
         let mut log_errors: Vec<String> = Vec::new();
         let stdout = io::stdout();
@@ -367,7 +358,7 @@ impl Request {
                 )?;
             } else {
                 let in_queue = match &queue {
-                    Some(q) => q.rows(&Selection::default()).map_err(queue_error)?.len(),
+                    Some(q) => q.rows(&Selection::default())?.len(),
                     None => 0,
                 };
                 if in_queue == 0 {
@@ -422,53 +413,51 @@ impl Request {
         let mut outcomes: HashMap<JobId, Outcome> = HashMap::new();
         let mut events: Vec<(PathBuf, Event)> = Vec::new();
         let mut wake: Vec<JobId> = Vec::new();
-        queue
-            .write(now, |w| {
-                for row in w.rows(sel)? {
-                    let ad = w.full_ad(&row)?;
-                    if let Some(c) = &sel.constraint
-                        && !crate::queue::matches_constraint(c, &ad)
-                    {
-                        continue;
+        queue.write(now, |w| {
+            for row in w.rows(sel)? {
+                let ad = w.full_ad(&row)?;
+                if let Some(c) = &sel.constraint
+                    && !crate::queue::matches_constraint(c, &ad)
+                {
+                    continue;
+                }
+                if by_constraint && !self.action.matches_status(row.status, &ad) {
+                    continue;
+                }
+                let planned = if by_constraint {
+                    Ok(())
+                } else {
+                    precheck(self.action, &row, &ad)
+                };
+                let outcome = match planned {
+                    Err(o) => o,
+                    Ok(()) if !may_change(&asker.user, &row.owner, &asker.supers) => {
+                        Outcome::PermissionDenied
                     }
-                    if by_constraint && !self.action.matches_status(row.status, &ad) {
-                        continue;
-                    }
-                    let planned = if by_constraint {
-                        Ok(())
-                    } else {
-                        precheck(self.action, &row, &ad)
-                    };
-                    let outcome = match planned {
-                        Err(o) => o,
-                        Ok(()) if !may_change(&asker.user, &row.owner, &asker.supers) => {
-                            Outcome::PermissionDenied
-                        }
-                        Ok(()) => Outcome::Success,
-                    };
-                    outcomes.insert(row.id, outcome);
-                    if outcome != Outcome::Success {
-                        continue;
-                    }
-                    let c = change(self.action, &row, &ad, &reason, self.subcode);
-                    if let Some(path) = user_log_path(&ad) {
-                        for e in event(self.action, &row, &ad, &c, &reason, self.subcode) {
-                            events.push((path.clone(), e));
-                        }
-                    }
-                    w.change(&row, &ad, &c)?;
-                    // A running job is stopped by its shadow, which writes
-                    // the event once the job is down.
-                    if is_running(row.status)
-                        && let Some(k) = self.action.request_kind()
-                    {
-                        w.request(row.id, k)?;
-                        wake.push(row.id);
+                    Ok(()) => Outcome::Success,
+                };
+                outcomes.insert(row.id, outcome);
+                if outcome != Outcome::Success {
+                    continue;
+                }
+                let c = change(self.action, &row, &ad, &reason, self.subcode);
+                if let Some(path) = user_log_path(&ad) {
+                    for e in event(self.action, &row, &ad, &c, &reason, self.subcode) {
+                        events.push((path.clone(), e));
                     }
                 }
-                Ok(())
-            })
-            .map_err(queue_error)?;
+                w.change(&row, &ad, &c)?;
+                // A running job is stopped by its shadow, which writes
+                // the event once the job is down.
+                if is_running(row.status)
+                    && let Some(k) = self.action.request_kind()
+                {
+                    w.request(row.id, k)?;
+                    wake.push(row.id);
+                }
+            }
+            Ok(())
+        })?;
         for id in wake {
             crate::queue::joblock::wake(&asker.spool, id);
         }

@@ -15,15 +15,14 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use super::env::ToolEnv;
 use super::format::{self, AfFlags, PrintMask};
 use super::jobsel::selection;
-use super::submit::{queue_error, spool_dir};
 use super::{CliError, parse_args, run_tool};
 use crate::classad::ast::BinOp;
 use crate::classad::parser::parse_expr_old;
 use crate::classad::{ClassAd, Expr};
-use crate::config::Config;
-use crate::queue::{Queue, Selection, status};
+use crate::queue::{Selection, status};
 
 /// List jobs that have left the queue, newest first.
 ///
@@ -144,26 +143,19 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let (args, _) = parse_args::<Args>(split_af_flags(argv))?;
     let sel = choose(&args)?;
     let output = output(&args)?;
-    let cfg = Config::load().map_err(|e| CliError::Failed {
-        msg: e.to_string(),
-        hint: None,
-    })?;
-    for w in cfg.warnings() {
-        eprintln!("tern_history: {w}");
-    }
-    let spool = spool_dir(&cfg)?;
-    let ads: Vec<ClassAd> = match Queue::open(&spool, false).map_err(queue_error)? {
+    let env = ToolEnv::open("tern_history")?;
+    let ads: Vec<ClassAd> = match env.queue(false)? {
         None => Vec::new(),
         Some(q) => {
             let mut rows = if args.forwards && !args.backwards {
-                let mut all = q.history(&sel, None).map_err(queue_error)?;
+                let mut all = q.history(&sel, None)?;
                 all.reverse();
                 if let Some(n) = args.limit {
                     all.truncate(n);
                 }
                 all
             } else {
-                q.history(&sel, args.limit).map_err(queue_error)?
+                q.history(&sel, args.limit)?
             };
             rows.drain(..).map(|(_, ad)| ad).collect()
         }

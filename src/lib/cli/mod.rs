@@ -15,6 +15,7 @@ pub mod analyze;
 pub mod config_val;
 pub mod continue_job;
 pub mod edit;
+pub mod env;
 pub mod eval;
 pub mod format;
 pub mod history;

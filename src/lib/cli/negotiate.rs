@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::submit::spool_dir;
+use super::env::spool_dir;
 use super::{CliError, parse_args, run_tool};
 use crate::config::Config;
 use crate::negotiator::{self, Options, Ran};

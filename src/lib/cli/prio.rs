@@ -27,12 +27,11 @@ use std::rc::Rc;
 
 use clap::{ArgMatches, Parser};
 
+use super::env::ToolEnv;
 use super::jobsel::{may_change, owner_arg, parse_id, selection, super_users};
-use super::submit::{queue_error, queue_limits, spool_dir};
 use super::{CliError, parse_args_with, run_tool};
 use crate::classad::ast::BinOp;
 use crate::classad::{ClassAd, Expr, Value, eval_attr};
-use crate::config::Config;
 use crate::queue::{Change, JobId, Queue, Selection};
 
 /// Change the priority of jobs in the queue.
@@ -129,21 +128,12 @@ pub fn main() -> ExitCode {
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let (args, matches) = parse_args_with::<Args>(argv, Some(STRAYS))?;
     let plan = prepare(&args, &matches)?;
-    let cfg = Config::load().map_err(|e| CliError::Failed {
-        msg: e.to_string(),
-        hint: None,
-    })?;
-    for w in cfg.warnings() {
-        eprintln!("tern_prio: {w}");
-    }
-    let supers = super_users(&cfg)?;
-    let user = crate::sys::real_user_name();
-    let mut queue = Queue::open(&spool_dir(&cfg)?, false).map_err(queue_error)?;
+    let env = ToolEnv::open("tern_prio")?;
+    let supers = super_users(&env.cfg)?;
+    let user = &env.user;
+    let mut queue = env.queue(false)?;
     let complaints = match queue.as_mut() {
-        Some(q) => {
-            q.set_limits(queue_limits(&cfg)?);
-            change_all(q, &plan, |owner| may_change(&user, owner, &supers))?
-        }
+        Some(q) => change_all(q, &plan, |owner| may_change(user, owner, &supers))?,
         // No queue yet: only the jobs named by id are missed.
         None => plan
             .targets
@@ -280,45 +270,43 @@ fn change_all(
 ) -> Result<Vec<String>, CliError> {
     let mut complaints = Vec::new();
     let mut seen: HashSet<JobId> = HashSet::new();
-    queue
-        .write(crate::clock::now(), |w| {
-            for t in &plan.targets {
-                let sel = target_selection(t, plan.constraint.as_ref());
-                let rows = w.rows(&sel)?;
-                if let Target::Job(id) = t
-                    && rows.is_empty()
-                {
-                    complaints.push(cannot_retrieve(*id));
-                }
-                for row in rows {
-                    if !seen.insert(row.id) {
-                        continue;
-                    }
-                    let ad = w.full_ad(&row)?;
-                    if let Some(c) = &sel.constraint
-                        && !crate::queue::matches_constraint(c, &ad)
-                    {
-                        continue;
-                    }
-                    let mine = allowed(&row.owner);
-                    if *t == Target::Everything && !mine {
-                        continue;
-                    }
-                    let Some(old) = current_prio(ad.clone()) else {
-                        complaints.push(cannot_retrieve(row.id));
-                        continue;
-                    };
-                    if !mine {
-                        complaints.push(format!("Couldn't set new priority for {}.", row.id));
-                        continue;
-                    }
-                    let new = Expr::int(plan.prio.apply(old));
-                    w.change(&row, &ad, &Change::Set(vec![("JobPrio".into(), new)]))?;
-                }
+    queue.write(crate::clock::now(), |w| {
+        for t in &plan.targets {
+            let sel = target_selection(t, plan.constraint.as_ref());
+            let rows = w.rows(&sel)?;
+            if let Target::Job(id) = t
+                && rows.is_empty()
+            {
+                complaints.push(cannot_retrieve(*id));
             }
-            Ok(())
-        })
-        .map_err(queue_error)?;
+            for row in rows {
+                if !seen.insert(row.id) {
+                    continue;
+                }
+                let ad = w.full_ad(&row)?;
+                if let Some(c) = &sel.constraint
+                    && !crate::queue::matches_constraint(c, &ad)
+                {
+                    continue;
+                }
+                let mine = allowed(&row.owner);
+                if *t == Target::Everything && !mine {
+                    continue;
+                }
+                let Some(old) = current_prio(ad.clone()) else {
+                    complaints.push(cannot_retrieve(row.id));
+                    continue;
+                };
+                if !mine {
+                    complaints.push(format!("Couldn't set new priority for {}.", row.id));
+                    continue;
+                }
+                let new = Expr::int(plan.prio.apply(old));
+                w.change(&row, &ad, &Change::Set(vec![("JobPrio".into(), new)]))?;
+            }
+        }
+        Ok(())
+    })?;
     Ok(complaints)
 }
 

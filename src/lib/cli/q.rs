@@ -22,11 +22,11 @@ use std::rc::Rc;
 use clap::{ArgMatches, Parser};
 
 use super::analyze::{Analyzer, Depth};
+use super::env::ToolEnv;
 use super::format::{
     attribute_list, collapse_escapes, date, job_description, project, run_time as duration,
     split_af_option, value_old,
 };
-use super::submit::{queue_error, spool_dir};
 use super::{CliError, parse_args, run_tool};
 use crate::classad::ast::{AttrRef, Expr};
 use crate::classad::json::ad_to_json;
@@ -164,31 +164,26 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         Ok(o) => o,
         Err(e) => return Err(super::usage_exits_one("tern_q", e)),
     };
-    let cfg = Config::load().map_err(|e| CliError::Failed {
-        msg: e.to_string(),
-        hint: None,
-    })?;
-    for w in cfg.warnings() {
-        eprintln!("tern_q: {w}");
-    }
-    let spool = spool_dir(&cfg)?;
+    let env = ToolEnv::open("tern_q")?;
+    let cfg = &env.cfg;
+    let spool = &env.spool;
     let host = cfg
         .get("FULL_HOSTNAME")
         .ok()
         .flatten()
         .unwrap_or_else(|| "localhost".into());
     let ctx = Context {
-        me: crate::sys::real_user_name(),
+        me: env.user.clone(),
         host,
         spool: spool.display().to_string(),
         now: crate::clock::now(),
         width: output_width(&opts),
     };
-    let queue = Queue::open(&spool, false).map_err(queue_error)?;
+    let queue = env.queue(false)?;
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match opts.view {
-        View::Analyze(depth) => show_analysis(queue.as_ref(), &cfg, depth, &opts, &ctx, &mut out)?,
+        View::Analyze(depth) => show_analysis(queue.as_ref(), cfg, depth, &opts, &ctx, &mut out)?,
         _ => show(queue.as_ref(), &opts, &ctx, &mut out)?,
     }
     if matches!(opts.view, View::Batch | View::NoBatch | View::Run) && opts.custom.is_none() {
@@ -209,11 +204,8 @@ fn waiting_note(
 ) -> Result<(), CliError> {
     let Some(q) = q else { return Ok(()) };
     let mut lines: Vec<String> = Vec::new();
-    for row in q
-        .rows_in(&[status::RUNNING, status::SUSPENDED])
-        .map_err(queue_error)?
-    {
-        let ad = Rc::new(q.full_ad(&row).map_err(queue_error)?);
+    for row in q.rows_in(&[status::RUNNING, status::SUSPENDED])? {
+        let ad = Rc::new(q.full_ad(&row)?);
         if !opts.filter.matches_row(&row, &ad, &ctx.me) {
             continue;
         }
@@ -697,10 +689,7 @@ pub fn show(
         View::Custom => show_custom(q, opts, ctx, &mut totals, out),
         View::Long | View::Json => show_ads(q, opts, ctx, &mut totals, out),
         View::Analyze(depth) => {
-            let cfg = Config::load().map_err(|e| CliError::Failed {
-                msg: e.to_string(),
-                hint: None,
-            })?;
+            let cfg = Config::load()?;
             show_analysis(q, &cfg, depth, opts, ctx, out)
         }
     }

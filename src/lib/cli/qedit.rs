@@ -18,14 +18,13 @@ use std::process::ExitCode;
 
 use clap::{ArgMatches, Parser};
 
+use super::env::ToolEnv;
 use super::jobsel::{may_change, parse_id, super_users};
-use super::submit::{queue_error, spool_dir};
 use super::{CliError, parse_args_with, run_tool};
 use crate::classad::Expr;
 use crate::classad::ast::BinOp;
 use crate::classad::parser::parse_expr_old;
-use crate::config::Config;
-use crate::queue::{Change, JobId, PROTECTED, Queue, Selection};
+use crate::queue::{Change, JobId, PROTECTED, Selection};
 
 /// Change attributes of queued jobs.
 ///
@@ -90,16 +89,9 @@ pub fn main() -> ExitCode {
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let (_, matches) = parse_args_with::<Args>(argv, Some(STRAYS))?;
     let plan = prepare(&matches)?;
-    let cfg = Config::load().map_err(|e| CliError::Failed {
-        msg: e.to_string(),
-        hint: None,
-    })?;
-    for w in cfg.warnings() {
-        eprintln!("tern_qedit: {w}");
-    }
-    let supers = super_users(&cfg)?;
-    let spool = spool_dir(&cfg)?;
-    let user = crate::sys::real_user_name();
+    let env = ToolEnv::open("tern_qedit")?;
+    let supers = super_users(&env.cfg)?;
+    let user = &env.user;
     let first = plan.edits[0].0.clone();
     let failed = |what: String| -> CliError {
         eprintln!("Failed to set attribute \"{first}\" {what}");
@@ -116,20 +108,17 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         ),
         Target::Constraint { sel, text } => (sel.clone(), format!("by constraint: {text}")),
     };
-    let Some(mut queue) = Queue::open(&spool, false).map_err(queue_error)? else {
+    let Some(mut queue) = env.queue(false)? else {
         return Err(failed(what));
     };
-    queue.set_limits(super::submit::queue_limits(&cfg)?);
     let mut changed = 0usize;
-    queue
-        .modify(&sel, crate::clock::now(), |row, _| {
-            if !may_change(&user, &row.owner, &supers) {
-                return Change::Skip(format!("Permission denied to edit job {}", row.id));
-            }
-            changed += 1;
-            Change::Set(plan.edits.clone())
-        })
-        .map_err(queue_error)?;
+    queue.modify(&sel, crate::clock::now(), |row, _| {
+        if !may_change(user, &row.owner, &supers) {
+            return Change::Skip(format!("Permission denied to edit job {}", row.id));
+        }
+        changed += 1;
+        Change::Set(plan.edits.clone())
+    })?;
     if changed == 0 {
         return Err(failed(what));
     }

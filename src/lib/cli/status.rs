@@ -20,15 +20,13 @@ use std::rc::Rc;
 
 use clap::Parser;
 
+use super::env::ToolEnv;
 use super::format::{self, AfFlags, PrintMask};
 use super::history::split_af_flags;
-use super::submit::{queue_error, spool_dir};
 use super::{CliError, parse_args, run_tool};
 use crate::classad::parser::parse_expr_old;
 use crate::classad::{ClassAd, Expr, eval_in};
-use crate::config::Config;
 use crate::machine::{self, Machine};
-use crate::queue::Queue;
 
 /// Show this machine's slots.
 ///
@@ -145,20 +143,14 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         Ok(o) => o,
         Err(e) => return Err(super::usage_exits_one("tern_status", e)),
     };
-    let cfg = Config::load().map_err(|e| CliError::Failed {
-        msg: e.to_string(),
-        hint: None,
-    })?;
-    for w in cfg.warnings() {
-        eprintln!("tern_status: {w}");
-    }
+    let env = ToolEnv::open("tern_status")?;
+    let cfg = &env.cfg;
     let now = crate::clock::now();
-    let machine = Machine::detect(&cfg).map_err(|e| CliError::Failed {
+    let machine = Machine::detect(cfg).map_err(|e| CliError::Failed {
         msg: e.to_string(),
         hint: Some("tern_status(1) describes the slot knobs".into()),
     })?;
-    let spool = spool_dir(&cfg)?;
-    let mut rows = match Queue::open(&spool, false).map_err(queue_error)? {
+    let mut rows = match env.queue(false)? {
         Some(q) => machine::load_slots(q.conn()).map_err(|e| CliError::Failed {
             msg: e.to_string(),
             hint: None,

@@ -9,11 +9,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use super::env::ToolEnv;
 use super::{CliError, parse_args, run_tool};
 use crate::classad::json::ads_to_json_array;
 use crate::classad::unparse::ad_to_old;
-use crate::config::Config;
-use crate::queue::{Queue, QueueError};
 use crate::submit::{self, SubmitOptions};
 
 /// Submit jobs described by a submit description file.
@@ -66,52 +65,6 @@ fn failed(msg: String) -> CliError {
     CliError::Failed { msg, hint: None }
 }
 
-/// A queue error as the tools report it.
-pub fn queue_error(e: QueueError) -> CliError {
-    let hint = match &e {
-        QueueError::NewerSchema { .. } => {
-            Some("this SPOOL was written by a newer tern".to_string())
-        }
-        QueueError::Corrupt { .. } => Some(
-            "restore queue.db from a backup, or move it away to start an empty queue".to_string(),
-        ),
-        QueueError::Spool { .. } => {
-            Some("set SPOOL (or _TERN_SPOOL) to a directory you can write".to_string())
-        }
-        QueueError::Permission { .. } => Some(
-            "check the permissions of SPOOL and queue.db: the tools read and write both"
-                .to_string(),
-        ),
-        _ => None,
-    };
-    CliError::Failed {
-        msg: e.to_string(),
-        hint,
-    }
-}
-
-impl From<QueueError> for CliError {
-    fn from(e: QueueError) -> CliError {
-        queue_error(e)
-    }
-}
-
-/// The queue's log and history bounds from the configuration.
-pub fn queue_limits(cfg: &Config) -> Result<crate::queue::Limits, CliError> {
-    crate::queue::Limits::from_config(cfg).map_err(|e| failed(e.to_string()))
-}
-
-/// The SPOOL directory from the configuration.
-pub fn spool_dir(cfg: &Config) -> Result<PathBuf, CliError> {
-    match cfg.get("SPOOL").map_err(|e| failed(e.to_string()))? {
-        Some(s) => Ok(PathBuf::from(s)),
-        None => Err(CliError::Failed {
-            msg: "SPOOL is not set".into(),
-            hint: Some("set SPOOL in the configuration or _TERN_SPOOL in the environment".into()),
-        }),
-    }
-}
-
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     // `-dry-run:json` is one word in HTCondor's spelling.
     let argv: Vec<OsString> = argv
@@ -122,10 +75,8 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         })
         .collect();
     let (args, _) = parse_args::<Args>(argv)?;
-    let cfg = Config::load().map_err(|e| failed(e.to_string()))?;
-    for w in cfg.warnings() {
-        eprintln!("tern_submit: {w}");
-    }
+    let env = ToolEnv::open("tern_submit")?;
+    let cfg = &env.cfg;
     let file = args.file.clone().unwrap_or_else(|| "-".into());
     // Relative paths in the description (include, queue from, matching)
     // are relative to the current directory, as condor_submit reads them.
@@ -149,9 +100,8 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         (t, file.clone())
     };
     let text = with_command_line(&text, &args, &name)?;
-    let parsed = submit::parse(&text, &name, &dir, &cfg).map_err(|e| failed(e.to_string()))?;
-    let owner = crate::sys::real_user_name();
-    let spool = spool_dir(&cfg)?;
+    let parsed = submit::parse(&text, &name, &dir, cfg).map_err(|e| failed(e.to_string()))?;
+    let owner = env.user.clone();
     let mut opts = SubmitOptions {
         cluster: 1,
         qdate: crate::clock::now(),
@@ -161,14 +111,11 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         batch_name: args.batch_name.clone(),
     };
     if !(args.dry_run || args.dry_run_json) {
-        let mut queue = Queue::open(&spool, true)
-            .map_err(queue_error)?
-            .expect("open with create gives a queue");
-        queue.set_limits(queue_limits(&cfg)?);
-        queue.set_durable().map_err(queue_error)?;
+        let mut queue = env.queue_created()?;
+        queue.set_durable()?;
         let (id, cluster) = queue.submit(&owner, |id| {
             opts.cluster = id;
-            submit::materialize(&parsed, &cfg, &opts).map_err(|e| failed(e.to_string()))
+            submit::materialize(&parsed, cfg, &opts).map_err(|e| failed(e.to_string()))
         })?;
         drop(queue);
         // The jobs are in the queue now, whatever happens to their logs.
@@ -178,7 +125,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         if cfg
             .get_bool("NEGOTIATE_ON_SUBMIT", true)
             .map_err(|e| failed(e.to_string()))?
-            && let Err(e) = crate::negotiator::launch::spawn_background_pass(&cfg)
+            && let Err(e) = crate::negotiator::launch::spawn_background_pass(cfg)
         {
             eprintln!(
                 "tern_submit: warning: cannot start tern_negotiate ({e}); the jobs start at the next pass"
@@ -204,10 +151,10 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         });
     }
     // A dry run numbers the cluster as a submit would, without writing.
-    if let Some(q) = Queue::open(&spool, false).map_err(queue_error)? {
-        opts.cluster = q.next_cluster().map_err(queue_error)?;
+    if let Some(q) = env.queue(false)? {
+        opts.cluster = q.next_cluster()?;
     }
-    let cluster = submit::materialize(&parsed, &cfg, &opts).map_err(|e| failed(e.to_string()))?;
+    let cluster = submit::materialize(&parsed, cfg, &opts).map_err(|e| failed(e.to_string()))?;
     for w in &cluster.warnings {
         eprintln!("{w}");
     }

@@ -27,9 +27,9 @@ use crate::config::Config;
 use crate::negotiator::accountant::{self, Knobs, Submitter};
 use crate::queue::Queue;
 
+use super::env::ToolEnv;
 use super::jobsel::super_users;
 use super::q::local_time;
-use super::submit::{queue_error, spool_dir};
 use super::{CliError, parse_args, run_tool};
 
 /// Show or change user priorities.
@@ -114,18 +114,11 @@ enum Edit {
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let (args, _) = parse_args::<Args>(argv)?;
     let edit = edit_of(&args)?;
-    let cfg = Config::load().map_err(|e| CliError::Failed {
-        msg: e.to_string(),
-        hint: None,
-    })?;
-    for w in cfg.warnings() {
-        eprintln!("tern_userprio: {w}");
-    }
-    let spool = spool_dir(&cfg)?;
+    let env = ToolEnv::open("tern_userprio")?;
     let now = crate::clock::now();
     match edit {
-        Some(e) => apply(&cfg, &spool, &e, now),
-        None => show(&args, &spool, now),
+        Some(e) => apply(&env, &e, now),
+        None => show(&args, &env.spool, now),
     }
 }
 
@@ -214,7 +207,8 @@ fn may_edit(cfg: &Config, spool: &Path) -> Result<bool, CliError> {
     })
 }
 
-fn apply(cfg: &Config, spool: &Path, edit: &Edit, now: i64) -> Result<(), CliError> {
+fn apply(env: &ToolEnv, edit: &Edit, now: i64) -> Result<(), CliError> {
+    let (cfg, spool) = (&env.cfg, env.spool.as_path());
     if !may_edit(cfg, spool)? {
         return Err(CliError::Failed {
             msg: format!(
@@ -231,12 +225,7 @@ fn apply(cfg: &Config, spool: &Path, edit: &Edit, now: i64) -> Result<(), CliErr
         msg: e.to_string(),
         hint: None,
     })?;
-    let mut q = Queue::open(spool, true)
-        .map_err(queue_error)?
-        .ok_or_else(|| CliError::Failed {
-            msg: format!("cannot create the queue in {}", spool.display()),
-            hint: None,
-        })?;
+    let mut q = env.queue_created()?;
     q.write(now, |w| {
         let c = w.conn();
         match edit {
@@ -246,8 +235,7 @@ fn apply(cfg: &Config, spool: &Path, edit: &Edit, now: i64) -> Result<(), CliErr
             Edit::ResetAll => accountant::reset_usage(c, None, now),
             Edit::Delete(u) => accountant::delete(c, u).map(|_| ()),
         }
-    })
-    .map_err(queue_error)?;
+    })?;
     let mut out = io::stdout().lock();
     match edit {
         Edit::SetPrio(u, v) => writeln!(out, "The priority of {u} was set to {v:.6}")?,
@@ -350,13 +338,11 @@ fn named(users: &[String], name: &str) -> bool {
 }
 
 fn show(args: &Args, spool: &Path, now: i64) -> Result<(), CliError> {
-    let (mut recs, last_update) = match Queue::open(spool, false).map_err(queue_error)? {
+    let (mut recs, last_update) = match Queue::open(spool, false)? {
         None => (Vec::new(), 0),
         Some(q) => (
-            accountant::records(q.conn()).map_err(queue_error)?,
-            accountant::last_update(q.conn())
-                .map_err(queue_error)?
-                .unwrap_or(0),
+            accountant::records(q.conn())?,
+            accountant::last_update(q.conn())?.unwrap_or(0),
         ),
     };
     recs.retain(|r| named(&args.users, &r.name));

@@ -24,6 +24,7 @@ use crate::config::{Config, ConfigError};
 use crate::machine::{self, Machine};
 use crate::queue::{Change, JobId, Limits, Queue, QueueError, joblock, status};
 use crate::userlog::{self, Event, EventKind, Eviction, Rusage};
+use crate::vocab::Request;
 
 #[derive(Debug, thiserror::Error)]
 pub enum NegotiatorError {
@@ -321,7 +322,14 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     if !victims.is_empty() {
         q.write(now, |w| {
             for v in &victims {
-                w.request(v.job, if v.by_rank { "preempt-rank" } else { "preempt" })?;
+                w.request(
+                    v.job,
+                    if v.by_rank {
+                        Request::PreemptRank
+                    } else {
+                        Request::Preempt
+                    },
+                )?;
             }
             Ok(())
         })?;
@@ -600,7 +608,7 @@ fn periodic(
                     set.push(("NumHolds".into(), Expr::int(n + 1)));
                     w.change(&row, &ad, &Change::Set(set))?;
                     if running {
-                        w.request(*id, "hold")?;
+                        w.request(*id, Request::Hold)?;
                         wake.push(*id);
                     } else {
                         log(Event::held(*id, reason, *code, *subcode));
@@ -617,7 +625,7 @@ fn periodic(
                             ("JobStatus".to_string(), Expr::int(status::REMOVED)),
                         ];
                         w.change(&row, &ad, &Change::Set(set))?;
-                        w.request(*id, "remove")?;
+                        w.request(*id, Request::Remove)?;
                         wake.push(*id);
                     } else {
                         w.change(&row, &ad, &policy::remove(&ad, now, reason, false))?;

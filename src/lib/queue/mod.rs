@@ -24,29 +24,24 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 use crate::classad::unparse::{ad_to_string, unparse};
 use crate::classad::{self, ClassAd, Expr, Value};
+use crate::vocab::Request;
 
-/// JobStatus values.
+/// JobStatus values as the stored integers ([`crate::vocab::JobStatus`]
+/// defines them).
 pub mod status {
-    pub const IDLE: i64 = 1;
-    pub const RUNNING: i64 = 2;
-    pub const REMOVED: i64 = 3;
-    pub const COMPLETED: i64 = 4;
-    pub const HELD: i64 = 5;
-    pub const TRANSFERRING_OUTPUT: i64 = 6;
-    pub const SUSPENDED: i64 = 7;
+    use crate::vocab::JobStatus;
+
+    pub const IDLE: i64 = JobStatus::Idle.code();
+    pub const RUNNING: i64 = JobStatus::Running.code();
+    pub const REMOVED: i64 = JobStatus::Removed.code();
+    pub const COMPLETED: i64 = JobStatus::Completed.code();
+    pub const HELD: i64 = JobStatus::Held.code();
+    pub const TRANSFERRING_OUTPUT: i64 = JobStatus::TransferringOutput.code();
+    pub const SUSPENDED: i64 = JobStatus::Suspended.code();
 
     /// The one-letter code condor_q prints.
     pub fn letter(s: i64) -> &'static str {
-        match s {
-            IDLE => "I",
-            RUNNING => "R",
-            REMOVED => "X",
-            COMPLETED => "C",
-            HELD => "H",
-            TRANSFERRING_OUTPUT => ">",
-            SUSPENDED => "S",
-            _ => "?",
-        }
+        JobStatus::letter_of(s)
     }
 }
 
@@ -544,6 +539,12 @@ impl Queue {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The pending requests for a job's shadow, oldest first, read outside
+    /// any write (a shadow polls them cheaply before it commits anything).
+    pub fn requests(&self, id: JobId) -> Result<Vec<Request>, QueueError> {
+        read_requests(&self.conn, id)
+    }
+
     /// A meta value (such as `last_pass`), if set.
     pub fn meta(&self, key: &str) -> Result<Option<i64>, QueueError> {
         Ok(self
@@ -804,26 +805,22 @@ impl Writer<'_> {
 
     /// Records a request for a running job's shadow (see the `requests`
     /// table); the caller wakes the shadow after commit.
-    pub fn request(&self, id: JobId, kind: &str) -> Result<(), QueueError> {
+    pub fn request(&self, id: JobId, kind: Request) -> Result<(), QueueError> {
         self.tx
             .prepare_cached(
                 "INSERT OR REPLACE INTO requests (cluster, proc, kind, made) VALUES (?1, ?2, ?3, ?4)",
             )?
-            .execute(params![id.cluster, id.proc, kind, self.now])?;
+            .execute(params![id.cluster, id.proc, kind.as_str(), self.now])?;
         Ok(())
     }
 
     /// The pending requests for a job, oldest first.
-    pub fn requests(&self, id: JobId) -> Result<Vec<String>, QueueError> {
-        let mut st = self.tx.prepare_cached(
-            "SELECT kind FROM requests WHERE cluster = ?1 AND proc = ?2 ORDER BY made, kind",
-        )?;
-        let rows = st.query_map([id.cluster, id.proc], |r| r.get(0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+    pub fn requests(&self, id: JobId) -> Result<Vec<Request>, QueueError> {
+        read_requests(&self.tx, id)
     }
 
     /// Forgets the requests for a job (all of them, or one kind).
-    pub fn clear_requests(&self, id: JobId, kind: Option<&str>) -> Result<(), QueueError> {
+    pub fn clear_requests(&self, id: JobId, kind: Option<Request>) -> Result<(), QueueError> {
         match kind {
             None => self
                 .tx
@@ -834,7 +831,7 @@ impl Writer<'_> {
                 .prepare_cached(
                     "DELETE FROM requests WHERE cluster = ?1 AND proc = ?2 AND kind = ?3",
                 )?
-                .execute(params![id.cluster, id.proc, k])?,
+                .execute(params![id.cluster, id.proc, k.as_str()])?,
         };
         Ok(())
     }
@@ -1098,6 +1095,20 @@ fn query_rows(conn: &Connection, table: &str, sel: &Selection) -> Result<Vec<Job
     let mut st = conn.prepare(&sql)?;
     let rows = st.query_map(rusqlite::params_from_iter(args), row_from)?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The requests for a job, oldest first. A name this version does not
+/// know (written by a newer tern) is left in the table for that version.
+fn read_requests(conn: &Connection, id: JobId) -> Result<Vec<Request>, QueueError> {
+    let mut st = conn.prepare_cached(
+        "SELECT kind FROM requests WHERE cluster = ?1 AND proc = ?2 ORDER BY made, kind",
+    )?;
+    let names = st.query_map([id.cluster, id.proc], |r| r.get::<_, String>(0))?;
+    let mut out = Vec::new();
+    for name in names {
+        out.extend(Request::parse(&name?));
+    }
+    Ok(out)
 }
 
 fn row_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<JobRow> {

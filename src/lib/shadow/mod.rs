@@ -25,6 +25,7 @@ use crate::machine::{self, Machine};
 use crate::negotiator::{launch, policy};
 use crate::queue::{Change, JobId, Limits, Queue, QueueError, joblock, status};
 use crate::userlog::{self, Event, EventKind, Eviction, Exit, Rusage, Termination};
+use crate::vocab::Request;
 
 use procs::{Signals, Wake};
 
@@ -385,17 +386,21 @@ impl Shadow {
                 Wake::Stop => return Ok(Deferral::Stopped(Stop::Shutdown)),
                 Wake::Request => {
                     for kind in self.pending(id)? {
-                        match kind.as_str() {
-                            "remove" => return Ok(Deferral::Stopped(Stop::Remove)),
-                            "hold" => return Ok(Deferral::Stopped(Stop::Hold)),
-                            "preempt" => return Ok(Deferral::Stopped(Stop::Preempt)),
-                            "preempt-rank" => return Ok(Deferral::Stopped(Stop::PreemptRank)),
-                            "vacate" | "vacate-fast" => return Ok(Deferral::Stopped(Stop::Vacate)),
-                            "suspend" if !self.start_suspended => {
+                        match kind {
+                            Request::Remove => return Ok(Deferral::Stopped(Stop::Remove)),
+                            Request::Hold => return Ok(Deferral::Stopped(Stop::Hold)),
+                            Request::Preempt => return Ok(Deferral::Stopped(Stop::Preempt)),
+                            Request::PreemptRank => {
+                                return Ok(Deferral::Stopped(Stop::PreemptRank));
+                            }
+                            Request::Vacate | Request::VacateFast => {
+                                return Ok(Deferral::Stopped(Stop::Vacate));
+                            }
+                            Request::Suspend if !self.start_suspended => {
                                 self.start_suspended = true;
                                 self.suspend_change(id, ad, true, 0)?;
                             }
-                            "continue" if self.start_suspended => {
+                            Request::Continue if self.start_suspended => {
                                 self.start_suspended = false;
                                 self.suspend_change(id, ad, false, 0)?;
                             }
@@ -457,21 +462,20 @@ impl Shadow {
                 Wake::Child | Wake::Timeout => {}
                 Wake::Request => {
                     for kind in self.pending(id)? {
-                        match kind.as_str() {
-                            "remove" | "hold" | "vacate" | "vacate-fast" | "preempt"
-                            | "preempt-rank" => {
+                        match kind {
+                            _ if kind.stops() => {
                                 if stop.is_none() {
-                                    stop = Some(match kind.as_str() {
-                                        "remove" => Stop::Remove,
-                                        "hold" => Stop::Hold,
-                                        "preempt" => Stop::Preempt,
-                                        "preempt-rank" => Stop::PreemptRank,
+                                    stop = Some(match kind {
+                                        Request::Remove => Stop::Remove,
+                                        Request::Hold => Stop::Hold,
+                                        Request::Preempt => Stop::Preempt,
+                                        Request::PreemptRank => Stop::PreemptRank,
                                         _ => Stop::Vacate,
                                     });
                                     if suspended {
                                         procs::signal_all(pid, libc::SIGCONT);
                                     }
-                                    if kind == "vacate-fast" {
+                                    if kind == Request::VacateFast {
                                         procs::signal_all(pid, libc::SIGKILL);
                                         kill_at = Some(Instant::now());
                                     } else {
@@ -481,22 +485,22 @@ impl Shadow {
                                                 + Duration::from_secs(self.vacate_time(ad)),
                                         );
                                     }
-                                } else if kind == "vacate-fast" || kind == "remove" {
+                                } else if kind == Request::VacateFast || kind == Request::Remove {
                                     // A harder request overrides a softer one.
-                                    if kind == "remove" {
+                                    if kind == Request::Remove {
                                         stop = Some(Stop::Remove);
                                     }
-                                    if kind == "vacate-fast" {
+                                    if kind == Request::VacateFast {
                                         procs::signal_all(pid, libc::SIGKILL);
                                     }
                                 }
                             }
-                            "suspend" if !suspended && stop.is_none() => {
+                            Request::Suspend if !suspended && stop.is_none() => {
                                 let n = procs::signal_all(pid, libc::SIGSTOP);
                                 suspended = true;
                                 self.suspend_change(id, ad, true, n)?;
                             }
-                            "continue" if suspended => {
+                            Request::Continue if suspended => {
                                 procs::signal_all(pid, libc::SIGCONT);
                                 suspended = false;
                                 self.suspend_change(id, ad, false, 0)?;
@@ -601,31 +605,21 @@ impl Shadow {
             .unwrap_or(self.killing_timeout)
     }
 
-    fn pending(&mut self, id: JobId) -> Result<Vec<String>, ShadowError> {
+    fn pending(&mut self, id: JobId) -> Result<Vec<Request>, ShadowError> {
         // Suspend and continue are done once read; stops stay until the
         // end is committed, so a crash cannot lose them. The read and the
         // clearing are one transaction: a request made in between would
         // otherwise be cleared unread.
-        let quick: Vec<String> = {
-            let mut st = self
-                .q
-                .conn()
-                .prepare_cached("SELECT kind FROM requests WHERE cluster = ?1 AND proc = ?2")
-                .map_err(QueueError::from)?;
-            st.query_map([id.cluster, id.proc], |r| r.get::<_, String>(0))
-                .map_err(QueueError::from)?
-                .collect::<Result<_, _>>()
-                .map_err(QueueError::from)?
-        };
-        if !quick.iter().any(|k| k == "suspend" || k == "continue") {
+        let quick = self.q.requests(id)?;
+        if quick.iter().all(|k| k.stops()) {
             return Ok(quick);
         }
         let now = crate::clock::now();
         let kinds = self.q.write(now, |w| {
             let kinds = w.requests(id)?;
-            if kinds.iter().any(|k| k == "suspend" || k == "continue") {
-                w.clear_requests(id, Some("suspend"))?;
-                w.clear_requests(id, Some("continue"))?;
+            if !kinds.iter().all(|k| k.stops()) {
+                w.clear_requests(id, Some(Request::Suspend))?;
+                w.clear_requests(id, Some(Request::Continue))?;
             }
             Ok(kinds)
         })?;

@@ -1,0 +1,110 @@
+//! The preamble every tool that reads the configuration shares.
+//!
+//! [`ToolEnv::open`] loads the configuration (printing its warnings under
+//! the tool's name), finds SPOOL and the real user, and opens the queue
+//! with the log and history bounds the configuration sets. The error
+//! conversions here turn the library's typed errors into what a tool
+//! prints, with a hint where one helps, so no tool maps them by hand.
+
+use std::path::PathBuf;
+
+use super::CliError;
+use crate::config::{Config, ConfigError};
+use crate::queue::{Limits, Queue, QueueError};
+
+/// What a tool knows about where and as whom it runs.
+pub struct ToolEnv {
+    /// The tool's name, for warnings (`tern_q`).
+    pub name: &'static str,
+    pub cfg: Config,
+    /// `$(SPOOL)`, where the queue lives.
+    pub spool: PathBuf,
+    /// The real user running the tool.
+    pub user: String,
+}
+
+impl ToolEnv {
+    /// Loads the configuration, prints its warnings as `name: ...` and
+    /// finds SPOOL.
+    pub fn open(name: &'static str) -> Result<ToolEnv, CliError> {
+        let cfg = Config::load()?;
+        for w in cfg.warnings() {
+            eprintln!("{name}: {w}");
+        }
+        let spool = spool_dir(&cfg)?;
+        Ok(ToolEnv {
+            name,
+            cfg,
+            spool,
+            user: crate::sys::real_user_name(),
+        })
+    }
+
+    /// The queue in SPOOL with the configured bounds; `None` when there is
+    /// none yet and `create` is false.
+    pub fn queue(&self, create: bool) -> Result<Option<Queue>, CliError> {
+        let Some(mut q) = Queue::open(&self.spool, create)? else {
+            return Ok(None);
+        };
+        q.set_limits(Limits::from_config(&self.cfg)?);
+        Ok(Some(q))
+    }
+
+    /// The queue in SPOOL, created if it does not exist yet.
+    pub fn queue_created(&self) -> Result<Queue, CliError> {
+        match self.queue(true)? {
+            Some(q) => Ok(q),
+            None => unreachable!("Queue::open with create gives a queue"),
+        }
+    }
+}
+
+/// The SPOOL directory from the configuration.
+pub fn spool_dir(cfg: &Config) -> Result<PathBuf, CliError> {
+    match cfg.get("SPOOL")? {
+        Some(s) => Ok(PathBuf::from(s)),
+        None => Err(CliError::Failed {
+            msg: "SPOOL is not set".into(),
+            hint: Some("set SPOOL in the configuration or _TERN_SPOOL in the environment".into()),
+        }),
+    }
+}
+
+/// A queue error as the tools report it.
+pub fn queue_error(e: QueueError) -> CliError {
+    let hint = match &e {
+        QueueError::NewerSchema { .. } => {
+            Some("this SPOOL was written by a newer tern".to_string())
+        }
+        QueueError::Corrupt { .. } => Some(
+            "restore queue.db from a backup, or move it away to start an empty queue".to_string(),
+        ),
+        QueueError::Spool { .. } => {
+            Some("set SPOOL (or _TERN_SPOOL) to a directory you can write".to_string())
+        }
+        QueueError::Permission { .. } => Some(
+            "check the permissions of SPOOL and queue.db: the tools read and write both"
+                .to_string(),
+        ),
+        _ => None,
+    };
+    CliError::Failed {
+        msg: e.to_string(),
+        hint,
+    }
+}
+
+impl From<QueueError> for CliError {
+    fn from(e: QueueError) -> CliError {
+        queue_error(e)
+    }
+}
+
+impl From<ConfigError> for CliError {
+    fn from(e: ConfigError) -> CliError {
+        CliError::Failed {
+            msg: e.to_string(),
+            hint: None,
+        }
+    }
+}

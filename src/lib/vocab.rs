@@ -1,0 +1,427 @@
+//! HTCondor's vocabulary: the numbers and names every layer speaks.
+//!
+//! JobStatus values, universes, hold and vacate reason codes, signal names
+//! and the requests a tool leaves for a job's shadow are defined here once,
+//! low in the house (only `classad` is below it), so the submit side, the
+//! queue, the pass, the shadow and the tools cannot drift apart. The
+//! numbers are HTCondor's (`condor_holdcodes.h`, `proc.h`); the queue
+//! stores them as plain integers, so a database written by HTCondor's
+//! numbering stays readable.
+
+use std::fmt;
+
+use crate::classad::Expr;
+
+/// A job's `JobStatus`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(i64)]
+pub enum JobStatus {
+    Idle = 1,
+    Running = 2,
+    Removed = 3,
+    Completed = 4,
+    Held = 5,
+    TransferringOutput = 6,
+    Suspended = 7,
+}
+
+impl JobStatus {
+    /// Every status, in numeric order.
+    pub const ALL: [JobStatus; 7] = [
+        JobStatus::Idle,
+        JobStatus::Running,
+        JobStatus::Removed,
+        JobStatus::Completed,
+        JobStatus::Held,
+        JobStatus::TransferringOutput,
+        JobStatus::Suspended,
+    ];
+
+    /// The number stored in `JobStatus`.
+    pub const fn code(self) -> i64 {
+        self as i64
+    }
+
+    /// The status with this number, if HTCondor defines one.
+    pub fn from_code(code: i64) -> Option<JobStatus> {
+        JobStatus::ALL.into_iter().find(|s| s.code() == code)
+    }
+
+    /// The one-letter code condor_q prints (`I`, `R`, `X`, `C`, `H`, `>`, `S`).
+    pub const fn letter(self) -> &'static str {
+        match self {
+            JobStatus::Idle => "I",
+            JobStatus::Running => "R",
+            JobStatus::Removed => "X",
+            JobStatus::Completed => "C",
+            JobStatus::Held => "H",
+            JobStatus::TransferringOutput => ">",
+            JobStatus::Suspended => "S",
+        }
+    }
+
+    /// condor_q's letter for any stored number; `?` for one HTCondor does
+    /// not define.
+    pub fn letter_of(code: i64) -> &'static str {
+        JobStatus::from_code(code).map_or("?", JobStatus::letter)
+    }
+
+    /// HTCondor's name for the status (`Idle`, `Running`, ...), as
+    /// `-better-analyze` and the totals line spell it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            JobStatus::Idle => "Idle",
+            JobStatus::Running => "Running",
+            JobStatus::Removed => "Removed",
+            JobStatus::Completed => "Completed",
+            JobStatus::Held => "Held",
+            JobStatus::TransferringOutput => "Transferring Output",
+            JobStatus::Suspended => "Suspended",
+        }
+    }
+
+    /// A job in this status has left the schedd's working set: it waits
+    /// only to move to the history.
+    pub const fn is_terminal(self) -> bool {
+        matches!(self, JobStatus::Removed | JobStatus::Completed)
+    }
+
+    /// A job in this status holds a slot (its shadow is alive).
+    pub const fn is_active(self) -> bool {
+        matches!(
+            self,
+            JobStatus::Running | JobStatus::TransferringOutput | JobStatus::Suspended
+        )
+    }
+
+    /// The status as a ClassAd literal.
+    pub fn expr(self) -> Expr {
+        Expr::int(self.code())
+    }
+}
+
+impl fmt::Display for JobStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A job's `JobUniverse`. tern runs vanilla, scheduler and local universe
+/// jobs; the others are named so that submit can refuse them clearly and
+/// the tools can print ads written elsewhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i64)]
+pub enum Universe {
+    Standard = 1,
+    Vanilla = 5,
+    Scheduler = 7,
+    Grid = 9,
+    Java = 10,
+    Parallel = 11,
+    Local = 12,
+    Vm = 13,
+}
+
+impl Universe {
+    const ALL: [Universe; 8] = [
+        Universe::Standard,
+        Universe::Vanilla,
+        Universe::Scheduler,
+        Universe::Grid,
+        Universe::Java,
+        Universe::Parallel,
+        Universe::Local,
+        Universe::Vm,
+    ];
+
+    /// The number stored in `JobUniverse`.
+    pub const fn code(self) -> i64 {
+        self as i64
+    }
+
+    /// The universe with this number.
+    pub fn from_code(code: i64) -> Option<Universe> {
+        Universe::ALL.into_iter().find(|u| u.code() == code)
+    }
+
+    /// The universe a submit file names, by name (any case) or number.
+    /// `docker` and `container` are vanilla jobs to HTCondor.
+    pub fn from_submit(text: &str) -> Option<Universe> {
+        let t = text.trim();
+        if let Ok(n) = t.parse::<i64>() {
+            return Universe::from_code(n);
+        }
+        let lower = t.to_ascii_lowercase();
+        match lower.as_str() {
+            "docker" | "container" => Some(Universe::Vanilla),
+            _ => Universe::ALL.into_iter().find(|u| u.name() == lower),
+        }
+    }
+
+    /// The submit-file name (`vanilla`, `scheduler`, ...).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Universe::Standard => "standard",
+            Universe::Vanilla => "vanilla",
+            Universe::Scheduler => "scheduler",
+            Universe::Grid => "grid",
+            Universe::Java => "java",
+            Universe::Parallel => "parallel",
+            Universe::Local => "local",
+            Universe::Vm => "vm",
+        }
+    }
+
+    /// Scheduler and local universe jobs run on the submit machine itself,
+    /// without a slot of the pool.
+    pub const fn runs_on_submit_host(self) -> bool {
+        matches!(self, Universe::Scheduler | Universe::Local)
+    }
+}
+
+/// `HoldReasonCode` values, and the vacate reason codes (1000 and up)
+/// HTCondor records in `VacateReasonCode`; from `condor_holdcodes.h`.
+pub mod hold_code {
+    pub const UNSPECIFIED: i64 = 0;
+    pub const USER_REQUEST: i64 = 1;
+    pub const JOB_POLICY: i64 = 3;
+    pub const JOB_POLICY_UNDEFINED: i64 = 5;
+    pub const FAILED_TO_CREATE_PROCESS: i64 = 6;
+    pub const UNABLE_TO_OPEN_OUTPUT: i64 = 7;
+    pub const UNABLE_TO_OPEN_INPUT: i64 = 8;
+    pub const TRANSFER_OUTPUT_ERROR: i64 = 12;
+    pub const TRANSFER_INPUT_ERROR: i64 = 13;
+    pub const IWD_ERROR: i64 = 14;
+    pub const SUBMITTED_ON_HOLD: i64 = 15;
+    pub const HOOK_PREPARE_JOB_FAILURE: i64 = 19;
+    pub const MISSED_DEFERRED_EXECUTION_TIME: i64 = 20;
+    pub const STARTD_HELD_JOB: i64 = 21;
+    pub const UNABLE_TO_INIT_USER_LOG: i64 = 22;
+    pub const FAILED_TO_ACCESS_USER_ACCOUNT: i64 = 23;
+    pub const INVALID_CRON_SETTINGS: i64 = 25;
+    pub const SYSTEM_POLICY: i64 = 26;
+    pub const SYSTEM_POLICY_UNDEFINED: i64 = 27;
+    pub const MAX_TRANSFER_INPUT_SIZE_EXCEEDED: i64 = 32;
+    pub const MAX_TRANSFER_OUTPUT_SIZE_EXCEEDED: i64 = 33;
+    pub const JOB_OUT_OF_RESOURCES: i64 = 34;
+
+    /// Vacate reasons: why a running job was stopped without being held.
+    pub const USER_VACATE_JOB: i64 = 1004;
+    pub const STARTD_PREEMPTING_CLAIM_RANK: i64 = 1018;
+    pub const STARTD_PREEMPTING_CLAIM_USER_PRIO: i64 = 1019;
+}
+
+/// Why a job is held: what `HoldReason`, `HoldReasonCode` and
+/// `HoldReasonSubCode` say, carried as one value from where the hold is
+/// decided to the transaction and the event log that record it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hold {
+    pub reason: String,
+    pub code: i64,
+    pub subcode: i64,
+}
+
+impl Hold {
+    pub fn new(reason: impl Into<String>, code: i64, subcode: i64) -> Hold {
+        Hold {
+            reason: reason.into(),
+            code,
+            subcode,
+        }
+    }
+}
+
+impl fmt::Display for Hold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (code {}, subcode {})",
+            self.reason, self.code, self.subcode
+        )
+    }
+}
+
+/// The signals a submit file may name in `kill_sig`, `remove_kill_sig` and
+/// `hold_kill_sig`, with their numbers on Linux. The shadow sends what this
+/// table says, so a name submit accepts is a name the shadow knows.
+pub const SIGNALS: &[(&str, i32)] = &[
+    ("SIGHUP", libc::SIGHUP),
+    ("SIGINT", libc::SIGINT),
+    ("SIGQUIT", libc::SIGQUIT),
+    ("SIGILL", libc::SIGILL),
+    ("SIGTRAP", libc::SIGTRAP),
+    ("SIGABRT", libc::SIGABRT),
+    ("SIGBUS", libc::SIGBUS),
+    ("SIGFPE", libc::SIGFPE),
+    ("SIGKILL", libc::SIGKILL),
+    ("SIGUSR1", libc::SIGUSR1),
+    ("SIGSEGV", libc::SIGSEGV),
+    ("SIGUSR2", libc::SIGUSR2),
+    ("SIGPIPE", libc::SIGPIPE),
+    ("SIGALRM", libc::SIGALRM),
+    ("SIGTERM", libc::SIGTERM),
+    ("SIGCHLD", libc::SIGCHLD),
+    ("SIGCONT", libc::SIGCONT),
+    ("SIGSTOP", libc::SIGSTOP),
+    ("SIGTSTP", libc::SIGTSTP),
+    ("SIGTTIN", libc::SIGTTIN),
+    ("SIGTTOU", libc::SIGTTOU),
+    ("SIGXCPU", libc::SIGXCPU),
+    ("SIGXFSZ", libc::SIGXFSZ),
+    ("SIGVTALRM", libc::SIGVTALRM),
+    ("SIGPROF", libc::SIGPROF),
+    ("SIGWINCH", libc::SIGWINCH),
+];
+
+/// A signal given as a name (`SIGTERM`, `sigterm`, or `TERM`) or a number
+/// (`15`): its number, if the table knows it. Any number is taken as
+/// given, as HTCondor sends a numeric `KillSig` unchecked.
+pub fn signal_number(text: &str) -> Option<i32> {
+    let t = text.trim();
+    if let Ok(n) = t.parse::<i32>() {
+        return Some(n);
+    }
+    let upper = t.to_ascii_uppercase();
+    let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
+    SIGNALS
+        .iter()
+        .find(|(name, _)| &name[3..] == bare)
+        .map(|&(_, n)| n)
+}
+
+/// The table's name for a signal given as submit accepts it: a number
+/// (`15`) or a full name in any case (`sigterm`); `None` for one the table
+/// does not know. As condor_submit, a bare `TERM` is not a signal name.
+pub fn signal_name(text: &str) -> Option<&'static str> {
+    let t = text.trim();
+    match t.parse::<i32>() {
+        Ok(n) => SIGNALS
+            .iter()
+            .find(|&&(_, k)| k == n)
+            .map(|&(name, _)| name),
+        Err(_) => SIGNALS
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(t))
+            .map(|&(name, _)| name),
+    }
+}
+
+/// What a tool or the pass asks of a running job's shadow. Stored in the
+/// queue's `requests` table under [`Request::as_str`], which is also the
+/// name a database written by earlier versions uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Request {
+    /// tern_rm: stop the job (kill_sig, then SIGKILL) and remove it.
+    Remove,
+    /// tern_hold or a periodic hold: stop the job and hold it.
+    Hold,
+    /// tern_vacate_job: stop the job gracefully and requeue it.
+    Vacate,
+    /// tern_vacate_job -fast: SIGKILL at once and requeue.
+    VacateFast,
+    /// tern_suspend: SIGSTOP the job's processes.
+    Suspend,
+    /// tern_continue: SIGCONT them.
+    Continue,
+    /// The pass preempts the claim for a submitter with a better priority.
+    Preempt,
+    /// The pass preempts the claim for a job the slot's RANK prefers.
+    PreemptRank,
+}
+
+impl Request {
+    pub const ALL: [Request; 8] = [
+        Request::Remove,
+        Request::Hold,
+        Request::Vacate,
+        Request::VacateFast,
+        Request::Suspend,
+        Request::Continue,
+        Request::Preempt,
+        Request::PreemptRank,
+    ];
+
+    /// The name stored in the queue.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Request::Remove => "remove",
+            Request::Hold => "hold",
+            Request::Vacate => "vacate",
+            Request::VacateFast => "vacate-fast",
+            Request::Suspend => "suspend",
+            Request::Continue => "continue",
+            Request::Preempt => "preempt",
+            Request::PreemptRank => "preempt-rank",
+        }
+    }
+
+    /// The request stored under `name`.
+    pub fn parse(name: &str) -> Option<Request> {
+        Request::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+
+    /// The request ends the run (everything but suspend and continue).
+    pub const fn stops(self) -> bool {
+        !matches!(self, Request::Suspend | Request::Continue)
+    }
+}
+
+impl fmt::Display for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_codes_round_trip() {
+        for s in JobStatus::ALL {
+            assert_eq!(JobStatus::from_code(s.code()), Some(s));
+        }
+        assert_eq!(JobStatus::from_code(0), None);
+        assert_eq!(JobStatus::letter_of(5), "H");
+        assert_eq!(JobStatus::letter_of(9), "?");
+    }
+
+    #[test]
+    fn universes_by_name_and_number() {
+        assert_eq!(Universe::from_submit("Vanilla"), Some(Universe::Vanilla));
+        assert_eq!(Universe::from_submit("12"), Some(Universe::Local));
+        assert_eq!(Universe::from_submit("docker"), Some(Universe::Vanilla));
+        assert_eq!(Universe::from_submit("nonsense"), None);
+        assert!(Universe::Scheduler.runs_on_submit_host());
+        assert!(!Universe::Vanilla.runs_on_submit_host());
+    }
+
+    // kill_sig = SIGXCPU was accepted by submit while the shadow's own table
+    // did not know it and sent SIGTERM: one table now serves both.
+    #[test]
+    fn every_name_submit_accepts_has_a_number() {
+        for &(name, n) in SIGNALS {
+            assert_eq!(signal_number(name), Some(n), "{name}");
+            assert_eq!(signal_number(&name[3..]), Some(n), "{name}");
+            assert_eq!(signal_name(&n.to_string()), Some(name));
+        }
+        assert_eq!(signal_number("sigxcpu"), Some(libc::SIGXCPU));
+        assert_eq!(signal_number("XCPU"), Some(libc::SIGXCPU));
+        assert_eq!(signal_name("sigxcpu"), Some("SIGXCPU"));
+        assert_eq!(signal_name("XCPU"), None);
+        assert_eq!(signal_number("SIGNOPE"), None);
+        assert_eq!(signal_number(" 64 "), Some(64));
+        assert_eq!(signal_name("64"), None);
+    }
+
+    #[test]
+    fn requests_keep_their_stored_names() {
+        for r in Request::ALL {
+            assert_eq!(Request::parse(r.as_str()), Some(r));
+        }
+        assert_eq!(Request::parse("vacate-fast"), Some(Request::VacateFast));
+        assert_eq!(Request::parse("bogus"), None);
+        assert!(!Request::Suspend.stops());
+        assert!(Request::PreemptRank.stops());
+    }
+}
