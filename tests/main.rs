@@ -15,6 +15,7 @@ mod cli_identity;
 mod cli_prio;
 mod cli_q;
 mod cli_run;
+mod cli_shadow;
 mod cli_status;
 mod cli_submit;
 mod cli_userprio;

@@ -1,0 +1,63 @@
+//! The shadow's stop signal, as a real job (examples/fake_job.rs) receives
+//! it: the job's `kill_sig` by any name submit accepts, SIGTERM without
+//! one. The shadow once had a 12-name signal table of its own, so
+//! `kill_sig = SIGXCPU` submitted fine and the job then got SIGTERM.
+
+use crate::common::{RunEnv, TIMEOUT, fake_job};
+
+/// Submits fake_job recording the first signal it gets into `sig`, with
+/// the submit `lines`, and waits until it runs (its `touch` has run, so
+/// the handler is installed). Its id.
+#[track_caller]
+fn start(env: &RunEnv, lines: &str) -> String {
+    let sub = format!(
+        "executable = {}\narguments = \"record-signal sig touch pids sleep 300\"\n{lines}queue\n",
+        fake_job().display()
+    );
+    let id = format!("{}.0", env.submit("job.sub", &sub));
+    env.wait_for(&format!("job {id} running"), TIMEOUT, || {
+        env.status(&id) == Some(2) && env.path("pids").exists()
+    });
+    id
+}
+
+/// The signal the job recorded, once it has.
+#[track_caller]
+fn recorded(env: &RunEnv) -> i32 {
+    let read = || std::fs::read_to_string(env.path("sig")).unwrap_or_default();
+    env.wait_for("the job to record a signal", TIMEOUT, || {
+        read().ends_with('\n')
+    });
+    read().trim().parse().expect("a signal number")
+}
+
+#[test]
+fn kill_sig_sigxcpu_reaches_a_vacated_job() {
+    let env = RunEnv::new().knob("NEGOTIATE_ON_EXIT", "false");
+    let id = start(&env, "kill_sig = SIGXCPU\n");
+    env.run_ok("tern_vacate_job", [&id]);
+    assert_eq!(recorded(&env), libc::SIGXCPU);
+    env.wait_for("the vacated job idle", TIMEOUT, || {
+        env.status(&id) == Some(1)
+    });
+    assert_eq!(env.q_af(&id, &["VacateReasonCode"]), Some("1004".into()));
+}
+
+#[test]
+fn kill_sig_sigxcpu_reaches_a_removed_job() {
+    let env = RunEnv::new().knob("NEGOTIATE_ON_EXIT", "false");
+    let id = start(&env, "kill_sig = SIGXCPU\n");
+    env.run_ok("tern_rm", [&id]);
+    assert_eq!(recorded(&env), libc::SIGXCPU);
+    env.wait_for("the removed job gone from the queue", TIMEOUT, || {
+        env.status(&id).is_none()
+    });
+}
+
+#[test]
+fn a_job_without_kill_sig_gets_sigterm() {
+    let env = RunEnv::new().knob("NEGOTIATE_ON_EXIT", "false");
+    let id = start(&env, "");
+    env.run_ok("tern_vacate_job", [&id]);
+    assert_eq!(recorded(&env), libc::SIGTERM);
+}
