@@ -9,16 +9,16 @@
 //! event log after the commit. A shadow that dies leaves its jobs' locks
 //! free, and the next pass puts the job back to Idle.
 //!
-//! One job's run, in the order [`Shadow::run_one`] takes the steps, one
+//! One job's run, in the order `Shadow::run_one` takes the steps, one
 //! duty a file (as pueue's `process_handler/` has a file per verb):
 //!
-//! - [`deferral`]: a job with a DeferralTime waits for it, Running.
-//! - [`start`]: the start plan (identity, files, arguments, environment)
+//! - `deferral.rs`: a job with a DeferralTime waits for it, Running.
+//! - `start.rs`: the start plan (identity, files, arguments, environment)
 //!   and the spawn; a job that cannot start becomes a [`Hold`].
-//! - [`supervise`]: the loop while the job runs: requests from the tools
+//! - `supervise.rs`: the loop while the job runs: requests from the tools
 //!   and the pass, the shadow's own stop signals, usage updates, suspend
 //!   and continue, and the vacate timing (kill_sig, then SIGKILL).
-//! - [`finish`]: what the end means (exit classification, the on-exit
+//! - `finish.rs`: what the end means (exit classification, the on-exit
 //!   policy, stops), committed in one transaction with its events, and the
 //!   claim handed to the next job ([`crate::negotiator::reuse`] picks it).
 //! - [`procs`]: the OS layer under all of them: signals, the process
