@@ -2,8 +2,9 @@
 //! it: the job's `kill_sig` by any name submit accepts, SIGTERM without
 //! one. The shadow once had a 12-name signal table of its own, so
 //! `kill_sig = SIGXCPU` submitted fine and the job then got SIGTERM.
+//! Last, tern_shadow's own errors, which say what they were about.
 
-use crate::common::{RunEnv, TIMEOUT, fake_job};
+use crate::common::{RunEnv, TIMEOUT, TestEnv, fake_job};
 
 /// Submits fake_job recording the first signal it gets into `sig`, with
 /// the submit `lines`, and waits until it runs (its `touch` has run, so
@@ -60,4 +61,23 @@ fn a_job_without_kill_sig_gets_sigterm() {
     let id = start(&env, "");
     env.run_ok("tern_vacate_job", [&id]);
     assert_eq!(recorded(&env), libc::SIGTERM);
+}
+
+/// tern_shadow run by hand: its errors name what is missing.
+#[test]
+fn a_shadow_started_by_hand_says_what_it_lacks() {
+    let env = TestEnv::new();
+    let spool = env.path("spool");
+    let env = env.var("_TERN_SPOOL", Some(spool.to_str().unwrap()));
+    let want = format!(
+        "tern_shadow: error: there is no queue in {}\n",
+        spool.display()
+    );
+    env.run("tern_shadow", ["1.0", "slot1", "c1"])
+        .fails(1, &want);
+    let env = env.var("TERN_SHADOW_LOCK_FD", Some("x"));
+    let want = "tern_shadow: error: TERN_SHADOW_LOCK_FD 'x' is not a descriptor number\n\
+                hint: TERN_SHADOW_LOCK_FD is set by tern_negotiate only\n";
+    env.run("tern_shadow", ["1.0", "slot1", "c1"])
+        .fails(1, want);
 }
