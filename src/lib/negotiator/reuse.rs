@@ -1,7 +1,7 @@
 //! Claim reuse: when a shadow's job ends, the negotiator decides whether
 //! the claim goes on to another job, so a submitter with a stream of jobs
 //! keeps its slot without a new pass and a new shadow (HTCondor's schedd
-//! does this in `ScheddNegotiate::getMatchmakingResults`' reuse path).
+//! does this in `Scheduler::FindRunnableJobForClaim`).
 //!
 //! [`match_one`] answers the shadow's one question, "which idle job of
 //! this owner fits this slot now?", with the pass's own rules: the same

@@ -58,16 +58,16 @@ pub enum ShadowError {
     #[error("there is no queue in {}", spool.display())]
     NoQueue { spool: PathBuf },
     #[error("cannot set up signals: {0}")]
-    Signals(std::io::Error),
+    Signals(#[source] std::io::Error),
     #[error("cannot detect this machine: {0}")]
-    Machine(MachineError),
+    Machine(#[source] MachineError),
     #[error("slot {slot}: {source}")]
     Slot { slot: String, source: MachineError },
     /// `TERN_SHADOW_LOCK_FD` is not a descriptor number.
     #[error("TERN_SHADOW_LOCK_FD '{value}' is not a descriptor number")]
     LockFd { value: String },
     /// The job's lock could not be adopted, taken or written.
-    #[error("job {job}: its lock: {source}")]
+    #[error("cannot use the lock of job {job}: {source}")]
     Lock { job: JobId, source: std::io::Error },
     #[error("job {job} already has a live shadow")]
     AlreadySupervised { job: JobId },
