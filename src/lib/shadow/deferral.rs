@@ -104,20 +104,4 @@ impl Shadow {
         }
         Ok(None)
     }
-
-    /// Applies `change` to the job, if it is still in the queue, in one
-    /// transaction.
-    pub(super) fn set_job(
-        &mut self,
-        id: JobId,
-        now: i64,
-        change: Change,
-    ) -> Result<(), ShadowError> {
-        self.q.write(now, |w| {
-            let Some(r) = w.row(id)? else { return Ok(()) };
-            let cur = w.full_ad(&r)?;
-            w.change(&r, &cur, &change)
-        })?;
-        Ok(())
-    }
 }

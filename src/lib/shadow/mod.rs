@@ -37,7 +37,7 @@ use crate::config::{Config, ConfigError};
 use crate::machine::{self, Machine, MachineError};
 use crate::negotiator::accountant::Knobs;
 use crate::negotiator::{NegotiatorError, launch};
-use crate::queue::{JobId, Limits, Queue, QueueError, joblock, status};
+use crate::queue::{Change, JobId, Limits, Queue, QueueError, joblock, status};
 use crate::vocab::{Hold, Request, hold_code};
 
 use deferral::Deferral;
@@ -284,6 +284,17 @@ impl Shadow {
                 && s.proc == Some(id.proc)
                 && s.claim.as_deref() == Some(&self.claim)
         }))
+    }
+
+    /// Applies `change` to the job, if it is still in the queue, in one
+    /// transaction.
+    fn set_job(&mut self, id: JobId, now: i64, change: Change) -> Result<(), ShadowError> {
+        self.q.write(now, |w| {
+            let Some(r) = w.row(id)? else { return Ok(()) };
+            let cur = w.full_ad(&r)?;
+            w.change(&r, &cur, &change)
+        })?;
+        Ok(())
     }
 
     fn release_if_ours(&mut self, id: JobId, now: i64) -> Result<(), ShadowError> {
