@@ -2,7 +2,8 @@
 //! it: the job's `kill_sig` by any name submit accepts, SIGTERM without
 //! one. The shadow once had a 12-name signal table of its own, so
 //! `kill_sig = SIGXCPU` submitted fine and the job then got SIGTERM.
-//! Last, tern_shadow's own errors, which say what they were about.
+//! Then claim reuse, and last tern_shadow's own errors, which say what
+//! they were about.
 
 use crate::common::{RunEnv, TIMEOUT, TestEnv, fake_job};
 
@@ -61,6 +62,32 @@ fn a_job_without_kill_sig_gets_sigterm() {
     let id = start(&env, "");
     env.run_ok("tern_vacate_job", [&id]);
     assert_eq!(recorded(&env), libc::SIGTERM);
+}
+
+/// With one cpu and one pass, the jobs after the first can only run by
+/// claim reuse: the shadow asks the negotiator for the owner's next job
+/// that fits its slot and runs it without a new pass.
+#[test]
+fn one_pass_runs_a_whole_cluster_through_one_slot_by_claim_reuse() {
+    let env = RunEnv::new()
+        .knob("NEGOTIATE_ON_SUBMIT", "false")
+        .knob("NEGOTIATE_ON_EXIT", "false")
+        .knob("NUM_CPUS", "1");
+    let sub = format!(
+        "executable = {}\narguments = \"touch runs\"\nqueue 3\n",
+        fake_job().display()
+    );
+    let c = env.submit("job.sub", &sub);
+    let jobs: Vec<String> = (0..3).map(|p| format!("{c}.{p}")).collect();
+    env.negotiate();
+    env.wait_for("every job done", TIMEOUT, || {
+        jobs.iter().all(|j| env.status(j).is_none())
+    });
+    for j in &jobs {
+        assert_eq!(env.history_af(j, &["JobStatus"]), Some("4".into()), "{j}");
+    }
+    let runs = std::fs::read_to_string(env.path("runs")).unwrap();
+    assert_eq!(runs.lines().count(), 3, "{runs}");
 }
 
 /// tern_shadow run by hand: its errors name what is missing.
