@@ -127,6 +127,14 @@ mod tests {
     }
 
     #[test]
+    fn names_are_checked() {
+        assert!(valid_name("_a1"));
+        assert!(!valid_name("1a"));
+        assert!(!valid_name("a-b"));
+        assert!(!valid_name(""));
+    }
+
+    #[test]
     fn names_and_values_are_checked_in_order() {
         let ok = Edits::parse(pairs(&[("A", "1"), ("_b2", "x + 1")])).unwrap();
         assert_eq!(ok.names().collect::<Vec<_>>(), ["A", "_b2"]);

@@ -125,3 +125,15 @@ fn target_selection(t: &Target, constraint: Option<&Expr>) -> Selection {
     }
     sel
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adjustments_stop_at_the_ends_of_the_integers() {
+        assert_eq!(NewPrio::Add(5).apply(-3), 2);
+        assert_eq!(NewPrio::Add(1).apply(i64::MAX), i64::MAX);
+        assert_eq!(NewPrio::Set(-9).apply(100), -9);
+    }
+}
