@@ -2,7 +2,8 @@
 //! `-forcex`), tern_hold, tern_release, tern_vacate_job (and `-fast`),
 //! tern_suspend, tern_continue, tern_prio and tern_qedit refuses another
 //! user's job with HTCondor's message and exit status and leaves the queue
-//! as it was, and a user named in QUEUE_SUPER_USERS may act on it. The
+//! as it was, and a user named in QUEUE_SUPER_USERS (or anyone, with
+//! QUEUE_ALL_USERS_TRUSTED) may act on it. The
 //! library enforces the rule (`queue::Queue::write_as`); these tests hold
 //! the tools to it. Other users' jobs, and running ones, are made by
 //! changing the queue database, as in tests/cli_edit.rs.
@@ -190,4 +191,16 @@ fn a_queue_super_user_may_act_on_another_users_jobs() {
         reason.contains(&format!("RemoveReason = \"via tern_rm (by user {me})\"")),
         "{reason}"
     );
+}
+
+#[test]
+fn with_all_users_trusted_anyone_may_act_on_anyones_jobs() {
+    let env = others_jobs().var("_TERN_QUEUE_ALL_USERS_TRUSTED", Some("true"));
+    runs!(env, ["tern_hold", "1.0"] => 0, "Job 1.0 held\n", "");
+    runs!(env, ["tern_suspend", OTHER] => 0,
+        format!("All jobs of user \"{OTHER}\" have been suspended\n"), "");
+    runs!(env, ["tern_prio", "-p", "3", "1.0"] => 0, "", "");
+    runs!(env, ["tern_qedit", "1.0", "A", "1"] => 0, "Set attribute \"A\".\n", "");
+    let off = env.var("_TERN_QUEUE_ALL_USERS_TRUSTED", Some("false"));
+    runs!(off, ["tern_release", "1.0"] => 1, "", "Permission denied to release job 1.0\n");
 }

@@ -16,7 +16,8 @@
 //! Each request is one queue transaction, made by [`crate::actions::act`],
 //! which also holds what each action does to a job, the shadow requests
 //! and the job events. Only jobs whose Owner is the real user (or any job,
-//! for a user named in `QUEUE_SUPER_USERS`) may be changed; the reason
+//! for a user named in `QUEUE_SUPER_USERS` or with
+//! `QUEUE_ALL_USERS_TRUSTED`) may be changed; the reason
 //! attribute records who asked. This module reads the command line and
 //! prints the outcomes in HTCondor's words. A request that acts on no job
 //! at all makes the exit status 1, as in HTCondor; one that acts on some is

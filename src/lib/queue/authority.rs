@@ -2,7 +2,8 @@
 //! `OwnerCheck2`), as the queue enforces it.
 //!
 //! An [`Authority`] is the real user a tool runs as, with the users named
-//! in `QUEUE_SUPER_USERS`. [`super::Queue::write_as`] hands out a
+//! in `QUEUE_SUPER_USERS` and whether `QUEUE_ALL_USERS_TRUSTED` turns the
+//! check off (HTCondor: "all queue access checks disabled"). [`super::Queue::write_as`] hands out a
 //! [`super::Writer`] that refuses to change, remove or leave a request for
 //! a job whose Owner the authority may not touch, so the check lives in
 //! one place and no tool can forget it. The negotiator's pass and the
@@ -16,6 +17,7 @@ use crate::config::{Config, ConfigError};
 pub struct Authority {
     user: String,
     super_users: Vec<String>,
+    all_users_trusted: bool,
 }
 
 impl Authority {
@@ -24,13 +26,27 @@ impl Authority {
         Authority {
             user: user.into(),
             super_users,
+            all_users_trusted: false,
         }
     }
 
-    /// `user` with the configuration's QUEUE_SUPER_USERS: the one place a
-    /// tool's authority is read from the configuration.
+    /// The same user, every user trusted (QUEUE_ALL_USERS_TRUSTED): any
+    /// job may be changed.
+    pub fn trusting_all_users(self) -> Authority {
+        Authority {
+            all_users_trusted: true,
+            ..self
+        }
+    }
+
+    /// `user` with the configuration's QUEUE_SUPER_USERS and
+    /// QUEUE_ALL_USERS_TRUSTED: the one place a tool's authority is read
+    /// from the configuration.
     pub fn from_config(cfg: &Config, user: impl Into<String>) -> Result<Authority, ConfigError> {
-        Ok(Authority::new(user, cfg.list_value("QUEUE_SUPER_USERS")?))
+        Ok(Authority {
+            all_users_trusted: cfg.get_bool("QUEUE_ALL_USERS_TRUSTED", false)?,
+            ..Authority::new(user, cfg.list_value("QUEUE_SUPER_USERS")?)
+        })
     }
 
     /// The user the changes are made for (who a reason says asked).
@@ -44,9 +60,9 @@ impl Authority {
     }
 
     /// Whether the user may change a job owned by `owner`: their own, or
-    /// anyone's for a super user.
+    /// anyone's for a super user or when all users are trusted.
     pub fn may_change(&self, owner: &str) -> bool {
-        self.user == owner || self.is_super_user()
+        self.user == owner || self.is_super_user() || self.all_users_trusted
     }
 }
 
@@ -78,5 +94,18 @@ mod tests {
         assert_eq!(a.user(), "alice");
         let b = Authority::from_config(&cfg, "bob").unwrap();
         assert!(!b.may_change("alice"));
+        cfg.parse_str("QUEUE_ALL_USERS_TRUSTED = true\n", "t.conf")
+            .unwrap();
+        let b = Authority::from_config(&cfg, "bob").unwrap();
+        assert!(b.may_change("alice"));
+        // Trusted is not super: tern_userprio still asks for a super user.
+        assert!(!b.is_super_user());
+    }
+
+    #[test]
+    fn all_users_trusted_turns_the_owner_check_off() {
+        let bob = Authority::new("bob", vec![]).trusting_all_users();
+        assert!(bob.may_change("alice"));
+        assert!(!bob.is_super_user());
     }
 }
