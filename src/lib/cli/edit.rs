@@ -1,4 +1,4 @@
-//! The job actions behind `tern_rm`, `tern_hold`, `tern_release`,
+//! The command line and messages of `tern_rm`, `tern_hold`, `tern_release`,
 //! `tern_vacate_job`, `tern_suspend` and `tern_continue`, as HTCondor's
 //! `condor_rm` family (one program, `src/condor_rm.V6/rm.cpp`) asks the
 //! schedd to do them (`Scheduler::actOnJobs`).

@@ -799,7 +799,10 @@ impl Writer<'_> {
         }
     }
 
-    /// The transaction's connection, for tables other modules own.
+    /// The transaction's connection, for tables other modules own (slots,
+    /// the accountant). Jobs are changed through [`Writer::change`]: what
+    /// goes through the connection is not checked against the authority
+    /// of [`Queue::write_as`].
     pub fn conn(&self) -> &Connection {
         &self.tx
     }
