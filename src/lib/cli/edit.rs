@@ -238,70 +238,15 @@ impl JobCommand {
         let mut log_errors: Vec<String> = Vec::new();
         let stdout = io::stdout();
         let mut out = stdout.lock();
-
         if !self.ids.is_empty() {
-            if !self.constraints.is_empty() {
-                eprintln!("Warning, -constraint is ignored for fully qualified job ids");
-            }
-            let sel = Selection {
-                jobs: self.ids.clone(),
-                ..Selection::default()
-            };
-            let acted = act(queue.as_mut(), &authority, &what, &sel, Named::ById)?;
-            log_errors.extend(acted.log_error.map(|e| e.to_string()));
-            let mut counts = Counts::default();
-            for id in &self.ids {
-                let o = acted.outcomes.get(id).copied().unwrap_or(Outcome::NotFound);
-                counts.add(o);
-                let msg = self.message(*id, o);
-                if o == Outcome::Success {
-                    writeln!(out, "{msg}")?;
-                } else {
-                    eprintln!("{msg}");
-                }
-            }
-            if self.totals {
-                writeln!(out, "{}", counts.line())?;
-            }
-            if counts.success == 0 {
-                had_error = true;
-            }
+            let acted = self.by_ids(queue.as_mut(), &authority, &what, &mut out)?;
+            had_error |= acted.failed;
+            log_errors.extend(acted.log_error);
         }
-
         if self.has_constraint_request() {
-            let sel = self.selection();
-            let acted = act(queue.as_mut(), &authority, &what, &sel, Named::ByConstraint)?;
-            log_errors.extend(acted.log_error.map(|e| e.to_string()));
-            let mut counts = Counts::default();
-            for o in acted.outcomes.values() {
-                counts.add(*o);
-            }
-            if self.totals {
-                writeln!(out, "{}", counts.line())?;
-            }
-            if counts.success > 0 {
-                writeln!(
-                    out,
-                    "All jobs{} have been {}",
-                    self.description,
-                    past(self.action)
-                )?;
-            } else {
-                let in_queue = match &queue {
-                    Some(q) => q.rows(&Selection::default())?.len(),
-                    None => 0,
-                };
-                if in_queue == 0 {
-                    eprintln!("{}:0:There are no jobs in the queue", self.tool);
-                } else {
-                    eprintln!(
-                        "Couldn't find/{} all jobs{}",
-                        verb(self.action),
-                        self.description
-                    );
-                    had_error = true;
-                }
-            }
+            let acted = self.by_constraint(queue.as_mut(), &authority, &what, &mut out)?;
+            had_error |= acted.failed;
+            log_errors.extend(acted.log_error);
         }
         out.flush()?;
         if let Some(first) = log_errors.first() {
@@ -317,6 +262,95 @@ impl JobCommand {
             return Err(CliError::Reported(1));
         }
         Ok(())
+    }
+
+    /// The request of the `cluster.proc` arguments: a line for each job.
+    fn by_ids(
+        &self,
+        queue: Option<&mut Queue>,
+        authority: &Authority,
+        what: &JobAction,
+        out: &mut impl Write,
+    ) -> Result<Reported, CliError> {
+        if !self.constraints.is_empty() {
+            eprintln!("Warning, -constraint is ignored for fully qualified job ids");
+        }
+        let sel = Selection {
+            jobs: self.ids.clone(),
+            ..Selection::default()
+        };
+        let acted = act(queue, authority, what, &sel, Named::ById)?;
+        let mut counts = Counts::default();
+        for id in &self.ids {
+            let o = acted.outcomes.get(id).copied().unwrap_or(Outcome::NotFound);
+            counts.add(o);
+            let msg = self.message(*id, o);
+            if o == Outcome::Success {
+                writeln!(out, "{msg}")?;
+            } else {
+                eprintln!("{msg}");
+            }
+        }
+        if self.totals {
+            writeln!(out, "{}", counts.line())?;
+        }
+        Ok(Reported {
+            failed: counts.success == 0,
+            log_error: acted.log_error.map(|e| e.to_string()),
+        })
+    }
+
+    /// The constraint request: one line for all the jobs it matched.
+    fn by_constraint(
+        &self,
+        mut queue: Option<&mut Queue>,
+        authority: &Authority,
+        what: &JobAction,
+        out: &mut impl Write,
+    ) -> Result<Reported, CliError> {
+        let sel = self.selection();
+        let acted = act(
+            queue.as_deref_mut(),
+            authority,
+            what,
+            &sel,
+            Named::ByConstraint,
+        )?;
+        let mut counts = Counts::default();
+        for o in acted.outcomes.values() {
+            counts.add(*o);
+        }
+        if self.totals {
+            writeln!(out, "{}", counts.line())?;
+        }
+        let mut failed = false;
+        if counts.success > 0 {
+            writeln!(
+                out,
+                "All jobs{} have been {}",
+                self.description,
+                past(self.action)
+            )?;
+        } else {
+            let in_queue = match &queue {
+                Some(q) => q.rows(&Selection::default())?.len(),
+                None => 0,
+            };
+            if in_queue == 0 {
+                eprintln!("{}:0:There are no jobs in the queue", self.tool);
+            } else {
+                eprintln!(
+                    "Couldn't find/{} all jobs{}",
+                    verb(self.action),
+                    self.description
+                );
+                failed = true;
+            }
+        }
+        Ok(Reported {
+            failed,
+            log_error: acted.log_error.map(|e| e.to_string()),
+        })
     }
 
     /// The line HTCondor prints for one job.
@@ -411,6 +445,13 @@ fn describe(picked: &[String], constraints: &[(String, Expr)], all: bool) -> Str
         _ => {}
     }
     format!(" matching constraint ({text})")
+}
+
+/// How one request went: whether it counts as a failure (exit status 1)
+/// and the job event log that could not be written.
+struct Reported {
+    failed: bool,
+    log_error: Option<String>,
 }
 
 /// Results by kind, for `-totals`.
