@@ -4,6 +4,7 @@
 mod common;
 
 mod bad_input;
+mod cli_actions;
 mod cli_analyze;
 mod cli_config_val;
 mod cli_cron;

@@ -25,10 +25,9 @@ use crate::classad::json::ads_to_json_array;
 use crate::classad::{ClassAd, Expr, Value};
 use crate::config::Config;
 use crate::negotiator::accountant::{self, Knobs, Submitter};
-use crate::queue::Queue;
+use crate::queue::{Authority, Queue};
 
 use super::env::ToolEnv;
-use super::jobsel::super_users;
 use super::q::local_time;
 use super::{CliError, parse_args, run_tool};
 
@@ -195,14 +194,11 @@ fn number(text: &str) -> Result<f64, CliError> {
 /// personal mode the owner of SPOOL (a SPOOL not made yet will be the
 /// user's own).
 fn may_edit(cfg: &Config, spool: &Path) -> Result<bool, CliError> {
-    let me = crate::sys::real_user_name();
-    if super_users(cfg)?.contains(&me) {
+    if Authority::from_config(cfg, crate::sys::real_user_name())?.is_super_user() {
         return Ok(true);
     }
-    // SAFETY: getuid has no preconditions.
-    let uid = unsafe { libc::getuid() };
     Ok(match std::fs::metadata(spool) {
-        Ok(m) => m.uid() == uid,
+        Ok(m) => m.uid() == crate::sys::real_uid(),
         Err(e) => e.kind() == io::ErrorKind::NotFound,
     })
 }

@@ -209,3 +209,115 @@ fn writes_keep_the_log_and_history_within_their_limits() {
     assert_eq!(q.history(&Selection::default(), None).unwrap().len(), 3);
     assert!(q.log_since(0).unwrap().len() <= 20);
 }
+
+/// What a refusal must leave alone: every job, its status and ad, the
+/// requests and the log.
+fn snapshot(q: &Queue) -> (Vec<String>, Vec<Request>, i64) {
+    let jobs = q
+        .select(&Selection::default())
+        .unwrap()
+        .iter()
+        .map(|(row, ad)| format!("{} {} {}", row.id, row.status, ad_to_string(ad)))
+        .collect();
+    let id = JobId {
+        cluster: 1,
+        proc: 0,
+    };
+    let last = q.log_since(0).unwrap().last().map_or(0, |r| r.seq);
+    (jobs, q.requests(id).unwrap(), last)
+}
+
+#[test]
+fn write_as_refuses_every_write_to_another_users_job_and_changes_nothing() {
+    let (_d, mut q) = queue();
+    submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+    submit_text(&mut q, "executable = /bin/echo\nqueue\n", "bob");
+    let bob = Authority::new("bob", vec!["root".into()]);
+    let alices = q.rows(&Selection::default()).unwrap()[0].clone();
+    let before = snapshot(&q);
+    let set = Change::Set(vec![("A".into(), Expr::int(1))]);
+    let leave = Change::Leave {
+        set: vec![("JobStatus".into(), Expr::int(status::REMOVED))],
+    };
+    let update = Change::Update {
+        set: vec![],
+        delete: vec!["Cmd".into()],
+    };
+    for change in [set, leave, update] {
+        let e = q
+            .write_as(&bob, 10, |w| {
+                // Bob's own job first: the refusal undoes it too.
+                let own = w.rows(&Selection::default())?[1].clone();
+                let ad = w.full_ad(&own)?;
+                w.change(&own, &ad, &Change::Set(vec![("B".into(), Expr::int(2))]))?;
+                let ad = w.full_ad(&alices)?;
+                w.change(&alices, &ad, &change)
+            })
+            .unwrap_err();
+        assert!(
+            matches!(&e, QueueError::NotPermitted { job, user, owner }
+                if *job == alices.id && user == "bob" && owner == "alice"),
+            "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "permission denied: bob may not change job 1.0, which belongs to alice"
+        );
+        assert_eq!(snapshot(&q), before);
+    }
+    let e = q
+        .write_as(&bob, 10, |w| w.request(alices.id, Request::Remove))
+        .unwrap_err();
+    assert!(matches!(e, QueueError::NotPermitted { .. }), "{e}");
+    q.write(10, |w| w.request(alices.id, Request::Hold))
+        .unwrap();
+    let before = snapshot(&q);
+    let e = q
+        .write_as(&bob, 10, |w| w.clear_requests(alices.id, None))
+        .unwrap_err();
+    assert!(matches!(e, QueueError::NotPermitted { .. }), "{e}");
+    assert_eq!(snapshot(&q), before);
+    // A row whose owner was changed by the caller is checked all the same.
+    let mut forged = alices.clone();
+    forged.owner = "bob".into();
+    let e = q
+        .write_as(&bob, 10, |w| {
+            let ad = w.full_ad(&forged)?;
+            w.change(&forged, &ad, &Change::Set(vec![("A".into(), Expr::int(1))]))
+        })
+        .unwrap_err();
+    assert!(matches!(e, QueueError::NotPermitted { .. }), "{e}");
+    assert_eq!(snapshot(&q), before);
+}
+
+#[test]
+fn write_as_lets_owners_and_super_users_write() {
+    let (_d, mut q) = queue();
+    submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+    let row = q.rows(&Selection::default()).unwrap()[0].clone();
+    for who in [
+        Authority::new("alice", vec![]),
+        Authority::new("root", vec!["root".into()]),
+    ] {
+        q.write_as(&who, 10, |w| {
+            assert!(w.may_change(&row));
+            let ad = w.full_ad(&row)?;
+            w.change(&row, &ad, &Change::Set(vec![("A".into(), Expr::int(1))]))?;
+            w.request(row.id, Request::Vacate)?;
+            w.clear_requests(row.id, None)
+        })
+        .unwrap();
+    }
+    let bob = Authority::new("bob", vec![]);
+    q.write_as(&bob, 10, |w| {
+        assert!(!w.may_change(&row));
+        Ok(())
+    })
+    .unwrap();
+    // The system writer may change anyone's job.
+    q.write(10, |w| {
+        assert!(w.may_change(&row));
+        Ok(())
+    })
+    .unwrap();
+}

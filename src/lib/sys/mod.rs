@@ -20,6 +20,12 @@ pub fn real_user_name() -> String {
     }
 }
 
+/// The real user id.
+pub fn real_uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
 /// How [`spawn`] starts a program.
 pub struct Spawn<'a> {
     pub exe: &'a std::path::Path,
