@@ -3,82 +3,16 @@
 //! and running jobs, are made by changing the queue database directly, as
 //! only a shadow or another user could.
 
-use std::process::Command;
-
 use tern::classad::ClassAd;
 use tern::classad::unparse::unparse_old;
 use tern::queue::{JobId, Queue, Selection};
 
-use crate::common::{Run, TestEnv};
+use crate::common::man::check_page;
+use crate::common::queue::{db, set_owner, set_status, submit_sleeps as submit};
+use crate::common::{Run, TestEnv, real_user};
 
 /// Someone who is not the user running the tests.
 const OTHER: &str = "someoneelse";
-
-pub fn real_user() -> String {
-    let out = Command::new("id")
-        .arg("-un")
-        .output()
-        .expect("running id -un");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
-
-/// A test directory with its own SPOOL, no configuration file, and UTC.
-pub fn env() -> TestEnv {
-    let env = TestEnv::new();
-    let dir = env.path("");
-    let spool = env.path("spool");
-    env.var("_TERN_SPOOL", Some(spool.to_str().unwrap()))
-        .var("TERN_CONFIG", Some("/dev/null"))
-        .var("TZ", Some("UTC"))
-        .var("HOME", Some(dir.to_str().unwrap()))
-        .var("PATH", Some("/usr/bin:/bin"))
-}
-
-/// Submits `n` jobs of `/bin/sleep 100` (logging to `jobs.log` when `log`).
-pub fn submit(env: &TestEnv, n: usize, log: bool) {
-    let log = if log { "log = jobs.log\n" } else { "" };
-    env.write(
-        "job.sub",
-        &format!("executable = /bin/sleep\narguments = 100\n{log}queue {n}\n"),
-    );
-    let r = env.run("tern_submit", ["job.sub"]);
-    assert_eq!(r.code, 0, "{r:?}");
-}
-
-pub fn db(env: &TestEnv) -> rusqlite::Connection {
-    rusqlite::Connection::open(env.path("spool/queue.db")).expect("the queue database")
-}
-
-/// Gives job `c.p` (and its cluster's ad) to `owner`.
-pub fn set_owner(env: &TestEnv, c: i64, p: i64, owner: &str) {
-    let me = real_user();
-    let db = db(env);
-    db.execute(
-        "UPDATE procs SET owner = ?3 WHERE cluster = ?1 AND proc = ?2",
-        rusqlite::params![c, p, owner],
-    )
-    .unwrap();
-    db.execute(
-        "UPDATE clusters SET owner = ?2, ad = replace(ad, ?3, ?4) WHERE cluster = ?1",
-        rusqlite::params![
-            c,
-            owner,
-            format!("Owner = \"{me}\""),
-            format!("Owner = \"{owner}\"")
-        ],
-    )
-    .unwrap();
-}
-
-/// Sets job `c.p`'s JobStatus, as a shadow would.
-pub fn set_status(env: &TestEnv, c: i64, p: i64, status: i64) {
-    db(env)
-        .execute(
-            "UPDATE procs SET status = ?3 WHERE cluster = ?1 AND proc = ?2",
-            rusqlite::params![c, p, status],
-        )
-        .unwrap();
-}
 
 /// The jobs in the queue: `c.p status` each.
 fn queue(env: &TestEnv) -> Vec<String> {
@@ -148,7 +82,7 @@ fn outcome(r: &Run, code: i32, stdout: &str, stderr: &str) {
 
 #[test]
 fn rm_by_id_moves_an_idle_job_to_the_history() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 2, false);
     let me = real_user();
     outcome(
@@ -165,7 +99,7 @@ fn rm_by_id_moves_an_idle_job_to_the_history() {
 
 #[test]
 fn rm_reports_each_id_and_fails_only_when_none_was_removed() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 2, false);
     outcome(
         &env.run("tern_rm", ["1.1", "7.0", "1.0"]),
@@ -183,7 +117,7 @@ fn rm_reports_each_id_and_fails_only_when_none_was_removed() {
 
 #[test]
 fn rm_by_cluster_user_constraint_and_all() {
-    let env = env();
+    let env = TestEnv::with_spool();
     let me = real_user();
     submit(&env, 2, false);
     submit(&env, 2, false);
@@ -234,7 +168,7 @@ fn rm_by_cluster_user_constraint_and_all() {
 
 #[test]
 fn a_constraint_that_matches_nothing_fails() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 1, false);
     outcome(
         &env.run("tern_rm", ["-constraint", "ProcId > 5"]),
@@ -259,7 +193,7 @@ fn a_constraint_that_matches_nothing_fails() {
 
 #[test]
 fn a_running_job_is_marked_removed_and_stays_for_its_shadow() {
-    let env = env();
+    let env = TestEnv::with_spool();
     let me = real_user();
     submit(&env, 2, false);
     set_status(&env, 1, 0, 2);
@@ -308,7 +242,7 @@ fn a_running_job_is_marked_removed_and_stays_for_its_shadow() {
 
 #[test]
 fn forcex_refuses_jobs_that_are_not_removed() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 1, false);
     outcome(
         &env.run("tern_rm", ["-forcex", "1.0"]),
@@ -327,7 +261,7 @@ fn forcex_refuses_jobs_that_are_not_removed() {
 
 #[test]
 fn other_users_jobs_are_refused() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 2, false);
     set_owner(&env, 1, 0, OTHER);
     set_owner(&env, 1, 1, OTHER);
@@ -360,7 +294,7 @@ fn other_users_jobs_are_refused() {
 
 #[test]
 fn all_means_all_of_your_own_jobs() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 1, false);
     submit(&env, 1, false);
     set_owner(&env, 1, 0, OTHER);
@@ -375,7 +309,7 @@ fn all_means_all_of_your_own_jobs() {
 
 #[test]
 fn queue_super_users_may_change_anyones_jobs() {
-    let env = env();
+    let env = TestEnv::with_spool();
     let me = real_user();
     submit(&env, 2, false);
     set_owner(&env, 1, 0, OTHER);
@@ -403,7 +337,7 @@ fn queue_super_users_may_change_anyones_jobs() {
 
 #[test]
 fn selections_are_checked_before_anything_happens() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 1, false);
     outcome(
         &env.run("tern_rm", Vec::<&str>::new()),
@@ -437,7 +371,7 @@ fn selections_are_checked_before_anything_happens() {
 
 #[test]
 fn without_a_queue_nothing_is_found_and_nothing_is_created() {
-    let env = env();
+    let env = TestEnv::with_spool();
     outcome(
         &env.run("tern_rm", ["1"]),
         0,
@@ -456,7 +390,7 @@ fn without_a_queue_nothing_is_found_and_nothing_is_created() {
 
 #[test]
 fn hold_sets_the_reason_codes_and_stops_nothing_yet() {
-    let env = env();
+    let env = TestEnv::with_spool();
     let me = real_user();
     submit(&env, 3, false);
     set_status(&env, 1, 2, 2);
@@ -505,7 +439,7 @@ fn hold_sets_the_reason_codes_and_stops_nothing_yet() {
 
 #[test]
 fn release_makes_held_jobs_idle_and_keeps_the_last_hold_reason() {
-    let env = env();
+    let env = TestEnv::with_spool();
     let me = real_user();
     submit(&env, 2, false);
     outcome(
@@ -548,7 +482,7 @@ fn release_makes_held_jobs_idle_and_keeps_the_last_hold_reason() {
 
 #[test]
 fn a_job_removed_while_held_leaves_when_released() {
-    let env = env();
+    let env = TestEnv::with_spool();
     let me = real_user();
     submit(&env, 1, false);
     set_status(&env, 1, 0, 3);
@@ -573,7 +507,7 @@ fn a_job_removed_while_held_leaves_when_released() {
 
 #[test]
 fn actions_are_written_to_the_job_event_log() {
-    let env = env();
+    let env = TestEnv::with_spool();
     let me = real_user();
     submit(&env, 2, true);
     set_status(&env, 1, 1, 2);
@@ -605,7 +539,7 @@ fn actions_are_written_to_the_job_event_log() {
 
 #[test]
 fn qedit_sets_pairs_and_assignments() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 2, false);
     outcome(
         &env.run(
@@ -642,7 +576,7 @@ fn qedit_sets_pairs_and_assignments() {
 
 #[test]
 fn qedit_by_cluster_user_and_constraint() {
-    let env = env();
+    let env = TestEnv::with_spool();
     let me = real_user();
     submit(&env, 2, false);
     submit(&env, 1, false);
@@ -684,7 +618,7 @@ fn qedit_by_cluster_user_and_constraint() {
 
 #[test]
 fn qedit_refuses_the_attributes_the_queue_owns() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 1, false);
     for name in [
         "JobStatus",
@@ -715,7 +649,7 @@ fn qedit_refuses_the_attributes_the_queue_owns() {
 
 #[test]
 fn qedit_checks_every_name_and_value_before_changing_anything() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 1, false);
     outcome(
         &env.run("tern_qedit", ["1.0", "A", "1", "B-C", "2"]),
@@ -749,7 +683,7 @@ fn qedit_checks_every_name_and_value_before_changing_anything() {
 
 #[test]
 fn qedit_changes_only_jobs_the_user_may_change() {
-    let env = env();
+    let env = TestEnv::with_spool();
     let me = real_user();
     submit(&env, 2, false);
     set_owner(&env, 1, 0, OTHER);
@@ -789,8 +723,8 @@ fn qedit_changes_only_jobs_the_user_may_change() {
 #[test]
 fn every_option_is_on_the_tools_page() {
     use clap::CommandFactory;
-    crate::cli_history::check_page("tern_rm", tern::cli::rm::Args::command());
-    crate::cli_history::check_page("tern_hold", tern::cli::hold::Args::command());
-    crate::cli_history::check_page("tern_release", tern::cli::release::Args::command());
-    crate::cli_history::check_page("tern_qedit", tern::cli::qedit::Args::command());
+    check_page("tern_rm", tern::cli::rm::Args::command());
+    check_page("tern_hold", tern::cli::hold::Args::command());
+    check_page("tern_release", tern::cli::release::Args::command());
+    check_page("tern_qedit", tern::cli::qedit::Args::command());
 }

@@ -1,33 +1,9 @@
 //! `tern_history`: jobs removed with `tern_rm` (and one completed, as the
 //! shadow will complete jobs) read back in every output form.
 
-use std::path::Path;
-
-use crate::cli_edit::{db, env, real_user, submit};
-use crate::common::{NOW, Run, TestEnv};
-
-/// Fails unless every option of `cmd` is documented on `tool`'s page.
-pub fn check_page(tool: &str, cmd: clap::Command) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let page = std::fs::read_to_string(root.join(format!("man/man1/{tool}.1")))
-        .unwrap_or_else(|e| panic!("{tool}.1: {e}"));
-    for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
-        if let Some(long) = arg.get_long() {
-            let written = format!("\\-{}", long.replace('-', "\\-"));
-            assert!(
-                page.contains(&written),
-                "{tool}.1 does not document -{long}"
-            );
-        }
-        for alias in arg.get_visible_aliases().into_iter().flatten() {
-            let written = format!("\\-{}", alias.replace('-', "\\-"));
-            assert!(
-                page.contains(&written),
-                "{tool}.1 does not document -{alias}"
-            );
-        }
-    }
-}
+use crate::common::man::check_page;
+use crate::common::queue::{db, submit_sleeps as submit};
+use crate::common::{NOW, Run, TestEnv, real_user};
 
 /// Runs `tool` with the clock at `now`.
 fn run_at(env: &TestEnv, now: i64, tool: &str, args: &[&str]) -> Run {
@@ -43,7 +19,7 @@ fn run_at(env: &TestEnv, now: i64, tool: &str, args: &[&str]) -> Run {
 /// Three clusters: 1.0 and 1.1 removed an hour apart, 2.0 completed (by
 /// hand, as a shadow would) in between, 3.0 still queued.
 fn populated() -> TestEnv {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 2, false);
     submit(&env, 1, false);
     submit(&env, 1, false);
@@ -75,7 +51,7 @@ const HEADING: &str = " ID      OWNER            SUBMITTED   RUN_TIME   ST   COM
 
 #[test]
 fn no_queue_means_no_history_and_nothing_is_created() {
-    let env = env();
+    let env = TestEnv::with_spool();
     ok(&env.run("tern_history", Vec::<&str>::new()), HEADING);
     ok(&env.run("tern_history", ["-af", "Owner"]), "");
     ok(&env.run("tern_history", ["-long"]), "");

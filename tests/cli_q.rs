@@ -7,11 +7,9 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use tern::classad::Expr;
-use tern::config::Config;
-use tern::queue::{Change, JobId, Queue, QueueError, Selection};
-use tern::submit::{self, SubmitOptions};
+use tern::queue::Change;
 
-use crate::common::{NOW, Run, TestEnv};
+use crate::common::{NOW, Run, TestEnv, queue};
 
 /// A test directory with a SPOOL in it, the clock pinned at [`NOW`]
 /// (2023-11-14 22:13:20 UTC), UTC as the local zone, no configuration
@@ -22,26 +20,14 @@ struct Q {
 
 impl Q {
     fn new() -> Q {
-        let env = TestEnv::new();
-        let dir = env.path("");
-        let spool = env.path("spool");
-        let env = env
-            .var("TZ", Some("UTC"))
-            .var("TERN_CONFIG", Some("/dev/null"))
-            .var("HOME", Some(dir.to_str().unwrap()))
-            .var("PATH", Some("/usr/bin:/bin"))
-            .var("_TERN_SPOOL", Some(spool.to_str().unwrap()))
-            .var("_TERN_FULL_HOSTNAME", Some("testhost"));
+        let env = TestEnv::with_spool().var("_TERN_FULL_HOSTNAME", Some("testhost"));
         // A tiny program, so that SIZE (its ImageSize) is the same anywhere.
-        let prog = env.write("prog", "#!/bin/sh\nexit 0\n");
-        let mut perm = std::fs::metadata(&prog).unwrap().permissions();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
-        std::fs::set_permissions(&prog, perm).unwrap();
+        env.write_program("prog");
         Q { env }
     }
 
     fn spool(&self) -> PathBuf {
-        self.env.path("spool")
+        self.env.spool()
     }
 
     /// Submits `body` (with `executable = prog` in front) with tern_submit.
@@ -58,51 +44,17 @@ impl Q {
 
     /// Submits `body` as `owner`, through the queue library.
     fn submit_as(&self, owner: &str, body: &str) -> i64 {
-        let cfg = Config::defaults();
-        let dir = self.env.path("");
-        let text = format!("executable = prog\n{body}");
-        let parsed = submit::parse(&text, "job.sub", &dir, &cfg).unwrap();
-        let mut q = Queue::open(&self.spool(), true).unwrap().unwrap();
-        let (id, _) = q
-            .submit(owner, |id| {
-                let opts = SubmitOptions {
-                    cluster: id,
-                    qdate: NOW,
-                    owner: owner.to_string(),
-                    cwd: dir.clone(),
-                    environ: Vec::new(),
-                    batch_name: None,
-                };
-                submit::materialize(&parsed, &cfg, &opts)
-                    .map_err(|e| QueueError::Invalid(e.to_string()))
-            })
-            .unwrap();
-        id
+        queue::submit_as(&self.env, owner, &format!("executable = prog\n{body}"))
     }
 
     /// Applies `change` to one job, as of `now`.
     fn change(&self, cluster: i64, proc: i64, now: i64, change: Change) {
-        let mut q = Queue::open(&self.spool(), false).unwrap().unwrap();
-        let sel = Selection {
-            jobs: vec![JobId { cluster, proc }],
-            ..Selection::default()
-        };
-        let done = q.modify(&sel, now, |_, _| change.clone()).unwrap();
-        assert_eq!(done.len(), 1);
+        queue::change(&self.env, cluster, proc, now, change);
     }
 
     /// Makes a job run since `since` on slot1@testhost.
     fn start(&self, cluster: i64, proc: i64, since: i64) {
-        self.change(
-            cluster,
-            proc,
-            since,
-            Change::Set(vec![
-                ("JobStatus".into(), Expr::int(2)),
-                ("ShadowBday".into(), Expr::int(since)),
-                ("RemoteHost".into(), Expr::string("slot1@testhost")),
-            ]),
-        );
+        queue::start(&self.env, cluster, proc, since);
     }
 
     /// The title line condor_q prints after two blank lines.
@@ -724,18 +676,5 @@ fn errors_exit_1_as_condor_q() {
 #[test]
 fn the_man_page_documents_every_option() {
     use clap::CommandFactory;
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let page = std::fs::read_to_string(root.join("man/man1/tern_q.1")).unwrap();
-    for arg in tern::cli::q::Args::command()
-        .get_arguments()
-        .filter(|a| !a.is_hide_set())
-    {
-        if let Some(long) = arg.get_long() {
-            let written = format!("\\-{}", long.replace('-', "\\-"));
-            assert!(
-                page.contains(&written),
-                "tern_q.1 does not document -{long}"
-            );
-        }
-    }
+    crate::common::man::check_page("tern_q", tern::cli::q::Args::command());
 }
