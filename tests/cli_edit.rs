@@ -9,7 +9,7 @@ use tern::queue::{JobId, Queue, Selection};
 
 use crate::common::man::check_page;
 use crate::common::queue::{db, set_owner, set_status, submit_sleeps as submit};
-use crate::common::{Run, TestEnv, real_user};
+use crate::common::{Run, TestEnv, real_user, user_normalized};
 
 /// Someone who is not the user running the tests.
 const OTHER: &str = "someoneelse";
@@ -53,28 +53,39 @@ fn attr(ad: &ClassAd, name: &str) -> String {
     ad.get(name).map_or("-".into(), unparse_old)
 }
 
+/// `NAME=value` of each of `names`, the real user written `$USER`.
 fn attrs(ad: &ClassAd, names: &[&str]) -> String {
-    names
+    let text = names
         .iter()
         .map(|n| format!("{n}={}", attr(ad, n)))
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    user_normalized(&text)
 }
 
-/// The history, one `c.p status RemoveReason` line per job, newest first.
+/// The history, one `c.p status RemoveReason` line per job, newest first,
+/// normalized.
 fn history(env: &TestEnv) -> String {
-    let r = env.run(
-        "tern_history",
-        ["-af", "ClusterId", "ProcId", "JobStatus", "RemoveReason"],
-    );
+    let r = env
+        .run(
+            "tern_history",
+            ["-af", "ClusterId", "ProcId", "JobStatus", "RemoveReason"],
+        )
+        .normalized(env);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
     r.stdout
 }
 
+/// Asserts a tool's exit code and both streams, the real user written
+/// `$USER`.
 #[track_caller]
 fn outcome(r: &Run, code: i32, stdout: &str, stderr: &str) {
     assert_eq!(
-        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (
+            r.code,
+            user_normalized(&r.stdout).as_str(),
+            user_normalized(&r.stderr).as_str()
+        ),
         (code, stdout, stderr),
         "unexpected outcome"
     );
@@ -84,7 +95,6 @@ fn outcome(r: &Run, code: i32, stdout: &str, stderr: &str) {
 fn rm_by_id_moves_an_idle_job_to_the_history() {
     let env = TestEnv::with_spool();
     submit(&env, 2, false);
-    let me = real_user();
     outcome(
         &env.run("tern_rm", ["1.0"]),
         0,
@@ -92,7 +102,7 @@ fn rm_by_id_moves_an_idle_job_to_the_history() {
         "",
     );
     assert_eq!(queue(&env), ["1.1 1"]);
-    assert_eq!(history(&env), format!("1 0 3 via tern_rm (by user {me})\n"));
+    assert_eq!(history(&env), "1 0 3 via tern_rm (by user $USER)\n");
     // It has left the queue, so it is no longer there to remove.
     outcome(&env.run("tern_rm", ["1.0"]), 1, "", "Job 1.0 not found\n");
 }
@@ -145,7 +155,7 @@ fn rm_by_cluster_user_constraint_and_all() {
     outcome(
         &env.run("tern_rm", [me.as_str()]),
         0,
-        &format!("All jobs of user \"{me}\" have been marked for removal\n"),
+        "All jobs of user \"$USER\" have been marked for removal\n",
         "",
     );
     assert!(queue(&env).is_empty());
@@ -194,7 +204,6 @@ fn a_constraint_that_matches_nothing_fails() {
 #[test]
 fn a_running_job_is_marked_removed_and_stays_for_its_shadow() {
     let env = TestEnv::with_spool();
-    let me = real_user();
     submit(&env, 2, false);
     set_status(&env, 1, 0, 2);
     outcome(
@@ -209,9 +218,7 @@ fn a_running_job_is_marked_removed_and_stays_for_its_shadow() {
             &ad(&env, 1, 0),
             &["JobStatus", "RemoveReason", "EnteredCurrentStatus"]
         ),
-        format!(
-            "JobStatus=3 RemoveReason=\"via tern_rm (by user {me})\" EnteredCurrentStatus=1700000000"
-        )
+        "JobStatus=3 RemoveReason=\"via tern_rm (by user $USER)\" EnteredCurrentStatus=1700000000"
     );
     outcome(
         &env.run("tern_rm", ["1.0"]),
@@ -236,7 +243,7 @@ fn a_running_job_is_marked_removed_and_stays_for_its_shadow() {
     assert!(queue(&env).is_empty());
     assert_eq!(
         history(&env),
-        format!("1 1 3 via tern_rm (by user {me})\n1 0 3 via tern_rm -forcex (by user {me})\n")
+        "1 1 3 via tern_rm (by user $USER)\n1 0 3 via tern_rm -forcex (by user $USER)\n"
     );
 }
 
@@ -331,7 +338,7 @@ fn queue_super_users_may_change_anyones_jobs() {
     // The reason names who did it, not whose job it was.
     assert_eq!(
         history(&env),
-        format!("1 1 3 via tern_rm (by user {me})\n1 0 3 via tern_rm (by user {me})\n")
+        "1 1 3 via tern_rm (by user $USER)\n1 0 3 via tern_rm (by user $USER)\n"
     );
 }
 
@@ -391,7 +398,6 @@ fn without_a_queue_nothing_is_found_and_nothing_is_created() {
 #[test]
 fn hold_sets_the_reason_codes_and_stops_nothing_yet() {
     let env = TestEnv::with_spool();
-    let me = real_user();
     submit(&env, 3, false);
     set_status(&env, 1, 2, 2);
     outcome(
@@ -413,9 +419,7 @@ fn hold_sets_the_reason_codes_and_stops_nothing_yet() {
                 "HoldReasonSubCode"
             ]
         ),
-        format!(
-            "JobStatus=5 HoldReason=\"disk full (by user {me})\" HoldReasonCode=1 HoldReasonSubCode=7"
-        )
+        "JobStatus=5 HoldReason=\"disk full (by user $USER)\" HoldReasonCode=1 HoldReasonSubCode=7"
     );
     outcome(
         &env.run("tern_hold", ["1.0"]),
@@ -433,14 +437,13 @@ fn hold_sets_the_reason_codes_and_stops_nothing_yet() {
     assert_eq!(queue(&env), ["1.0 5", "1.1 5", "1.2 5"]);
     assert_eq!(
         attrs(&ad(&env, 1, 2), &["HoldReason", "HoldReasonSubCode"]),
-        format!("HoldReason=\"via tern_hold (by user {me})\" HoldReasonSubCode=0")
+        "HoldReason=\"via tern_hold (by user $USER)\" HoldReasonSubCode=0"
     );
 }
 
 #[test]
 fn release_makes_held_jobs_idle_and_keeps_the_last_hold_reason() {
     let env = TestEnv::with_spool();
-    let me = real_user();
     submit(&env, 2, false);
     outcome(
         &env.run("tern_release", ["1.0"]),
@@ -466,9 +469,7 @@ fn release_makes_held_jobs_idle_and_keeps_the_last_hold_reason() {
                 "LastHoldReasonSubCode"
             ]
         ),
-        format!(
-            "ReleaseReason=\"fixed (by user {me})\" LastHoldReason=\"via tern_hold (by user {me})\" LastHoldReasonCode=1 LastHoldReasonSubCode=3"
-        )
+        "ReleaseReason=\"fixed (by user $USER)\" LastHoldReason=\"via tern_hold (by user $USER)\" LastHoldReasonCode=1 LastHoldReasonSubCode=3"
     );
     // The hold reason is gone.
     assert_eq!(attr(&ad(&env, 1, 0), "HoldReason"), "-");
@@ -476,14 +477,13 @@ fn release_makes_held_jobs_idle_and_keeps_the_last_hold_reason() {
     env.run("tern_hold", ["1.0"]);
     assert_eq!(
         attrs(&ad(&env, 1, 0), &["LastReleaseReason"]),
-        format!("LastReleaseReason=\"fixed (by user {me})\"")
+        "LastReleaseReason=\"fixed (by user $USER)\""
     );
 }
 
 #[test]
 fn a_job_removed_while_held_leaves_when_released() {
     let env = TestEnv::with_spool();
-    let me = real_user();
     submit(&env, 1, false);
     set_status(&env, 1, 0, 3);
     outcome(&env.run("tern_hold", ["1.0"]), 0, "Job 1.0 held\n", "");
@@ -495,26 +495,24 @@ fn a_job_removed_while_held_leaves_when_released() {
         "",
     );
     assert!(queue(&env).is_empty());
-    let r = env.run(
-        "tern_history",
-        ["-af", "JobStatus", "ReleaseReason", "JobStatusOnRelease"],
-    );
-    assert_eq!(
-        r.stdout,
-        format!("3 via tern_release (by user {me}) undefined\n")
-    );
+    let r = env
+        .run(
+            "tern_history",
+            ["-af", "JobStatus", "ReleaseReason", "JobStatusOnRelease"],
+        )
+        .normalized(&env);
+    assert_eq!(r.stdout, "3 via tern_release (by user $USER) undefined\n");
 }
 
 #[test]
 fn actions_are_written_to_the_job_event_log() {
     let env = TestEnv::with_spool();
-    let me = real_user();
     submit(&env, 2, true);
     set_status(&env, 1, 1, 2);
     env.run("tern_hold", ["-reason", "wait", "1"]);
     env.run("tern_release", ["1.0"]);
     env.run("tern_rm", ["1"]);
-    let log = std::fs::read_to_string(env.path("jobs.log")).unwrap();
+    let log = user_normalized(&std::fs::read_to_string(env.path("jobs.log")).unwrap());
     let events: Vec<&str> = log
         .lines()
         .filter(|l| !l.starts_with("000") && !l.starts_with("..."))
@@ -523,16 +521,16 @@ fn actions_are_written_to_the_job_event_log() {
     assert_eq!(
         events,
         [
-            "012 (001.000.000) 2023-11-14 22:13:20 Job was held.".to_string(),
-            format!("\twait (by user {me})"),
-            "\tCode 1 Subcode 0".to_string(),
-            "013 (001.000.000) 2023-11-14 22:13:20 Job was released.".to_string(),
-            format!("\tvia tern_release (by user {me})"),
-            "009 (001.000.000) 2023-11-14 22:13:20 Job was aborted.".to_string(),
-            format!("\tvia tern_rm (by user {me})"),
+            "012 (001.000.000) 2023-11-14 22:13:20 Job was held.",
+            "\twait (by user $USER)",
+            "\tCode 1 Subcode 0",
+            "013 (001.000.000) 2023-11-14 22:13:20 Job was released.",
+            "\tvia tern_release (by user $USER)",
+            "009 (001.000.000) 2023-11-14 22:13:20 Job was aborted.",
+            "\tvia tern_rm (by user $USER)",
             // Held, it is no longer running, so it leaves at once.
-            "009 (001.001.000) 2023-11-14 22:13:20 Job was aborted.".to_string(),
-            format!("\tvia tern_rm (by user {me})"),
+            "009 (001.001.000) 2023-11-14 22:13:20 Job was aborted.",
+            "\tvia tern_rm (by user $USER)",
         ]
     );
 }

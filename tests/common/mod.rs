@@ -25,6 +25,7 @@ pub mod rng;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 use tempfile::TempDir;
 
@@ -83,11 +84,21 @@ pub fn bin(tool: &str) -> &'static str {
 
 /// The login name of the user running the tests, as the tools see it.
 pub fn real_user() -> String {
-    let out = Command::new("id")
-        .arg("-un")
-        .output()
-        .expect("running id -un");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    static USER: OnceLock<String> = OnceLock::new();
+    USER.get_or_init(|| {
+        let out = Command::new("id")
+            .arg("-un")
+            .output()
+            .expect("running id -un");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    })
+    .clone()
+}
+
+/// `text` with the real user written `$USER`, for output that names no
+/// path (see [`normalize`]).
+pub fn user_normalized(text: &str) -> String {
+    replace_user(text, &real_user())
 }
 
 /// One hermetic place to run tools in.
