@@ -235,8 +235,7 @@ fn lowering_a_running_jobs_priority_does_not_evict_it() {
         env.q_af(&id, &["JobStatus", "NumJobStarts", "JobPrio"]),
         Some("2 1 -105".into())
     );
-    let requests: i64 = rusqlite::Connection::open(env.spool().join("queue.db"))
-        .unwrap()
+    let requests: i64 = db(&env)
         .query_row("SELECT count(*) FROM requests", [], |r| r.get(0))
         .unwrap();
     assert_eq!(requests, 0, "a shadow was asked to do something");

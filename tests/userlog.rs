@@ -6,7 +6,14 @@ use tern::userlog::{self, Event, EventKind};
 
 use crate::common::{NOW, Run, TestEnv};
 
-/// tern_submit in `env` (made by [`TestEnv::with_spool`]).
+/// A SPOOL of its own in the local time zone of the tests: tern's reader,
+/// run here, reads a log's times in this process's zone, so the tools
+/// writing it must use the same one.
+fn env() -> TestEnv {
+    TestEnv::with_spool().var("TZ", std::env::var("TZ").ok().as_deref())
+}
+
+/// tern_submit in `env`.
 fn submit(env: &TestEnv, args: &[&str]) -> Run {
     env.run("tern_submit", args)
 }
@@ -28,7 +35,7 @@ fn submit_events(events: &[Event]) -> Vec<(i64, i64, i64, Option<String>)> {
 
 #[test]
 fn submit_writes_one_submit_event_per_job_to_its_log() {
-    let env = TestEnv::with_spool();
+    let env = env();
     env.write(
         "job.sub",
         "executable = /bin/true\nlog = job.log\nsubmit_event_notes = DAG Node: N$(Process)\nqueue 3\n",
@@ -57,7 +64,7 @@ fn submit_writes_one_submit_event_per_job_to_its_log() {
 
 #[test]
 fn submit_logs_each_job_to_its_own_log_and_none_without_one() {
-    let env = TestEnv::with_spool();
+    let env = env();
     std::fs::create_dir(env.path("sub")).unwrap();
     env.write(
         "job.sub",
@@ -84,7 +91,7 @@ fn submit_logs_each_job_to_its_own_log_and_none_without_one() {
 
 #[test]
 fn a_dry_run_writes_no_event() {
-    let env = TestEnv::with_spool();
+    let env = env();
     env.write("job.sub", "executable = /bin/true\nlog = job.log\nqueue\n");
     let r = submit(&env, &["-dry-run", "job.sub"]);
     assert_eq!(r.code, 0, "{r:?}");
@@ -93,7 +100,7 @@ fn a_dry_run_writes_no_event() {
 
 #[test]
 fn an_unwritable_log_is_reported_but_the_jobs_stay_submitted() {
-    let env = TestEnv::with_spool();
+    let env = env();
     env.write(
         "job.sub",
         "executable = /bin/true\nlog = no/such/dir/job.log\nqueue 2\n",
@@ -123,7 +130,7 @@ fn an_unwritable_log_is_reported_but_the_jobs_stay_submitted() {
 fn concurrent_submits_to_one_log_never_mix_within_an_event() {
     const SUBMITS: usize = 8;
     const PROCS: usize = 500;
-    let env = TestEnv::with_spool();
+    let env = env();
     env.write(
         "job.sub",
         &format!("executable = /bin/true\nlog = shared.log\nqueue {PROCS}\n"),
