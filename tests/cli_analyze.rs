@@ -23,14 +23,6 @@ fn submit(env: &TestEnv, body: &str) {
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
 }
 
-#[track_caller]
-fn ok(r: &Run, stdout: &str) {
-    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "tern_q failed: {r:?}");
-    if r.stdout != stdout {
-        panic!("unexpected output:\n{}\n--- expected:\n{stdout}", r.stdout);
-    }
-}
-
 /// tern_q's output, normalized: `$SPOOL`, `$USER`.
 fn run_q(env: &TestEnv, args: &[&str]) -> Run {
     env.run("tern_q", args).normalized(env)
@@ -130,16 +122,14 @@ WARNING:  Be advised:
 ",
         no_pass!()
     );
-    ok(&run_q(&env, &["-better-analyze", "1.0"]), expected);
+    run_q(&env, &["-better-analyze", "1.0"]).ok(expected);
     // The cluster, and no job named at all (your idle jobs), say the same.
-    ok(&run_q(&env, &["-better-analyze", "1"]), expected);
-    ok(&run_q(&env, &["-better-analyze"]), expected);
+    run_q(&env, &["-better-analyze", "1"]).ok(expected);
+    run_q(&env, &["-better-analyze"]).ok(expected);
     // -analyze is the summary alone.
-    ok(
-        &run_q(&env, &["-analyze", "1.0"]),
-        concat!(
-            title!(),
-            "
+    run_q(&env, &["-analyze", "1.0"]).ok(concat!(
+        title!(),
+        "
 001.000:  Run analysis summary ignoring user priority.  Of 1 slots on 1 machines,
       1 slots are rejected by your job's requirements: slot1@testhost
       0 slots reject your job because of their own requirements
@@ -149,9 +139,8 @@ WARNING:  Be advised:
    No machines matched the jobs's constraints
 
 ",
-            no_pass!()
-        ),
-    );
+        no_pass!()
+    ));
 }
 
 #[test]
@@ -188,11 +177,9 @@ fn a_held_job_gives_its_hold_reason_and_is_not_analysed_by_default() {
     submit(&env, "");
     let r = env.run("tern_hold", ["1.0"]);
     assert_eq!(r.code, 0, "{r:?}");
-    ok(
-        &run_q(&env, &["-better-analyze", "1.0"]),
-        concat!(
-            title!(),
-            "
+    run_q(&env, &["-better-analyze", "1.0"]).ok(concat!(
+        title!(),
+        "
 
 001.000:  Job is held.
 
@@ -202,10 +189,9 @@ Held since: Tue Nov 14 22:13:20 2023
 Once the cause is fixed, tern_release 1.0 lets it run again.
 
 "
-        ),
-    );
+    ));
     // With no job named only idle jobs are analysed: none here.
-    ok(&run_q(&env, &["-better-analyze"]), title!());
+    run_q(&env, &["-better-analyze"]).ok(title!());
 }
 
 #[test]
@@ -225,9 +211,7 @@ fn after_a_pass_that_start_refuses_the_slots_reject_the_job() {
     let r = env.run("tern_negotiate", Vec::<&str>::new());
     assert_eq!(r.code, 0, "{r:?}");
     let r = run_q(&env, &["-analyze", "1.0"]);
-    ok(
-        &r,
-        "
+    r.ok("
 
 -- Schedd: $USER@testhost : <$SPOOL> @ 11/14/23 22:14:20
 
@@ -247,8 +231,7 @@ Last failed match: Tue Nov 14 22:14:20 2023
 Reason for last match failure: no match found
 
 Last negotiation pass: Tue Nov 14 22:14:20 2023
-",
-    );
+");
 }
 
 #[test]

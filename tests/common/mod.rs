@@ -211,10 +211,9 @@ impl TestEnv {
     }
 }
 
-/// `text` as it reads on any machine: the paths `spool` and `dir` (the
-/// longer first, as one may hold the other) become `$SPOOL` and
-/// `$TEST_DIR`, and the user name `user`, where it stands as a word,
-/// becomes `$USER`. A name padded into a column (followed by two spaces or
+/// `text` as it reads on any machine: the path `spool` becomes `$SPOOL`,
+/// then (the SPOOL lies inside it) `dir` becomes `$TEST_DIR`, and the user
+/// name `user`, where it stands as a word, becomes `$USER`. A name padded into a column (followed by two spaces or
 /// more) keeps the column's width, so a fixed-width column (tern_q's OWNER
 /// in -nobatch, -hold and -run is 14 wide) reads the same whatever the
 /// name's length. Columns whose width follows the longest name (the batch
