@@ -35,7 +35,7 @@ fn queue(env: &TestEnv) -> Vec<String> {
 
 /// A queued job's full ad, read with the library.
 fn ad(env: &TestEnv, c: i64, p: i64) -> ClassAd {
-    let q = Queue::open(&env.path("spool"), false).unwrap().unwrap();
+    let q = Queue::open(&env.spool(), false).unwrap().unwrap();
     let sel = Selection {
         jobs: vec![JobId {
             cluster: c,

@@ -14,7 +14,7 @@ use super::{Run, TestEnv, bin};
 pub const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The built binary of any tool, found beside the ones cargo names, so a
-/// tool can be run (or found missing) before `bin` knows it.
+/// tool can be run (or found missing) before [`TOOLS`](super::TOOLS) lists it.
 pub fn tool_path(tool: &str) -> PathBuf {
     Path::new(bin("tern_q")).with_file_name(tool)
 }
