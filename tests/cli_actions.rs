@@ -8,8 +8,9 @@
 //! the tools to it. Other users' jobs, and running ones, are made by
 //! changing the queue database, as in tests/cli_edit.rs.
 
-use crate::cli_edit::{db, env, real_user, set_owner, set_status, submit};
 use crate::common::TestEnv;
+use crate::common::queue::{db, set_owner, set_status, submit_sleeps as submit};
+use crate::common::real_user;
 
 /// Someone who is not the user running the tests.
 const OTHER: &str = "someoneelse";
@@ -29,7 +30,7 @@ macro_rules! runs {
 /// suspended, 1.3 held, 1.4 removed (its shadow still stopping it), so
 /// that every action has a job it applies to.
 fn others_jobs() -> TestEnv {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 5, false);
     for (p, status) in [(0, 1), (1, 2), (2, 7), (3, 5), (4, 3)] {
         set_owner(&env, 1, p, OTHER);
