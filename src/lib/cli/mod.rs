@@ -174,8 +174,7 @@ fn check_clock() -> Result<(), CliError> {
     // clock. No other thread exists yet, so changing the environment is
     // sound here.
     if let Some(v) = crate::clock::for_children() {
-        // SAFETY: called before the tool starts any thread.
-        unsafe { std::env::set_var("TERN_NOW", v) };
+        crate::sys::env::set_before_threads("TERN_NOW", &v);
     }
     Ok(())
 }

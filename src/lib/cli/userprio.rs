@@ -29,8 +29,8 @@ use crate::queue::Queue;
 
 use super::env::ToolEnv;
 use super::jobsel::super_users;
-use super::q::local_time;
 use super::{CliError, parse_args, run_tool};
+use crate::sys::time::local_time;
 
 /// Show or change user priorities.
 ///
@@ -199,8 +199,7 @@ fn may_edit(cfg: &Config, spool: &Path) -> Result<bool, CliError> {
     if super_users(cfg)?.contains(&me) {
         return Ok(true);
     }
-    // SAFETY: getuid has no preconditions.
-    let uid = unsafe { libc::getuid() };
+    let uid = crate::sys::uid::real_uid();
     Ok(match std::fs::metadata(spool) {
         Ok(m) => m.uid() == uid,
         Err(e) => e.kind() == io::ErrorKind::NotFound,
@@ -632,16 +631,7 @@ fn local_midnight(month: i32, day: i32, year: i32) -> i64 {
     if year > 1900 {
         year -= 1900;
     }
-    // SAFETY: tm is plain data we own and fill in; mktime reads and
-    // normalises it.
-    unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        tm.tm_year = year;
-        tm.tm_mon = month - 1;
-        tm.tm_mday = day;
-        tm.tm_isdst = -1;
-        libc::mktime(&mut tm) as i64
-    }
+    crate::sys::time::local_midnight(year, month, day)
 }
 
 #[cfg(test)]
