@@ -13,7 +13,6 @@
 //! (`-af:FLAGS`, `-wide:N`, `-dry-run:json`) are one table beside it,
 //! [`COLON_FORMS`].
 
-pub mod analyze;
 pub mod config_val;
 pub mod continue_job;
 pub mod edit;
@@ -267,10 +266,11 @@ pub fn parse_args_with<A: CommandFactory + FromArgMatches>(
 ///
 /// `-name` and `--name` (with an optional `=value`) become `--name` when
 /// `name` is one of `cmd`'s long options or aliases, or a prefix of exactly
-/// one of them; a prefix of several is an error naming them all. A single
-/// letter that is one of `cmd`'s short options stays as it is. Left alone:
-/// `argv[0]`, a lone `-`, everything after `--`, the values of options that
-/// take one, and negative numbers. Anything else that matches no option is
+/// one of them; a prefix of several is an error naming them all. A colon
+/// form of [`COLON_FORMS`] (`-af:jh`) becomes the options it stands for
+/// when `cmd` has them. A single letter that is one of `cmd`'s short
+/// options stays as it is. Left alone: `argv[0]`, a lone `-`, everything
+/// after `--`, the values of options that take one, and negative numbers. Anything else that matches no option is
 /// an error, unless `strays` is set: then it and negative numbers become
 /// `--<strays>=<arg>`, so a tool can take them as positional values without
 /// clap's `allow_hyphen_values`, which would swallow every later option.
@@ -279,27 +279,7 @@ pub fn normalize_argv(
     argv: Vec<OsString>,
     strays: Option<&str>,
 ) -> Result<Vec<OsString>, CliError> {
-    cmd.build();
-    let mut longs: Vec<(String, usize, usize)> = Vec::new(); // (name, arg index, values taken)
-    let mut shorts: Vec<char> = Vec::new();
-    for (i, arg) in cmd.get_arguments().enumerate() {
-        let takes = if arg.get_action().takes_values() {
-            arg.get_num_args()
-                .map(|r| r.min_values().max(1))
-                .unwrap_or(1)
-        } else {
-            0
-        };
-        if let Some(l) = arg.get_long() {
-            longs.push((l.to_string(), i, takes));
-        }
-        for a in arg.get_all_aliases().into_iter().flatten() {
-            longs.push((a.to_string(), i, takes));
-        }
-        shorts.extend(arg.get_short());
-        shorts.extend(arg.get_all_short_aliases().into_iter().flatten());
-    }
-
+    let (longs, shorts) = option_table(cmd);
     let mut out = Vec::with_capacity(argv.len());
     let mut iter = argv.into_iter();
     out.extend(iter.next());
@@ -386,6 +366,35 @@ pub fn normalize_argv(
     Ok(out)
 }
 
+/// A long option's name (or alias), the index of its argument, and how
+/// many values follow it.
+type Long = (String, usize, usize);
+
+/// The long options and the short letters of `cmd`.
+fn option_table(cmd: &mut Command) -> (Vec<Long>, Vec<char>) {
+    cmd.build();
+    let mut longs: Vec<Long> = Vec::new();
+    let mut shorts: Vec<char> = Vec::new();
+    for (i, arg) in cmd.get_arguments().enumerate() {
+        let takes = if arg.get_action().takes_values() {
+            arg.get_num_args()
+                .map(|r| r.min_values().max(1))
+                .unwrap_or(1)
+        } else {
+            0
+        };
+        if let Some(l) = arg.get_long() {
+            longs.push((l.to_string(), i, takes));
+        }
+        for a in arg.get_all_aliases().into_iter().flatten() {
+            longs.push((a.to_string(), i, takes));
+        }
+        shorts.extend(arg.get_short());
+        shorts.extend(arg.get_all_short_aliases().into_iter().flatten());
+    }
+    (longs, shorts)
+}
+
 /// An HTCondor option spelled `-name:value`, which clap cannot read, and
 /// the long options it becomes.
 #[derive(Debug)]
@@ -436,7 +445,7 @@ pub const COLON_FORMS: &[ColonForm] = &[
 
 /// The long options (without dashes) that `body`, an argument less its
 /// dashes, becomes when it is a colon form the tool knows.
-fn colon_form(longs: &[(String, usize, usize)], body: &str) -> Option<Vec<String>> {
+fn colon_form(longs: &[Long], body: &str) -> Option<Vec<String>> {
     let (name, value) = body.split_once(':')?;
     if name.is_empty() || name.contains('=') {
         return None;
@@ -460,14 +469,14 @@ fn colon_form(longs: &[(String, usize, usize)], body: &str) -> Option<Vec<String
 /// The long option `name` stands for: itself, or the one option it is a
 /// prefix of. Returns the spelling to pass on and how many values follow.
 fn resolve_long(
-    longs: &[(String, usize, usize)],
+    longs: &[Long],
     name: &str,
     typed: &str,
 ) -> Result<Option<(String, usize)>, CliError> {
     if let Some((l, _, takes)) = longs.iter().find(|(l, _, _)| l == name) {
         return Ok(Some((l.clone(), *takes)));
     }
-    let mut found: Vec<&(String, usize, usize)> = Vec::new();
+    let mut found: Vec<&Long> = Vec::new();
     for entry in longs.iter().filter(|(l, _, _)| l.starts_with(name)) {
         // Two aliases of one option are one candidate.
         if !found.iter().any(|f| f.1 == entry.1) {

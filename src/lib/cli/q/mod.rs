@@ -20,6 +20,7 @@
 //! dispatch to a view, and the title and totals lines every view shares.
 
 mod ads;
+pub mod analyze;
 mod batch;
 mod jobs;
 mod select;
@@ -31,7 +32,6 @@ use std::rc::Rc;
 
 use clap::{ArgMatches, Parser};
 
-use super::analyze::{Analyzer, Depth};
 use super::env::ToolEnv;
 use super::format::attribute_list;
 use super::printmask::PrintMask;
@@ -41,6 +41,7 @@ use crate::config::Config;
 use crate::queue::listing::StatusCounts;
 use crate::queue::{JobId, Queue, status};
 use crate::sys::time::local_time;
+use analyze::{Analyzer, Depth};
 
 use ads::{show_ads, show_custom};
 use batch::show_batch;
