@@ -16,8 +16,9 @@
 //! The module is split by duty: [`select`] reads the queue through the
 //! [`Filter`], [`batch`] is the default view and its totals, [`jobs`] the
 //! one-line-per-job views (`-nobatch`, `-hold`, `-run`), [`ads`] `-long`,
-//! `-json`, `-af` and `-format`. This file holds the options, the
-//! dispatch to a view, and the title and totals lines every view shares.
+//! `-json`, `-af` and `-format`, and [`analyze`] `-better-analyze` and
+//! `-analyze`. This file holds the options, the dispatch to a view, and
+//! the title and totals lines every view shares.
 
 mod ads;
 pub mod analyze;
