@@ -209,7 +209,7 @@ fn autoformat_and_format() {
             "tern_history",
             ["1", "-autoformat:h,", "ProcId", "JobStatus"],
         ),
-        "ProcId, JobStatus\n1     , 3        \n0     , 3        \n",
+        "ProcId, JobStatus\n1     , 3\n0     , 3\n",
     );
     ok(
         &env.run(

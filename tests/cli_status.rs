@@ -117,7 +117,7 @@ fn static_slots_divide_the_machine() {
                 "Disk",
             ],
         ),
-        "Name               SlotTypeID SlotType      Cpus Memory Disk  \n\
+        "Name               SlotTypeID SlotType      Cpus Memory Disk\n\
          slot1@host.example 1          Static        2    16000  250000\n\
          slot2@host.example 2          Partitionable 14   24000  375000\n\
          slot3@host.example 2          Partitionable 14   24000  375000\n",

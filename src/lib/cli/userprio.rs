@@ -28,8 +28,8 @@ use crate::negotiator::accountant::{self, Knobs, Submitter};
 use crate::queue::{Authority, Queue};
 
 use super::env::ToolEnv;
-use super::q::local_time;
 use super::{CliError, parse_args, run_tool};
+use crate::sys::time::local_time;
 
 /// Show or change user priorities.
 ///
@@ -628,16 +628,7 @@ fn local_midnight(month: i32, day: i32, year: i32) -> i64 {
     if year > 1900 {
         year -= 1900;
     }
-    // SAFETY: tm is plain data we own and fill in; mktime reads and
-    // normalises it.
-    unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        tm.tm_year = year;
-        tm.tm_mon = month - 1;
-        tm.tm_mday = day;
-        tm.tm_isdst = -1;
-        libc::mktime(&mut tm) as i64
-    }
+    crate::sys::time::local_midnight(year, month, day)
 }
 
 #[cfg(test)]
