@@ -1,0 +1,422 @@
+//! One write transaction: [`Writer`], what it can do to a job
+//! ([`Change`]), and the rows and log records each change writes. A writer
+//! is made only by [`Queue::write`] and [`Queue::write_as`]; the latter's
+//! carries the [`Authority`] every change is checked against.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::*;
+
+/// What a modification does to one job.
+#[derive(Clone, Debug)]
+pub enum Change {
+    /// Leave the job alone, with the message to report.
+    Skip(String),
+    /// Set these attributes (JobStatus and the other hot attributes go to
+    /// their columns).
+    Set(Vec<(String, Expr)>),
+    /// Set these attributes, then move the job to history.
+    Leave { set: Vec<(String, Expr)> },
+    /// Set some attributes and delete others. An attribute the job takes
+    /// from its cluster ad is deleted by making it undefined in the job, as
+    /// HTCondor does for a chained ad.
+    Update {
+        set: Vec<(String, Expr)>,
+        delete: Vec<String>,
+    },
+}
+
+/// One write transaction in progress (see [`Queue::write`]).
+pub struct Writer<'q> {
+    pub(super) tx: rusqlite::Transaction<'q>,
+    pub(super) path: PathBuf,
+    pub(super) now: i64,
+    pub(super) began: bool,
+    pub(super) emptied: Vec<i64>,
+    pub(super) clusters: &'q RefCell<HashMap<i64, Rc<ClassAd>>>,
+    /// The user this transaction writes for; `None` for the system (the
+    /// pass, a shadow), which may change any job.
+    pub(super) authority: Option<&'q Authority>,
+}
+
+impl Writer<'_> {
+    /// Whether this transaction may change `row`'s job: always for the
+    /// system, and for a user when [`Authority::may_change`] says so.
+    pub fn may_change(&self, row: &JobRow) -> bool {
+        self.authority.is_none_or(|a| a.may_change(&row.owner))
+    }
+
+    /// Refuses a change to a job whose owner the authority may not touch.
+    fn check(&self, id: JobId, owner: &str) -> Result<(), QueueError> {
+        match self.authority {
+            Some(a) if !a.may_change(owner) => Err(QueueError::NotPermitted {
+                job: id,
+                user: a.user().to_string(),
+                owner: owner.to_string(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Writer::check`] for a job known by id only; a job not in the
+    /// queue has no owner to protect.
+    fn check_id(&self, id: JobId) -> Result<(), QueueError> {
+        if self.authority.is_none() {
+            return Ok(());
+        }
+        match row_by_id(&self.tx, id)? {
+            Some(row) => self.check(id, &row.owner),
+            None => Ok(()),
+        }
+    }
+
+    /// The transaction's connection, for tables other modules own (slots,
+    /// the accountant). Jobs are changed through [`Writer::change`]: what
+    /// goes through the connection is not checked against the authority
+    /// of [`Queue::write_as`].
+    pub fn conn(&self) -> &Connection {
+        &self.tx
+    }
+
+    pub fn now(&self) -> i64 {
+        self.now
+    }
+
+    /// The jobs a selection names (before its constraint), in id order.
+    pub fn rows(&self, sel: &Selection) -> Result<Vec<JobRow>, QueueError> {
+        query_rows(&self.tx, "procs", sel)
+    }
+
+    /// One job's row, if it is in the queue.
+    pub fn row(&self, id: JobId) -> Result<Option<JobRow>, QueueError> {
+        row_by_id(&self.tx, id)
+    }
+
+    /// Idle jobs of `owner`, best JobPrio first, at most `limit`.
+    pub fn idle_rows_of(&self, owner: &str, limit: i64) -> Result<Vec<JobRow>, QueueError> {
+        let mut st = self.tx.prepare_cached(
+            "SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM procs \
+             WHERE status = 1 AND owner = ?1 ORDER BY prio DESC, cluster, proc LIMIT ?2",
+        )?;
+        let rows = st.query_map(params![owner, limit], row_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The cluster ad of `cluster` (cached: a cluster ad never changes).
+    pub fn cluster_ad(&self, cluster: i64) -> Result<Rc<ClassAd>, QueueError> {
+        if let Some(ad) = self.clusters.borrow().get(&cluster) {
+            return Ok(ad.clone());
+        }
+        let text: String = self.tx.query_row(
+            "SELECT ad FROM clusters WHERE cluster = ?1",
+            [cluster],
+            |r| r.get(0),
+        )?;
+        let ad = Rc::new(parse_stored(&self.path, &text)?);
+        self.clusters.borrow_mut().insert(cluster, ad.clone());
+        Ok(ad)
+    }
+
+    /// A job's full ad.
+    pub fn full_ad(&self, row: &JobRow) -> Result<ClassAd, QueueError> {
+        let mut ad = (*self.cluster_ad(row.id.cluster)?).clone();
+        overlay(&self.path, &mut ad, row)?;
+        Ok(ad)
+    }
+
+    /// Applies one change to one job (`ad` is its full ad as read in this
+    /// transaction).
+    pub fn change(
+        &mut self,
+        row: &JobRow,
+        ad: &ClassAd,
+        change: &Change,
+    ) -> Result<(), QueueError> {
+        if matches!(change, Change::Skip(_)) {
+            return Ok(());
+        }
+        // The stored owner, not the caller's row: a row is plain data.
+        self.check_id(row.id)?;
+        if !self.began {
+            log_record(&self.tx, op::BEGIN, "", "", "")?;
+            self.began = true;
+        }
+        apply(&self.tx, row, ad, change, self.now)?;
+        if let Change::Leave { .. } = change {
+            self.emptied.push(row.id.cluster);
+        }
+        Ok(())
+    }
+
+    /// Sets a meta value.
+    pub fn set_meta(&self, key: &str, value: i64) -> Result<(), QueueError> {
+        self.tx.execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = ?2",
+            params![key, value],
+        )?;
+        Ok(())
+    }
+
+    /// Records a request for a running job's shadow (see the `requests`
+    /// table); the caller wakes the shadow after commit.
+    pub fn request(&self, id: JobId, kind: Request) -> Result<(), QueueError> {
+        self.check_id(id)?;
+        self.tx
+            .prepare_cached(
+                "INSERT OR REPLACE INTO requests (cluster, proc, kind, made) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![id.cluster, id.proc, kind.as_str(), self.now])?;
+        Ok(())
+    }
+
+    /// The pending requests for a job, oldest first.
+    pub fn requests(&self, id: JobId) -> Result<Vec<Request>, QueueError> {
+        read_requests(&self.tx, id)
+    }
+
+    /// Forgets the requests for a job (all of them, or one kind).
+    pub fn clear_requests(&self, id: JobId, kind: Option<Request>) -> Result<(), QueueError> {
+        self.check_id(id)?;
+        match kind {
+            None => self
+                .tx
+                .prepare_cached("DELETE FROM requests WHERE cluster = ?1 AND proc = ?2")?
+                .execute([id.cluster, id.proc])?,
+            Some(k) => self
+                .tx
+                .prepare_cached(
+                    "DELETE FROM requests WHERE cluster = ?1 AND proc = ?2 AND kind = ?3",
+                )?
+                .execute(params![id.cluster, id.proc, k.as_str()])?,
+        };
+        Ok(())
+    }
+
+    /// Clusters left without jobs go to history; then commit.
+    pub(super) fn finish(mut self) -> Result<(), QueueError> {
+        self.emptied.sort();
+        self.emptied.dedup();
+        for &c in &self.emptied {
+            let left: i64 =
+                self.tx
+                    .query_row("SELECT count(*) FROM procs WHERE cluster = ?1", [c], |r| {
+                        r.get(0)
+                    })?;
+            if left == 0 {
+                self.tx.execute(
+                    "INSERT OR REPLACE INTO history_clusters (cluster, ad) SELECT cluster, ad FROM clusters WHERE cluster = ?1",
+                    [c],
+                )?;
+                self.tx
+                    .execute("DELETE FROM clusters WHERE cluster = ?1", [c])?;
+                log_record(&self.tx, op::DESTROY_AD, &cluster_key(c), "", "")?;
+                self.clusters.borrow_mut().remove(&c);
+            }
+        }
+        if self.began {
+            log_record(&self.tx, op::END, "", "", "")?;
+        }
+        self.tx.commit()?;
+        Ok(())
+    }
+}
+
+pub(super) fn row_by_id(conn: &Connection, id: JobId) -> Result<Option<JobRow>, QueueError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM procs WHERE cluster = ?1 AND proc = ?2",
+        )?
+        .query_row([id.cluster, id.proc], row_from)
+        .optional()?)
+}
+
+pub(super) fn apply(
+    tx: &rusqlite::Transaction<'_>,
+    row: &JobRow,
+    ad: &ClassAd,
+    change: &Change,
+    now: i64,
+) -> Result<(), QueueError> {
+    let none: Vec<String> = Vec::new();
+    let (set, leave, delete) = match change {
+        Change::Skip(_) => return Ok(()),
+        Change::Set(s) => (s, false, &none),
+        Change::Leave { set } => (set, true, &none),
+        Change::Update { set, delete } => (set, false, delete),
+    };
+    let key = job_key(row.id);
+    let mut diff = parse_stored(Path::new(""), &row.diff)?;
+    let cluster_ad = if delete.is_empty() {
+        None
+    } else {
+        let text: String = tx.query_row(
+            "SELECT ad FROM clusters WHERE cluster = ?1",
+            [row.id.cluster],
+            |r| r.get(0),
+        )?;
+        Some(parse_stored(Path::new(""), &text)?)
+    };
+    for name in delete {
+        let own = diff.remove(name).is_some();
+        let in_cluster = cluster_ad.as_ref().is_some_and(|c| c.get(name).is_some());
+        if own || in_cluster {
+            log_record(tx, op::DELETE_ATTR, &key, name, "")?;
+        }
+        // The cluster's value must not show through.
+        if in_cluster {
+            diff.insert(name, Expr::Lit(Value::Undefined));
+        }
+    }
+    let (mut status, mut prio, mut entered) = (row.status, row.prio, row.entered);
+    for (name, e) in set {
+        log_record(tx, op::SET_ATTR, &key, name, &unparse(e))?;
+        match name.to_ascii_lowercase().as_str() {
+            "jobstatus" => {
+                if let Expr::Lit(Value::Int(s)) = e
+                    && *s != status
+                {
+                    status = *s;
+                    entered = now;
+                    log_record(
+                        tx,
+                        op::SET_ATTR,
+                        &key,
+                        "EnteredCurrentStatus",
+                        &now.to_string(),
+                    )?;
+                }
+            }
+            "jobprio" => {
+                // An integer lives in the column; an expression in the ad,
+                // where it wins over the column (see `overlay`).
+                if let Expr::Lit(Value::Int(p)) = e {
+                    prio = *p;
+                    diff.remove(name);
+                } else {
+                    diff.insert(name, e.clone());
+                }
+            }
+            "enteredcurrentstatus" => {
+                if let Expr::Lit(Value::Int(t)) = e {
+                    entered = *t;
+                }
+            }
+            _ => diff.insert(name, e.clone()),
+        }
+    }
+    if leave {
+        let mut final_diff = diff;
+        final_diff.insert("JobStatus", Expr::int(status));
+        final_diff.insert("EnteredCurrentStatus", Expr::int(entered));
+        final_diff.insert("JobPrio", Expr::int(prio));
+        final_diff.insert("ProcId", Expr::int(row.id.proc));
+        let completed = match ad.get("CompletionDate").and_then(|e| e.literal_value()) {
+            Some(Value::Int(t)) if *t > 0 => *t,
+            _ => now,
+        };
+        // Prepared once per transaction: rm of a large cluster runs these
+        // for every job.
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO history (cluster, proc, owner, status, completed, ad) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![row.id.cluster, row.id.proc, row.owner, status, completed, ad_to_string(&final_diff)])?;
+        tx.prepare_cached(
+            "INSERT OR IGNORE INTO history_clusters (cluster, ad) SELECT cluster, ad FROM clusters WHERE cluster = ?1",
+        )?
+        .execute([row.id.cluster])?;
+        tx.prepare_cached("DELETE FROM procs WHERE cluster = ?1 AND proc = ?2")?
+            .execute([row.id.cluster, row.id.proc])?;
+        log_record(tx, op::DESTROY_AD, &key, "", "")?;
+    } else {
+        tx.prepare_cached(
+            "UPDATE procs SET status = ?3, prio = ?4, entered = ?5, ad = ?6 WHERE cluster = ?1 AND proc = ?2",
+        )?
+        .execute(params![row.id.cluster, row.id.proc, status, prio, entered, ad_to_string(&diff)])?;
+    }
+    Ok(())
+}
+
+/// Appends one transaction log record.
+pub(super) fn log_record(
+    conn: &Connection,
+    op: i64,
+    key: &str,
+    name: &str,
+    value: &str,
+) -> Result<(), QueueError> {
+    conn.prepare_cached("INSERT INTO txlog (op, key, name, value) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![op, key, name, value])?;
+    Ok(())
+}
+
+pub(super) fn insert_cluster(
+    tx: &rusqlite::Transaction<'_>,
+    id: i64,
+    owner: &str,
+    cluster: &crate::submit::Cluster,
+) -> Result<(), rusqlite::Error> {
+    let mut log = tx.prepare("INSERT INTO txlog (op, key, name, value) VALUES (?1, ?2, ?3, ?4)")?;
+    log.execute(params![op::BEGIN, "", "", ""])?;
+    let ckey = cluster_key(id);
+    log.execute(params![op::NEW_AD, ckey, "Job", "Machine"])?;
+    let mut cad = cluster.cluster_ad.clone();
+    cad.insert("ClusterId", Expr::int(id));
+    cad.insert("Owner", Expr::string(owner));
+    // As the schedd records it: how many procs the cluster was submitted with.
+    cad.insert("TotalSubmitProcs", Expr::int(cluster.procs.len() as i64));
+    for (n, e) in cad.iter() {
+        log.execute(params![op::SET_ATTR, ckey, n, unparse(e)])?;
+    }
+    tx.execute(
+        "INSERT INTO clusters (cluster, owner, ad) VALUES (?1, ?2, ?3)",
+        params![id, owner, ad_to_string(&cad)],
+    )?;
+    let hot = |ad: &ClassAd, name: &str| -> Option<i64> {
+        match ad.get(name)?.literal_value()? {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    };
+    let qdate = hot(&cad, "QDate").unwrap_or(0);
+    let mut ins = tx.prepare(
+        "INSERT INTO procs (cluster, proc, status, owner, prio, qdate, entered, ad) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for diff in &cluster.procs {
+        let proc = hot(diff, "ProcId").unwrap_or(0);
+        let pick = |n: &str| hot(diff, n).or_else(|| hot(&cad, n));
+        let status = pick("JobStatus").unwrap_or(status::IDLE);
+        let prio = pick("JobPrio").unwrap_or(0);
+        let entered = pick("EnteredCurrentStatus").unwrap_or(qdate);
+        let mut stored = ClassAd::new();
+        for (n, e) in diff.iter_shared() {
+            if !matches!(
+                n.to_ascii_lowercase().as_str(),
+                "jobstatus" | "jobprio" | "enteredcurrentstatus"
+            ) {
+                stored.insert_shared(n, e.clone());
+            }
+        }
+        ins.execute(params![
+            id,
+            proc,
+            status,
+            owner,
+            prio,
+            qdate,
+            entered,
+            ad_to_string(&stored)
+        ])?;
+        let key = job_key(JobId { cluster: id, proc });
+        log.execute(params![op::NEW_AD, key, "Job", "Machine"])?;
+        for (n, e) in diff.iter() {
+            log.execute(params![op::SET_ATTR, key, n, unparse(e)])?;
+        }
+    }
+    log.execute(params![op::END, "", "", ""])?;
+    Ok(())
+}
