@@ -3,8 +3,9 @@
 //! Idle jobs are read with their hot columns; a job's full ad is built only
 //! when its autocluster has not been decided yet, so a pass over many jobs
 //! in few autoclusters costs little more than reading the rows. Submitters
-//! take turns, one match a turn (fair share replaces the turns in the
-//! priorities work: [`Turns`] is the seam). Within a submitter, jobs go in
+//! share the slots by HTCondor's pie spin: each may take slot weight up to
+//! its share, in inverse proportion to its effective priority
+//! ([`FairShare`]), best priority first. Within a submitter, jobs go in
 //! HTCondor's order (PreJobPrio1, PreJobPrio2, JobPrio, PostJobPrio1,
 //! PostJobPrio2 descending, then ClusterId, ProcId). A job whose
 //! autocluster found no slot is rejected once and the rest of its
@@ -17,6 +18,7 @@ use crate::classad::unparse::unparse;
 use crate::classad::{ClassAd, Evaluator, Expr, MatchContext, Value};
 use crate::machine::{self, Machine, SlotKind, SlotRow};
 use crate::queue::{JobId, JobRow, Queue, QueueError};
+use crate::vocab::Universe;
 
 /// One decision of the matching step.
 #[derive(Clone, Debug)]
@@ -300,9 +302,9 @@ pub fn plan(
         if row.diff.len() > 4 {
             let names = diff_names(&row.diff);
             if names.iter().any(|n| n.contains("prio")) {
-                let ad = q.full_ad(&row)?;
+                let ad = Rc::new(q.full_ad(&row)?);
                 keys = prio_keys(&ad);
-                prio = int_attr(&ad, "JobPrio").unwrap_or(prio);
+                prio = ad.eval_int("JobPrio").unwrap_or(prio);
             }
             if names.iter().any(|n| sig_set.contains(n.as_str())) {
                 let mut ad = (**cad).clone();
@@ -463,12 +465,12 @@ pub fn plan(
     Ok(out)
 }
 
-/// JobUniverse 7, from the cluster ad (a universe is per cluster).
+/// A scheduler universe job, by the cluster ad (a universe is per cluster).
 fn is_scheduler_universe(q: &Queue, row: &JobRow) -> Result<bool, QueueError> {
     let cad = q.cluster_ad(row.id.cluster)?;
     Ok(matches!(
         cad.get("JobUniverse").and_then(|e| e.literal_value()),
-        Some(Value::Int(7))
+        Some(Value::Int(u)) if *u == Universe::Scheduler.code()
     ))
 }
 
@@ -526,24 +528,13 @@ fn free_capacity(s: &SlotState) -> bool {
     }
 }
 
-fn prio_keys(ad: &ClassAd) -> [i64; 4] {
+fn prio_keys(ad: &Rc<ClassAd>) -> [i64; 4] {
     [
-        int_attr(ad, "PreJobPrio1").unwrap_or(0),
-        int_attr(ad, "PreJobPrio2").unwrap_or(0),
-        int_attr(ad, "PostJobPrio1").unwrap_or(0),
-        int_attr(ad, "PostJobPrio2").unwrap_or(0),
+        ad.eval_int("PreJobPrio1").unwrap_or(0),
+        ad.eval_int("PreJobPrio2").unwrap_or(0),
+        ad.eval_int("PostJobPrio1").unwrap_or(0),
+        ad.eval_int("PostJobPrio2").unwrap_or(0),
     ]
-}
-
-fn int_attr(ad: &ClassAd, name: &str) -> Option<i64> {
-    let e = ad.get(name)?;
-    match e.literal_value() {
-        Some(v) => int_of(v),
-        None => {
-            let rc = Rc::new(ad.clone());
-            int_of(&crate::classad::eval_in(&rc, e))
-        }
-    }
 }
 
 /// The slots a job matches now, best first by (NEGOTIATOR_PRE_JOB_RANK,

@@ -19,7 +19,7 @@ use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use crate::classad::{ClassAd, Expr, Value};
+use crate::classad::{Expr, Value};
 use crate::config::{Config, ConfigError};
 use crate::machine::{self, Machine};
 use crate::queue::{Change, JobId, Limits, Queue, QueueError, joblock, status};
@@ -461,7 +461,7 @@ fn reconcile(
                         .push(format!("requeue {id} (its shadow is gone)"));
                 }
                 status::REMOVED => {
-                    let reason = string_attr(&ad, "RemoveReason");
+                    let reason = ad.eval_str("RemoveReason").unwrap_or_default();
                     let change = policy::leave_or_stay(&ad, vec![]);
                     w.change(&row, &ad, &change)?;
                     logged.push(Event::aborted(id, &reason));
@@ -470,9 +470,9 @@ fn reconcile(
                         .push(format!("remove {id} (its shadow is gone)"));
                 }
                 status::HELD => {
-                    let reason = string_attr(&ad, "HoldReason");
-                    let code = int_attr(&ad, "HoldReasonCode").unwrap_or(0);
-                    let sub = int_attr(&ad, "HoldReasonSubCode").unwrap_or(0);
+                    let reason = ad.eval_str("HoldReason").unwrap_or_default();
+                    let code = ad.eval_int("HoldReasonCode").unwrap_or(0);
+                    let sub = ad.eval_int("HoldReasonSubCode").unwrap_or(0);
                     let change = Change::Update {
                         set: policy::end_of_run(&ad, now),
                         delete: policy::running_attrs(&ad),
@@ -604,7 +604,7 @@ fn periodic(
                         ("HoldReasonSubCode".to_string(), Expr::int(*subcode)),
                         ("JobStatus".to_string(), Expr::int(status::HELD)),
                     ];
-                    let n = int_attr(&ad, "NumHolds").unwrap_or(0);
+                    let n = ad.eval_int("NumHolds").unwrap_or(0);
                     set.push(("NumHolds".into(), Expr::int(n + 1)));
                     w.change(&row, &ad, &Change::Set(set))?;
                     if running {
@@ -713,18 +713,4 @@ pub fn owed_elsewhere(
             .map(|o| 1.0 / fair.ep(&matchmaking::submitter_of(o, uid_domain)))
             .sum::<f64>();
     Ok(held as f64 > mine / all * total as f64)
-}
-
-fn string_attr(ad: &Rc<ClassAd>, name: &str) -> String {
-    match policy::eval_attr(ad, name) {
-        Value::Str(s) => s.to_string(),
-        _ => String::new(),
-    }
-}
-
-fn int_attr(ad: &Rc<ClassAd>, name: &str) -> Option<i64> {
-    match policy::eval_attr(ad, name) {
-        Value::Int(i) => Some(i),
-        _ => None,
-    }
 }

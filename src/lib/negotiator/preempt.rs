@@ -193,12 +193,8 @@ pub fn victims(
 /// Whether a running job's retirement time has passed: MaxJobRetirementTime
 /// (evaluated on the job, default 0) since it started.
 fn retired(job: &Rc<ClassAd>, now: i64) -> bool {
-    let retire = match super::policy::eval_attr(job, "MaxJobRetirementTime") {
-        Value::Int(i) => i,
-        Value::Real(r) => r as i64,
-        _ => 0,
-    };
-    let start = match super::policy::eval_attr(job, "JobCurrentStartDate") {
+    let retire = job.eval_int("MaxJobRetirementTime").unwrap_or(0);
+    let start = match job.eval("JobCurrentStartDate") {
         Value::Int(i) => i,
         _ => now,
     };
