@@ -73,6 +73,18 @@ pub enum MachineError {
     },
 }
 
+/// Slot changes run inside the queue's transactions, whose closures return
+/// a `QueueError`: a slots-table failure stays an SQLite error (so a busy
+/// database is still told apart), anything else travels whole.
+impl From<MachineError> for crate::queue::QueueError {
+    fn from(e: MachineError) -> Self {
+        match e {
+            MachineError::Db(e) => crate::queue::QueueError::Sqlite(e),
+            e => crate::queue::QueueError::Above(Box::new(e)),
+        }
+    }
+}
+
 /// What the operating system is, in HTCondor's attributes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpSysInfo {

@@ -153,10 +153,6 @@ pub struct SlotUse {
     pub weight: f64,
 }
 
-fn err(e: impl std::fmt::Display) -> QueueError {
-    QueueError::Invalid(e.to_string())
-}
-
 /// Every claimed slot of the `slots` table (partitionable slots excepted:
 /// their dynamic slots are what is held), with its weight: SLOT_WEIGHT
 /// evaluated on the slot's ad (the row's Cpus when SLOT_WEIGHT is the
@@ -170,7 +166,7 @@ pub fn in_use(
 ) -> Result<Vec<SlotUse>, QueueError> {
     let mut ev: Option<Evaluator> = None;
     let mut out = Vec::new();
-    for s in machine::load_slots(conn).map_err(err)? {
+    for s in machine::load_slots(conn)? {
         let Some(user) = &s.remote_user else { continue };
         if s.kind == SlotKind::Partitionable {
             continue;

@@ -11,7 +11,7 @@ use super::matchmaking::Outcome;
 use crate::classad::{Expr, Value};
 use crate::config::Config;
 use crate::machine::{self, Machine};
-use crate::queue::{Change, JobId, Queue, QueueError, joblock, status};
+use crate::queue::{Change, JobId, Queue, joblock, status};
 
 /// The "slot" of a scheduler universe job, which runs without one.
 pub const SCHEDULER: &str = "scheduler";
@@ -132,8 +132,7 @@ pub fn claim(
                     machine::carve_dynamic(w.conn(), &p.slot, c, m, d, now).map(Some)
                 }
                 None => machine::load_slot(w.conn(), &p.slot),
-            }
-            .map_err(|e| QueueError::Invalid(e.to_string()))?;
+            }?;
             let Some(slot) = slot else { continue };
             if slot.state != "Unclaimed" {
                 continue;
@@ -154,8 +153,7 @@ pub fn claim(
                     job_start: now,
                 },
                 now,
-            )
-            .map_err(|e| QueueError::Invalid(e.to_string()))?;
+            )?;
             let set = claim_attrs(&ad, &slot.name, &host, now, &p.match_attrs);
             w.change(&row, &ad, &Change::Set(set))?;
             claims.push(Claim {

@@ -21,7 +21,7 @@ use std::rc::Rc;
 
 use crate::classad::{Expr, Value};
 use crate::config::{Config, ConfigError};
-use crate::machine::{self, Machine};
+use crate::machine::{self, Machine, MachineError};
 use crate::queue::{Change, JobId, Limits, Queue, QueueError, joblock, status};
 use crate::userlog::{self, Event, EventKind, Eviction, Rusage};
 use crate::vocab::Request;
@@ -32,8 +32,8 @@ pub enum NegotiatorError {
     Queue(#[from] QueueError),
     #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error("{0}")]
-    Machine(String),
+    #[error(transparent)]
+    Machine(#[from] MachineError),
     #[error("{what}: {source}")]
     Io {
         what: String,
@@ -197,7 +197,7 @@ pub fn uid_domain(cfg: &Config) -> Result<String, NegotiatorError> {
 
 fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, NegotiatorError> {
     let now = crate::clock::now();
-    let machine = Machine::detect(cfg).map_err(|e| NegotiatorError::Machine(e.to_string()))?;
+    let machine = Machine::detect(cfg)?;
     let mut report = Report::default();
     let Some(mut q) = Queue::open(spool, !opts.dry_run)? else {
         report.lines.push("no queue yet: nothing to do".into());
@@ -209,9 +209,8 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         q.write(now, |w| {
             // tern_q -better-analyze tells "no pass since submit" by this.
             w.set_meta("last_pass", now)?;
-            machine::sync_slots(w.conn(), &machine, now)
-                .map(|_| ())
-                .map_err(|e| QueueError::Invalid(e.to_string()))
+            machine::sync_slots(w.conn(), &machine, now)?;
+            Ok(())
         })?;
         charge_usage(cfg, &mut q, &machine, now)?;
     }
@@ -257,8 +256,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
             .filter(|r| r.status == status::IDLE)
             .collect()
     };
-    let slots =
-        machine::load_slots(q.conn()).map_err(|e| NegotiatorError::Machine(e.to_string()))?;
+    let slots = machine::load_slots(q.conn())?;
     let slots = if slots.is_empty() && opts.dry_run {
         machine::configured_rows(&machine, now)
     } else {
@@ -394,8 +392,7 @@ fn reconcile(
     report: &mut Report,
     events: &mut Vec<(PathBuf, Event)>,
 ) -> Result<(), NegotiatorError> {
-    let slots =
-        machine::load_slots(q.conn()).map_err(|e| NegotiatorError::Machine(e.to_string()))?;
+    let slots = machine::load_slots(q.conn())?;
     let mut suspects: Vec<JobId> = slots
         .iter()
         .filter_map(|s| {
@@ -441,9 +438,7 @@ fn reconcile(
         let mut logged: Vec<Event> = Vec::new();
         let mut log_path = None;
         q.write(now, |w| {
-            for s in
-                machine::load_slots(w.conn()).map_err(|e| QueueError::Invalid(e.to_string()))?
-            {
+            for s in machine::load_slots(w.conn())? {
                 if s.cluster == Some(id.cluster) && s.proc == Some(id.proc) {
                     free_slot(w.conn(), &s, now)?;
                 }
@@ -653,12 +648,12 @@ pub fn free_slot(
     // A claim that ends between passes is charged for its time since the
     // last one.
     accountant::unmatched(conn, s, now)?;
-    let r = if s.kind == machine::SlotKind::Dynamic {
-        machine::release_dynamic(conn, &s.name)
+    if s.kind == machine::SlotKind::Dynamic {
+        machine::release_dynamic(conn, &s.name)?;
     } else {
-        machine::clear_claim(conn, &s.name, now).map(|_| ())
-    };
-    r.map_err(|e| QueueError::Invalid(e.to_string()))
+        machine::clear_claim(conn, &s.name, now)?;
+    }
+    Ok(())
 }
 
 /// Whether another submitter is owed the slot `submitter` (a job of
