@@ -215,11 +215,8 @@ pub fn start_shadow(cfg: &Config, spool: &Path, c: Claim) -> Result<(), Negotiat
     let log = shadow_log(spool);
     let fd = c.lock.file.as_raw_fd();
     // The one descriptor the shadow inherits (ours are all close-on-exec).
-    // SAFETY: fcntl on a descriptor we own.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFD);
-        libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
-    }
+    // Failure shows as a shadow that finds no lock descriptor.
+    let _ = crate::sys::fs::inherit_across_exec(fd);
     let args = [c.id.to_string(), c.slot.clone(), c.claim.clone()];
     let extra = [("TERN_SHADOW_LOCK_FD".to_string(), fd.to_string())];
     let r = crate::sys::spawn(&crate::sys::Spawn {

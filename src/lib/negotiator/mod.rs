@@ -427,13 +427,8 @@ fn reconcile(
         };
         // Whatever the dead shadow left running must not run beside the
         // job's next run.
-        if let Some(pgid) = lock.recorded_job_pgid()
-            && pgid > 1
-        {
-            // SAFETY: kill(2) of a process group the shadow recorded as the job's.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
+        if let Some(pgid) = lock.recorded_job_pgid() {
+            crate::sys::pids::signal_group(pgid, libc::SIGKILL);
         }
         let mut logged: Vec<Event> = Vec::new();
         let mut log_path = None;

@@ -1,5 +1,10 @@
 //! Facts about the process and the machine that every layer may need.
 
+pub mod fs;
+pub mod host;
+pub mod pids;
+pub mod tz;
+
 /// The real user's login name (from the real uid, never from anything the
 /// caller can set), or the uid as text when it has no passwd entry.
 pub fn real_user_name() -> String {
