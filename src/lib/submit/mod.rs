@@ -207,233 +207,285 @@ pub fn parse(
         stmts: Vec::new(),
         condition_refs: HashSet::new(),
     };
-    let mut table: HashMap<String, MacroDef> = HashMap::default();
     // The top file counts for include loops when it is a real file.
-    let mut seen: Vec<PathBuf> = dir.join(name).canonicalize().into_iter().collect();
-    parse_into(&mut file, text, name, dir, config, &mut table, &mut seen)?;
+    let seen: Vec<PathBuf> = dir.join(name).canonicalize().into_iter().collect();
+    Parser {
+        file: &mut file,
+        config,
+        table: HashMap::default(),
+        seen,
+    }
+    .parse_into(text, name, dir)?;
     Ok(file)
 }
 
-fn parse_into(
-    file: &mut SubmitFile,
-    text: &str,
-    name: &str,
-    dir: &Path,
-    config: &Config,
-    table: &mut HashMap<String, MacroDef>,
-    seen: &mut Vec<PathBuf>,
-) -> Result<(), SubmitError> {
-    let items = reader::logical_lines(text).map_err(|e| SubmitError::At {
-        origin: Origin {
-            file: name.to_string(),
-            line: e.line,
-        },
-        msg: e.msg,
-    })?;
-    let mut if_lines: Vec<u32> = Vec::new();
-    let mut conds = CondStack::default();
-    let mut it = items.into_iter().peekable();
-    while let Some(Item { line, item }) = it.next() {
-        let origin = Origin {
-            file: name.to_string(),
-            line,
-        };
-        let at = |msg: String| SubmitError::At {
-            origin: origin.clone(),
-            msg,
-        };
-        let t = match item {
-            Logical::Here { name: n, value } => {
-                if conds.active() {
-                    table.insert(
-                        n.to_ascii_lowercase(),
-                        MacroDef {
-                            raw: value.clone(),
-                            origin: origin.clone(),
-                        },
-                    );
-                    file.stmts.push(Statement {
-                        origin,
-                        kind: Kind::Set { name: n, value },
-                    });
+/// One parse, across the files it includes: the statements so far, the
+/// macros in force, and the files being read.
+struct Parser<'a> {
+    file: &'a mut SubmitFile,
+    config: &'a Config,
+    table: HashMap<String, MacroDef>,
+    /// The files being read, innermost last (an include loop is an error).
+    seen: Vec<PathBuf>,
+}
+
+/// The `if` nesting of one file: it must close in the file that opens it.
+#[derive(Default)]
+struct Conditions {
+    stack: CondStack,
+    /// The lines of the open `if`s, for the error when one is not closed.
+    if_lines: Vec<u32>,
+}
+
+fn at(origin: &Origin, msg: String) -> SubmitError {
+    SubmitError::At {
+        origin: origin.clone(),
+        msg,
+    }
+}
+
+impl Parser<'_> {
+    /// Parses the text of one file (the top one or an included one): each
+    /// logical line is a conditional, a queue statement, an include or an
+    /// assignment, and lines in a false branch are skipped.
+    fn parse_into(&mut self, text: &str, name: &str, dir: &Path) -> Result<(), SubmitError> {
+        let items = reader::logical_lines(text).map_err(|e| SubmitError::At {
+            origin: Origin {
+                file: name.to_string(),
+                line: e.line,
+            },
+            msg: e.msg,
+        })?;
+        let mut conds = Conditions::default();
+        let mut it = items.into_iter();
+        while let Some(Item { line, item }) = it.next() {
+            let origin = Origin {
+                file: name.to_string(),
+                line,
+            };
+            let t = match item {
+                Logical::Here { name: n, value } => {
+                    if conds.stack.active() {
+                        self.set_macro(n, value, origin);
+                    }
+                    continue;
                 }
+                Logical::Text(t) => t,
+            };
+            if let Some(kw) = crate::config::cond_keyword(&t) {
+                self.conditional(kw, line, &mut conds)
+                    .map_err(|m| at(&origin, m))?;
                 continue;
             }
-            Logical::Text(t) => t,
-        };
-        if let Some(kw) = crate::config::cond_keyword(&t) {
-            let view = View { table, config };
-            let r = match kw {
-                CondKw::If(c) => {
-                    if_lines.push(line);
-                    note_condition_refs(c, &mut file.condition_refs);
-                    let v = if conds.active() {
-                        crate::config::condition(c, &view).map_err(at)?
-                    } else {
-                        false
-                    };
-                    conds.push_if(v);
-                    Ok(())
-                }
-                CondKw::Elif(c) => {
-                    note_condition_refs(c, &mut file.condition_refs);
-                    let v = if conds.elif_needs_test() == Some(true) {
-                        crate::config::condition(c, &view).map_err(at)?
-                    } else {
-                        false
-                    };
-                    conds.elif(v)
-                }
-                CondKw::Else(_) => conds.else_(),
-                CondKw::Endif => {
-                    if_lines.pop();
-                    conds.endif()
-                }
-            };
-            r.map_err(at)?;
-            continue;
-        }
-        if !conds.active() {
-            continue;
-        }
-        if queue::is_queue_line(&t) {
-            let rest = t.trim_start()[5..].to_string();
-            let block = if queue::opens_block(&rest) {
-                let mut lines = Vec::new();
-                let mut closed = false;
-                for Item { item, .. } in it.by_ref() {
-                    let l = match item {
-                        Logical::Text(l) => l,
-                        Logical::Here { name, value } => format!("{name} @= {value}"),
-                    };
-                    if l.trim() == ")" {
-                        closed = true;
-                        break;
-                    }
-                    lines.push(l);
-                }
-                if !closed {
-                    return Err(at(
-                        "the '(' item list of this queue statement is not closed by ')'".into(),
-                    ));
-                }
-                Some(lines)
-            } else {
-                None
-            };
-            // Checked now for early errors; read again after macro expansion.
-            let spec = queue::parse(&rest, block.clone()).map_err(at)?;
-            file.stmts.push(Statement {
-                origin,
-                kind: Kind::Queue(QueueStmt { spec, rest, block }),
-            });
-            continue;
-        }
-        let lower = t.to_ascii_lowercase();
-        if let Some(target) = include_target(&t) {
-            let view = View { table, config };
-            let target = Expander::new(&view)
-                .expand(target.trim())
-                .map_err(|e| at(e.0))?;
-            let target = target.trim();
-            let (content, inc_name) = if let Some(cmd) = target.strip_suffix('|') {
-                let out = std::process::Command::new("/bin/sh")
-                    .arg("-c")
-                    .arg(cmd.trim())
-                    .output()
-                    .map_err(|e| at(format!("cannot run '{}': {e}", cmd.trim())))?;
-                if !out.status.success() {
-                    return Err(at(format!(
-                        "include command '{}' failed: {}",
-                        cmd.trim(),
-                        out.status
-                    )));
-                }
-                (
-                    String::from_utf8_lossy(&out.stdout).into_owned(),
-                    format!("command '{}'", cmd.trim()),
-                )
-            } else {
-                let p = dir.join(target);
-                let canon = p.canonicalize().unwrap_or(p.clone());
-                if seen.contains(&canon) {
-                    return Err(at(format!("include loop: {target} includes itself")));
-                }
-                let c = std::fs::read_to_string(&p)
-                    .map_err(|e| at(format!("cannot read included file {target}: {e}")))?;
-                seen.push(canon);
-                (c, target.to_string())
-            };
-            // Names inside an included file are relative to the current
-            // directory too.
-            let inc_dir = dir.to_path_buf();
-            parse_into(file, &content, &inc_name, &inc_dir, config, table, seen)?;
-            if !target.ends_with('|') {
-                seen.pop();
+            if !conds.stack.active() {
+                continue;
             }
-            continue;
+            if queue::is_queue_line(&t) {
+                self.queue_statement(&t, &mut it, origin)?;
+            } else if let Some(target) = include_target(&t) {
+                self.include(target, dir, &origin)?;
+            } else {
+                self.assignment(&t, origin)?;
+            }
         }
-        // +Attr = value, MY.Attr = value, -Attr =
-        let eq = t.find('=');
-        let Some(eq) = eq else {
-            return Err(at(format!("Syntax Error, missing : or = in '{t}'")));
+        if conds.stack.depth() > 0 {
+            return Err(SubmitError::At {
+                origin: Origin {
+                    file: name.to_string(),
+                    line: conds.if_lines.last().copied().unwrap_or(1),
+                },
+                msg: "endif(s) not found before end-of-file".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// `if`, `elif`, `else`, `endif`: a condition is tested only where its
+    /// branch could be taken.
+    fn conditional(
+        &mut self,
+        kw: CondKw<'_>,
+        line: u32,
+        conds: &mut Conditions,
+    ) -> Result<(), String> {
+        let view = View {
+            table: &self.table,
+            config: self.config,
         };
+        match kw {
+            CondKw::If(c) => {
+                conds.if_lines.push(line);
+                note_condition_refs(c, &mut self.file.condition_refs);
+                let v = if conds.stack.active() {
+                    crate::config::condition(c, &view)?
+                } else {
+                    false
+                };
+                conds.stack.push_if(v);
+                Ok(())
+            }
+            CondKw::Elif(c) => {
+                note_condition_refs(c, &mut self.file.condition_refs);
+                let v = if conds.stack.elif_needs_test() == Some(true) {
+                    crate::config::condition(c, &view)?
+                } else {
+                    false
+                };
+                conds.stack.elif(v)
+            }
+            CondKw::Else(_) => conds.stack.else_(),
+            CondKw::Endif => {
+                conds.if_lines.pop();
+                conds.stack.endif()
+            }
+        }
+    }
+
+    /// A `queue` statement, with the lines of its `( ... )` item list when
+    /// it opens one. Its arguments are checked now for early errors and
+    /// read again after macro expansion.
+    fn queue_statement(
+        &mut self,
+        t: &str,
+        it: &mut impl Iterator<Item = Item>,
+        origin: Origin,
+    ) -> Result<(), SubmitError> {
+        let rest = t.trim_start()[5..].to_string();
+        let block = if queue::opens_block(&rest) {
+            let mut lines = Vec::new();
+            let mut closed = false;
+            for Item { item, .. } in it {
+                let l = match item {
+                    Logical::Text(l) => l,
+                    Logical::Here { name, value } => format!("{name} @= {value}"),
+                };
+                if l.trim() == ")" {
+                    closed = true;
+                    break;
+                }
+                lines.push(l);
+            }
+            if !closed {
+                return Err(at(
+                    &origin,
+                    "the '(' item list of this queue statement is not closed by ')'".into(),
+                ));
+            }
+            Some(lines)
+        } else {
+            None
+        };
+        let spec = queue::parse(&rest, block.clone()).map_err(|m| at(&origin, m))?;
+        self.file.stmts.push(Statement {
+            origin,
+            kind: Kind::Queue(QueueStmt { spec, rest, block }),
+        });
+        Ok(())
+    }
+
+    /// `include : file` or `include : command |`: the file's (or the
+    /// command's output's) lines are parsed here, in place.
+    fn include(&mut self, target: &str, dir: &Path, origin: &Origin) -> Result<(), SubmitError> {
+        let view = View {
+            table: &self.table,
+            config: self.config,
+        };
+        let target = Expander::new(&view)
+            .expand(target.trim())
+            .map_err(|e| at(origin, e.0))?;
+        let target = target.trim();
+        let (content, inc_name) = if let Some(cmd) = target.strip_suffix('|') {
+            let out = std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg(cmd.trim())
+                .output()
+                .map_err(|e| at(origin, format!("cannot run '{}': {e}", cmd.trim())))?;
+            if !out.status.success() {
+                return Err(at(
+                    origin,
+                    format!("include command '{}' failed: {}", cmd.trim(), out.status),
+                ));
+            }
+            (
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                format!("command '{}'", cmd.trim()),
+            )
+        } else {
+            let p = dir.join(target);
+            let canon = p.canonicalize().unwrap_or(p.clone());
+            if self.seen.contains(&canon) {
+                return Err(at(
+                    origin,
+                    format!("include loop: {target} includes itself"),
+                ));
+            }
+            let c = std::fs::read_to_string(&p)
+                .map_err(|e| at(origin, format!("cannot read included file {target}: {e}")))?;
+            self.seen.push(canon);
+            (c, target.to_string())
+        };
+        // Names inside an included file are relative to the current
+        // directory too.
+        self.parse_into(&content, &inc_name, dir)?;
+        if !target.ends_with('|') {
+            self.seen.pop();
+        }
+        Ok(())
+    }
+
+    /// `+Attr = value`, `MY.Attr = value`, `-Attr =`, or a macro
+    /// (command) definition `name = value`.
+    fn assignment(&mut self, t: &str, origin: Origin) -> Result<(), SubmitError> {
+        let Some(eq) = t.find('=') else {
+            return Err(at(
+                &origin,
+                format!("Syntax Error, missing : or = in '{t}'"),
+            ));
+        };
+        let lower = t.to_ascii_lowercase();
         let lhs = t[..eq].trim();
         let value = t[eq + 1..].trim().to_string();
-        if let Some(attr) = lhs
+        let attr = if let Some(attr) = lhs
             .strip_prefix('+')
             .or_else(|| (lower.starts_with("my.")).then(|| &lhs[3..]))
         {
-            check_attr_name(attr).map_err(at)?;
-            file.stmts.push(Statement {
+            Some((attr, Some(value.clone())))
+        } else {
+            lhs.strip_prefix('-').map(|attr| (attr, None))
+        };
+        if let Some((attr, value)) = attr {
+            check_attr_name(attr).map_err(|m| at(&origin, m))?;
+            self.file.stmts.push(Statement {
                 origin,
                 kind: Kind::Attr {
                     name: attr.to_string(),
-                    value: Some(value),
+                    value,
                 },
             });
-            continue;
-        }
-        if let Some(attr) = lhs.strip_prefix('-') {
-            check_attr_name(attr).map_err(at)?;
-            file.stmts.push(Statement {
-                origin,
-                kind: Kind::Attr {
-                    name: attr.to_string(),
-                    value: None,
-                },
-            });
-            continue;
+            return Ok(());
         }
         if !reader::is_macro_name(lhs) {
-            return Err(at(format!("Illegal Identifier: {lhs}")));
+            return Err(at(&origin, format!("Illegal Identifier: {lhs}")));
         }
-        let value = self_reference(table, config, lhs, &value);
-        table.insert(
-            lhs.to_ascii_lowercase(),
+        let value = self_reference(&self.table, self.config, lhs, &value);
+        self.set_macro(lhs.to_string(), value, origin);
+        Ok(())
+    }
+
+    /// A macro definition: in force from here on, and a statement.
+    fn set_macro(&mut self, name: String, value: String, origin: Origin) {
+        self.table.insert(
+            name.to_ascii_lowercase(),
             MacroDef {
                 raw: value.clone(),
                 origin: origin.clone(),
             },
         );
-        file.stmts.push(Statement {
+        self.file.stmts.push(Statement {
             origin,
-            kind: Kind::Set {
-                name: lhs.to_string(),
-                value,
-            },
+            kind: Kind::Set { name, value },
         });
     }
-    if conds.depth() > 0 {
-        return Err(SubmitError::At {
-            origin: Origin {
-                file: name.to_string(),
-                line: if_lines.last().copied().unwrap_or(1),
-            },
-            msg: "endif(s) not found before end-of-file".into(),
-        });
-    }
-    Ok(())
 }
 
 /// The macros an `if` condition reads: `$(X)` references and the name
