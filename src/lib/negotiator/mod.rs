@@ -15,6 +15,7 @@ pub mod matchmaking;
 pub mod policy;
 pub mod preempt;
 
+use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -22,7 +23,7 @@ use std::rc::Rc;
 use crate::classad::{Expr, Value};
 use crate::config::{Config, ConfigError};
 use crate::machine::{self, Machine, MachineError};
-use crate::queue::{Change, JobId, Limits, Queue, QueueError, joblock, status};
+use crate::queue::{Change, JobId, JobRow, Limits, Queue, QueueError, joblock, status};
 use crate::userlog::{self, Event, EventKind, Eviction, Rusage};
 use crate::vocab::Request;
 
@@ -195,25 +196,18 @@ pub fn uid_domain(cfg: &Config) -> Result<String, NegotiatorError> {
     Ok(cfg.get("UID_DOMAIN")?.unwrap_or_else(|| "localhost".into()))
 }
 
+/// One pass, in its phases: open the queue (and record the pass), put right
+/// the jobs whose shadows are gone, apply the periodic policies, schedule
+/// cron jobs, plan the matches and the preemptions, report them, and (not
+/// dry) claim the slots and start the shadows.
 fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, NegotiatorError> {
     let now = crate::clock::now();
     let machine = Machine::detect(cfg)?;
     let mut report = Report::default();
-    let Some(mut q) = Queue::open(spool, !opts.dry_run)? else {
+    let Some(mut q) = open_queue(cfg, spool, opts, &machine, now)? else {
         report.lines.push("no queue yet: nothing to do".into());
         return Ok(report);
     };
-    q.set_limits(Limits::from_config(cfg)?);
-    q.skip_write_check();
-    if !opts.dry_run {
-        q.write(now, |w| {
-            // tern_q -better-analyze tells "no pass since submit" by this.
-            w.set_meta("last_pass", now)?;
-            machine::sync_slots(w.conn(), &machine, now)?;
-            Ok(())
-        })?;
-        charge_usage(cfg, &mut q, &machine, now)?;
-    }
     let mut events: Vec<(PathBuf, Event)> = Vec::new();
     reconcile(&mut q, spool, now, opts.dry_run, &mut report, &mut events)?;
     // One read of every job serves the periodic policies and, unless they
@@ -228,8 +222,74 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         &mut report,
         &mut events,
     )?;
-    // CronTab jobs: their next DeferralTime, before they are matched.
-    let decisions = deferral::decide(&q, &all, now, opts.reconfig)?;
+    let changed = schedule_cron(cfg, &mut q, &all, now, opts, &mut report, &mut events)? || changed;
+    let idle: Vec<JobRow> = if changed {
+        q.idle_rows()?
+    } else {
+        all.into_iter()
+            .filter(|r| r.status == status::IDLE)
+            .collect()
+    };
+    let (outcome, victims) = plan_pass(cfg, &q, &machine, idle, now, opts.dry_run)?;
+    report_plan(&mut report, &outcome, &victims);
+    if opts.dry_run {
+        return Ok(report);
+    }
+    let claims = launch::claim(&mut q, spool, &machine, &outcome, now)?;
+    request_preemptions(&mut q, spool, &victims, now)?;
+    drop(q);
+    if let Err(e) = userlog::log_job_events(&events) {
+        report.lines.push(format!("warning: {e}"));
+    }
+    for c in claims {
+        match launch::start_shadow(cfg, spool, c) {
+            Ok(()) => report.started += 1,
+            Err(e) => report.lines.push(format!("warning: {e}")),
+        }
+    }
+    Ok(report)
+}
+
+/// The queue with its limits, or `None` before the first submit. A pass
+/// that changes things records itself (tern_q -better-analyze tells "no
+/// pass since submit" by it), brings the slots table in line with the
+/// machine and charges the submitters for their slots.
+fn open_queue(
+    cfg: &Config,
+    spool: &Path,
+    opts: &Options,
+    machine: &Machine,
+    now: i64,
+) -> Result<Option<Queue>, NegotiatorError> {
+    let Some(mut q) = Queue::open(spool, !opts.dry_run)? else {
+        return Ok(None);
+    };
+    q.set_limits(Limits::from_config(cfg)?);
+    q.skip_write_check();
+    if !opts.dry_run {
+        q.write(now, |w| {
+            w.set_meta("last_pass", now)?;
+            machine::sync_slots(w.conn(), machine, now)?;
+            Ok(())
+        })?;
+        charge_usage(cfg, &mut q, machine, now)?;
+    }
+    Ok(Some(q))
+}
+
+/// CronTab jobs: their next DeferralTime, before they are matched (and,
+/// with `-reconfig`, every job's ScheddInterval). Returns whether it
+/// changed any job.
+fn schedule_cron(
+    cfg: &Config,
+    q: &mut Queue,
+    all: &[JobRow],
+    now: i64,
+    opts: &Options,
+    report: &mut Report,
+    events: &mut Vec<(PathBuf, Event)>,
+) -> Result<bool, NegotiatorError> {
+    let decisions = deferral::decide(q, all, now, opts.reconfig)?;
     for d in &decisions {
         report.lines.push(match d {
             deferral::Decision::Schedule(id, t) => format!("schedule {id} at {t}"),
@@ -240,25 +300,30 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     }
     if opts.reconfig && !opts.dry_run {
         let interval = cfg.get_int("SCHEDD_INTERVAL", 60)?;
-        let n = deferral::rewrite_schedd_interval(&mut q, interval, now)?;
+        let n = deferral::rewrite_schedd_interval(q, interval, now)?;
         report
             .lines
             .push(format!("ScheddInterval = {interval} in {n} job(s)"));
     }
-    let changed = changed || !decisions.is_empty();
     if !opts.dry_run {
-        deferral::apply(&mut q, &decisions, now, &mut events)?;
+        deferral::apply(q, &decisions, now, events)?;
     }
-    let idle: Vec<crate::queue::JobRow> = if changed {
-        q.idle_rows()?
-    } else {
-        all.into_iter()
-            .filter(|r| r.status == status::IDLE)
-            .collect()
-    };
+    Ok(!decisions.is_empty())
+}
+
+/// The matches of the idle jobs to the slots, and (with preemption on) the
+/// running jobs to preempt for the jobs still waiting. Changes nothing.
+fn plan_pass(
+    cfg: &Config,
+    q: &Queue,
+    machine: &Machine,
+    idle: Vec<JobRow>,
+    now: i64,
+    dry: bool,
+) -> Result<(matchmaking::Outcome, Vec<preempt::Victim>), NegotiatorError> {
     let slots = machine::load_slots(q.conn())?;
-    let slots = if slots.is_empty() && opts.dry_run {
-        machine::configured_rows(&machine, now)
+    let slots = if slots.is_empty() && dry {
+        machine::configured_rows(machine, now)
     } else {
         slots
     };
@@ -267,39 +332,41 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     let preemption = preemption_policy(cfg)?;
     let rank_preemption = cfg.get_bool("STARTD_RANK_PREEMPTION", false)?;
     let waiting = (preemption.is_some() || rank_preemption).then(|| (idle.clone(), slots.clone()));
-    let outcome = matchmaking::plan(&q, idle, &machine, slots, &ranks(cfg)?, &fair, &uid, now)?;
+    let outcome = matchmaking::plan(q, idle, machine, slots, &ranks(cfg)?, &fair, &uid, now)?;
+    let Some((idle, slots)) = waiting else {
+        return Ok((outcome, Vec::new()));
+    };
+    let planned_ids: HashSet<JobId> = outcome.planned.iter().map(|p| p.id).collect();
+    let left: Vec<JobRow> = idle
+        .into_iter()
+        .filter(|r| !planned_ids.contains(&r.id))
+        .collect();
     let mut victims: Vec<preempt::Victim> = Vec::new();
-    if let Some((idle, slots)) = waiting {
-        let planned_ids: std::collections::HashSet<JobId> =
-            outcome.planned.iter().map(|p| p.id).collect();
-        let left: Vec<crate::queue::JobRow> = idle
-            .into_iter()
-            .filter(|r| !planned_ids.contains(&r.id))
-            .collect();
-        if rank_preemption {
-            victims = preempt::rank_victims(&q, &machine, &slots, &left, &[], &uid, now)?;
+    if rank_preemption {
+        victims = preempt::rank_victims(q, machine, &slots, &left, &[], &uid, now)?;
+    }
+    if let Some(policy) = &preemption {
+        let mut given: HashMap<String, f64> = HashMap::new();
+        for p in &outcome.planned {
+            *given.entry(p.submitter.clone()).or_insert(0.0) += p.cost;
         }
-        if let Some(policy) = &preemption {
-            let mut given: std::collections::HashMap<String, f64> =
-                std::collections::HashMap::new();
-            for p in &outcome.planned {
-                *given.entry(p.submitter.clone()).or_insert(0.0) += p.cost;
-            }
-            let more = preempt::victims(
-                &q, &machine, &slots, &left, &given, &fair, policy, &uid, now,
-            )?;
-            victims.extend(
-                more.into_iter()
-                    .filter(|m| !victims.iter().any(|v| v.slot == m.slot))
-                    .collect::<Vec<_>>(),
-            );
-        }
-        for v in &victims {
-            report.lines.push(format!(
-                "preempt {} on {} for {}",
-                v.job, v.slot, v.for_submitter
-            ));
-        }
+        let more = preempt::victims(q, machine, &slots, &left, &given, &fair, policy, &uid, now)?;
+        victims.extend(
+            more.into_iter()
+                .filter(|m| !victims.iter().any(|v| v.slot == m.slot))
+                .collect::<Vec<_>>(),
+        );
+    }
+    Ok((outcome, victims))
+}
+
+/// One report line per preemption, rejection and match.
+fn report_plan(report: &mut Report, outcome: &matchmaking::Outcome, victims: &[preempt::Victim]) {
+    for v in victims {
+        report.lines.push(format!(
+            "preempt {} on {} for {}",
+            v.job, v.slot, v.for_submitter
+        ));
     }
     for r in &outcome.rejected {
         report.lines.push(format!("reject {} {}", r.id, r.reason));
@@ -313,39 +380,35 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
             None => format!("match {} {} {}", p.id, p.submitter, p.slot),
         });
     }
-    if opts.dry_run {
-        return Ok(report);
+}
+
+/// Asks the shadows of the preempted jobs to stop them, and wakes them.
+fn request_preemptions(
+    q: &mut Queue,
+    spool: &Path,
+    victims: &[preempt::Victim],
+    now: i64,
+) -> Result<(), NegotiatorError> {
+    if victims.is_empty() {
+        return Ok(());
     }
-    let claims = launch::claim(&mut q, spool, &machine, &outcome, now)?;
-    if !victims.is_empty() {
-        q.write(now, |w| {
-            for v in &victims {
-                w.request(
-                    v.job,
-                    if v.by_rank {
-                        Request::PreemptRank
-                    } else {
-                        Request::Preempt
-                    },
-                )?;
-            }
-            Ok(())
-        })?;
-        for v in &victims {
-            joblock::wake(spool, v.job);
+    q.write(now, |w| {
+        for v in victims {
+            w.request(
+                v.job,
+                if v.by_rank {
+                    Request::PreemptRank
+                } else {
+                    Request::Preempt
+                },
+            )?;
         }
+        Ok(())
+    })?;
+    for v in victims {
+        joblock::wake(spool, v.job);
     }
-    drop(q);
-    if let Err(e) = userlog::log_job_events(&events) {
-        report.lines.push(format!("warning: {e}"));
-    }
-    for c in claims {
-        match launch::start_shadow(cfg, spool, c) {
-            Ok(()) => report.started += 1,
-            Err(e) => report.lines.push(format!("warning: {e}")),
-        }
-    }
-    Ok(report)
+    Ok(())
 }
 
 /// The accountant's update at the start of a pass: every submitter is
