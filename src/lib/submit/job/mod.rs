@@ -2,7 +2,7 @@
 //! to one proc, as condor_submit builds it.
 //!
 //! [`build`] runs condor_submit's steps in its order, each a method of
-//! [`Build`] named after condor_submit's own (`SetUniverse` is
+//! `Build` named after condor_submit's own (`SetUniverse` is
 //! `set_universe`, `SetExecutable` is `set_executable`, ...). The steps
 //! live by topic: `files.rs` (initial directory, executable, standard
 //! streams, user log), `process.rs` (arguments, environment),
