@@ -280,51 +280,32 @@ impl job::Commands for ProcCommands<'_> {
     }
 }
 
-/// Turns a parsed description into one cluster.
+/// Turns a parsed description into one cluster: the statements run in
+/// order, macro definitions and `+Attr` lines accumulate, and each `queue`
+/// statement makes its procs with what is in force there.
 pub fn materialize(
     file: &SubmitFile,
     config: &Config,
     opts: &SubmitOptions,
 ) -> Result<Cluster, SubmitError> {
-    let cfg = |n: &str| config.get(n).ok().flatten();
-    let arch = cfg("ARCH").unwrap_or_else(|| "X86_64".into());
-    let opsys = cfg("OPSYS").unwrap_or_else(|| "LINUX".into());
-    let fs_domain = cfg("FILESYSTEM_DOMAIN").unwrap_or_else(|| "localhost".into());
-    let uid_domain = cfg("UID_DOMAIN").unwrap_or_else(|| "localhost".into());
-    let schedd_interval = cfg("SCHEDD_INTERVAL")
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(60);
-    let version = format!("tern {}", env!("CARGO_PKG_VERSION"));
-    let append_requirements = cfg("APPEND_REQUIREMENTS");
-    let append_req_vanilla = cfg("APPEND_REQ_VANILLA");
-    let ctx_base = |proc_id: i64| job::JobContext {
-        cluster: opts.cluster,
-        proc_id,
-        qdate: opts.qdate,
-        owner: &opts.owner,
-        uid_domain: &uid_domain,
-        cwd: &opts.cwd,
-        arch: &arch,
-        opsys: &opsys,
-        filesystem_domain: &fs_domain,
-        schedd_interval,
-        append_requirements: append_requirements.clone(),
-        append_req_vanilla: append_req_vanilla.clone(),
-        environ: &opts.environ,
-        version: &version,
+    let site = Site::from_config(config);
+    let mut m = Materializer {
+        file,
+        config,
+        opts,
+        predefined: predefined(file, config, opts, &site.arch, &site.opsys),
+        site,
+        table: HashMap::default(),
+        attrs: Vec::new(),
+        cluster_ad: None,
+        procs: Vec::new(),
+        used: file.condition_refs.clone(),
     };
-    let predefined = predefined(file, config, opts, &arch, &opsys);
-
-    let mut table: HashMap<String, MacroDef> = HashMap::default();
-    let mut attrs: Vec<(String, Option<String>, Origin)> = Vec::new();
-    let mut cluster_ad: Option<ClassAd> = None;
-    let mut procs: Vec<ClassAd> = Vec::new();
     let mut saw_queue = false;
-    let mut used: HashSet<String> = file.condition_refs.clone();
     for st in &file.stmts {
         match &st.kind {
             Kind::Set { name, value } => {
-                table.insert(
+                m.table.insert(
                     name.to_ascii_lowercase(),
                     MacroDef {
                         raw: value.clone(),
@@ -333,106 +314,13 @@ pub fn materialize(
                 );
             }
             Kind::Attr { name, value } => {
-                attrs.retain(|(n, _, _)| !n.eq_ignore_ascii_case(name));
-                attrs.push((name.clone(), value.clone(), st.origin.clone()));
+                m.attrs.retain(|(n, _, _)| !n.eq_ignore_ascii_case(name));
+                m.attrs
+                    .push((name.clone(), value.clone(), st.origin.clone()));
             }
             Kind::Queue(stmt) => {
                 saw_queue = true;
-                let mut scoped = table.clone();
-                if let Some(b) = &opts.batch_name {
-                    scoped.insert(
-                        "batch_name".into(),
-                        MacroDef {
-                            raw: b.clone(),
-                            origin: st.origin.clone(),
-                        },
-                    );
-                }
-                collect_refs(&stmt.rest, &mut used);
-                for l in stmt.block.iter().flatten() {
-                    collect_refs(l, &mut used);
-                }
-                for d in scoped.values() {
-                    collect_refs(&d.raw, &mut used);
-                }
-                for (_, v, _) in &attrs {
-                    if let Some(v) = v {
-                        collect_refs(v, &mut used);
-                    }
-                }
-                // The queue line is macro-expanded before it is read, as
-                // condor_submit does, with the macros in force here.
-                let spec = &expand_queue(stmt, &scoped, &predefined, config, &st.origin)?;
-                let rows = queue_rows(spec, &scoped, &predefined, config, file, &st.origin)?;
-                let (dyn_cmds, dyn_attrs) = dynamic_commands(&scoped, &attrs, spec);
-                let dynamic = !dyn_cmds.is_empty() || dyn_attrs;
-                // This statement's first proc, in full, and how it differs
-                // from the cluster ad: later procs of the statement start
-                // from them.
-                let mut first: Option<(ClassAd, ClassAd)> = None;
-                for vars in rows {
-                    let proc_id = procs.len() as i64;
-                    let mut vars = vars;
-                    vars.insert("process".into(), proc_id.to_string());
-                    vars.insert("procid".into(), proc_id.to_string());
-                    if let (false, Some((_, stmt_diff))) = (dynamic, &first) {
-                        let mut diff = stmt_diff.clone();
-                        diff.insert("ProcId", Expr::int(proc_id));
-                        procs.push(diff);
-                        continue;
-                    }
-                    let mut cmds = ProcCommands {
-                        m: ProcMacros {
-                            table: &scoped,
-                            vars: &vars,
-                            predefined: &predefined,
-                            config,
-                        },
-                        attrs: &attrs,
-                        queue_origin: st.origin.clone(),
-                    };
-                    let ctx = ctx_base(proc_id);
-                    match (&first, &cluster_ad) {
-                        (Some((stmt_full, stmt_diff)), Some(base))
-                            if !dyn_cmds.iter().any(|c| c == "universe") =>
-                        {
-                            let part =
-                                job::build(&mut cmds, &ctx, Some(&dyn_cmds), Some(stmt_full))?;
-                            let mut diff = stmt_diff.clone();
-                            for (n, e) in part.iter() {
-                                if same_expr(base.get(n), e) {
-                                    diff.remove(n);
-                                } else {
-                                    diff.insert(n, e.clone());
-                                }
-                            }
-                            diff.insert("ProcId", Expr::int(proc_id));
-                            procs.push(diff);
-                        }
-                        _ => {
-                            let ad = job::build(&mut cmds, &ctx, None, None)?;
-                            let stmt_diff = match &cluster_ad {
-                                None => {
-                                    let mut c = ad.clone();
-                                    c.remove("ProcId");
-                                    cluster_ad = Some(c);
-                                    ClassAd::new()
-                                }
-                                Some(base) => {
-                                    let mut d = diff_ads(base, &ad);
-                                    d.remove("ProcId");
-                                    d
-                                }
-                            };
-                            let mut diff = stmt_diff.clone();
-                            diff.insert("ProcId", Expr::int(proc_id));
-                            procs.push(diff);
-                            if first.is_none() {
-                                first = Some((ad, stmt_diff));
-                            }
-                        }
-                    }
-                }
+                m.queue(stmt, &st.origin)?;
             }
         }
     }
@@ -445,6 +333,200 @@ pub fn materialize(
             ),
         });
     }
+    Ok(Cluster {
+        cluster_ad: m.cluster_ad.unwrap_or_default(),
+        procs: m.procs,
+        warnings: unused_warnings(file, &m.used),
+    })
+}
+
+/// What the configuration says about the submit machine, for every proc.
+struct Site {
+    arch: String,
+    opsys: String,
+    fs_domain: String,
+    uid_domain: String,
+    schedd_interval: i64,
+    version: String,
+    append_requirements: Option<String>,
+    append_req_vanilla: Option<String>,
+}
+
+impl Site {
+    fn from_config(config: &Config) -> Site {
+        let cfg = |n: &str| config.get(n).ok().flatten();
+        Site {
+            arch: cfg("ARCH").unwrap_or_else(|| "X86_64".into()),
+            opsys: cfg("OPSYS").unwrap_or_else(|| "LINUX".into()),
+            fs_domain: cfg("FILESYSTEM_DOMAIN").unwrap_or_else(|| "localhost".into()),
+            uid_domain: cfg("UID_DOMAIN").unwrap_or_else(|| "localhost".into()),
+            schedd_interval: cfg("SCHEDD_INTERVAL")
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(60),
+            version: format!("tern {}", env!("CARGO_PKG_VERSION")),
+            append_requirements: cfg("APPEND_REQUIREMENTS"),
+            append_req_vanilla: cfg("APPEND_REQ_VANILLA"),
+        }
+    }
+}
+
+/// One materialisation in progress: the macros and attributes in force,
+/// and the cluster ad and procs made so far.
+struct Materializer<'a> {
+    file: &'a SubmitFile,
+    config: &'a Config,
+    opts: &'a SubmitOptions,
+    site: Site,
+    predefined: HashMap<String, String>,
+    table: HashMap<String, MacroDef>,
+    attrs: Vec<(String, Option<String>, Origin)>,
+    /// The first proc's ad, less its ProcId.
+    cluster_ad: Option<ClassAd>,
+    /// Each proc as its difference from the cluster ad.
+    procs: Vec<ClassAd>,
+    /// The macros something reads, for the unused-line warnings.
+    used: HashSet<String>,
+}
+
+impl Materializer<'_> {
+    fn ctx(&self, proc_id: i64) -> job::JobContext<'_> {
+        let (opts, site) = (self.opts, &self.site);
+        job::JobContext {
+            cluster: opts.cluster,
+            proc_id,
+            qdate: opts.qdate,
+            owner: &opts.owner,
+            uid_domain: &site.uid_domain,
+            cwd: &opts.cwd,
+            arch: &site.arch,
+            opsys: &site.opsys,
+            filesystem_domain: &site.fs_domain,
+            schedd_interval: site.schedd_interval,
+            append_requirements: site.append_requirements.clone(),
+            append_req_vanilla: site.append_req_vanilla.clone(),
+            environ: &opts.environ,
+            version: &site.version,
+        }
+    }
+
+    /// The macros this statement's procs see (tern_submit -batch-name
+    /// included), noting what they read.
+    fn scope(&mut self, stmt: &QueueStmt, origin: &Origin) -> HashMap<String, MacroDef> {
+        let mut scoped = self.table.clone();
+        if let Some(b) = &self.opts.batch_name {
+            scoped.insert(
+                "batch_name".into(),
+                MacroDef {
+                    raw: b.clone(),
+                    origin: origin.clone(),
+                },
+            );
+        }
+        collect_refs(&stmt.rest, &mut self.used);
+        for l in stmt.block.iter().flatten() {
+            collect_refs(l, &mut self.used);
+        }
+        for d in scoped.values() {
+            collect_refs(&d.raw, &mut self.used);
+        }
+        for (_, v, _) in &self.attrs {
+            if let Some(v) = v {
+                collect_refs(v, &mut self.used);
+            }
+        }
+        scoped
+    }
+
+    /// One `queue` statement: a proc per item row. The statement's first
+    /// proc is built in full; a later one copies its difference when no
+    /// command depends on the proc's variables, else rebuilds only the
+    /// commands that do.
+    fn queue(&mut self, stmt: &QueueStmt, origin: &Origin) -> Result<(), SubmitError> {
+        let scoped = self.scope(stmt, origin);
+        // The queue line is macro-expanded before it is read, as
+        // condor_submit does, with the macros in force here.
+        let spec = &expand_queue(stmt, &scoped, &self.predefined, self.config, origin)?;
+        let rows = queue_rows(
+            spec,
+            &scoped,
+            &self.predefined,
+            self.config,
+            self.file,
+            origin,
+        )?;
+        let (dyn_cmds, dyn_attrs) = dynamic_commands(&scoped, &self.attrs, spec);
+        let dynamic = !dyn_cmds.is_empty() || dyn_attrs;
+        // This statement's first proc, in full, and how it differs from the
+        // cluster ad: later procs of the statement start from them.
+        let mut first: Option<(ClassAd, ClassAd)> = None;
+        for mut vars in rows {
+            let proc_id = self.procs.len() as i64;
+            vars.insert("process".into(), proc_id.to_string());
+            vars.insert("procid".into(), proc_id.to_string());
+            if let (false, Some((_, stmt_diff))) = (dynamic, &first) {
+                let mut diff = stmt_diff.clone();
+                diff.insert("ProcId", Expr::int(proc_id));
+                self.procs.push(diff);
+                continue;
+            }
+            let mut cmds = ProcCommands {
+                m: ProcMacros {
+                    table: &scoped,
+                    vars: &vars,
+                    predefined: &self.predefined,
+                    config: self.config,
+                },
+                attrs: &self.attrs,
+                queue_origin: origin.clone(),
+            };
+            let ctx = self.ctx(proc_id);
+            let mut diff = match (&first, &self.cluster_ad) {
+                (Some((stmt_full, stmt_diff)), Some(base))
+                    if !dyn_cmds.iter().any(|c| c == "universe") =>
+                {
+                    let part = job::build(&mut cmds, &ctx, Some(&dyn_cmds), Some(stmt_full))?;
+                    let mut diff = stmt_diff.clone();
+                    for (n, e) in part.iter() {
+                        if same_expr(base.get(n), e) {
+                            diff.remove(n);
+                        } else {
+                            diff.insert(n, e.clone());
+                        }
+                    }
+                    diff
+                }
+                _ => {
+                    let ad = job::build(&mut cmds, &ctx, None, None)?;
+                    let stmt_diff = match &self.cluster_ad {
+                        None => {
+                            let mut c = ad.clone();
+                            c.remove("ProcId");
+                            self.cluster_ad = Some(c);
+                            ClassAd::new()
+                        }
+                        Some(base) => {
+                            let mut d = diff_ads(base, &ad);
+                            d.remove("ProcId");
+                            d
+                        }
+                    };
+                    let diff = stmt_diff.clone();
+                    if first.is_none() {
+                        first = Some((ad, stmt_diff));
+                    }
+                    diff
+                }
+            };
+            diff.insert("ProcId", Expr::int(proc_id));
+            self.procs.push(diff);
+        }
+        Ok(())
+    }
+}
+
+/// condor_submit's warning for each macro definition nothing read (not a
+/// command, a `request_` or a dotted name).
+fn unused_warnings(file: &SubmitFile, used: &HashSet<String>) -> Vec<String> {
     let mut warnings = Vec::new();
     for st in &file.stmts {
         if let Kind::Set { name, value } = &st.kind {
@@ -460,11 +542,7 @@ pub fn materialize(
             }
         }
     }
-    Ok(Cluster {
-        cluster_ad: cluster_ad.unwrap_or_default(),
-        procs,
-        warnings,
-    })
+    warnings
 }
 
 /// Attributes of `ad` that differ from `base` (by their printed form).
