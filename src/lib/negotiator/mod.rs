@@ -455,6 +455,34 @@ fn reconcile(
     report: &mut Report,
     events: &mut Vec<(PathBuf, Event)>,
 ) -> Result<(), NegotiatorError> {
+    for id in claimed_jobs(q)? {
+        if dry {
+            if !joblock::is_held(spool, id) {
+                report
+                    .lines
+                    .push(format!("requeue {id} (its shadow is gone)"));
+            }
+            continue;
+        }
+        let Some(lock) =
+            joblock::try_acquire(spool, id).map_err(io("cannot check a shadow's lock"))?
+        else {
+            continue;
+        };
+        // Whatever the dead shadow left running must not run beside the
+        // job's next run.
+        if let Some(pgid) = lock.recorded_job_pgid() {
+            crate::sys::pids::signal_group(pgid, libc::SIGKILL);
+        }
+        put_right(q, id, now, report, events)?;
+        joblock::remove(spool, lock);
+    }
+    Ok(())
+}
+
+/// The jobs a shadow should be looking after: those on a claimed slot,
+/// and those whose status says running.
+fn claimed_jobs(q: &Queue) -> Result<Vec<JobId>, NegotiatorError> {
     let slots = machine::load_slots(q.conn())?;
     let mut suspects: Vec<JobId> = slots
         .iter()
@@ -474,76 +502,68 @@ fn reconcile(
             suspects.push(row.id);
         }
     }
-    for id in suspects {
-        if dry {
-            if !joblock::is_held(spool, id) {
+    Ok(suspects)
+}
+
+/// Puts right one job whose shadow is gone (its lock is ours): frees its
+/// slot, drops its requests, and requeues, removes or keeps it held, with
+/// the event its user log is owed.
+fn put_right(
+    q: &mut Queue,
+    id: JobId,
+    now: i64,
+    report: &mut Report,
+    events: &mut Vec<(PathBuf, Event)>,
+) -> Result<(), NegotiatorError> {
+    let mut logged: Vec<Event> = Vec::new();
+    let mut log_path = None;
+    q.write(now, |w| {
+        for s in machine::load_slots(w.conn())? {
+            if s.cluster == Some(id.cluster) && s.proc == Some(id.proc) {
+                free_slot(w.conn(), &s, now)?;
+            }
+        }
+        w.clear_requests(id, None)?;
+        let Some(row) = w.row(id)? else { return Ok(()) };
+        let ad = Rc::new(w.full_ad(&row)?);
+        log_path = userlog::user_log_path(&ad);
+        match row.status {
+            status::RUNNING | status::SUSPENDED | status::TRANSFERRING_OUTPUT => {
+                w.change(&row, &ad, &policy::requeue(&ad, now, None, true))?;
+                logged.push(evicted(id, now, None));
                 report
                     .lines
                     .push(format!("requeue {id} (its shadow is gone)"));
             }
-            continue;
-        }
-        let Some(lock) =
-            joblock::try_acquire(spool, id).map_err(io("cannot check a shadow's lock"))?
-        else {
-            continue;
-        };
-        // Whatever the dead shadow left running must not run beside the
-        // job's next run.
-        if let Some(pgid) = lock.recorded_job_pgid() {
-            crate::sys::pids::signal_group(pgid, libc::SIGKILL);
-        }
-        let mut logged: Vec<Event> = Vec::new();
-        let mut log_path = None;
-        q.write(now, |w| {
-            for s in machine::load_slots(w.conn())? {
-                if s.cluster == Some(id.cluster) && s.proc == Some(id.proc) {
-                    free_slot(w.conn(), &s, now)?;
-                }
+            status::REMOVED => {
+                let reason = ad.eval_str("RemoveReason").unwrap_or_default();
+                let change = policy::leave_or_stay(&ad, vec![]);
+                w.change(&row, &ad, &change)?;
+                logged.push(Event::aborted(id, &reason));
+                report
+                    .lines
+                    .push(format!("remove {id} (its shadow is gone)"));
             }
-            w.clear_requests(id, None)?;
-            let Some(row) = w.row(id)? else { return Ok(()) };
-            let ad = Rc::new(w.full_ad(&row)?);
-            log_path = userlog::user_log_path(&ad);
-            match row.status {
-                status::RUNNING | status::SUSPENDED | status::TRANSFERRING_OUTPUT => {
-                    w.change(&row, &ad, &policy::requeue(&ad, now, None, true))?;
-                    logged.push(evicted(id, now, None));
-                    report
-                        .lines
-                        .push(format!("requeue {id} (its shadow is gone)"));
-                }
-                status::REMOVED => {
-                    let reason = ad.eval_str("RemoveReason").unwrap_or_default();
-                    let change = policy::leave_or_stay(&ad, vec![]);
-                    w.change(&row, &ad, &change)?;
-                    logged.push(Event::aborted(id, &reason));
-                    report
-                        .lines
-                        .push(format!("remove {id} (its shadow is gone)"));
-                }
-                status::HELD => {
-                    let reason = ad.eval_str("HoldReason").unwrap_or_default();
-                    let code = ad.eval_int("HoldReasonCode").unwrap_or(0);
-                    let sub = ad.eval_int("HoldReasonSubCode").unwrap_or(0);
-                    let change = Change::Update {
-                        set: policy::end_of_run(&ad, now),
-                        delete: policy::running_attrs(&ad),
-                    };
-                    w.change(&row, &ad, &change)?;
-                    logged.push(Event::held(id, &reason, code, sub));
-                    report
-                        .lines
-                        .push(format!("held {id} stopped (its shadow is gone)"));
-                }
-                _ => {}
+            status::HELD => {
+                let reason = ad.eval_str("HoldReason").unwrap_or_default();
+                let code = ad.eval_int("HoldReasonCode").unwrap_or(0);
+                let sub = ad.eval_int("HoldReasonSubCode").unwrap_or(0);
+                let change = Change::Update {
+                    set: policy::end_of_run(&ad, now),
+                    delete: policy::running_attrs(&ad),
+                };
+                w.change(&row, &ad, &change)?;
+                logged.push(Event::held(id, &reason, code, sub));
+                report
+                    .lines
+                    .push(format!("held {id} stopped (its shadow is gone)"));
             }
-            Ok(())
-        })?;
-        if let Some(p) = log_path {
-            events.extend(logged.into_iter().map(|e| (p.clone(), e)));
+            _ => {}
         }
-        joblock::remove(spool, lock);
+        Ok(())
+    })?;
+    if let Some(p) = log_path {
+        events.extend(logged.into_iter().map(|e| (p.clone(), e)));
     }
     Ok(())
 }
@@ -572,13 +592,39 @@ pub fn evicted(id: JobId, now: i64, reason: Option<String>) -> Event {
 /// Returns whether it changed any job.
 fn periodic(
     q: &mut Queue,
-    rows: &[crate::queue::JobRow],
+    rows: &[JobRow],
     spool: &Path,
     now: i64,
     dry: bool,
     report: &mut Report,
     events: &mut Vec<(PathBuf, Event)>,
 ) -> Result<bool, NegotiatorError> {
+    let decided = decide_periodic(q, rows, spool)?;
+    if decided.is_empty() {
+        return Ok(false);
+    }
+    for (id, a) in &decided {
+        report.lines.push(match a {
+            policy::Action::Hold { reason, .. } => format!("hold {id} {reason}"),
+            policy::Action::Release { reason } => format!("release {id} {reason}"),
+            policy::Action::Remove { reason } => format!("remove {id} {reason}"),
+        });
+    }
+    if dry {
+        return Ok(false);
+    }
+    apply_periodic(q, &decided, spool, now, events)?;
+    Ok(true)
+}
+
+/// What the periodic expressions decide for each job, read outside a
+/// transaction. Only jobs whose cluster or own differences have a
+/// periodic expression are evaluated.
+fn decide_periodic(
+    q: &Queue,
+    rows: &[JobRow],
+    spool: &Path,
+) -> Result<Vec<(JobId, policy::Action)>, NegotiatorError> {
     let mut decided: Vec<(JobId, policy::Action)> = Vec::new();
     let mut cluster_fires: rustc_hash::FxHashMap<i64, bool> = rustc_hash::FxHashMap::default();
     for row in rows {
@@ -615,23 +661,23 @@ fn periodic(
             decided.push((row.id, a));
         }
     }
-    if decided.is_empty() {
-        return Ok(false);
-    }
-    for (id, a) in &decided {
-        report.lines.push(match a {
-            policy::Action::Hold { reason, .. } => format!("hold {id} {reason}"),
-            policy::Action::Release { reason } => format!("release {id} {reason}"),
-            policy::Action::Remove { reason } => format!("remove {id} {reason}"),
-        });
-    }
-    if dry {
-        return Ok(false);
-    }
+    Ok(decided)
+}
+
+/// Carries out the periodic decisions, each checked again inside the
+/// transaction. A running job's hold or removal is a request to its
+/// shadow, which is woken; other changes are logged here.
+fn apply_periodic(
+    q: &mut Queue,
+    decided: &[(JobId, policy::Action)],
+    spool: &Path,
+    now: i64,
+    events: &mut Vec<(PathBuf, Event)>,
+) -> Result<(), NegotiatorError> {
     let mut wake: Vec<JobId> = Vec::new();
     let mut logged: Vec<(PathBuf, Event)> = Vec::new();
     q.write(now, |w| {
-        for (id, action) in &decided {
+        for (id, action) in decided {
             let Some(row) = w.row(*id)? else { continue };
             let ad = Rc::new(w.full_ad(&row)?);
             // Decided on the ad read before this transaction: check again.
@@ -693,7 +739,7 @@ fn periodic(
     for id in wake {
         joblock::wake(spool, id);
     }
-    Ok(true)
+    Ok(())
 }
 
 /// Ends the claim on a slot: a dynamic slot goes back to its partitionable
