@@ -102,12 +102,12 @@ pub enum QueueError {
     Busy,
     #[error("queue database: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    #[error("{0}")]
-    Invalid(String),
     /// An error of a layer above the queue (the machine's slots, ...) met
     /// inside a transaction, kept whole so that its caller can tell it.
     #[error(transparent)]
     Above(Box<dyn std::error::Error + Send + Sync>),
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// A job id, `cluster.proc`.
