@@ -102,6 +102,25 @@ impl Build<'_> {
         if let Some(a) = append.or(ctx.append_requirements.clone()) {
             clauses.push(format!("({a})"));
         }
+        self.default_clauses(&refers, &mut clauses);
+        let mut req = clauses.join(" && ");
+        if self.timed {
+            let window = "(((time() + ScheddInterval) >= (DeferralTime - DeferralPrepTime)) && (time() < (DeferralTime + DeferralWindow)))";
+            if self.universe == Universe::Local {
+                req = format!("{req} && {window}");
+            } else {
+                req = format!("{req} && TARGET.HasJobDeferral && {window}");
+            }
+        }
+        self.ad
+            .insert("Requirements", parse_rhs("Requirements", &req, &self.q)?);
+        Ok(())
+    }
+    /// The clauses condor_submit adds for what the user's requirements do
+    /// not mention (`refers`): the submit machine's Arch and OpSys, each
+    /// resource request, and how the job's files reach the slot.
+    fn default_clauses(&self, refers: &dyn Fn(&str) -> bool, clauses: &mut Vec<String>) {
+        let ctx = self.ctx;
         if !refers("Arch") {
             clauses.push(format!("(TARGET.Arch == \"{}\")", ctx.arch));
         }
@@ -155,17 +174,5 @@ impl Build<'_> {
                 clauses.push(f.into());
             }
         }
-        let mut req = clauses.join(" && ");
-        if self.timed {
-            let window = "(((time() + ScheddInterval) >= (DeferralTime - DeferralPrepTime)) && (time() < (DeferralTime + DeferralWindow)))";
-            if self.universe == Universe::Local {
-                req = format!("{req} && {window}");
-            } else {
-                req = format!("{req} && TARGET.HasJobDeferral && {window}");
-            }
-        }
-        self.ad
-            .insert("Requirements", parse_rhs("Requirements", &req, &self.q)?);
-        Ok(())
     }
 }
