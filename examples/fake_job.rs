@@ -26,6 +26,10 @@
 //! - `args`: print every remaining argument as `[arg]`, one a line, and
 //!   stop reading verbs (so the arguments can be anything).
 //! - `kill-self SIG`: send itself SIG (a number or a name like TERM).
+//! - `record-signal F`: from now on, the first signal that reaches the job
+//!   (any it can catch but CHLD, CONT, URG and WINCH, which come without
+//!   anyone asking it to stop) is written to F as its number and a
+//!   newline, and the job exits 0. Tests see what a stop sends this way.
 //! - `if-missing F N`: do the next N verbs only if F does not exist (now);
 //!   otherwise skip them. With `touch F` among them, a job can behave one
 //!   way on its first run and another way when it runs again.
@@ -33,6 +37,7 @@
 //! A bad verb or argument prints `fake_job: ...` on stderr and exits 99.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
 fn main() {
@@ -68,6 +73,7 @@ fn main() {
                 libc::signal(libc::SIGTERM, libc::SIG_IGN);
             },
             "pidfile" => pidfile = Some(arg()),
+            "record-signal" => record_signals(&arg()),
             "fork-sleep" => fork_sleep(seconds(&arg()), pidfile.as_deref()),
             "write" => {
                 let file = arg();
@@ -119,7 +125,7 @@ fn arity(verb: &str) -> usize {
         "write" | "if-missing" => 2,
         "args" => fail("if-missing cannot skip args"),
         "exit" | "sleep" | "spin" | "pidfile" | "fork-sleep" | "touch" | "echo" | "stderr"
-        | "grow" | "env" | "kill-self" => 1,
+        | "grow" | "env" | "kill-self" | "record-signal" => 1,
         other => fail(&format!("unknown verb {other:?}")),
     }
 }
@@ -216,5 +222,51 @@ fn fork_sleep(d: Duration, pidfile: Option<&str>) {
             Some(f) => append(f, &format!("{pid}\n")),
             None => println!("{pid}"),
         },
+    }
+}
+
+/// Where `record-signal` writes: a descriptor opened before any handler
+/// is installed, so the handler only has to write.
+static RECORD_FD: AtomicI32 = AtomicI32::new(-1);
+
+fn record_signals(file: &str) {
+    use std::os::fd::IntoRawFd;
+    let f =
+        std::fs::File::create(file).unwrap_or_else(|e| fail(&format!("cannot create {file}: {e}")));
+    RECORD_FD.store(f.into_raw_fd(), Ordering::SeqCst);
+    let skip = [
+        libc::SIGKILL,
+        libc::SIGSTOP,
+        libc::SIGCHLD,
+        libc::SIGCONT,
+        libc::SIGURG,
+        libc::SIGWINCH,
+    ];
+    for sig in (1..32).filter(|s| !skip.contains(s)) {
+        unsafe {
+            libc::signal(sig, record as *const () as libc::sighandler_t);
+        }
+    }
+}
+
+/// The handler: the signal's number in decimal, by hand (nothing that
+/// allocates or locks is safe in a handler), then exit.
+extern "C" fn record(sig: libc::c_int) {
+    let mut buf = [0u8; 12];
+    let mut i = buf.len() - 1;
+    buf[i] = b'\n';
+    let mut n = sig.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let fd = RECORD_FD.load(Ordering::SeqCst);
+    unsafe {
+        libc::write(fd, buf[i..].as_ptr().cast(), buf.len() - i);
+        libc::_exit(0);
     }
 }

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::NOW;
+use crate::common::{NOW, bin};
 
 /// What a file's `# expect:` line promises.
 #[derive(Debug)]
@@ -187,7 +187,7 @@ fn every_bad_submit_file_fails_at_its_line() {
     for path in &cases {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let want = expectation(path);
-        let mut cmd = command(env!("CARGO_BIN_EXE_tern_submit"), dir.path());
+        let mut cmd = command(bin("tern_submit"), dir.path());
         cmd.env("TERN_CONFIG", "/dev/null")
             .args(["-dry-run", &name]);
         failures.extend(check("tern_submit", cmd, dir.path(), &name, &want));
@@ -203,7 +203,7 @@ fn every_bad_config_file_fails_at_its_line() {
     for path in &cases {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let want = expectation(path);
-        let mut cmd = command(env!("CARGO_BIN_EXE_tern_config_val"), dir.path());
+        let mut cmd = command(bin("tern_config_val"), dir.path());
         cmd.env("TERN_CONFIG", &name).arg("SPOOL");
         failures.extend(check("tern_config_val", cmd, dir.path(), &name, &want));
     }
@@ -220,7 +220,7 @@ fn a_bad_configuration_stops_tern_submit_too() {
     )
     .unwrap();
     let want = expectation(&corpus_dir("config").join("no_operator.conf"));
-    let mut cmd = command(env!("CARGO_BIN_EXE_tern_submit"), dir.path());
+    let mut cmd = command(bin("tern_submit"), dir.path());
     cmd.env("TERN_CONFIG", "no_operator.conf")
         .args(["-dry-run", "job.sub"]);
     if let Some(f) = check("tern_submit", cmd, dir.path(), "job.sub", &want) {

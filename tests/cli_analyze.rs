@@ -5,17 +5,14 @@
 use crate::common::{NOW, Run, TestEnv};
 
 fn env() -> TestEnv {
-    let env = crate::cli_edit::env()
+    let env = TestEnv::with_spool()
         .var("_TERN_NUM_CPUS", Some("4"))
         .var("_TERN_MEMORY", Some("8000"))
         .var("_TERN_DISK", Some("1000000"))
         .var("_TERN_FULL_HOSTNAME", Some("testhost"))
         .var("_TERN_NEGOTIATE_ON_SUBMIT", Some("false"));
     // A tiny program, so that DiskUsage is the same anywhere.
-    let prog = env.write("prog", "#!/bin/sh\nexit 0\n");
-    let mut perm = std::fs::metadata(&prog).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
-    std::fs::set_permissions(&prog, perm).unwrap();
+    env.write_program("prog");
     env
 }
 
@@ -26,35 +23,21 @@ fn submit(env: &TestEnv, body: &str) {
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
 }
 
-#[track_caller]
-fn ok(r: &Run, stdout: &str) {
-    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "tern_q failed: {r:?}");
-    if r.stdout != stdout {
-        panic!("unexpected output:\n{}\n--- expected:\n{stdout}", r.stdout);
-    }
-}
-
-fn me() -> String {
-    crate::cli_edit::real_user()
-}
-
-fn title() -> String {
-    format!(
-        "\n\n-- Schedd: {}@testhost : <{}> @ 11/14/23 22:13:20\n",
-        me(),
-        "SPOOL"
-    )
-}
-
-/// The output with the SPOOL path replaced by `SPOOL`.
+/// tern_q's output, normalized: `$SPOOL`, `$USER`.
 fn run_q(env: &TestEnv, args: &[&str]) -> Run {
-    let mut r = env.run("tern_q", args);
-    let spool = env.path("spool");
-    r.stdout = r.stdout.replace(spool.to_str().unwrap(), "SPOOL");
-    r
+    env.run("tern_q", args).normalized(env)
 }
 
-const REQUIREMENTS: &str = "\
+/// The title tern_q prints before an analysis, at NOW.
+macro_rules! title {
+    () => {
+        "\n\n-- Schedd: $USER@testhost : <$SPOOL> @ 11/14/23 22:13:20\n"
+    };
+}
+
+macro_rules! requirements {
+    () => {
+        "\
 The Requirements expression for job 1.000 is
 
     (TARGET.Arch == \"X86_64\") && (TARGET.OpSys == \"LINUX\") &&
@@ -62,23 +45,33 @@ The Requirements expression for job 1.000 is
     ((TARGET.FileSystemDomain == MY.FileSystemDomain) ||
       (TARGET.HasFileTransfer))
 
-";
+"
+    };
+}
 
-const NO_PASS: &str = "\
+macro_rules! no_pass {
+    () => {
+        "\
 No negotiation pass since submit: no pass has run since job 1.0 was
 submitted, so nothing has tried to match it yet. Run tern_negotiate to
 start one now; so that passes run even when none is started for you, add
 this line to your crontab (crontab -e):
 
     * * * * * tern_negotiate
-";
+"
+    };
+}
+
+const NO_PASS: &str = no_pass!();
 
 #[test]
 fn a_job_asking_more_memory_than_the_machine_has_matches_no_slot() {
     let env = env();
     submit(&env, "request_memory = 100000\n");
-    let expected = format!(
-        "{}{REQUIREMENTS}\
+    let expected = concat!(
+        title!(),
+        requirements!(),
+        "\
 Job 1.000 defines the following attributes:
 
     DiskUsage = 1
@@ -126,18 +119,17 @@ Suggestions:
 WARNING:  Be advised:
    No machines matched the jobs's constraints
 
-{NO_PASS}",
-        title()
+",
+        no_pass!()
     );
-    ok(&run_q(&env, &["-better-analyze", "1.0"]), &expected);
+    run_q(&env, &["-better-analyze", "1.0"]).ok(expected);
     // The cluster, and no job named at all (your idle jobs), say the same.
-    ok(&run_q(&env, &["-better-analyze", "1"]), &expected);
-    ok(&run_q(&env, &["-better-analyze"]), &expected);
+    run_q(&env, &["-better-analyze", "1"]).ok(expected);
+    run_q(&env, &["-better-analyze"]).ok(expected);
     // -analyze is the summary alone.
-    ok(
-        &run_q(&env, &["-analyze", "1.0"]),
-        &format!(
-            "{}
+    run_q(&env, &["-analyze", "1.0"]).ok(concat!(
+        title!(),
+        "
 001.000:  Run analysis summary ignoring user priority.  Of 1 slots on 1 machines,
       1 slots are rejected by your job's requirements: slot1@testhost
       0 slots reject your job because of their own requirements
@@ -146,10 +138,9 @@ WARNING:  Be advised:
 WARNING:  Be advised:
    No machines matched the jobs's constraints
 
-{NO_PASS}",
-            title()
-        ),
-    );
+",
+        no_pass!()
+    ));
 }
 
 #[test]
@@ -186,25 +177,21 @@ fn a_held_job_gives_its_hold_reason_and_is_not_analysed_by_default() {
     submit(&env, "");
     let r = env.run("tern_hold", ["1.0"]);
     assert_eq!(r.code, 0, "{r:?}");
-    ok(
-        &run_q(&env, &["-better-analyze", "1.0"]),
-        &format!(
-            "{}
+    run_q(&env, &["-better-analyze", "1.0"]).ok(concat!(
+        title!(),
+        "
 
 001.000:  Job is held.
 
-Hold reason: via tern_hold (by user {})
+Hold reason: via tern_hold (by user $USER)
 Hold reason code: 1, subcode: 0
 Held since: Tue Nov 14 22:13:20 2023
 Once the cause is fixed, tern_release 1.0 lets it run again.
 
-",
-            title(),
-            me()
-        ),
-    );
+"
+    ));
     // With no job named only idle jobs are analysed: none here.
-    ok(&run_q(&env, &["-better-analyze"]), &title());
+    run_q(&env, &["-better-analyze"]).ok(title!());
 }
 
 #[test]
@@ -224,11 +211,10 @@ fn after_a_pass_that_start_refuses_the_slots_reject_the_job() {
     let r = env.run("tern_negotiate", Vec::<&str>::new());
     assert_eq!(r.code, 0, "{r:?}");
     let r = run_q(&env, &["-analyze", "1.0"]);
-    let title = title().replace("22:13:20\n", "22:14:20\n");
-    ok(
-        &r,
-        &format!(
-            "{title}
+    r.ok("
+
+-- Schedd: $USER@testhost : <$SPOOL> @ 11/14/23 22:14:20
+
 001.000:  Run analysis summary ignoring user priority.  Of 1 slots on 1 machines,
       0 slots are rejected by your job's requirements
       1 slots reject your job because of their own requirements: slot1@testhost
@@ -245,9 +231,7 @@ Last failed match: Tue Nov 14 22:14:20 2023
 Reason for last match failure: no match found
 
 Last negotiation pass: Tue Nov 14 22:14:20 2023
-"
-        ),
-    );
+");
 }
 
 #[test]

@@ -4,14 +4,14 @@
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
-use crate::common::{NOW, Run, TestEnv};
+use crate::common::{NOW, Run, TestEnv, bin};
 
 /// `tern_config_val` in `env`'s directory with an empty environment: the
 /// pinned clock, PATH, HOME (the test directory, so no user configuration
 /// unless a test writes one) and `vars`.
 fn config_val(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Run {
     let dir = env.path("");
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tern_config_val"));
+    let mut c = Command::new(bin("tern_config_val"));
     c.env_clear()
         .current_dir(&dir)
         .env("PATH", "/usr/bin:/bin")

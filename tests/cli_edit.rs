@@ -3,82 +3,16 @@
 //! and running jobs, are made by changing the queue database directly, as
 //! only a shadow or another user could.
 
-use std::process::Command;
-
 use tern::classad::ClassAd;
 use tern::classad::unparse::unparse_old;
 use tern::queue::{JobId, Queue, Selection};
 
-use crate::common::{Run, TestEnv};
+use crate::common::man::check_page;
+use crate::common::queue::{db, set_owner, set_status, submit_sleeps as submit};
+use crate::common::{Run, TestEnv, real_user, user_normalized};
 
 /// Someone who is not the user running the tests.
 const OTHER: &str = "someoneelse";
-
-pub fn real_user() -> String {
-    let out = Command::new("id")
-        .arg("-un")
-        .output()
-        .expect("running id -un");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
-
-/// A test directory with its own SPOOL, no configuration file, and UTC.
-pub fn env() -> TestEnv {
-    let env = TestEnv::new();
-    let dir = env.path("");
-    let spool = env.path("spool");
-    env.var("_TERN_SPOOL", Some(spool.to_str().unwrap()))
-        .var("TERN_CONFIG", Some("/dev/null"))
-        .var("TZ", Some("UTC"))
-        .var("HOME", Some(dir.to_str().unwrap()))
-        .var("PATH", Some("/usr/bin:/bin"))
-}
-
-/// Submits `n` jobs of `/bin/sleep 100` (logging to `jobs.log` when `log`).
-pub fn submit(env: &TestEnv, n: usize, log: bool) {
-    let log = if log { "log = jobs.log\n" } else { "" };
-    env.write(
-        "job.sub",
-        &format!("executable = /bin/sleep\narguments = 100\n{log}queue {n}\n"),
-    );
-    let r = env.run("tern_submit", ["job.sub"]);
-    assert_eq!(r.code, 0, "{r:?}");
-}
-
-pub fn db(env: &TestEnv) -> rusqlite::Connection {
-    rusqlite::Connection::open(env.path("spool/queue.db")).expect("the queue database")
-}
-
-/// Gives job `c.p` (and its cluster's ad) to `owner`.
-pub fn set_owner(env: &TestEnv, c: i64, p: i64, owner: &str) {
-    let me = real_user();
-    let db = db(env);
-    db.execute(
-        "UPDATE procs SET owner = ?3 WHERE cluster = ?1 AND proc = ?2",
-        rusqlite::params![c, p, owner],
-    )
-    .unwrap();
-    db.execute(
-        "UPDATE clusters SET owner = ?2, ad = replace(ad, ?3, ?4) WHERE cluster = ?1",
-        rusqlite::params![
-            c,
-            owner,
-            format!("Owner = \"{me}\""),
-            format!("Owner = \"{owner}\"")
-        ],
-    )
-    .unwrap();
-}
-
-/// Sets job `c.p`'s JobStatus, as a shadow would.
-pub fn set_status(env: &TestEnv, c: i64, p: i64, status: i64) {
-    db(env)
-        .execute(
-            "UPDATE procs SET status = ?3 WHERE cluster = ?1 AND proc = ?2",
-            rusqlite::params![c, p, status],
-        )
-        .unwrap();
-}
 
 /// The jobs in the queue: `c.p status` each.
 fn queue(env: &TestEnv) -> Vec<String> {
@@ -101,7 +35,7 @@ fn queue(env: &TestEnv) -> Vec<String> {
 
 /// A queued job's full ad, read with the library.
 fn ad(env: &TestEnv, c: i64, p: i64) -> ClassAd {
-    let q = Queue::open(&env.path("spool"), false).unwrap().unwrap();
+    let q = Queue::open(&env.spool(), false).unwrap().unwrap();
     let sel = Selection {
         jobs: vec![JobId {
             cluster: c,
@@ -119,28 +53,39 @@ fn attr(ad: &ClassAd, name: &str) -> String {
     ad.get(name).map_or("-".into(), unparse_old)
 }
 
+/// `NAME=value` of each of `names`, the real user written `$USER`.
 fn attrs(ad: &ClassAd, names: &[&str]) -> String {
-    names
+    let text = names
         .iter()
         .map(|n| format!("{n}={}", attr(ad, n)))
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    user_normalized(&text)
 }
 
-/// The history, one `c.p status RemoveReason` line per job, newest first.
+/// The history, one `c.p status RemoveReason` line per job, newest first,
+/// normalized.
 fn history(env: &TestEnv) -> String {
-    let r = env.run(
-        "tern_history",
-        ["-af", "ClusterId", "ProcId", "JobStatus", "RemoveReason"],
-    );
+    let r = env
+        .run(
+            "tern_history",
+            ["-af", "ClusterId", "ProcId", "JobStatus", "RemoveReason"],
+        )
+        .normalized(env);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
     r.stdout
 }
 
+/// Asserts a tool's exit code and both streams, the real user written
+/// `$USER`.
 #[track_caller]
 fn outcome(r: &Run, code: i32, stdout: &str, stderr: &str) {
     assert_eq!(
-        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (
+            r.code,
+            user_normalized(&r.stdout).as_str(),
+            user_normalized(&r.stderr).as_str()
+        ),
         (code, stdout, stderr),
         "unexpected outcome"
     );
@@ -148,9 +93,8 @@ fn outcome(r: &Run, code: i32, stdout: &str, stderr: &str) {
 
 #[test]
 fn rm_by_id_moves_an_idle_job_to_the_history() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 2, false);
-    let me = real_user();
     outcome(
         &env.run("tern_rm", ["1.0"]),
         0,
@@ -158,14 +102,14 @@ fn rm_by_id_moves_an_idle_job_to_the_history() {
         "",
     );
     assert_eq!(queue(&env), ["1.1 1"]);
-    assert_eq!(history(&env), format!("1 0 3 via tern_rm (by user {me})\n"));
+    assert_eq!(history(&env), "1 0 3 via tern_rm (by user $USER)\n");
     // It has left the queue, so it is no longer there to remove.
     outcome(&env.run("tern_rm", ["1.0"]), 1, "", "Job 1.0 not found\n");
 }
 
 #[test]
 fn rm_reports_each_id_and_fails_only_when_none_was_removed() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 2, false);
     outcome(
         &env.run("tern_rm", ["1.1", "7.0", "1.0"]),
@@ -183,7 +127,7 @@ fn rm_reports_each_id_and_fails_only_when_none_was_removed() {
 
 #[test]
 fn rm_by_cluster_user_constraint_and_all() {
-    let env = env();
+    let env = TestEnv::with_spool();
     let me = real_user();
     submit(&env, 2, false);
     submit(&env, 2, false);
@@ -211,7 +155,7 @@ fn rm_by_cluster_user_constraint_and_all() {
     outcome(
         &env.run("tern_rm", [me.as_str()]),
         0,
-        &format!("All jobs of user \"{me}\" have been marked for removal\n"),
+        "All jobs of user \"$USER\" have been marked for removal\n",
         "",
     );
     assert!(queue(&env).is_empty());
@@ -234,7 +178,7 @@ fn rm_by_cluster_user_constraint_and_all() {
 
 #[test]
 fn a_constraint_that_matches_nothing_fails() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 1, false);
     outcome(
         &env.run("tern_rm", ["-constraint", "ProcId > 5"]),
@@ -259,8 +203,7 @@ fn a_constraint_that_matches_nothing_fails() {
 
 #[test]
 fn a_running_job_is_marked_removed_and_stays_for_its_shadow() {
-    let env = env();
-    let me = real_user();
+    let env = TestEnv::with_spool();
     submit(&env, 2, false);
     set_status(&env, 1, 0, 2);
     outcome(
@@ -275,9 +218,7 @@ fn a_running_job_is_marked_removed_and_stays_for_its_shadow() {
             &ad(&env, 1, 0),
             &["JobStatus", "RemoveReason", "EnteredCurrentStatus"]
         ),
-        format!(
-            "JobStatus=3 RemoveReason=\"via tern_rm (by user {me})\" EnteredCurrentStatus=1700000000"
-        )
+        "JobStatus=3 RemoveReason=\"via tern_rm (by user $USER)\" EnteredCurrentStatus=1700000000"
     );
     outcome(
         &env.run("tern_rm", ["1.0"]),
@@ -302,13 +243,13 @@ fn a_running_job_is_marked_removed_and_stays_for_its_shadow() {
     assert!(queue(&env).is_empty());
     assert_eq!(
         history(&env),
-        format!("1 1 3 via tern_rm (by user {me})\n1 0 3 via tern_rm -forcex (by user {me})\n")
+        "1 1 3 via tern_rm (by user $USER)\n1 0 3 via tern_rm -forcex (by user $USER)\n"
     );
 }
 
 #[test]
 fn forcex_refuses_jobs_that_are_not_removed() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 1, false);
     outcome(
         &env.run("tern_rm", ["-forcex", "1.0"]),
@@ -327,7 +268,7 @@ fn forcex_refuses_jobs_that_are_not_removed() {
 
 #[test]
 fn other_users_jobs_are_refused() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 2, false);
     set_owner(&env, 1, 0, OTHER);
     set_owner(&env, 1, 1, OTHER);
@@ -360,7 +301,7 @@ fn other_users_jobs_are_refused() {
 
 #[test]
 fn all_means_all_of_your_own_jobs() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 1, false);
     submit(&env, 1, false);
     set_owner(&env, 1, 0, OTHER);
@@ -375,7 +316,7 @@ fn all_means_all_of_your_own_jobs() {
 
 #[test]
 fn queue_super_users_may_change_anyones_jobs() {
-    let env = env();
+    let env = TestEnv::with_spool();
     let me = real_user();
     submit(&env, 2, false);
     set_owner(&env, 1, 0, OTHER);
@@ -397,13 +338,13 @@ fn queue_super_users_may_change_anyones_jobs() {
     // The reason names who did it, not whose job it was.
     assert_eq!(
         history(&env),
-        format!("1 1 3 via tern_rm (by user {me})\n1 0 3 via tern_rm (by user {me})\n")
+        "1 1 3 via tern_rm (by user $USER)\n1 0 3 via tern_rm (by user $USER)\n"
     );
 }
 
 #[test]
 fn selections_are_checked_before_anything_happens() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 1, false);
     outcome(
         &env.run("tern_rm", Vec::<&str>::new()),
@@ -437,7 +378,7 @@ fn selections_are_checked_before_anything_happens() {
 
 #[test]
 fn without_a_queue_nothing_is_found_and_nothing_is_created() {
-    let env = env();
+    let env = TestEnv::with_spool();
     outcome(
         &env.run("tern_rm", ["1"]),
         0,
@@ -456,8 +397,7 @@ fn without_a_queue_nothing_is_found_and_nothing_is_created() {
 
 #[test]
 fn hold_sets_the_reason_codes_and_stops_nothing_yet() {
-    let env = env();
-    let me = real_user();
+    let env = TestEnv::with_spool();
     submit(&env, 3, false);
     set_status(&env, 1, 2, 2);
     outcome(
@@ -479,9 +419,7 @@ fn hold_sets_the_reason_codes_and_stops_nothing_yet() {
                 "HoldReasonSubCode"
             ]
         ),
-        format!(
-            "JobStatus=5 HoldReason=\"disk full (by user {me})\" HoldReasonCode=1 HoldReasonSubCode=7"
-        )
+        "JobStatus=5 HoldReason=\"disk full (by user $USER)\" HoldReasonCode=1 HoldReasonSubCode=7"
     );
     outcome(
         &env.run("tern_hold", ["1.0"]),
@@ -499,14 +437,13 @@ fn hold_sets_the_reason_codes_and_stops_nothing_yet() {
     assert_eq!(queue(&env), ["1.0 5", "1.1 5", "1.2 5"]);
     assert_eq!(
         attrs(&ad(&env, 1, 2), &["HoldReason", "HoldReasonSubCode"]),
-        format!("HoldReason=\"via tern_hold (by user {me})\" HoldReasonSubCode=0")
+        "HoldReason=\"via tern_hold (by user $USER)\" HoldReasonSubCode=0"
     );
 }
 
 #[test]
 fn release_makes_held_jobs_idle_and_keeps_the_last_hold_reason() {
-    let env = env();
-    let me = real_user();
+    let env = TestEnv::with_spool();
     submit(&env, 2, false);
     outcome(
         &env.run("tern_release", ["1.0"]),
@@ -532,9 +469,7 @@ fn release_makes_held_jobs_idle_and_keeps_the_last_hold_reason() {
                 "LastHoldReasonSubCode"
             ]
         ),
-        format!(
-            "ReleaseReason=\"fixed (by user {me})\" LastHoldReason=\"via tern_hold (by user {me})\" LastHoldReasonCode=1 LastHoldReasonSubCode=3"
-        )
+        "ReleaseReason=\"fixed (by user $USER)\" LastHoldReason=\"via tern_hold (by user $USER)\" LastHoldReasonCode=1 LastHoldReasonSubCode=3"
     );
     // The hold reason is gone.
     assert_eq!(attr(&ad(&env, 1, 0), "HoldReason"), "-");
@@ -542,14 +477,13 @@ fn release_makes_held_jobs_idle_and_keeps_the_last_hold_reason() {
     env.run("tern_hold", ["1.0"]);
     assert_eq!(
         attrs(&ad(&env, 1, 0), &["LastReleaseReason"]),
-        format!("LastReleaseReason=\"fixed (by user {me})\"")
+        "LastReleaseReason=\"fixed (by user $USER)\""
     );
 }
 
 #[test]
 fn a_job_removed_while_held_leaves_when_released() {
-    let env = env();
-    let me = real_user();
+    let env = TestEnv::with_spool();
     submit(&env, 1, false);
     set_status(&env, 1, 0, 3);
     outcome(&env.run("tern_hold", ["1.0"]), 0, "Job 1.0 held\n", "");
@@ -561,26 +495,24 @@ fn a_job_removed_while_held_leaves_when_released() {
         "",
     );
     assert!(queue(&env).is_empty());
-    let r = env.run(
-        "tern_history",
-        ["-af", "JobStatus", "ReleaseReason", "JobStatusOnRelease"],
-    );
-    assert_eq!(
-        r.stdout,
-        format!("3 via tern_release (by user {me}) undefined\n")
-    );
+    let r = env
+        .run(
+            "tern_history",
+            ["-af", "JobStatus", "ReleaseReason", "JobStatusOnRelease"],
+        )
+        .normalized(&env);
+    assert_eq!(r.stdout, "3 via tern_release (by user $USER) undefined\n");
 }
 
 #[test]
 fn actions_are_written_to_the_job_event_log() {
-    let env = env();
-    let me = real_user();
+    let env = TestEnv::with_spool();
     submit(&env, 2, true);
     set_status(&env, 1, 1, 2);
     env.run("tern_hold", ["-reason", "wait", "1"]);
     env.run("tern_release", ["1.0"]);
     env.run("tern_rm", ["1"]);
-    let log = std::fs::read_to_string(env.path("jobs.log")).unwrap();
+    let log = user_normalized(&std::fs::read_to_string(env.path("jobs.log")).unwrap());
     let events: Vec<&str> = log
         .lines()
         .filter(|l| !l.starts_with("000") && !l.starts_with("..."))
@@ -589,23 +521,23 @@ fn actions_are_written_to_the_job_event_log() {
     assert_eq!(
         events,
         [
-            "012 (001.000.000) 2023-11-14 22:13:20 Job was held.".to_string(),
-            format!("\twait (by user {me})"),
-            "\tCode 1 Subcode 0".to_string(),
-            "013 (001.000.000) 2023-11-14 22:13:20 Job was released.".to_string(),
-            format!("\tvia tern_release (by user {me})"),
-            "009 (001.000.000) 2023-11-14 22:13:20 Job was aborted.".to_string(),
-            format!("\tvia tern_rm (by user {me})"),
+            "012 (001.000.000) 2023-11-14 22:13:20 Job was held.",
+            "\twait (by user $USER)",
+            "\tCode 1 Subcode 0",
+            "013 (001.000.000) 2023-11-14 22:13:20 Job was released.",
+            "\tvia tern_release (by user $USER)",
+            "009 (001.000.000) 2023-11-14 22:13:20 Job was aborted.",
+            "\tvia tern_rm (by user $USER)",
             // Held, it is no longer running, so it leaves at once.
-            "009 (001.001.000) 2023-11-14 22:13:20 Job was aborted.".to_string(),
-            format!("\tvia tern_rm (by user {me})"),
+            "009 (001.001.000) 2023-11-14 22:13:20 Job was aborted.",
+            "\tvia tern_rm (by user $USER)",
         ]
     );
 }
 
 #[test]
 fn qedit_sets_pairs_and_assignments() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 2, false);
     outcome(
         &env.run(
@@ -642,7 +574,7 @@ fn qedit_sets_pairs_and_assignments() {
 
 #[test]
 fn qedit_by_cluster_user_and_constraint() {
-    let env = env();
+    let env = TestEnv::with_spool();
     let me = real_user();
     submit(&env, 2, false);
     submit(&env, 1, false);
@@ -684,7 +616,7 @@ fn qedit_by_cluster_user_and_constraint() {
 
 #[test]
 fn qedit_refuses_the_attributes_the_queue_owns() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 1, false);
     for name in [
         "JobStatus",
@@ -715,7 +647,7 @@ fn qedit_refuses_the_attributes_the_queue_owns() {
 
 #[test]
 fn qedit_checks_every_name_and_value_before_changing_anything() {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 1, false);
     outcome(
         &env.run("tern_qedit", ["1.0", "A", "1", "B-C", "2"]),
@@ -749,7 +681,7 @@ fn qedit_checks_every_name_and_value_before_changing_anything() {
 
 #[test]
 fn qedit_changes_only_jobs_the_user_may_change() {
-    let env = env();
+    let env = TestEnv::with_spool();
     let me = real_user();
     submit(&env, 2, false);
     set_owner(&env, 1, 0, OTHER);
@@ -789,8 +721,8 @@ fn qedit_changes_only_jobs_the_user_may_change() {
 #[test]
 fn every_option_is_on_the_tools_page() {
     use clap::CommandFactory;
-    crate::cli_history::check_page("tern_rm", tern::cli::rm::Args::command());
-    crate::cli_history::check_page("tern_hold", tern::cli::hold::Args::command());
-    crate::cli_history::check_page("tern_release", tern::cli::release::Args::command());
-    crate::cli_history::check_page("tern_qedit", tern::cli::qedit::Args::command());
+    check_page("tern_rm", tern::cli::rm::Args::command());
+    check_page("tern_hold", tern::cli::hold::Args::command());
+    check_page("tern_release", tern::cli::release::Args::command());
+    check_page("tern_qedit", tern::cli::qedit::Args::command());
 }

@@ -1,33 +1,9 @@
 //! `tern_history`: jobs removed with `tern_rm` (and one completed, as the
 //! shadow will complete jobs) read back in every output form.
 
-use std::path::Path;
-
-use crate::cli_edit::{db, env, real_user, submit};
-use crate::common::{NOW, Run, TestEnv};
-
-/// Fails unless every option of `cmd` is documented on `tool`'s page.
-pub fn check_page(tool: &str, cmd: clap::Command) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let page = std::fs::read_to_string(root.join(format!("man/man1/{tool}.1")))
-        .unwrap_or_else(|e| panic!("{tool}.1: {e}"));
-    for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
-        if let Some(long) = arg.get_long() {
-            let written = format!("\\-{}", long.replace('-', "\\-"));
-            assert!(
-                page.contains(&written),
-                "{tool}.1 does not document -{long}"
-            );
-        }
-        for alias in arg.get_visible_aliases().into_iter().flatten() {
-            let written = format!("\\-{}", alias.replace('-', "\\-"));
-            assert!(
-                page.contains(&written),
-                "{tool}.1 does not document -{alias}"
-            );
-        }
-    }
-}
+use crate::common::man::check_page;
+use crate::common::queue::{db, submit_sleeps as submit};
+use crate::common::{NOW, Run, TestEnv, real_user, user_normalized};
 
 /// Runs `tool` with the clock at `now`.
 fn run_at(env: &TestEnv, now: i64, tool: &str, args: &[&str]) -> Run {
@@ -43,7 +19,7 @@ fn run_at(env: &TestEnv, now: i64, tool: &str, args: &[&str]) -> Run {
 /// Three clusters: 1.0 and 1.1 removed an hour apart, 2.0 completed (by
 /// hand, as a shadow would) in between, 3.0 still queued.
 fn populated() -> TestEnv {
-    let env = env();
+    let env = TestEnv::with_spool();
     submit(&env, 2, false);
     submit(&env, 1, false);
     submit(&env, 1, false);
@@ -62,10 +38,16 @@ fn populated() -> TestEnv {
     env
 }
 
+/// Asserts success with exactly `stdout` (the real user written `$USER`)
+/// and nothing on stderr.
 #[track_caller]
 fn ok(r: &Run, stdout: &str) {
     assert_eq!(
-        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (
+            r.code,
+            user_normalized(&r.stdout).as_str(),
+            r.stderr.as_str()
+        ),
         (0, stdout, ""),
         "unexpected outcome"
     );
@@ -75,7 +57,7 @@ const HEADING: &str = " ID      OWNER            SUBMITTED   RUN_TIME   ST   COM
 
 #[test]
 fn no_queue_means_no_history_and_nothing_is_created() {
-    let env = env();
+    let env = TestEnv::with_spool();
     ok(&env.run("tern_history", Vec::<&str>::new()), HEADING);
     ok(&env.run("tern_history", ["-af", "Owner"]), "");
     ok(&env.run("tern_history", ["-long"]), "");
@@ -85,27 +67,38 @@ fn no_queue_means_no_history_and_nothing_is_created() {
 #[test]
 fn the_summary_lists_the_newest_first() {
     let env = populated();
-    let me = real_user();
-    let rows = [
-        format!("   1.1   {me:<14} 11/14 22:13   0+00:00:00 X              sleep 100\n"),
-        format!("   2.0   {me:<14} 11/14 22:13   0+01:02:05 C  11/14 23:13 sleep 100\n"),
-        format!("   1.0   {me:<14} 11/14 22:13   0+00:00:00 X              sleep 100\n"),
-    ];
     ok(
         &env.run("tern_history", Vec::<&str>::new()),
-        &format!("{HEADING}{}", rows.concat()),
+        "\
+\x20ID      OWNER            SUBMITTED   RUN_TIME   ST   COMPLETED CMD
+   1.1   $USER          11/14 22:13   0+00:00:00 X              sleep 100
+   2.0   $USER          11/14 22:13   0+01:02:05 C  11/14 23:13 sleep 100
+   1.0   $USER          11/14 22:13   0+00:00:00 X              sleep 100
+",
     );
     ok(
         &env.run("tern_history", ["-forwards"]),
-        &format!("{HEADING}{}{}{}", rows[2], rows[1], rows[0]),
+        "\
+\x20ID      OWNER            SUBMITTED   RUN_TIME   ST   COMPLETED CMD
+   1.0   $USER          11/14 22:13   0+00:00:00 X              sleep 100
+   2.0   $USER          11/14 22:13   0+01:02:05 C  11/14 23:13 sleep 100
+   1.1   $USER          11/14 22:13   0+00:00:00 X              sleep 100
+",
     );
     ok(
         &env.run("tern_history", ["-limit", "2"]),
-        &format!("{HEADING}{}{}", rows[0], rows[1]),
+        "\
+\x20ID      OWNER            SUBMITTED   RUN_TIME   ST   COMPLETED CMD
+   1.1   $USER          11/14 22:13   0+00:00:00 X              sleep 100
+   2.0   $USER          11/14 22:13   0+01:02:05 C  11/14 23:13 sleep 100
+",
     );
     ok(
         &env.run("tern_history", ["-match", "1", "-forwards"]),
-        &format!("{HEADING}{}", rows[2]),
+        "\
+\x20ID      OWNER            SUBMITTED   RUN_TIME   ST   COMPLETED CMD
+   1.0   $USER          11/14 22:13   0+00:00:00 X              sleep 100
+",
     );
 }
 
@@ -143,7 +136,6 @@ fn ids_users_and_constraints_choose_jobs() {
 #[test]
 fn long_and_json_print_whole_ads_or_the_attributes_asked_for() {
     let env = populated();
-    let me = real_user();
     ok(
         &env.run(
             "tern_history",
@@ -156,12 +148,20 @@ fn long_and_json_print_whole_ads_or_the_attributes_asked_for() {
                 "1",
             ],
         ),
-        &format!(
-            "ClusterId = 1\nJobStatus = 3\nOwner = \"{me}\"\nProcId = 1\n\n\
-             ClusterId = 1\nJobStatus = 3\nOwner = \"{me}\"\nProcId = 0\n\n"
-        ),
+        "\
+ClusterId = 1
+JobStatus = 3
+Owner = \"$USER\"
+ProcId = 1
+
+ClusterId = 1
+JobStatus = 3
+Owner = \"$USER\"
+ProcId = 0
+
+",
     );
-    let r = env.run("tern_history", ["-l", "2.0"]);
+    let r = env.run("tern_history", ["-l", "2.0"]).normalized(&env);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stdout.ends_with("\n\n"), "{r:?}");
     assert_eq!(r.stdout.matches("\n\n").count(), 1, "{r:?}");
@@ -169,7 +169,7 @@ fn long_and_json_print_whole_ads_or_the_attributes_asked_for() {
         "ClusterId = 2\n",
         "CompletionDate = 1700003600\n",
         "JobStatus = 4\n",
-        &format!("RemoveReason = \"via tern_rm (by user {me})\"\n"),
+        "RemoveReason = \"via tern_rm (by user $USER)\"\n",
         "RemoteWallClockTime = 3725.0\n",
     ] {
         assert!(r.stdout.contains(line), "{line:?} missing from {r:?}");
@@ -186,17 +186,16 @@ fn long_and_json_print_whole_ads_or_the_attributes_asked_for() {
 #[test]
 fn autoformat_and_format() {
     let env = populated();
-    let me = real_user();
     ok(
         &env.run(
             "tern_history",
             ["2", "-af", "ProcId", "Owner", "RemoteWallClockTime / 60"],
         ),
-        &format!("0 {me} 62.08333333333334\n"),
+        "0 $USER 62.08333333333334\n",
     );
     ok(
         &env.run("tern_history", ["2", "-af:jV", "Owner"]),
-        &format!("2.0 \"{me}\"\n"),
+        "2.0 \"$USER\"\n",
     );
     ok(
         &env.run(
@@ -210,7 +209,7 @@ fn autoformat_and_format() {
             "tern_history",
             ["1", "-autoformat:h,", "ProcId", "JobStatus"],
         ),
-        "ProcId, JobStatus\n1     , 3        \n0     , 3        \n",
+        "ProcId, JobStatus\n1     , 3\n0     , 3\n",
     );
     ok(
         &env.run(

@@ -3,12 +3,13 @@
 //! database, as in tests/cli_edit.rs), and run on a real running job to
 //! show that a lower priority never stops it.
 
-use crate::cli_edit::{db, env, real_user, set_owner, submit};
+use crate::common::queue::{db, set_owner, submit_sleeps as submit};
+use crate::common::real_user;
 use crate::common::{RunEnv, TIMEOUT, TestEnv, alive, fake_job};
 
 /// A queue in a test directory in which no pass ever starts.
 fn quiet_env() -> TestEnv {
-    env().var("_TERN_NEGOTIATE_ON_SUBMIT", Some("false"))
+    TestEnv::with_spool().var("_TERN_NEGOTIATE_ON_SUBMIT", Some("false"))
 }
 
 /// `prio!(env, [args...] => code, stderr)`: runs tern_prio, which prints
@@ -234,8 +235,7 @@ fn lowering_a_running_jobs_priority_does_not_evict_it() {
         env.q_af(&id, &["JobStatus", "NumJobStarts", "JobPrio"]),
         Some("2 1 -105".into())
     );
-    let requests: i64 = rusqlite::Connection::open(env.spool().join("queue.db"))
-        .unwrap()
+    let requests: i64 = db(&env)
         .query_row("SELECT count(*) FROM requests", [], |r| r.get(0))
         .unwrap();
     assert_eq!(requests, 0, "a shadow was asked to do something");

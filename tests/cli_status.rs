@@ -11,7 +11,7 @@ use crate::common::{NOW, Run, TestEnv};
 /// A 30-cpu machine named host.example with 64000 MiB and 1000000 KiB,
 /// and a SPOOL with no queue yet.
 fn env() -> TestEnv {
-    crate::cli_edit::env()
+    TestEnv::with_spool()
         .var("_TERN_NUM_CPUS", Some("30"))
         .var("_TERN_MEMORY", Some("64000"))
         .var("_TERN_DISK", Some("1000000"))
@@ -117,7 +117,7 @@ fn static_slots_divide_the_machine() {
                 "Disk",
             ],
         ),
-        "Name               SlotTypeID SlotType      Cpus Memory Disk  \n\
+        "Name               SlotTypeID SlotType      Cpus Memory Disk\n\
          slot1@host.example 1          Static        2    16000  250000\n\
          slot2@host.example 2          Partitionable 14   24000  375000\n\
          slot3@host.example 2          Partitionable 14   24000  375000\n",
@@ -331,5 +331,5 @@ fn bad_values_are_errors_naming_the_knob() {
 #[test]
 fn every_option_is_documented() {
     use clap::CommandFactory;
-    crate::cli_history::check_page("tern_status", tern::cli::status::Args::command());
+    crate::common::man::check_page("tern_status", tern::cli::status::Args::command());
 }

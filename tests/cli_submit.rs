@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use crate::common::{NOW, Run, TestEnv};
+use crate::common::{NOW, Run, TestEnv, bin, real_user};
 
 /// `tern_submit` in `env`'s directory with an empty environment: the pinned
 /// clock, PATH, HOME (the test directory), no configuration file unless
 /// `vars` names one, and `vars`.
 fn submit_cmd(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Command {
     let dir = env.path("");
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tern_submit"));
+    let mut c = Command::new(bin("tern_submit"));
     c.env_clear()
         .current_dir(&dir)
         .env("PATH", "/usr/bin:/bin")
@@ -92,14 +92,6 @@ fn attr<'a>(ad: &'a Ad, name: &str) -> &'a str {
     ad.get(name)
         .unwrap_or_else(|| panic!("no {name} in {ad:?}"))
         .as_str()
-}
-
-fn real_user() -> String {
-    let out = Command::new("id")
-        .arg("-un")
-        .output()
-        .expect("running id -un");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
 #[test]

@@ -8,7 +8,7 @@ const DAY: i64 = 86400;
 
 /// A hermetic SPOOL, a pinned 2-cpu machine, UTC, and the clock at `at`.
 fn env_at(at: i64) -> TestEnv {
-    crate::cli_edit::env()
+    TestEnv::with_spool()
         .var("_TERN_NUM_CPUS", Some("2"))
         .var("_TERN_MEMORY", Some("2048"))
         .var("_TERN_DISK", Some("1000000"))

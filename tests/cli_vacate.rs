@@ -7,12 +7,13 @@
 //! tern_negotiate and tern_shadow, and watch the queue, the event log and
 //! the job's process.
 
-use crate::cli_edit::{db, env, real_user, set_owner, set_status, submit};
+use crate::common::queue::{db, set_owner, set_status, submit_sleeps as submit};
+use crate::common::real_user;
 use crate::common::{RunEnv, TIMEOUT, TestEnv, fake_job, proc_state};
 
 /// A queue in a test directory in which no pass ever starts.
 fn quiet_env() -> TestEnv {
-    env().var("_TERN_NEGOTIATE_ON_SUBMIT", Some("false"))
+    TestEnv::with_spool().var("_TERN_NEGOTIATE_ON_SUBMIT", Some("false"))
 }
 
 /// One column of a query on the queue database, row by row.

@@ -4,6 +4,7 @@
 mod common;
 
 mod bad_input;
+mod cli_actions;
 mod cli_analyze;
 mod cli_config_val;
 mod cli_cron;
@@ -12,9 +13,11 @@ mod cli_eval;
 mod cli_fairshare;
 mod cli_history;
 mod cli_identity;
+mod cli_printmask;
 mod cli_prio;
 mod cli_q;
 mod cli_run;
+mod cli_shadow;
 mod cli_status;
 mod cli_submit;
 mod cli_userprio;

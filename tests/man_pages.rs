@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use clap::CommandFactory;
+use crate::common::TOOLS;
+use crate::common::man::check_page;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -61,26 +62,7 @@ fn every_tool_has_a_page() {
 
 #[test]
 fn every_option_is_on_its_page() {
-    let tools = [
-        ("tern_eval", tern::cli::eval::Args::command()),
-        ("tern_submit", tern::cli::submit::Args::command()),
-        ("tern_config_val", tern::cli::config_val::Args::command()),
-        ("tern_q", tern::cli::q::Args::command()),
-        ("tern_rm", tern::cli::rm::Args::command()),
-        ("tern_hold", tern::cli::hold::Args::command()),
-        ("tern_release", tern::cli::release::Args::command()),
-        ("tern_qedit", tern::cli::qedit::Args::command()),
-        ("tern_history", tern::cli::history::Args::command()),
-        ("tern_vacate_job", tern::cli::vacate_job::Args::command()),
-        ("tern_suspend", tern::cli::suspend::Args::command()),
-        ("tern_continue", tern::cli::continue_job::Args::command()),
-        ("tern_userprio", tern::cli::userprio::Args::command()),
-        ("tern_prio", tern::cli::prio::Args::command()),
-        ("tern_status", tern::cli::status::Args::command()),
-        ("tern_negotiate", tern::cli::negotiate::Args::command()),
-        ("tern_shadow", tern::cli::shadow::Args::command()),
-    ];
-    // Every tool in src/bin is in the list above.
+    // Every tool in src/bin is in the table of tools.
     for bin in std::fs::read_dir(root().join("src/bin")).unwrap() {
         let name = bin
             .unwrap()
@@ -89,20 +71,11 @@ fn every_option_is_on_its_page() {
             .trim_end_matches(".rs")
             .to_string();
         assert!(
-            tools.iter().any(|(t, _)| *t == name),
-            "{name} is missing from every_option_is_on_its_page"
+            TOOLS.iter().any(|t| t.name == name),
+            "{name} is missing from TOOLS in tests/common/mod.rs"
         );
     }
-    for (tool, cmd) in tools {
-        let page = std::fs::read_to_string(root().join(format!("man/man1/{tool}.1"))).unwrap();
-        for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
-            if let Some(long) = arg.get_long() {
-                let written = format!("\\-{}", long.replace('-', "\\-"));
-                assert!(
-                    page.contains(&written),
-                    "{tool}.1 does not document -{long}"
-                );
-            }
-        }
+    for tool in TOOLS {
+        check_page(tool.name, (tool.command)());
     }
 }

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use tern::queue::{Queue, schema};
 
 use crate::common::TestEnv;
-use crate::queue_model::{Rng, submit_text};
+use crate::common::queue::submit_text;
+use crate::common::rng::Rng;
 
 /// Every tool that opens the queue, with arguments that would make it act
 /// on cluster 1.
@@ -28,14 +29,8 @@ const DAMAGED_HINT: &str =
 
 /// A test directory whose SPOOL is `spool/`, with a submit description.
 fn env() -> (TestEnv, PathBuf) {
-    let env = TestEnv::new()
-        .var("TERN_CONFIG", Some("/dev/null"))
-        .var("PATH", Some("/usr/bin:/bin"));
-    let home = env.path("");
-    let spool = env.path("spool");
-    let env = env
-        .var("HOME", Some(home.to_str().unwrap()))
-        .var("_TERN_SPOOL", Some(spool.to_str().unwrap()));
+    let env = TestEnv::with_spool();
+    let spool = env.spool();
     env.write("job.sub", "executable = /bin/echo\nqueue 2\n");
     (env, spool)
 }

@@ -11,7 +11,7 @@ use tern::classad::unparse::unparse;
 use tern::queue::Queue;
 
 use crate::common::TestEnv;
-use crate::queue_model::Replay;
+use crate::common::replay::Replay;
 
 const WRITERS: i64 = 8;
 const CLUSTERS_EACH: i64 = 200;
@@ -51,14 +51,11 @@ fn writer(env: &TestEnv, w: i64) -> Vec<(i64, i64)> {
 
 #[test]
 fn eight_processes_submitting_at_once_get_every_id_once() {
-    let env = TestEnv::new()
-        .var("TERN_CONFIG", Some("/dev/null"))
-        .var("PATH", Some("/usr/bin:/bin"));
-    let spool = env.path("spool");
+    let env = TestEnv::with_spool();
+    let spool = env.spool();
     // The queue exists before the writers start: creating it concurrently
     // is `eight_first_submits_into_a_new_spool_all_succeed`.
     drop(Queue::open(&spool, true).unwrap());
-    let env = env.var("_TERN_SPOOL", Some(spool.to_str().unwrap()));
     env.write(
         "small.sub",
         &format!("executable = /bin/echo\narguments = $(Process)\nqueue {PROCS}\n"),
@@ -128,9 +125,8 @@ fn eight_processes_submitting_at_once_get_every_id_once() {
 #[test]
 
 fn eight_first_submits_into_a_new_spool_all_succeed() {
-    let env = TestEnv::new()
-        .var("TERN_CONFIG", Some("/dev/null"))
-        .var("PATH", Some("/usr/bin:/bin"));
+    // Each round names a SPOOL of its own, over the default one.
+    let env = TestEnv::with_spool();
     env.write("small.sub", "executable = /bin/echo\nqueue\n");
     for round in 0..10 {
         let spool = env.path(&format!("spool{round}"));

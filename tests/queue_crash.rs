@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use tern::queue::Queue;
 
 use crate::common::TestEnv;
-use crate::queue_model::{Replay, Rng};
+use crate::common::replay::Replay;
+use crate::common::rng::Rng;
 
 /// Jobs per submit: enough that the debug build spends ~0.4 s in a run, so
 /// that kills land in reading, building, inserting and committing alike.
@@ -88,11 +89,8 @@ fn check_after_kill(spool: &Path, replay: &mut Replay, attempt: usize) -> usize 
 
 #[test]
 fn a_killed_submit_leaves_the_whole_cluster_or_nothing() {
-    let env = TestEnv::new()
-        .var("TERN_CONFIG", Some("/dev/null"))
-        .var("PATH", Some("/usr/bin:/bin"));
-    let spool = env.path("spool");
-    let env = env.var("_TERN_SPOOL", Some(spool.to_str().unwrap()));
+    let env = TestEnv::with_spool();
+    let spool = env.spool();
     env.write(
         "big.sub",
         &format!("executable = /bin/echo\narguments = $(Process)\nqueue {PROCS}\n"),

@@ -10,24 +10,23 @@
 //! `TERN_MODEL_SEED=<n>` replays that one sequence; `TERN_MODEL_CASES=<n>`
 //! runs more (or fewer) than the default.
 //!
-//! The crash, concurrency and bad-input tests reuse [`Rng`], [`Replay`]
-//! and [`submit_text`]. Store bugs the sequences found are pinned at the
-//! end, as ignored tests named after the bug, until the store is fixed.
+//! The generator, the log follower and the views the model is compared
+//! through (`common::rng`, `common::replay`) are shared with the crash,
+//! concurrency and bad-input tests. Store bugs the sequences found are
+//! pinned at the end, as ignored tests named after the bug, until the
+//! store is fixed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::path::Path;
-use std::rc::Rc;
 
 use tern::classad::unparse::unparse;
 use tern::classad::{ClassAd, Expr, parse_expr};
-use tern::config::Config;
-use tern::queue::{
-    Change, JobId, JobRow, Limits, LogRecord, Queue, QueueError, Selection, op, status,
-};
-use tern::submit::{self, SubmitOptions};
+use tern::queue::{Change, JobId, Limits, Queue, Selection, status};
 
 use crate::common::NOW;
+use crate::common::queue::submit_text;
+use crate::common::replay::{Attrs, Replay, queue_view};
+use crate::common::rng::Rng;
 
 /// Sequences run by default, and the steps in each.
 const CASES: u64 = 200;
@@ -36,309 +35,14 @@ const STEPS: usize = 30;
 /// (every job's full ad) cheap.
 const MAX_JOBS: usize = 30;
 
-// ---------------------------------------------------------------------------
-// Shared with the other queue tests.
-
-/// SplitMix64: a small deterministic generator, so that a seed names the
-/// same sequence on every machine and no dependency is needed.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n`.
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-
-    /// A number in `lo..=hi`.
-    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo + 1) as u64) as i64
-    }
-
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-
-    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len() as u64) as usize]
-    }
-}
-
-/// An ad's attributes as text: lower-cased name -> value in new syntax.
-pub type Attrs = BTreeMap<String, String>;
-
-/// The queue as a follower of the transaction log sees it: each ad key
-/// (`0c.-1` for a cluster, `c.p` for a job) with its attributes. A
-/// transaction takes effect at its END record, so a follower never sees
-/// half of one.
-#[derive(Clone, Debug, Default)]
-pub struct Replay {
-    pub ads: BTreeMap<String, Attrs>,
-    /// The last record read.
-    pub position: i64,
-    /// The records of the transaction being read.
-    open: Option<Vec<LogRecord>>,
-    /// Transactions completed.
-    pub transactions: usize,
-}
-
-impl Replay {
-    /// Reads `records`, which must continue the log where the last call
-    /// left it: each one's seq is the next number.
-    pub fn apply(&mut self, records: &[LogRecord]) -> Result<(), String> {
-        for r in records {
-            if r.seq != self.position + 1 {
-                return Err(format!(
-                    "log record {} follows {}: the log has a gap or is out of order",
-                    r.seq, self.position
-                ));
-            }
-            self.position = r.seq;
-            match (r.op, &mut self.open) {
-                (op::BEGIN, None) => self.open = Some(Vec::new()),
-                (op::BEGIN, Some(_)) => {
-                    return Err(format!("record {}: BEGIN inside a transaction", r.seq));
-                }
-                (op::END, Some(_)) => {
-                    let recs = self.open.take().unwrap_or_default();
-                    self.commit(&recs)?;
-                    self.transactions += 1;
-                }
-                (_, None) => {
-                    return Err(format!("record {} ({}) outside a transaction", r.seq, r.op));
-                }
-                (_, Some(recs)) => recs.push(r.clone()),
-            }
-        }
-        Ok(())
-    }
-
-    /// Whether a transaction was begun and not ended.
-    pub fn in_transaction(&self) -> bool {
-        self.open.is_some()
-    }
-
-    fn commit(&mut self, recs: &[LogRecord]) -> Result<(), String> {
-        for r in recs {
-            match r.op {
-                op::NEW_AD => {
-                    if self.ads.insert(r.key.clone(), Attrs::new()).is_some() {
-                        return Err(format!("record {}: new ad {} exists", r.seq, r.key));
-                    }
-                }
-                op::DESTROY_AD => {
-                    if self.ads.remove(&r.key).is_none() {
-                        return Err(format!("record {}: destroys missing ad {}", r.seq, r.key));
-                    }
-                }
-                op::SET_ATTR => match self.ads.get_mut(&r.key) {
-                    Some(ad) => {
-                        ad.insert(r.name.to_ascii_lowercase(), r.value.clone());
-                    }
-                    None => {
-                        return Err(format!(
-                            "record {}: sets {} of missing ad {}",
-                            r.seq, r.name, r.key
-                        ));
-                    }
-                },
-                op::DELETE_ATTR => {
-                    // A job's ad is chained to its cluster ad: deleting an
-                    // attribute the cluster ad has masks it with undefined,
-                    // as HTCondor's ClassAd::Delete does.
-                    let name = r.name.to_ascii_lowercase();
-                    let masks = job_of_key(&r.key).is_some_and(|id| {
-                        self.ads
-                            .get(&tern::queue::cluster_key(id.cluster))
-                            .is_some_and(|c| c.contains_key(&name))
-                    });
-                    match self.ads.get_mut(&r.key) {
-                        Some(ad) if masks => {
-                            ad.insert(name, "undefined".into());
-                        }
-                        Some(ad) => {
-                            ad.remove(&name);
-                        }
-                        None => {
-                            return Err(format!(
-                                "record {}: deletes from missing ad {}",
-                                r.seq, r.key
-                            ));
-                        }
-                    }
-                }
-                other => return Err(format!("record {}: unknown op {other}", r.seq)),
-            }
-        }
-        Ok(())
-    }
-
-    /// The clusters with a cluster ad.
-    pub fn clusters(&self) -> BTreeSet<i64> {
-        self.ads.keys().filter_map(|k| cluster_of_key(k)).collect()
-    }
-
-    /// How many jobs each cluster has.
-    pub fn procs_per_cluster(&self) -> BTreeMap<i64, usize> {
-        let mut out = BTreeMap::new();
-        for key in self.ads.keys() {
-            if let Some(id) = job_of_key(key) {
-                *out.entry(id.cluster).or_default() += 1;
-            }
-        }
-        out
-    }
-
-    /// The jobs as a [`View`].
-    pub fn view(&self) -> Result<View, String> {
-        let mut view = View::default();
-        for (key, attrs) in &self.ads {
-            if cluster_of_key(key).is_some() {
-                continue;
-            }
-            let id = job_of_key(key).ok_or_else(|| format!("bad ad key '{key}' in the log"))?;
-            let cluster = self
-                .ads
-                .get(&tern::queue::cluster_key(id.cluster))
-                .ok_or_else(|| format!("job {id} has no cluster ad in the log"))?;
-            let own = attrs
-                .iter()
-                .filter(|(k, v)| cluster.get(*k) != Some(*v))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            view.jobs.insert(id, own);
-            view.clusters.insert(id.cluster, cluster.clone());
-        }
-        Ok(view)
-    }
-}
-
-/// Jobs as their cluster ads (of the clusters with jobs) and each job's
-/// attributes that differ from its cluster ad: the same thing as every
-/// job's full ad, and much cheaper to compare.
-#[derive(Debug, Default, PartialEq)]
-pub struct View {
-    pub clusters: BTreeMap<i64, Attrs>,
-    pub jobs: BTreeMap<JobId, Attrs>,
-}
-
-impl View {
-    /// Where two views first differ, for a failure message.
-    pub fn difference(&self, other: &View, what: (&str, &str)) -> Option<String> {
-        let ids = |v: &View| v.jobs.keys().copied().collect::<Vec<_>>();
-        if ids(self) != ids(other) {
-            return Some(format!(
-                "{} holds jobs {:?}, {} {:?}",
-                what.0,
-                ids(self),
-                what.1,
-                ids(other)
-            ));
-        }
-        for (c, ad) in &self.clusters {
-            if let Some(d) = first_difference(what, ad, &other.clusters[c]) {
-                return Some(format!("cluster {c}: {d}"));
-            }
-        }
-        for (id, ad) in &self.jobs {
-            if let Some(d) = first_difference(what, ad, &other.jobs[id]) {
-                return Some(format!("job {id}: {d}"));
-            }
-        }
-        None
-    }
-}
-
-fn cluster_of_key(key: &str) -> Option<i64> {
-    key.strip_prefix('0')?.strip_suffix(".-1")?.parse().ok()
-}
-
-fn job_of_key(key: &str) -> Option<JobId> {
-    if cluster_of_key(key).is_some() {
-        return None;
-    }
-    let (c, p) = key.split_once('.')?;
-    Some(JobId {
-        cluster: c.parse().ok()?,
-        proc: p.parse().ok()?,
-    })
-}
-
-fn attrs_of(ad: &ClassAd) -> Attrs {
-    ad.iter()
-        .map(|(n, e)| (n.to_ascii_lowercase(), unparse(e)))
-        .collect()
-}
-
-/// The queue as a [`View`], and every job with its full ad.
-pub fn queue_view(q: &Queue) -> Result<(View, Vec<(JobRow, ClassAd)>), QueueError> {
-    let jobs = q.select(&Selection::default())?;
-    let mut view = View::default();
-    let mut cluster_ads: BTreeMap<i64, Rc<ClassAd>> = BTreeMap::new();
-    for (row, ad) in &jobs {
-        let c = row.id.cluster;
-        if let std::collections::btree_map::Entry::Vacant(e) = cluster_ads.entry(c) {
-            let cad = q.cluster_ad(c)?;
-            view.clusters.insert(c, attrs_of(&cad));
-            e.insert(cad);
-        }
-        let (cad, cattrs) = (&cluster_ads[&c], &view.clusters[&c]);
-        let mut own = Attrs::new();
-        for (name, e) in ad.iter_shared() {
-            // An expression shared with the cluster ad is the cluster's.
-            if cad.get(name).is_some_and(|ce| std::ptr::eq(ce, &**e)) {
-                continue;
-            }
-            let lc = name.to_ascii_lowercase();
-            let text = unparse(e);
-            if cattrs.get(&lc) != Some(&text) {
-                own.insert(lc, text);
-            }
-        }
-        view.jobs.insert(row.id, own);
-    }
-    Ok((view, jobs))
-}
-
 /// The clusters with a cluster ad in the store, read through `conn`, a
 /// second connection to its database (the store does not list them).
-pub fn stored_clusters(conn: &rusqlite::Connection) -> Result<BTreeSet<i64>, String> {
+fn stored_clusters(conn: &rusqlite::Connection) -> Result<BTreeSet<i64>, String> {
     let mut st = conn
         .prepare_cached("SELECT cluster FROM clusters")
         .map_err(|e| e.to_string())?;
     let rows = st.query_map([], |r| r.get(0)).map_err(|e| e.to_string())?;
     rows.collect::<Result<_, _>>().map_err(|e| e.to_string())
-}
-
-/// Where two maps first differ, for a failure message.
-pub fn first_difference<K: Ord + std::fmt::Debug, V: PartialEq + std::fmt::Debug>(
-    what: (&str, &str),
-    a: &BTreeMap<K, V>,
-    b: &BTreeMap<K, V>,
-) -> Option<String> {
-    for (k, v) in a {
-        match b.get(k) {
-            None => return Some(format!("{k:?} is in {} but not in {}", what.0, what.1)),
-            Some(w) if w != v => {
-                return Some(format!("{k:?}: {} has {v:?}, {} has {w:?}", what.0, what.1));
-            }
-            _ => {}
-        }
-    }
-    b.keys()
-        .find(|k| !a.contains_key(k))
-        .map(|k| format!("{k:?} is in {} but not in {}", what.1, what.0))
 }
 
 // ---------------------------------------------------------------------------
@@ -614,26 +318,6 @@ impl SubmitSpec {
             attrs,
         }
     }
-}
-
-/// Submits a description through the store as tern_submit does.
-pub fn submit_text(q: &mut Queue, text: &str, owner: &str, qdate: i64) -> Result<i64, String> {
-    let cfg = Config::defaults();
-    let file = submit::parse(text, "model.sub", Path::new("/"), &cfg).map_err(|e| e.to_string())?;
-    let (id, _) = q
-        .submit::<QueueError>(owner, |cluster| {
-            let opts = SubmitOptions {
-                cluster,
-                qdate,
-                owner: owner.into(),
-                cwd: "/".into(),
-                environ: vec![],
-                batch_name: None,
-            };
-            submit::materialize(&file, &cfg, &opts).map_err(|e| QueueError::Invalid(e.to_string()))
-        })
-        .map_err(|e| e.to_string())?;
-    Ok(id)
 }
 
 /// Values tern_qedit may be given: every kind of literal, strings that need

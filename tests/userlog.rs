@@ -2,25 +2,20 @@
 //! (000), read back with tern's reader. HTCondor's reader checks the same
 //! logs field by field in tests/userlog/ (run.sh).
 
-use std::process::Command;
-
 use tern::userlog::{self, Event, EventKind};
 
 use crate::common::{NOW, Run, TestEnv};
 
-/// tern_submit in `env` with a spool of its own and no configuration.
-fn submit(env: &TestEnv, args: &[&str]) -> Run {
-    Run::from(submit_cmd(env, args).output().expect("running tern_submit"))
+/// A SPOOL of its own in the local time zone of the tests: tern's reader,
+/// run here, reads a log's times in this process's zone, so the tools
+/// writing it must use the same one.
+fn env() -> TestEnv {
+    TestEnv::with_spool().var("TZ", std::env::var("TZ").ok().as_deref())
 }
 
-fn submit_cmd(env: &TestEnv, args: &[&str]) -> Command {
-    let mut c = env.command("tern_submit");
-    c.env("PATH", "/usr/bin:/bin")
-        .env("HOME", env.path(""))
-        .env("TERN_CONFIG", "/dev/null")
-        .env("_TERN_SPOOL", env.path("spool"))
-        .args(args);
-    c
+/// tern_submit in `env`.
+fn submit(env: &TestEnv, args: &[&str]) -> Run {
+    env.run("tern_submit", args)
 }
 
 fn submit_events(events: &[Event]) -> Vec<(i64, i64, i64, Option<String>)> {
@@ -40,7 +35,7 @@ fn submit_events(events: &[Event]) -> Vec<(i64, i64, i64, Option<String>)> {
 
 #[test]
 fn submit_writes_one_submit_event_per_job_to_its_log() {
-    let env = TestEnv::new();
+    let env = env();
     env.write(
         "job.sub",
         "executable = /bin/true\nlog = job.log\nsubmit_event_notes = DAG Node: N$(Process)\nqueue 3\n",
@@ -69,7 +64,7 @@ fn submit_writes_one_submit_event_per_job_to_its_log() {
 
 #[test]
 fn submit_logs_each_job_to_its_own_log_and_none_without_one() {
-    let env = TestEnv::new();
+    let env = env();
     std::fs::create_dir(env.path("sub")).unwrap();
     env.write(
         "job.sub",
@@ -96,7 +91,7 @@ fn submit_logs_each_job_to_its_own_log_and_none_without_one() {
 
 #[test]
 fn a_dry_run_writes_no_event() {
-    let env = TestEnv::new();
+    let env = env();
     env.write("job.sub", "executable = /bin/true\nlog = job.log\nqueue\n");
     let r = submit(&env, &["-dry-run", "job.sub"]);
     assert_eq!(r.code, 0, "{r:?}");
@@ -105,7 +100,7 @@ fn a_dry_run_writes_no_event() {
 
 #[test]
 fn an_unwritable_log_is_reported_but_the_jobs_stay_submitted() {
-    let env = TestEnv::new();
+    let env = env();
     env.write(
         "job.sub",
         "executable = /bin/true\nlog = no/such/dir/job.log\nqueue 2\n",
@@ -135,14 +130,15 @@ fn an_unwritable_log_is_reported_but_the_jobs_stay_submitted() {
 fn concurrent_submits_to_one_log_never_mix_within_an_event() {
     const SUBMITS: usize = 8;
     const PROCS: usize = 500;
-    let env = TestEnv::new();
+    let env = env();
     env.write(
         "job.sub",
         &format!("executable = /bin/true\nlog = shared.log\nqueue {PROCS}\n"),
     );
     let children: Vec<_> = (0..SUBMITS)
         .map(|_| {
-            submit_cmd(&env, &["-terse", "job.sub"])
+            env.command("tern_submit")
+                .args(["-terse", "job.sub"])
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()

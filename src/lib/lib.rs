@@ -3,9 +3,10 @@
 //! The library holds every concept as its own module; the binaries under
 //! `src/bin/` are thin wrappers around [`cli`]. Layering, lowest first:
 //! `clock`, `classad` <- `vocab` <- `config` <- `submit` <- `queue` <- (`userlog`,
-//! `machine`, `negotiator`, `shadow`, `router`) <- `cli`. A lower module never
-//! imports a higher one.
+//! `machine`, `negotiator`, `shadow`, `router`) <- `actions` <- `cli`. A lower
+//! module never imports a higher one.
 
+pub mod actions;
 pub mod classad;
 pub mod cli;
 pub mod clock;

@@ -1,39 +1,104 @@
 //! The test environment every integration test runs tools in: a temporary
 //! directory as the working directory, an empty environment, and a clock
 //! pinned by `TERN_NOW`, so that a tool's whole output can be compared.
+//!
+//! This module holds [`TestEnv`], what a run gave ([`Run`], with
+//! [`Run::normalized`] for output that names the test's own paths or user),
+//! and the one table of tools ([`TOOLS`]). The rest is by topic:
+//! - [`process`]: [`RunEnv`], where jobs really run, and the waiting and
+//!   `/proc` checks process tests need;
+//! - [`queue`]: reading and changing a test's queue database directly, and
+//!   putting jobs with fixed owners into it;
+//! - [`replay`]: a follower of the transaction log, and views of the queue
+//!   to compare it with;
+//! - [`events`]: job event logs, read by tern and by HTCondor;
+//! - [`man`]: checking a tool's options against its manual page;
+//! - [`rng`]: the small seeded generator of the random tests.
+
+pub mod events;
+pub mod man;
+pub mod process;
+pub mod queue;
+pub mod replay;
+pub mod rng;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::sync::OnceLock;
 
 use tempfile::TempDir;
+
+pub use events::{check_logs_with_htcondor, job_events, log_events};
+pub use process::{RunEnv, TIMEOUT, alive, fake_job, has_tool, proc_state, tool_path, wait_until};
 
 /// The instant `TERN_NOW` pins by default: 2023-11-14 22:13:20 UTC.
 pub const NOW: i64 = 1_700_000_000;
 
+/// A built tool: its name, its binary, and its clap command (whose options
+/// its manual page must document).
+pub struct Tool {
+    pub name: &'static str,
+    pub exe: &'static str,
+    pub command: fn() -> clap::Command,
+}
+
+macro_rules! tools {
+    ($($name:ident => $module:ident),* $(,)?) => {
+        &[$(Tool {
+            name: stringify!($name),
+            exe: env!(concat!("CARGO_BIN_EXE_", stringify!($name))),
+            command: <tern::cli::$module::Args as clap::CommandFactory>::command,
+        }),*]
+    };
+}
+
+/// Every tool, once. A new binary goes here, and nowhere else in the tests.
+pub const TOOLS: &[Tool] = tools![
+    tern_eval => eval,
+    tern_submit => submit,
+    tern_config_val => config_val,
+    tern_q => q,
+    tern_rm => rm,
+    tern_hold => hold,
+    tern_release => release,
+    tern_qedit => qedit,
+    tern_history => history,
+    tern_status => status,
+    tern_negotiate => negotiate,
+    tern_shadow => shadow,
+    tern_vacate_job => vacate_job,
+    tern_suspend => suspend,
+    tern_continue => continue_job,
+    tern_userprio => userprio,
+    tern_prio => prio,
+];
+
 /// The built binary of `tool`.
 pub fn bin(tool: &str) -> &'static str {
-    match tool {
-        "tern_eval" => env!("CARGO_BIN_EXE_tern_eval"),
-        "tern_submit" => env!("CARGO_BIN_EXE_tern_submit"),
-        "tern_config_val" => env!("CARGO_BIN_EXE_tern_config_val"),
-        "tern_q" => env!("CARGO_BIN_EXE_tern_q"),
-        "tern_rm" => env!("CARGO_BIN_EXE_tern_rm"),
-        "tern_hold" => env!("CARGO_BIN_EXE_tern_hold"),
-        "tern_release" => env!("CARGO_BIN_EXE_tern_release"),
-        "tern_qedit" => env!("CARGO_BIN_EXE_tern_qedit"),
-        "tern_history" => env!("CARGO_BIN_EXE_tern_history"),
-        "tern_status" => env!("CARGO_BIN_EXE_tern_status"),
-        "tern_negotiate" => env!("CARGO_BIN_EXE_tern_negotiate"),
-        "tern_shadow" => env!("CARGO_BIN_EXE_tern_shadow"),
-        "tern_vacate_job" => env!("CARGO_BIN_EXE_tern_vacate_job"),
-        "tern_suspend" => env!("CARGO_BIN_EXE_tern_suspend"),
-        "tern_continue" => env!("CARGO_BIN_EXE_tern_continue"),
-        "tern_userprio" => env!("CARGO_BIN_EXE_tern_userprio"),
-        "tern_prio" => env!("CARGO_BIN_EXE_tern_prio"),
-        other => panic!("no binary named {other}; add it to tests/common/mod.rs"),
+    match TOOLS.iter().find(|t| t.name == tool) {
+        Some(t) => t.exe,
+        None => panic!("no binary named {tool}; add it to TOOLS in tests/common/mod.rs"),
     }
+}
+
+/// The login name of the user running the tests, as the tools see it.
+pub fn real_user() -> String {
+    static USER: OnceLock<String> = OnceLock::new();
+    USER.get_or_init(|| {
+        let out = Command::new("id")
+            .arg("-un")
+            .output()
+            .expect("running id -un");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    })
+    .clone()
+}
+
+/// `text` with the real user written `$USER`, for output that names no
+/// path (see [`normalize`]).
+pub fn user_normalized(text: &str) -> String {
+    replace_user(text, &real_user())
 }
 
 /// One hermetic place to run tools in.
@@ -62,6 +127,20 @@ impl TestEnv {
         }
     }
 
+    /// A test directory with its own SPOOL (`spool/`, made by the first
+    /// tool that writes), no configuration file, UTC as the local zone, the
+    /// directory as HOME and a fixed PATH.
+    pub fn with_spool() -> TestEnv {
+        let env = TestEnv::new();
+        let dir = env.path("");
+        let spool = env.spool();
+        env.var("_TERN_SPOOL", Some(spool.to_str().unwrap()))
+            .var("TERN_CONFIG", Some("/dev/null"))
+            .var("TZ", Some("UTC"))
+            .var("HOME", Some(dir.to_str().unwrap()))
+            .var("PATH", Some("/usr/bin:/bin"))
+    }
+
     /// Sets (or, with `None`, removes) an environment variable for later runs.
     pub fn var(mut self, name: &str, value: Option<&str>) -> TestEnv {
         self.vars.retain(|(n, _)| n != name);
@@ -80,11 +159,26 @@ impl TestEnv {
         self.dir.path().join(name)
     }
 
+    /// The SPOOL of [`TestEnv::with_spool`].
+    pub fn spool(&self) -> PathBuf {
+        self.path("spool")
+    }
+
     /// Writes `text` to the file `name` in the test directory.
     pub fn write(&self, name: &str, text: &str) -> PathBuf {
         let p = self.path(name);
         std::fs::write(&p, text).expect("writing a test file");
         p
+    }
+
+    /// Writes `name` as a tiny executable shell script, so that its size
+    /// (a job's ImageSize, DiskUsage) is the same on every machine.
+    pub fn write_program(&self, name: &str) -> PathBuf {
+        let prog = self.write(name, "#!/bin/sh\nexit 0\n");
+        let mut perm = std::fs::metadata(&prog).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+        std::fs::set_permissions(&prog, perm).unwrap();
+        prog
     }
 
     /// The command for `tool` with this environment and nothing else.
@@ -109,6 +203,56 @@ impl TestEnv {
             .expect("running the tool");
         Run::from(out)
     }
+
+    /// `text` with this environment's SPOOL written `$SPOOL`, its directory
+    /// `$TEST_DIR` and the real user `$USER` (see [`normalize`]).
+    pub fn normalize(&self, text: &str) -> String {
+        normalize(text, &self.spool(), self.dir.path(), &real_user())
+    }
+}
+
+/// `text` as it reads on any machine: the path `spool` becomes `$SPOOL`,
+/// then (the SPOOL lies inside it) `dir` becomes `$TEST_DIR`, and the user
+/// name `user`, where it stands as a word, becomes `$USER`. A name padded into a column (followed by two spaces or
+/// more) keeps the column's width, so a fixed-width column (tern_q's OWNER
+/// in -nobatch, -hold and -run is 14 wide) reads the same whatever the
+/// name's length. Columns whose width follows the longest name (the batch
+/// view's OWNER) cannot be made stable this way: tests pin their owners.
+pub fn normalize(text: &str, spool: &Path, dir: &Path, user: &str) -> String {
+    let mut out = text.replace(spool.to_str().unwrap(), "$SPOOL");
+    out = out.replace(dir.to_str().unwrap(), "$TEST_DIR");
+    replace_user(&out, user)
+}
+
+fn replace_user(text: &str, user: &str) -> String {
+    const TOKEN: &str = "$USER";
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(user) {
+        let before = rest[..at].chars().last().or_else(|| out.chars().last());
+        let after = &rest[at + user.len()..];
+        if word(before) || word(after.chars().next()) {
+            let skip = at + user.chars().next().map_or(1, char::len_utf8);
+            out.push_str(&rest[..skip]);
+            rest = &rest[skip..];
+            continue;
+        }
+        out.push_str(&rest[..at]);
+        out.push_str(TOKEN);
+        let spaces = after.len() - after.trim_start_matches(' ').len();
+        if spaces >= 2 {
+            let width = (user.chars().count() + spaces)
+                .saturating_sub(TOKEN.len())
+                .max(1);
+            out.extend(std::iter::repeat_n(' ', width));
+            rest = &after[spaces..];
+        } else {
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 impl From<Output> for Run {
@@ -122,9 +266,25 @@ impl From<Output> for Run {
 }
 
 impl Run {
+    /// Both streams normalized for `env` (see [`TestEnv::normalize`]).
+    pub fn normalized(self, env: &TestEnv) -> Run {
+        Run {
+            code: self.code,
+            stdout: env.normalize(&self.stdout),
+            stderr: env.normalize(&self.stderr),
+        }
+    }
+
     /// Asserts success with exactly `stdout` and nothing on stderr.
     #[track_caller]
     pub fn ok(&self, stdout: &str) {
+        if (self.code, self.stderr.as_str()) == (0, "") && self.stdout != stdout {
+            // A screen reads better as a picture than as one escaped line.
+            panic!(
+                "unexpected output:\n{}--- expected:\n{stdout}--- end",
+                self.stdout
+            );
+        }
         assert_eq!(
             (self.code, self.stdout.as_str(), self.stderr.as_str()),
             (0, stdout, ""),
@@ -143,401 +303,35 @@ impl Run {
     }
 }
 
-// Process tests: jobs that really run, started by tern_negotiate and
-// tern_shadow, in an environment that cleans up after itself.
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// How long a process test waits for something that should happen soon
-/// (generous: the tests share a loaded machine).
-pub const TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The built binary of any tool, found beside the ones cargo names, so a
-/// tool can be run (or found missing) before `bin` knows it.
-pub fn tool_path(tool: &str) -> PathBuf {
-    Path::new(bin("tern_q")).with_file_name(tool)
-}
-
-/// Whether `tool` is built.
-pub fn has_tool(tool: &str) -> bool {
-    tool_path(tool).is_file()
-}
-
-/// examples/fake_job.rs, built by cargo test beside the tools.
-pub fn fake_job() -> PathBuf {
-    Path::new(bin("tern_q"))
-        .parent()
-        .expect("the binaries' directory")
-        .join("examples/fake_job")
-}
-
-/// Polls `cond` every 50 ms until it holds (true) or `timeout` passes
-/// (false).
-pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let end = Instant::now() + timeout;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() >= end {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Whether process `pid` exists and is not a zombie.
-pub fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the parenthesised command name.
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
-        Err(_) => false,
-    }
-}
-
-/// The state letter of process `pid` (`R`, `S`, `T` for stopped, ...).
-pub fn proc_state(pid: i32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.trim_start().chars().next()
-}
-
-/// The pids of every process (other than this one) whose `/proc/<pid>/<file>`
-/// satisfies `pred`, read as bytes.
-fn processes_where(mut pred: impl FnMut(i32) -> bool) -> Vec<i32> {
-    let me = std::process::id() as i32;
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| pid != me && alive(pid) && pred(pid))
-        .collect()
-}
-
-/// A TestEnv in which jobs run: its own SPOOL, no configuration file, a
-/// machine of 4 cpus, 4 GiB of memory and 10 GiB of disk whatever the real
-/// one has, and the system clock (a running `TERN_NOW` clock starts afresh
-/// in every process, so a shadow and a pass would disagree on the time).
-/// Dropping it kills every process it left behind: tools (their
-/// environment names its SPOOL), and jobs and their children (they run in
-/// its directory).
-pub struct RunEnv {
-    env: TestEnv,
-}
-
-impl std::ops::Deref for RunEnv {
-    type Target = TestEnv;
-    fn deref(&self) -> &TestEnv {
-        &self.env
-    }
-}
-
-impl RunEnv {
-    pub fn new() -> RunEnv {
-        let env = TestEnv::new();
-        let dir = env.path("");
-        let spool = env.path("spool");
-        let env = env
-            .var("TERN_NOW", None)
-            .var("_TERN_NEGOTIATE_ON_SUBMIT", None)
-            .var("_TERN_SPOOL", Some(spool.to_str().unwrap()))
-            .var("TERN_CONFIG", Some("/dev/null"))
-            .var("TZ", Some("UTC"))
-            .var("HOME", Some(dir.to_str().unwrap()))
-            .var("PATH", Some("/usr/bin:/bin"))
-            .var("_TERN_NUM_CPUS", Some("4"))
-            .var("_TERN_MEMORY", Some("4096"))
-            .var("_TERN_DISK", Some("10485760"));
-        RunEnv { env }
-    }
-
-    /// Sets the environment variable `name` for later runs.
-    pub fn var_env(mut self, name: &str, value: &str) -> RunEnv {
-        self.env.vars.retain(|(n, _)| n != name);
-        self.env.vars.push((name.into(), value.into()));
-        self
-    }
-
-    /// Sets configuration knob `name` (as `_TERN_<name>`) for later runs.
-    pub fn knob(mut self, name: &str, value: &str) -> RunEnv {
-        let name = format!("_TERN_{name}");
-        self.env.vars.retain(|(n, _)| *n != name);
-        self.env.vars.push((name, value.into()));
-        self
-    }
-
-    pub fn spool(&self) -> PathBuf {
-        self.path("spool")
-    }
-
-    /// The command for any built tool, with this environment.
-    pub fn command(&self, tool: &str) -> Command {
-        let mut c = Command::new(tool_path(tool));
-        c.env_clear().current_dir(self.path(""));
-        for (n, v) in &self.env.vars {
-            c.env(n, v);
-        }
-        c
-    }
-
-    pub fn run<I, S>(&self, tool: &str, args: I) -> Run
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<OsStr>,
-    {
-        let args: Vec<S> = args.into_iter().collect();
-        // A build in the same target directory replaces the binaries while
-        // tests run; one missing for a moment is waited for, briefly.
-        let mut tries = 0;
-        loop {
-            match self.command(tool).args(&args).output() {
-                Ok(out) => return Run::from(out),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 50 => {
-                    tries += 1;
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                Err(e) => panic!("running {tool}: {e}"),
-            }
-        }
-    }
-
-    /// Runs `tool` and asserts it succeeded with nothing on stderr; its
-    /// stdout.
-    #[track_caller]
-    pub fn run_ok<I, S>(&self, tool: &str, args: I) -> String
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<OsStr>,
-    {
-        let r = self.run(tool, args);
-        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{tool}: {r:?}");
-        r.stdout
-    }
-
-    /// Writes the submit file `name` and submits it; the new cluster.
-    #[track_caller]
-    pub fn submit(&self, name: &str, text: &str) -> i64 {
-        self.write(name, text);
-        let out = self.run_ok("tern_submit", [name]);
-        out.trim_end()
-            .rsplit_once("cluster ")
-            .and_then(|(_, c)| c.strip_suffix('.')?.parse().ok())
-            .unwrap_or_else(|| panic!("no cluster in tern_submit's output {out:?}"))
-    }
-
-    /// One negotiation pass, waiting for a concurrent one to finish first.
-    #[track_caller]
-    pub fn negotiate(&self) {
-        self.run_ok("tern_negotiate", ["-wait"]);
-    }
-
-    /// `ATTRS` of queued job `job` (`C.P`) as `tern_q -af` prints them, or
-    /// None when the job is not in the queue.
-    #[track_caller]
-    pub fn q_af(&self, job: &str, attrs: &[&str]) -> Option<String> {
-        let out = self.run_ok("tern_q", [&[job, "-af"], attrs].concat());
-        (!out.is_empty()).then(|| out.trim_end().to_string())
-    }
-
-    /// The same from the history: None until the job has left the queue.
-    #[track_caller]
-    pub fn history_af(&self, job: &str, attrs: &[&str]) -> Option<String> {
-        let out = self.run_ok("tern_history", [&[job, "-af"], attrs].concat());
-        (!out.is_empty()).then(|| out.trim_end().to_string())
-    }
-
-    /// Job `job`'s attribute, from the queue or else from the history.
-    #[track_caller]
-    pub fn attr(&self, job: &str, attr: &str) -> Option<String> {
-        self.q_af(job, &[attr])
-            .or_else(|| self.history_af(job, &[attr]))
-    }
-
-    /// Job `job`'s JobStatus while it is in the queue.
-    #[track_caller]
-    pub fn status(&self, job: &str) -> Option<i64> {
-        self.q_af(job, &["JobStatus"])
-            .map(|s| s.parse().expect("a JobStatus"))
-    }
-
-    /// Waits up to `timeout` for `cond`; panics naming `what`, with the
-    /// queue, the history and the live processes, if it never holds.
-    #[track_caller]
-    pub fn wait_for(&self, what: &str, timeout: Duration, cond: impl FnMut() -> bool) {
-        if !wait_until(timeout, cond) {
-            panic!(
-                "timed out after {timeout:?} waiting for {what}\n{}",
-                self.diagnosis()
-            );
-        }
-    }
-
-    /// The queue, the history and this environment's processes, for a
-    /// failure message.
-    pub fn diagnosis(&self) -> String {
-        let cols = [
-            "-af",
-            "ClusterId",
-            "ProcId",
-            "JobStatus",
-            "NumJobStarts",
-            "RemoteHost",
-            "HoldReason",
-            "LastRejMatchReason",
-        ];
-        let q = self.run("tern_q", cols);
-        let h = self.run("tern_history", cols);
-        let procs: Vec<String> = self
-            .leftovers()
-            .into_iter()
-            .map(|pid| {
-                let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-                let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-                format!("{pid} {} {cmd}", proc_state(pid).unwrap_or('?'))
-            })
-            .collect();
-        format!(
-            "queue:\n{}{}history:\n{}{}processes:\n{}",
-            q.stdout,
-            q.stderr,
-            h.stdout,
-            h.stderr,
-            procs.join("\n")
-        )
-    }
-
-    /// The pid of job `job`'s live shadow: the job's ShadowPid when it has
-    /// one, else the tern_shadow process holding its lock file.
-    pub fn shadow_pid(&self, job: &str) -> Option<i32> {
-        if let Some(pid) = self
-            .q_af(job, &["ShadowPid"])
-            .and_then(|s| s.parse::<i32>().ok())
-            .filter(|&p| alive(p))
-        {
-            return Some(pid);
-        }
-        let lock = self.spool().join(format!("shadow/{job}.lock"));
-        let holders = processes_where(|pid| {
-            std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
-                fds.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
-                    .any(|target| target == lock)
-            })
-        });
-        let shadow = holders.iter().copied().find(|&pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("tern_shadow"))
-        });
-        shadow.or(holders.first().copied())
-    }
-
-    /// Every live process this environment started: tools whose environment
-    /// names its SPOOL, and processes working in its directory.
-    pub fn leftovers(&self) -> Vec<i32> {
-        let dir = self.path("");
-        let mark = format!("_TERN_SPOOL={}", self.spool().display());
-        processes_where(|pid| {
-            let in_dir = std::fs::read_link(format!("/proc/{pid}/cwd"))
-                .is_ok_and(|cwd| cwd.starts_with(&dir));
-            in_dir
-                || std::fs::read(format!("/proc/{pid}/environ"))
-                    .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == mark.as_bytes()))
-        })
-    }
-}
-
-impl Drop for RunEnv {
-    fn drop(&mut self) {
-        // Processes may start others while they die (a shadow's pass), so
-        // sweep until none is left.
-        for _ in 0..100 {
-            let pids = self.leftovers();
-            if pids.is_empty() {
-                return;
-            }
-            for pid in pids {
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                }
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        eprintln!("left behind: {:?}", self.leftovers());
-    }
-}
-
-/// The events of a job event log as `(cluster.proc, event number)`, read
-/// with tern's reader.
-#[track_caller]
-pub fn log_events(path: &Path) -> Vec<(String, u32)> {
-    tern::userlog::read_file(path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
-        .iter()
-        .map(|e| (format!("{}.{}", e.id.cluster, e.id.proc), e.kind.number()))
-        .collect()
-}
-
-/// The event numbers of job `job` in the log at `path`, in order.
-#[track_caller]
-pub fn job_events(path: &Path, job: &str) -> Vec<u32> {
-    log_events(path)
-        .into_iter()
-        .filter(|(j, _)| j == job)
-        .map(|(_, n)| n)
-        .collect()
-}
-
-/// The Python of a virtual environment with HTCondor's bindings:
-/// `TERN_ORACLE_VENV`, else the one tests/userlog/run.sh makes under the
-/// target directory, else /tmp/oracle.
-fn oracle_python() -> Option<PathBuf> {
-    let target = Path::new(bin("tern_q")).parent()?.parent()?.to_path_buf();
-    let venvs = match std::env::var_os("TERN_ORACLE_VENV") {
-        Some(v) => vec![PathBuf::from(v)],
-        None => vec![target.join("oracle-venv"), PathBuf::from("/tmp/oracle")],
-    };
-    venvs.into_iter().map(|v| v.join("bin/python")).find(|py| {
-        Command::new(py)
-            .args(["-c", "import htcondor"])
-            .env("CONDOR_CONFIG", "/dev/null")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
-}
-
-/// Reads each log with HTCondor's `htcondor.JobEventLog` and asserts it
-/// sees the same events as tern's reader. Without the bindings it says so
-/// and checks nothing, unless `TERN_REQUIRE_ORACLE` is set.
-#[track_caller]
-pub fn check_logs_with_htcondor(paths: &[PathBuf]) {
-    let Some(py) = oracle_python() else {
-        assert!(
-            std::env::var_os("TERN_REQUIRE_ORACLE").is_none(),
-            "TERN_REQUIRE_ORACLE is set but no virtual environment has htcondor"
+    #[test]
+    fn normalize_names_paths_and_keeps_padded_columns_wide() {
+        let n =
+            |t: &str, user: &str| normalize(t, Path::new("/t/x/spool"), Path::new("/t/x"), user);
+        assert_eq!(
+            n("<_TERN_/t/x/spool> /t/x/job.sub", "root"),
+            "<_TERN_$SPOOL> $TEST_DIR/job.sub"
         );
-        eprintln!(
-            "skipped: no htcondor bindings (set TERN_ORACLE_VENV, or run \
-             tests/userlog/run.sh once), so the logs were not read with JobEventLog"
+        // A padded name keeps its column; a name in running text does not pad.
+        assert_eq!(
+            n("1.0   root           11/14", "root"),
+            "1.0   $USER          11/14"
         );
-        return;
-    };
-    const READ: &str = "import sys, htcondor
-for p in sys.argv[1:]:
-    for e in htcondor.JobEventLog(p).events(stop_after=0):
-        print(p, f'{e.cluster}.{e.proc}', int(e.type))
-";
-    let out = Command::new(&py)
-        .arg("-c")
-        .arg(READ)
-        .args(paths)
-        .env("CONDOR_CONFIG", "/dev/null")
-        .output()
-        .expect("running the oracle's python");
-    let r = Run::from(out);
-    assert_eq!(r.code, 0, "JobEventLog failed: {}", r.stderr);
-    let mut want = String::new();
-    for p in paths {
-        for (job, n) in log_events(p) {
-            want += &format!("{} {job} {n}\n", p.display());
-        }
+        assert_eq!(
+            n("1.0   abcdefghijklm  11/14", "abcdefghijklm"),
+            "1.0   $USER          11/14"
+        );
+        assert_eq!(
+            n("Total for root: 1 jobs; root@host", "root"),
+            "Total for $USER: 1 jobs; $USER@host"
+        );
+        // Only whole words: not a name inside another one.
+        assert_eq!(
+            n("rooted root_x xroot root", "root"),
+            "rooted root_x xroot $USER"
+        );
     }
-    assert_eq!(r.stdout, want, "JobEventLog and tern read different events");
 }

@@ -10,8 +10,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::edit::{Action, Common, Request};
+use super::edit::{Common, JobCommand};
 use super::{CliError, parse_args, run_tool};
+use crate::actions::Action;
 
 /// Continue suspended jobs: they run again from where they stopped.
 ///
@@ -36,5 +37,5 @@ pub fn main() -> ExitCode {
 
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let (args, _) = parse_args::<Args>(argv)?;
-    Request::new("tern_continue", Action::Continue, &args.common, None)?.run()
+    JobCommand::new("tern_continue", Action::Continue, &args.common, None)?.run()
 }

@@ -1,4 +1,4 @@
-//! The job actions behind `tern_rm`, `tern_hold`, `tern_release`,
+//! The command line and messages of `tern_rm`, `tern_hold`, `tern_release`,
 //! `tern_vacate_job`, `tern_suspend` and `tern_continue`, as HTCondor's
 //! `condor_rm` family (one program, `src/condor_rm.V6/rm.cpp`) asks the
 //! schedd to do them (`Scheduler::actOnJobs`).
@@ -13,143 +13,73 @@
 //!   marked for removal`). Jobs already in the state the action makes are
 //!   not matched, and other users' jobs are skipped.
 //!
-//! Each request is one queue transaction. Only jobs whose Owner is the real
-//! user (or any job, for a user named in `QUEUE_SUPER_USERS`) may be
-//! changed; the reason attribute records who asked. A request that acts on
-//! no job at all makes the exit status 1, as in HTCondor; one that acts on
-//! some is a success even when others were refused.
-//!
-//! A running job is not stopped here: the transaction records a request
-//! for its shadow (and, for rm and hold, the new JobStatus and reason), and
-//! the shadow, woken once it has committed, carries it out; a removed job
-//! leaves the queue once nothing runs it. Vacate, suspend and continue
-//! change nothing in the job themselves: the shadow sets JobStatus (Idle,
-//! Suspended, Running) when it has done what was asked.
-//!
-//! Once a transaction has committed, the job event logs of the jobs it
-//! changed get their events (009 aborted, 012 held, 013 released), except
-//! those the shadow of a running job will write when it has stopped it.
+//! Each request is one queue transaction, made by [`crate::actions::act`],
+//! which also holds what each action does to a job, the shadow requests
+//! and the job events. Only jobs whose Owner is the real user (or any job,
+//! for a user named in `QUEUE_SUPER_USERS` or with
+//! `QUEUE_ALL_USERS_TRUSTED`) may be changed; the reason
+//! attribute records who asked. This module reads the command line and
+//! prints the outcomes in HTCondor's words. A request that acts on no job
+//! at all makes the exit status 1, as in HTCondor; one that acts on some is
+//! a success even when others were refused.
 
-use std::collections::HashMap;
 use std::io::{self, Write};
-use std::path::PathBuf;
 
+use crate::actions::{self, Action, Authority, JobAction, Named, Outcome};
+use crate::classad::Expr;
 use crate::classad::parser::parse_expr_old;
-use crate::classad::{ClassAd, Expr, Value};
-use crate::queue::{Change, JobId, JobRow, Queue, Selection, status};
-use crate::userlog::{Event, HOLD_CODE_USER_REQUEST, log_job_events, user_log_path};
-use crate::vocab::Request as ShadowRequest;
+use crate::queue::{JobId, Queue, Selection};
 
 use super::CliError;
 use super::env::ToolEnv;
-use super::jobsel::{may_change, parse_id, super_users};
+use super::jobsel::parse_id;
 
-/// What a tool does to each job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    Remove,
-    /// `tern_rm -forcex`: jobs already removed leave the queue at once.
-    ForceRemove,
-    Hold,
-    Release,
-    /// `tern_vacate_job`: the job's KillSig, SIGKILL after its vacate time,
-    /// and back to Idle.
-    Vacate,
-    /// `tern_vacate_job -fast`: SIGKILL at once, and back to Idle.
-    VacateFast,
-    Suspend,
-    Continue,
-}
-
-impl Action {
-    /// The word for the result, as HTCondor prints it.
-    fn past(self) -> &'static str {
-        match self {
-            Action::Remove => "marked for removal",
-            Action::ForceRemove => "removed locally (remote state unknown)",
-            Action::Hold => "held",
-            Action::Release => "released",
-            Action::Vacate => "vacated",
-            Action::VacateFast => "fast-vacated",
-            Action::Suspend => "suspended",
-            Action::Continue => "continued",
-        }
-    }
-
-    /// The word for the request (`Couldn't find/remove all jobs ...`).
-    fn verb(self) -> &'static str {
-        match self {
-            Action::Remove | Action::ForceRemove => "remove",
-            Action::Hold => "hold",
-            Action::Release => "release",
-            Action::Vacate => "vacate",
-            Action::VacateFast => "fast-vacate",
-            Action::Suspend => "suspend",
-            Action::Continue => "continue",
-        }
-    }
-
-    fn denied_verb(self) -> &'static str {
-        match self {
-            Action::ForceRemove => "force removal of",
-            other => other.verb(),
-        }
-    }
-
-    fn default_reason(self, tool: &str) -> String {
-        match self {
-            Action::ForceRemove => format!("via {tool} -forcex"),
-            _ => format!("via {tool}"),
-        }
-    }
-
-    /// Whether a constraint request matches a job in state `s` (HTCondor
-    /// adds this clause to the user's constraint).
-    fn matches_status(self, s: i64, ad: &ClassAd) -> bool {
-        match self {
-            Action::Remove => s != status::REMOVED,
-            Action::ForceRemove => {
-                s == status::REMOVED
-                    || (s == status::HELD && int_attr(ad, "JobStatusOnRelease") == Some(3))
-            }
-            Action::Hold => s != status::HELD,
-            Action::Release => s == status::HELD,
-            // HTCondor vacates only running jobs; a suspended one is
-            // continued and stopped by its shadow all the same.
-            Action::Vacate | Action::VacateFast => is_running(s),
-            Action::Suspend => s == status::RUNNING || s == status::TRANSFERRING_OUTPUT,
-            Action::Continue => s == status::SUSPENDED,
-        }
-    }
-
-    /// The request a running job's shadow gets (see `requests` in the
-    /// queue schema), if the action stops or pauses the job.
-    fn request_kind(self) -> Option<ShadowRequest> {
-        match self {
-            Action::Remove | Action::ForceRemove => Some(ShadowRequest::Remove),
-            Action::Hold => Some(ShadowRequest::Hold),
-            Action::Release => None,
-            Action::Vacate => Some(ShadowRequest::Vacate),
-            Action::VacateFast => Some(ShadowRequest::VacateFast),
-            Action::Suspend => Some(ShadowRequest::Suspend),
-            Action::Continue => Some(ShadowRequest::Continue),
-        }
+/// The word for the result, as HTCondor prints it.
+fn past(action: Action) -> &'static str {
+    match action {
+        Action::Remove => "marked for removal",
+        Action::ForceRemove => "removed locally (remote state unknown)",
+        Action::Hold => "held",
+        Action::Release => "released",
+        Action::Vacate => "vacated",
+        Action::VacateFast => "fast-vacated",
+        Action::Suspend => "suspended",
+        Action::Continue => "continued",
     }
 }
 
-/// What happened to one job, as HTCondor's `action_result_t`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Success,
-    NotFound,
-    PermissionDenied,
-    BadStatus,
-    AlreadyDone,
+/// The word for the request (`Couldn't find/remove all jobs ...`).
+fn verb(action: Action) -> &'static str {
+    match action {
+        Action::Remove | Action::ForceRemove => "remove",
+        Action::Hold => "hold",
+        Action::Release => "release",
+        Action::Vacate => "vacate",
+        Action::VacateFast => "fast-vacate",
+        Action::Suspend => "suspend",
+        Action::Continue => "continue",
+    }
 }
 
-/// A parsed command line of one of the three tools.
+fn denied_verb(action: Action) -> &'static str {
+    match action {
+        Action::ForceRemove => "force removal of",
+        other => verb(other),
+    }
+}
+
+/// The reason recorded without `-reason` (the library adds who asked).
+fn default_reason(action: Action, tool: &str) -> String {
+    match action {
+        Action::ForceRemove => format!("via {tool} -forcex"),
+        _ => format!("via {tool}"),
+    }
+}
+
+/// A parsed command line of one of the `condor_rm` family: what to do and
+/// to which jobs, before the queue is opened.
 #[derive(Clone, Debug)]
-pub struct Request {
+pub struct JobCommand {
     pub tool: &'static str,
     pub action: Action,
     /// `cluster.proc` arguments, in order.
@@ -198,15 +128,15 @@ pub struct Common {
     pub targets: Vec<String>,
 }
 
-impl Request {
+impl JobCommand {
     /// Reads the common options: what to act on and how to describe it.
     pub fn new(
         tool: &'static str,
         action: Action,
         common: &Common,
         reason: Option<String>,
-    ) -> Result<Request, CliError> {
-        let mut req = Request {
+    ) -> Result<JobCommand, CliError> {
+        let mut req = JobCommand {
             tool,
             action,
             ids: Vec::new(),
@@ -291,94 +221,39 @@ impl Request {
         }
     }
 
-    /// Runs the request against the queue in SPOOL, printing what happened.
+    /// Runs the command against the queue in SPOOL, printing what happened.
     pub fn run(&self) -> Result<(), CliError> {
         let env = ToolEnv::open(self.tool)?;
         let mut queue = env.queue(false)?;
-        let asker = Asker {
-            supers: super_users(&env.cfg)?,
-            user: env.user,
-            spool: env.spool,
+        let authority = Authority::from_config(&env.cfg, env.user.as_str())?;
+        let what = JobAction {
+            action: self.action,
+            reason: self
+                .reason
+                .clone()
+                .unwrap_or_else(|| default_reason(self.action, self.tool)),
+            subcode: self.subcode,
         };
         let mut had_error = self.bad_args;
         let mut log_errors: Vec<String> = Vec::new();
         let stdout = io::stdout();
         let mut out = stdout.lock();
-
         if !self.ids.is_empty() {
-            if !self.constraints.is_empty() {
-                eprintln!("Warning, -constraint is ignored for fully qualified job ids");
-            }
-            let sel = Selection {
-                jobs: self.ids.clone(),
-                ..Selection::default()
-            };
-            let found = match queue.as_mut() {
-                Some(q) => self.act(q, &sel, false, &asker, &mut log_errors)?,
-                None => HashMap::new(),
-            };
-            let mut counts = Counts::default();
-            for id in &self.ids {
-                let o = found.get(id).copied().unwrap_or(Outcome::NotFound);
-                counts.add(o);
-                let msg = self.message(*id, o);
-                if o == Outcome::Success {
-                    writeln!(out, "{msg}")?;
-                } else {
-                    eprintln!("{msg}");
-                }
-            }
-            if self.totals {
-                writeln!(out, "{}", counts.line())?;
-            }
-            if counts.success == 0 {
-                had_error = true;
-            }
+            let acted = self.by_ids(queue.as_mut(), &authority, &what, &mut out)?;
+            had_error |= acted.failed;
+            log_errors.extend(acted.log_error);
         }
-
         if self.has_constraint_request() {
-            let sel = self.selection();
-            let outcomes = match queue.as_mut() {
-                Some(q) => self.act(q, &sel, true, &asker, &mut log_errors)?,
-                None => HashMap::new(),
-            };
-            let mut counts = Counts::default();
-            for o in outcomes.values() {
-                counts.add(*o);
-            }
-            if self.totals {
-                writeln!(out, "{}", counts.line())?;
-            }
-            if counts.success > 0 {
-                writeln!(
-                    out,
-                    "All jobs{} have been {}",
-                    self.description,
-                    self.action.past()
-                )?;
-            } else {
-                let in_queue = match &queue {
-                    Some(q) => q.rows(&Selection::default())?.len(),
-                    None => 0,
-                };
-                if in_queue == 0 {
-                    eprintln!("{}:0:There are no jobs in the queue", self.tool);
-                } else {
-                    eprintln!(
-                        "Couldn't find/{} all jobs{}",
-                        self.action.verb(),
-                        self.description
-                    );
-                    had_error = true;
-                }
-            }
+            let acted = self.by_constraint(queue.as_mut(), &authority, &what, &mut out)?;
+            had_error |= acted.failed;
+            log_errors.extend(acted.log_error);
         }
         out.flush()?;
         if let Some(first) = log_errors.first() {
             return Err(CliError::Failed {
                 msg: format!(
                     "the jobs were {}, but not every job event log was written: {first}",
-                    self.action.past()
+                    past(self.action)
                 ),
                 hint: None,
             });
@@ -389,94 +264,102 @@ impl Request {
         Ok(())
     }
 
-    /// Acts on the jobs `sel` names in one transaction and returns what
-    /// happened to each. A constraint request skips jobs whose state the
-    /// action does not apply to without counting them. Once the transaction
-    /// has committed, the events of the changed jobs go to their job event
-    /// logs; a log that cannot be written is added to `log_errors`.
-    fn act(
+    /// The request of the `cluster.proc` arguments: a line for each job.
+    fn by_ids(
         &self,
-        queue: &mut Queue,
-        sel: &Selection,
-        by_constraint: bool,
-        asker: &Asker,
-        log_errors: &mut Vec<String>,
-    ) -> Result<HashMap<JobId, Outcome>, CliError> {
-        let now = crate::clock::now();
-        let reason = format!(
-            "{} (by user {})",
-            self.reason
-                .clone()
-                .unwrap_or_else(|| self.action.default_reason(self.tool)),
-            asker.user
-        );
-        let mut outcomes: HashMap<JobId, Outcome> = HashMap::new();
-        let mut events: Vec<(PathBuf, Event)> = Vec::new();
-        let mut wake: Vec<JobId> = Vec::new();
-        queue.write(now, |w| {
-            for row in w.rows(sel)? {
-                let ad = w.full_ad(&row)?;
-                if let Some(c) = &sel.constraint
-                    && !crate::queue::matches_constraint(c, &ad)
-                {
-                    continue;
-                }
-                if by_constraint && !self.action.matches_status(row.status, &ad) {
-                    continue;
-                }
-                let planned = if by_constraint {
-                    Ok(())
-                } else {
-                    precheck(self.action, &row, &ad)
-                };
-                let outcome = match planned {
-                    Err(o) => o,
-                    Ok(()) if !may_change(&asker.user, &row.owner, &asker.supers) => {
-                        Outcome::PermissionDenied
-                    }
-                    Ok(()) => Outcome::Success,
-                };
-                outcomes.insert(row.id, outcome);
-                if outcome != Outcome::Success {
-                    continue;
-                }
-                let c = change(self.action, &row, &ad, &reason, self.subcode);
-                if let Some(path) = user_log_path(&ad) {
-                    for e in event(self.action, &row, &ad, &c, &reason, self.subcode) {
-                        events.push((path.clone(), e));
-                    }
-                }
-                w.change(&row, &ad, &c)?;
-                // A running job is stopped by its shadow, which writes
-                // the event once the job is down.
-                if is_running(row.status)
-                    && let Some(k) = self.action.request_kind()
-                {
-                    w.request(row.id, k)?;
-                    wake.push(row.id);
-                }
+        queue: Option<&mut Queue>,
+        authority: &Authority,
+        what: &JobAction,
+        out: &mut impl Write,
+    ) -> Result<Reported, CliError> {
+        if !self.constraints.is_empty() {
+            eprintln!("Warning, -constraint is ignored for fully qualified job ids");
+        }
+        let sel = Selection {
+            jobs: self.ids.clone(),
+            ..Selection::default()
+        };
+        let acted = act(queue, authority, what, &sel, Named::ById)?;
+        let mut counts = Counts::default();
+        for id in &self.ids {
+            let o = acted.outcomes.get(id).copied().unwrap_or(Outcome::NotFound);
+            counts.add(o);
+            let msg = self.message(*id, o);
+            if o == Outcome::Success {
+                writeln!(out, "{msg}")?;
+            } else {
+                eprintln!("{msg}");
             }
-            Ok(())
-        })?;
-        for id in wake {
-            crate::queue::joblock::wake(&asker.spool, id);
         }
-        if let Err(e) = log_job_events(&events) {
-            log_errors.push(e.to_string());
+        if self.totals {
+            writeln!(out, "{}", counts.line())?;
         }
-        Ok(outcomes)
+        Ok(Reported {
+            failed: counts.success == 0,
+            log_error: acted.log_error.map(|e| e.to_string()),
+        })
+    }
+
+    /// The constraint request: one line for all the jobs it matched.
+    fn by_constraint(
+        &self,
+        mut queue: Option<&mut Queue>,
+        authority: &Authority,
+        what: &JobAction,
+        out: &mut impl Write,
+    ) -> Result<Reported, CliError> {
+        let sel = self.selection();
+        let acted = act(
+            queue.as_deref_mut(),
+            authority,
+            what,
+            &sel,
+            Named::ByConstraint,
+        )?;
+        let mut counts = Counts::default();
+        for o in acted.outcomes.values() {
+            counts.add(*o);
+        }
+        if self.totals {
+            writeln!(out, "{}", counts.line())?;
+        }
+        let mut failed = false;
+        if counts.success > 0 {
+            writeln!(
+                out,
+                "All jobs{} have been {}",
+                self.description,
+                past(self.action)
+            )?;
+        } else {
+            let in_queue = match &queue {
+                Some(q) => q.rows(&Selection::default())?.len(),
+                None => 0,
+            };
+            if in_queue == 0 {
+                eprintln!("{}:0:There are no jobs in the queue", self.tool);
+            } else {
+                eprintln!(
+                    "Couldn't find/{} all jobs{}",
+                    verb(self.action),
+                    self.description
+                );
+                failed = true;
+            }
+        }
+        Ok(Reported {
+            failed,
+            log_error: acted.log_error.map(|e| e.to_string()),
+        })
     }
 
     /// The line HTCondor prints for one job.
     fn message(&self, id: JobId, o: Outcome) -> String {
         match o {
-            Outcome::Success => format!("Job {id} {}", self.action.past()),
+            Outcome::Success => format!("Job {id} {}", past(self.action)),
             Outcome::NotFound => format!("Job {id} not found"),
             Outcome::PermissionDenied => {
-                format!(
-                    "Permission denied to {} job {id}",
-                    self.action.denied_verb()
-                )
+                format!("Permission denied to {} job {id}", denied_verb(self.action))
             }
             Outcome::BadStatus => match self.action {
                 Action::Release => format!("Job {id} not held to be released"),
@@ -485,7 +368,7 @@ impl Request {
                 }
                 // HTCondor's words, "running" for continue too.
                 Action::Vacate | Action::VacateFast | Action::Suspend | Action::Continue => {
-                    format!("Job {id} not running to be {}", self.action.past())
+                    format!("Job {id} not running to be {}", past(self.action))
                 }
                 _ => format!("Invalid result for job {id}"),
             },
@@ -498,172 +381,25 @@ impl Request {
     }
 }
 
-/// Why a job named by id cannot take the action, checked (as the schedd
-/// does) before whose job it is.
-fn precheck(action: Action, row: &JobRow, ad: &ClassAd) -> Result<(), Outcome> {
-    match action {
-        Action::Remove if row.status == status::REMOVED => Err(Outcome::AlreadyDone),
-        Action::Hold if row.status == status::HELD => Err(Outcome::AlreadyDone),
-        Action::Release if row.status != status::HELD => Err(Outcome::BadStatus),
-        Action::ForceRemove
-        | Action::Vacate
-        | Action::VacateFast
-        | Action::Suspend
-        | Action::Continue
-            if !action.matches_status(row.status, ad) =>
-        {
-            Err(Outcome::BadStatus)
-        }
-        _ => Ok(()),
-    }
-}
-
-/// The attributes an action sets on one job, and whether it leaves the
-/// queue.
-fn change(
-    action: Action,
-    row: &JobRow,
-    ad: &ClassAd,
-    reason: &str,
-    subcode: Option<i64>,
-) -> Change {
-    let mut set: Vec<(String, Expr)> = Vec::new();
-    let mut delete: Vec<String> = Vec::new();
-    let mut put = |name: &str, e: Expr| set.push((name.to_string(), e));
-    let mut del = |name: &str| delete.push(name.to_string());
-    let running = is_running(row.status);
-    match action {
-        Action::Remove => {
-            put("RemoveReason", Expr::string(reason));
-            put("JobStatus", Expr::int(status::REMOVED));
-            let stays = running || truth(ad, "LeaveJobInQueue");
-            if stays {
-                return Change::Set(set);
-            }
-            Change::Leave { set }
-        }
-        Action::ForceRemove => {
-            put("LeaveJobInQueue", Expr::Lit(Value::Bool(false)));
-            put("RemoveReason", Expr::string(reason));
-            put("JobStatus", Expr::int(status::REMOVED));
-            Change::Leave { set }
-        }
-        Action::Hold => {
-            put("HoldReason", Expr::string(reason));
-            put("HoldReasonCode", Expr::int(HOLD_CODE_USER_REQUEST));
-            put("HoldReasonSubCode", Expr::int(subcode.unwrap_or(0)));
-            if row.status == status::REMOVED {
-                // Released, it goes back to being removed.
-                put("JobStatusOnRelease", Expr::int(status::REMOVED));
-            }
-            move_attr(ad, "ReleaseReason", "LastReleaseReason", &mut put, &mut del);
-            put("JobStatus", Expr::int(status::HELD));
-            Change::Update { set, delete }
-        }
-        Action::Release => {
-            let next = int_attr(ad, "JobStatusOnRelease").unwrap_or(status::IDLE);
-            put("ReleaseReason", Expr::string(reason));
-            move_attr(ad, "HoldReason", "LastHoldReason", &mut put, &mut del);
-            move_attr(
-                ad,
-                "HoldReasonCode",
-                "LastHoldReasonCode",
-                &mut put,
-                &mut del,
-            );
-            move_attr(
-                ad,
-                "HoldReasonSubCode",
-                "LastHoldReasonSubCode",
-                &mut put,
-                &mut del,
-            );
-            if ad.contains("JobStatusOnRelease") {
-                del("JobStatusOnRelease");
-            }
-            put("JobStatus", Expr::int(next));
-            if next == status::REMOVED && !truth(ad, "LeaveJobInQueue") {
-                // Into history: what release deletes stays, undefined.
-                set.extend(delete.into_iter().map(|n| (n, Expr::Lit(Value::Undefined))));
-                return Change::Leave { set };
-            }
-            Change::Update { set, delete }
-        }
-        // The shadow changes the job when it has done what was asked.
-        Action::Vacate | Action::VacateFast | Action::Suspend | Action::Continue => {
-            Change::Skip(String::new())
-        }
-    }
-}
-
-/// The job events an action writes now. A running job's shadow writes the
-/// abort (009) and hold (012) events when it has stopped the job, so they
-/// are written here only for jobs nothing runs.
-fn event(
-    action: Action,
-    row: &JobRow,
-    ad: &ClassAd,
-    change: &Change,
-    reason: &str,
-    subcode: Option<i64>,
-) -> Vec<Event> {
-    let leaves = matches!(change, Change::Leave { .. });
-    match action {
-        Action::Remove | Action::ForceRemove if leaves => vec![Event::aborted(row.id, reason)],
-        Action::Hold if !is_running(row.status) => vec![Event::held(
-            row.id,
-            reason,
-            HOLD_CODE_USER_REQUEST,
-            subcode.unwrap_or(0),
-        )],
-        Action::Release => {
-            let mut v = vec![Event::released(row.id, reason)];
-            if leaves {
-                let why = super::format::string(ad, "RemoveReason").unwrap_or_default();
-                v.push(Event::aborted(row.id, &why));
-            }
-            v
-        }
-        _ => Vec::new(),
-    }
-}
-
-fn is_running(s: i64) -> bool {
-    matches!(
-        s,
-        status::RUNNING | status::TRANSFERRING_OUTPUT | status::SUSPENDED
-    )
-}
-
-/// HTCondor's `moveStrAttr`/`moveIntAttr`: the value goes to `to` and
-/// `from` goes away. The queue cannot delete an attribute yet, so `from`
-/// becomes `undefined`, which every expression reads the same way.
-/// Moves an attribute to a new name (HoldReason to LastHoldReason).
-fn move_attr(
-    ad: &ClassAd,
-    from: &str,
-    to: &str,
-    put: &mut impl FnMut(&str, Expr),
-    del: &mut impl FnMut(&str),
-) {
-    let Some(e) = ad.get(from) else {
-        return;
-    };
-    if matches!(e.literal_value(), Some(Value::Undefined)) {
-        return;
-    }
-    put(to, e.clone());
-    del(from);
-}
-
-fn int_attr(ad: &ClassAd, name: &str) -> Option<i64> {
-    super::format::number(ad, name).map(|n| n as i64)
-}
-
-fn truth(ad: &ClassAd, name: &str) -> bool {
-    match ad.get(name) {
-        Some(e) => crate::classad::eval_in(&std::rc::Rc::new(ad.clone()), e).is_true(),
-        None => false,
+/// [`actions::act`] on the queue, if there is one: without a queue no job
+/// is found.
+fn act(
+    queue: Option<&mut Queue>,
+    authority: &Authority,
+    what: &JobAction,
+    sel: &Selection,
+    named: Named,
+) -> Result<actions::Acted, CliError> {
+    match queue {
+        Some(q) => Ok(actions::act(
+            q,
+            authority,
+            what,
+            sel,
+            named,
+            crate::clock::now(),
+        )?),
+        None => Ok(actions::Acted::default()),
     }
 }
 
@@ -711,12 +447,11 @@ fn describe(picked: &[String], constraints: &[(String, Expr)], all: bool) -> Str
     format!(" matching constraint ({text})")
 }
 
-/// Who runs the tool, who may change anyone's jobs, and where the queue
-/// is: the same for every request of one command line.
-struct Asker {
-    user: String,
-    supers: Vec<String>,
-    spool: PathBuf,
+/// How one request went: whether it counts as a failure (exit status 1)
+/// and the job event log that could not be written.
+struct Reported {
+    failed: bool,
+    log_error: Option<String>,
 }
 
 /// Results by kind, for `-totals`.

@@ -5,19 +5,20 @@
 //! there when it is removed or completes and leaves the queue). Cluster,
 //! cluster.proc and user arguments choose jobs (any of them may match);
 //! every `-constraint` must hold as well. The output is a one-line summary
-//! per job by default, or `-long`, `-json`, `-af` and `-format` as in
-//! `tern_q` (see [`super::format`]). A SPOOL with no queue yet has no
+//! per job by default, or `-long`, `-json` ([`super::format`]), `-af`
+//! and `-format` ([`super::printmask`]) as in `tern_q`. A SPOOL with no queue yet has no
 //! history; nothing is created.
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{ArgMatches, Parser};
 
 use super::env::ToolEnv;
-use super::format::{self, AfFlags, PrintMask};
+use super::format;
 use super::jobsel::selection;
+use super::printmask::PrintMask;
 use super::{CliError, parse_args, run_tool};
 use crate::classad::ast::BinOp;
 use crate::classad::parser::parse_expr_old;
@@ -57,13 +58,13 @@ pub struct Args {
     pub attributes: Vec<String>,
 
     /// Print these attributes or expressions of each job on one line;
-    /// -af:FLAGS takes the flags j l h V r , t n g as tern_q does
+    /// -af:FLAGS takes the flags j l h V r T Y , t n g as tern_q does
     #[arg(long = "autoformat", visible_alias = "af", num_args = 1.., value_name = "ATTR")]
     pub autoformat: Vec<String>,
 
-    /// The flags of -af:FLAGS.
-    #[arg(long = AF_FLAGS, hide = true)]
-    pub af_flags: Option<String>,
+    /// The flags of -af:FLAGS (see [`super::COLON_FORMS`]).
+    #[arg(long = "af-flags", hide = true)]
+    pub af_flags: Vec<String>,
 
     /// Print ATTR with the printf-style FORMAT (%d %f %s %v %V %r %T %Y);
     /// no newline is added
@@ -101,9 +102,6 @@ pub struct Args {
     pub targets: Vec<String>,
 }
 
-/// The hidden option `-af:FLAGS` becomes.
-const AF_FLAGS: &str = "tern-af-flags";
-
 /// How the jobs are printed.
 enum Output {
     Summary,
@@ -116,33 +114,10 @@ pub fn main() -> ExitCode {
     run_tool("tern_history", run)
 }
 
-/// Splits `-af:FLAGS` into the hidden flags option and `-af`, as the
-/// option table cannot spell it.
-pub fn split_af_flags(argv: Vec<OsString>) -> Vec<OsString> {
-    let mut out = Vec::with_capacity(argv.len() + 1);
-    let mut verbatim = false;
-    for (i, a) in argv.into_iter().enumerate() {
-        if let Some(text) = a.to_str()
-            && i > 0
-            && !verbatim
-        {
-            if text == "--" {
-                verbatim = true;
-            } else if let Some(flags) = format::split_af_option(text) {
-                out.push(OsString::from(format!("--{AF_FLAGS}={flags}")));
-                out.push(OsString::from("--autoformat"));
-                continue;
-            }
-        }
-        out.push(a);
-    }
-    out
-}
-
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
-    let (args, _) = parse_args::<Args>(split_af_flags(argv))?;
+    let (args, matches) = parse_args::<Args>(argv)?;
     let sel = choose(&args)?;
-    let output = output(&args)?;
+    let output = output(&args, &matches)?;
     let env = ToolEnv::open("tern_history")?;
     let ads: Vec<ClassAd> = match env.queue(false)? {
         None => Vec::new(),
@@ -193,7 +168,7 @@ fn choose(args: &Args) -> Result<Selection, CliError> {
     Ok(sel)
 }
 
-fn output(args: &Args) -> Result<Output, CliError> {
+fn output(args: &Args, matches: &ArgMatches) -> Result<Output, CliError> {
     let attrs = (!args.attributes.is_empty()).then(|| format::attribute_list(&args.attributes));
     if args.json {
         return Ok(Output::Json(attrs));
@@ -201,20 +176,9 @@ fn output(args: &Args) -> Result<Output, CliError> {
     if args.long {
         return Ok(Output::Long(attrs));
     }
-    let mut mask = PrintMask::default();
-    for pair in args.format.chunks(2) {
-        if let [f, a] = pair {
-            mask.format(f, a)?;
-        }
-    }
-    if !args.autoformat.is_empty() {
-        let flags = AfFlags::parse(args.af_flags.as_deref().unwrap_or(""));
-        mask.autoformat(flags, &args.autoformat)?;
-    }
-    Ok(if mask.is_empty() {
-        Output::Summary
-    } else {
-        Output::Mask(mask)
+    Ok(match PrintMask::from_matches(matches)? {
+        Some(mask) => Output::Mask(mask),
+        None => Output::Summary,
     })
 }
 

@@ -9,8 +9,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::edit::{Action, Common, Request};
+use super::edit::{Common, JobCommand};
 use super::{CliError, parse_args, run_tool};
+use crate::actions::Action;
 
 /// Put jobs on hold.
 ///
@@ -44,7 +45,7 @@ pub fn main() -> ExitCode {
 
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let (args, _) = parse_args::<Args>(argv)?;
-    let mut req = Request::new("tern_hold", Action::Hold, &args.common, args.reason.clone())?;
+    let mut req = JobCommand::new("tern_hold", Action::Hold, &args.common, args.reason.clone())?;
     req.subcode = args.subcode;
     req.run()
 }

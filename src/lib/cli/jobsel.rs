@@ -1,9 +1,8 @@
 //! Job selection shared by the queue tools: `cluster`, `cluster.proc` and
-//! `owner` arguments (their union), `-constraint EXPR`, and `-all`; and the
-//! rule for whose jobs a user may change.
+//! `owner` arguments (their union), `-constraint EXPR`, and `-all`. Whose
+//! jobs a user may change is the queue's rule ([`crate::queue::Authority`]).
 
 use crate::classad::parse_expr;
-use crate::config::Config;
 use crate::queue::{JobId, Selection};
 
 use super::CliError;
@@ -68,20 +67,6 @@ pub fn parse_id(s: &str) -> Option<(i64, Option<i64>)> {
     }
 }
 
-/// The users who may change anyone's jobs: QUEUE_SUPER_USERS.
-pub fn super_users(cfg: &Config) -> Result<Vec<String>, CliError> {
-    cfg.list_value("QUEUE_SUPER_USERS")
-        .map_err(|e| CliError::Failed {
-            msg: e.to_string(),
-            hint: None,
-        })
-}
-
-/// Whether `user` may change a job owned by `owner`.
-pub fn may_change(user: &str, owner: &str, supers: &[String]) -> bool {
-    user == owner || supers.iter().any(|s| s == user)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,12 +93,5 @@ mod tests {
         assert_eq!(s.owners, vec!["bob".to_string()]);
         assert!(s.constraint.is_some());
         assert!(selection(&[], Some("JobStatus ==")).is_err());
-    }
-
-    #[test]
-    fn owners_and_super_users() {
-        assert!(may_change("alice", "alice", &[]));
-        assert!(!may_change("bob", "alice", &[]));
-        assert!(may_change("root", "alice", &["root".into()]));
     }
 }

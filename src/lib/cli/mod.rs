@@ -9,9 +9,10 @@
 //! Arguments go through [`normalize_argv`] before clap sees them, so the
 //! HTCondor spellings users type (`-constraint`, `-const`, `-af`, `-long`)
 //! and the `--` ones both work; the option table is the tool's clap command
-//! itself, so a tool declares each option exactly once.
+//! itself, so a tool declares each option exactly once. The colon forms
+//! (`-af:FLAGS`, `-wide:N`, `-dry-run:json`) are one table beside it,
+//! [`COLON_FORMS`].
 
-pub mod analyze;
 pub mod config_val;
 pub mod continue_job;
 pub mod edit;
@@ -22,6 +23,7 @@ pub mod history;
 pub mod hold;
 pub mod jobsel;
 pub mod negotiate;
+pub mod printmask;
 pub mod prio;
 pub mod q;
 pub mod qedit;
@@ -174,8 +176,7 @@ fn check_clock() -> Result<(), CliError> {
     // clock. No other thread exists yet, so changing the environment is
     // sound here.
     if let Some(v) = crate::clock::for_children() {
-        // SAFETY: called before the tool starts any thread.
-        unsafe { std::env::set_var("TERN_NOW", v) };
+        crate::sys::env::set_before_threads("TERN_NOW", &v);
     }
     Ok(())
 }
@@ -265,10 +266,11 @@ pub fn parse_args_with<A: CommandFactory + FromArgMatches>(
 ///
 /// `-name` and `--name` (with an optional `=value`) become `--name` when
 /// `name` is one of `cmd`'s long options or aliases, or a prefix of exactly
-/// one of them; a prefix of several is an error naming them all. A single
-/// letter that is one of `cmd`'s short options stays as it is. Left alone:
-/// `argv[0]`, a lone `-`, everything after `--`, the values of options that
-/// take one, and negative numbers. Anything else that matches no option is
+/// one of them; a prefix of several is an error naming them all. A colon
+/// form of [`COLON_FORMS`] (`-af:jh`) becomes the options it stands for
+/// when `cmd` has them. A single letter that is one of `cmd`'s short
+/// options stays as it is. Left alone: `argv[0]`, a lone `-`, everything
+/// after `--`, the values of options that take one, and negative numbers. Anything else that matches no option is
 /// an error, unless `strays` is set: then it and negative numbers become
 /// `--<strays>=<arg>`, so a tool can take them as positional values without
 /// clap's `allow_hyphen_values`, which would swallow every later option.
@@ -277,27 +279,7 @@ pub fn normalize_argv(
     argv: Vec<OsString>,
     strays: Option<&str>,
 ) -> Result<Vec<OsString>, CliError> {
-    cmd.build();
-    let mut longs: Vec<(String, usize, usize)> = Vec::new(); // (name, arg index, values taken)
-    let mut shorts: Vec<char> = Vec::new();
-    for (i, arg) in cmd.get_arguments().enumerate() {
-        let takes = if arg.get_action().takes_values() {
-            arg.get_num_args()
-                .map(|r| r.min_values().max(1))
-                .unwrap_or(1)
-        } else {
-            0
-        };
-        if let Some(l) = arg.get_long() {
-            longs.push((l.to_string(), i, takes));
-        }
-        for a in arg.get_all_aliases().into_iter().flatten() {
-            longs.push((a.to_string(), i, takes));
-        }
-        shorts.extend(arg.get_short());
-        shorts.extend(arg.get_all_short_aliases().into_iter().flatten());
-    }
-
+    let (longs, shorts) = option_table(cmd);
     let mut out = Vec::with_capacity(argv.len());
     let mut iter = argv.into_iter();
     out.extend(iter.next());
@@ -338,6 +320,14 @@ pub fn normalize_argv(
             out.push(raw);
             continue;
         };
+        if let Some(words) = colon_form(&longs, body) {
+            // The last word is an option whose values follow, if any.
+            if let Some(last) = words.last().filter(|w| !w.contains('=')) {
+                values_pending = resolve_long(&longs, last, text)?.map_or(0, |(_, t)| t);
+            }
+            out.extend(words.into_iter().map(|w| OsString::from(format!("--{w}"))));
+            continue;
+        }
         let (name, value) = match body.split_once('=') {
             Some((n, v)) => (n, Some(v)),
             None => (body, None),
@@ -376,17 +366,117 @@ pub fn normalize_argv(
     Ok(out)
 }
 
+/// A long option's name (or alias), the index of its argument, and how
+/// many values follow it.
+type Long = (String, usize, usize);
+
+/// The long options and the short letters of `cmd`.
+fn option_table(cmd: &mut Command) -> (Vec<Long>, Vec<char>) {
+    cmd.build();
+    let mut longs: Vec<Long> = Vec::new();
+    let mut shorts: Vec<char> = Vec::new();
+    for (i, arg) in cmd.get_arguments().enumerate() {
+        let takes = if arg.get_action().takes_values() {
+            arg.get_num_args()
+                .map(|r| r.min_values().max(1))
+                .unwrap_or(1)
+        } else {
+            0
+        };
+        if let Some(l) = arg.get_long() {
+            longs.push((l.to_string(), i, takes));
+        }
+        for a in arg.get_all_aliases().into_iter().flatten() {
+            longs.push((a.to_string(), i, takes));
+        }
+        shorts.extend(arg.get_short());
+        shorts.extend(arg.get_all_short_aliases().into_iter().flatten());
+    }
+    (longs, shorts)
+}
+
+/// An HTCondor option spelled `-name:value`, which clap cannot read, and
+/// the long options it becomes.
+#[derive(Debug)]
+pub struct ColonForm {
+    /// The option's name; any prefix of it at least `min` long is
+    /// accepted too.
+    pub name: &'static str,
+    pub min: usize,
+    /// Another name accepted whole (`af` for `autoformat`).
+    pub alias: Option<&'static str>,
+    /// The only value allowed after the colon; `None` takes any.
+    pub value: Option<&'static str>,
+    /// What it becomes: long options without their dashes, `{}` standing
+    /// for the value. A form applies only to a tool whose command has
+    /// every one of these options, so no other tool learns its spelling.
+    pub becomes: &'static [&'static str],
+}
+
+/// Every colon form of every tool.
+pub const COLON_FORMS: &[ColonForm] = &[
+    // `-af:FLAGS ATTR...` (tern_q, tern_history, tern_status): the flags
+    // go to a hidden option given right before the -af they belong to
+    // (see printmask::PrintMask::from_matches).
+    ColonForm {
+        name: "autoformat",
+        min: 5,
+        alias: Some("af"),
+        value: None,
+        becomes: &["af-flags={}", "autoformat"],
+    },
+    // `-wide:N` (tern_q): cut lines to N columns.
+    ColonForm {
+        name: "wide",
+        min: 1,
+        alias: None,
+        value: None,
+        becomes: &["output-width={}"],
+    },
+    // `-dry-run:json` (tern_submit).
+    ColonForm {
+        name: "dry-run",
+        min: 7,
+        alias: None,
+        value: Some("json"),
+        becomes: &["json-dry-run"],
+    },
+];
+
+/// The long options (without dashes) that `body`, an argument less its
+/// dashes, becomes when it is a colon form the tool knows.
+fn colon_form(longs: &[Long], body: &str) -> Option<Vec<String>> {
+    let (name, value) = body.split_once(':')?;
+    if name.is_empty() || name.contains('=') {
+        return None;
+    }
+    let known = |word: &str| {
+        let option = word.split_once('=').map_or(word, |(o, _)| o);
+        longs.iter().any(|(l, _, _)| l == option)
+    };
+    let form = COLON_FORMS.iter().find(|f| {
+        let named = f.alias == Some(name) || (name.len() >= f.min && f.name.starts_with(name));
+        named && f.value.is_none_or(|v| v == value) && f.becomes.iter().all(|w| known(w))
+    })?;
+    Some(
+        form.becomes
+            .iter()
+            .map(|w| w.replace("{}", value))
+            .collect(),
+    )
+}
+
 /// The long option `name` stands for: itself, or the one option it is a
 /// prefix of. Returns the spelling to pass on and how many values follow.
 fn resolve_long(
-    longs: &[(String, usize, usize)],
+    longs: &[Long],
     name: &str,
     typed: &str,
 ) -> Result<Option<(String, usize)>, CliError> {
     if let Some((l, _, takes)) = longs.iter().find(|(l, _, _)| l == name) {
         return Ok(Some((l.clone(), *takes)));
     }
-    let mut found: Vec<&(String, usize, usize)> = Vec::new();
+    let mut found: Vec<&Long> = Vec::new();
     for entry in longs.iter().filter(|(l, _, _)| l.starts_with(name)) {
         // Two aliases of one option are one candidate.
         if !found.iter().any(|f| f.1 == entry.1) {
@@ -554,6 +644,77 @@ mod tests {
         ok(&["-"], &["-"]);
         ok(&["-h", "-V"], &["-h", "-V"]);
         ok(&["--", "-long", "-const"], &["--", "-long", "-const"]);
+    }
+
+    /// A tool with every colon form's options.
+    #[derive(Parser, Debug)]
+    #[command(name = "tern_colons")]
+    struct C {
+        #[arg(long = "autoformat", alias = "af", num_args = 1..)]
+        autoformat: Vec<String>,
+        #[arg(long = "af-flags", hide = true)]
+        af_flags: Vec<String>,
+        #[arg(long)]
+        wide: bool,
+        #[arg(long = "output-width", hide = true)]
+        output_width: Option<usize>,
+        #[arg(long = "dry-run")]
+        dry_run: bool,
+        #[arg(long = "json-dry-run", hide = true)]
+        json_dry_run: bool,
+        #[arg(long)]
+        constraint: Option<String>,
+        #[arg(long, num_args = 2)]
+        format: Vec<String>,
+    }
+
+    fn colons(args: &[&str]) -> Result<Vec<String>, CliError> {
+        let mut argv = vec![OsString::from("tern_colons")];
+        argv.extend(args.iter().map(OsString::from));
+        let out = normalize_argv(&mut C::command(), argv, None)?;
+        Ok(out[1..]
+            .iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect())
+    }
+
+    #[test]
+    fn colon_forms_become_hidden_options() {
+        let ok = |args: &[&str], want: &[&str]| {
+            assert_eq!(colons(args).unwrap(), want, "normalising {args:?}");
+        };
+        ok(
+            &["-af:jl", "A", "B"],
+            &["--af-flags=jl", "--autoformat", "A", "B"],
+        );
+        ok(
+            &["--autoformat:h", "A"],
+            &["--af-flags=h", "--autoformat", "A"],
+        );
+        ok(&["-autof:V", "A"], &["--af-flags=V", "--autoformat", "A"]);
+        // The attribute right after the flags is a value, dash or not.
+        ok(&["-af:", "-x"], &["--af-flags=", "--autoformat", "-x"]);
+        ok(&["-wide:90"], &["--output-width=90"]);
+        ok(&["-w:90"], &["--output-width=90"]);
+        ok(&["-dry-run:json"], &["--json-dry-run"]);
+        ok(&["--dry-run:json"], &["--json-dry-run"]);
+        // Values of options are left alone, colons and all.
+        ok(
+            &["-constraint", "-af:x", "-format", "-af:y", "-wide:1"],
+            &["--constraint", "-af:x", "--format", "-af:y", "-wide:1"],
+        );
+        ok(&["-const=a:b"], &["--constraint=a:b"]);
+    }
+
+    #[test]
+    fn colon_forms_outside_their_table_are_unknown() {
+        for bad in ["-a:x", "-auto:x", "-dry-run:xml", "-dry:json", "-x:1"] {
+            let e = colons(&[bad]).unwrap_err();
+            assert_eq!(e.to_string(), format!("unknown option '{bad}'"));
+        }
+        // A tool without the hidden options does not learn the spelling.
+        let e = norm(&["-af:j", "Owner"]).unwrap_err();
+        assert_eq!(e.to_string(), "unknown option '-af:j'");
     }
 
     #[test]

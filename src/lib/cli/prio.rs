@@ -2,10 +2,10 @@
 //! HTCondor's `condor_prio` (`src/condor_prio/prio.cpp`).
 //!
 //! `-p N` sets the priority, `+N` and `-N` add to or take from it; with
-//! both, `-p` wins, and of several of one kind the last counts. There is no
-//! range: any integer goes. The arguments are read and checked before the
-//! queue is opened; then every job they name is changed in one queue
-//! transaction, each job once however many arguments name it.
+//! both, `-p` wins, and of several of one kind the last counts. The
+//! arguments are read and checked before the queue is opened; then
+//! [`crate::actions::prio::set_prio`] changes every job they name in one
+//! queue transaction, and this module words what it refused.
 //!
 //! As in HTCondor, nothing is printed for a job that was changed. A job
 //! whose `JobPrio` is no integer (or that does not exist) gets `Couldn't
@@ -15,24 +15,20 @@
 //! `-all` and a `-constraint` standing alone choose only among the jobs the
 //! user may change, as `tern_rm -all` does, so other users' jobs are left
 //! out without a word.
-//!
-//! The priority only orders a submitter's own idle jobs for the next pass:
-//! a running job whose priority drops keeps running (tern never preempts
-//! on JobPrio), so no shadow is told anything.
 
-use std::collections::HashSet;
 use std::ffi::OsString;
 use std::process::ExitCode;
-use std::rc::Rc;
 
 use clap::{ArgMatches, Parser};
 
 use super::env::ToolEnv;
-use super::jobsel::{may_change, owner_arg, parse_id, selection, super_users};
+use super::jobsel::{owner_arg, parse_id, selection};
 use super::{CliError, parse_args_with, run_tool};
+use crate::actions::Authority;
+use crate::actions::prio::{NewPrio, Refusal, Target, set_prio};
+use crate::classad::Expr;
 use crate::classad::ast::BinOp;
-use crate::classad::{ClassAd, Expr, Value, eval_attr};
-use crate::queue::{Change, JobId, Queue, Selection};
+use crate::queue::JobId;
 
 /// Change the priority of jobs in the queue.
 ///
@@ -81,35 +77,6 @@ pub struct Args {
 
 const STRAYS: &str = "dash-arg";
 
-/// What happens to each job's priority.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum NewPrio {
-    Set(i64),
-    Add(i64),
-}
-
-impl NewPrio {
-    /// The priority a job at `old` gets. An adjustment past the ends of the
-    /// integers stops there.
-    fn apply(self, old: i64) -> i64 {
-        match self {
-            NewPrio::Set(n) => n,
-            NewPrio::Add(n) => old.saturating_add(n),
-        }
-    }
-}
-
-/// One way the command line names jobs.
-#[derive(Clone, Debug, PartialEq)]
-enum Target {
-    Job(JobId),
-    Cluster(i64),
-    Owner(String),
-    /// `-all`, or `-constraint` with no cluster or user to narrow: only the
-    /// jobs the user may change are chosen.
-    Everything,
-}
-
 /// A checked command line.
 #[derive(Debug)]
 struct Plan {
@@ -129,25 +96,35 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let (args, matches) = parse_args_with::<Args>(argv, Some(STRAYS))?;
     let plan = prepare(&args, &matches)?;
     let env = ToolEnv::open("tern_prio")?;
-    let supers = super_users(&env.cfg)?;
-    let user = &env.user;
+    let authority = Authority::from_config(&env.cfg, env.user.as_str())?;
     let mut queue = env.queue(false)?;
-    let complaints = match queue.as_mut() {
-        Some(q) => change_all(q, &plan, |owner| may_change(user, owner, &supers))?,
+    let refused = match queue.as_mut() {
+        Some(q) => set_prio(
+            q,
+            &authority,
+            plan.prio,
+            &plan.targets,
+            plan.constraint.as_ref(),
+            crate::clock::now(),
+        )?,
         // No queue yet: only the jobs named by id are missed.
         None => plan
             .targets
             .iter()
             .filter_map(|t| match t {
-                Target::Job(id) => Some(cannot_retrieve(*id)),
+                Target::Job(id) => Some(Refusal::NoPriority(*id)),
                 _ => None,
             })
             .collect(),
     };
-    for c in &complaints {
-        eprintln!("{c}");
+    for r in &refused {
+        // condor_prio's words.
+        match r {
+            Refusal::NoPriority(id) => eprintln!("Couldn't retrieve current priority for {id}."),
+            Refusal::Denied(id) => eprintln!("Couldn't set new priority for {id}."),
+        }
     }
-    if plan.bad_args || !complaints.is_empty() {
+    if plan.bad_args || !refused.is_empty() {
         return Err(CliError::Reported(1));
     }
     Ok(())
@@ -259,87 +236,6 @@ fn adjustment_arg(w: &str) -> Result<Option<i64>, CliError> {
     })
 }
 
-/// Changes the priority of every job the plan names, in one transaction,
-/// and returns the complaints about the jobs it could not change, in the
-/// order of the arguments. `allowed` says whether the user may change a
-/// job of that owner.
-fn change_all(
-    queue: &mut Queue,
-    plan: &Plan,
-    allowed: impl Fn(&str) -> bool,
-) -> Result<Vec<String>, CliError> {
-    let mut complaints = Vec::new();
-    let mut seen: HashSet<JobId> = HashSet::new();
-    queue.write(crate::clock::now(), |w| {
-        for t in &plan.targets {
-            let sel = target_selection(t, plan.constraint.as_ref());
-            let rows = w.rows(&sel)?;
-            if let Target::Job(id) = t
-                && rows.is_empty()
-            {
-                complaints.push(cannot_retrieve(*id));
-            }
-            for row in rows {
-                if !seen.insert(row.id) {
-                    continue;
-                }
-                let ad = w.full_ad(&row)?;
-                if let Some(c) = &sel.constraint
-                    && !crate::queue::matches_constraint(c, &ad)
-                {
-                    continue;
-                }
-                let mine = allowed(&row.owner);
-                if *t == Target::Everything && !mine {
-                    continue;
-                }
-                let Some(old) = current_prio(ad.clone()) else {
-                    complaints.push(cannot_retrieve(row.id));
-                    continue;
-                };
-                if !mine {
-                    complaints.push(format!("Couldn't set new priority for {}.", row.id));
-                    continue;
-                }
-                let new = Expr::int(plan.prio.apply(old));
-                w.change(&row, &ad, &Change::Set(vec![("JobPrio".into(), new)]))?;
-            }
-        }
-        Ok(())
-    })?;
-    Ok(complaints)
-}
-
-/// The jobs one target names; a job id is not narrowed by the constraint.
-fn target_selection(t: &Target, constraint: Option<&Expr>) -> Selection {
-    let mut sel = Selection {
-        constraint: constraint.cloned(),
-        ..Selection::default()
-    };
-    match t {
-        Target::Job(id) => {
-            sel.jobs.push(*id);
-            sel.constraint = None;
-        }
-        Target::Cluster(c) => sel.clusters.push(*c),
-        Target::Owner(o) => sel.owners.push(o.clone()),
-        Target::Everything => {}
-    }
-    sel
-}
-
-/// The job's JobPrio, if it evaluates to an integer.
-fn current_prio(ad: ClassAd) -> Option<i64> {
-    match eval_attr(&Rc::new(ad), "JobPrio") {
-        Value::Int(n) => Some(n),
-        _ => None,
-    }
-}
-
-fn cannot_retrieve(id: JobId) -> String {
-    format!("Couldn't retrieve current priority for {id}.")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -407,12 +303,5 @@ mod tests {
             "'a/b' is not a cluster, a cluster.proc or a user name"
         );
         assert_eq!(plan(&["-p", "x", "1"]).unwrap_err().exit_code(), 2);
-    }
-
-    #[test]
-    fn adjustments_stop_at_the_ends_of_the_integers() {
-        assert_eq!(NewPrio::Add(5).apply(-3), 2);
-        assert_eq!(NewPrio::Add(1).apply(i64::MAX), i64::MAX);
-        assert_eq!(NewPrio::Set(-9).apply(100), -9);
     }
 }

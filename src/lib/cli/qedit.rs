@@ -9,8 +9,10 @@
 //! queue owns (ClusterId, Owner, JobStatus and the rest of
 //! [`crate::queue::PROTECTED`]) are refused.
 //!
-//! The edits are made in one transaction, to every chosen job the real user
-//! may change (their own, or any for a user in `QUEUE_SUPER_USERS`).
+//! [`crate::actions::attributes::edit`] makes the edits in one transaction,
+//! to every chosen job the real user may change (their own, or any for a
+//! user in `QUEUE_SUPER_USERS`); this module reads the command line and
+//! words the result as condor_qedit does.
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -19,12 +21,14 @@ use std::process::ExitCode;
 use clap::{ArgMatches, Parser};
 
 use super::env::ToolEnv;
-use super::jobsel::{may_change, parse_id, super_users};
+use super::jobsel::parse_id;
 use super::{CliError, parse_args_with, run_tool};
+use crate::actions::Authority;
+use crate::actions::attributes::{Edits, edit};
 use crate::classad::Expr;
 use crate::classad::ast::BinOp;
 use crate::classad::parser::parse_expr_old;
-use crate::queue::{Change, JobId, PROTECTED, Selection};
+use crate::queue::{JobId, Selection};
 
 /// Change attributes of queued jobs.
 ///
@@ -79,7 +83,7 @@ enum Target {
 #[derive(Debug)]
 struct Plan {
     target: Target,
-    edits: Vec<(String, Expr)>,
+    edits: Edits,
 }
 
 pub fn main() -> ExitCode {
@@ -90,9 +94,8 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let (_, matches) = parse_args_with::<Args>(argv, Some(STRAYS))?;
     let plan = prepare(&matches)?;
     let env = ToolEnv::open("tern_qedit")?;
-    let supers = super_users(&env.cfg)?;
-    let user = &env.user;
-    let first = plan.edits[0].0.clone();
+    let authority = Authority::from_config(&env.cfg, env.user.as_str())?;
+    let first = plan.edits.names().next().unwrap_or_default().to_string();
     let failed = |what: String| -> CliError {
         eprintln!("Failed to set attribute \"{first}\" {what}");
         eprintln!("Transaction failed.  No attributes were set.");
@@ -111,20 +114,19 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let Some(mut queue) = env.queue(false)? else {
         return Err(failed(what));
     };
-    let mut changed = 0usize;
-    queue.modify(&sel, crate::clock::now(), |row, _| {
-        if !may_change(user, &row.owner, &supers) {
-            return Change::Skip(format!("Permission denied to edit job {}", row.id));
-        }
-        changed += 1;
-        Change::Set(plan.edits.clone())
-    })?;
-    if changed == 0 {
+    let done = edit(
+        &mut queue,
+        &authority,
+        &sel,
+        &plan.edits,
+        crate::clock::now(),
+    )?;
+    if done.changed.is_empty() {
         return Err(failed(what));
     }
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    for (name, _) in &plan.edits {
+    for name in plan.edits.names() {
         writeln!(out, "Set attribute \"{name}\".")?;
     }
     out.flush()?;
@@ -255,9 +257,9 @@ fn with_constraints(
     })
 }
 
-/// Reads the edit list, `Name Value` pairs and `Name=Value` words,
-/// refusing protected or malformed names and values as condor_qedit does.
-fn edit_list(items: &[(usize, String)]) -> Result<Vec<(String, Expr)>, CliError> {
+/// Reads the edit list, `Name Value` pairs and `Name=Value` words, and has
+/// the library check every name and value as condor_qedit does.
+fn edit_list(items: &[(usize, String)]) -> Result<Edits, CliError> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     let mut it = items.iter().map(|(_, s)| s);
     while let Some(a) = it.next() {
@@ -272,44 +274,11 @@ fn edit_list(items: &[(usize, String)]) -> Result<Vec<(String, Expr)>, CliError>
     if pairs.is_empty() {
         return Err(usage("give at least one attribute and its value"));
     }
-    let refuse = |msg: String| -> CliError {
-        eprintln!("{msg}");
+    Edits::parse(pairs).map_err(|e| {
+        eprintln!("{e}");
         eprintln!("Transaction failed.  No attributes were set.");
         CliError::Reported(1)
-    };
-    let mut edits = Vec::new();
-    for (name, value) in pairs {
-        if PROTECTED.iter().any(|p| p.eq_ignore_ascii_case(&name)) {
-            return Err(refuse(format!(
-                "Update of attribute \"{name}\" is not allowed."
-            )));
-        }
-        if !valid_name(&name) {
-            return Err(refuse(format!(
-                "Update aborted, illegal attribute-name specified for attribute \"{name}\"."
-            )));
-        }
-        let parsed = if value.trim().is_empty() {
-            None
-        } else {
-            parse_expr_old(&value).ok()
-        };
-        let Some(e) = parsed else {
-            return Err(refuse(format!(
-                "Update aborted, illegal attribute-value specified for attribute \"{name}\"."
-            )));
-        };
-        edits.push((name, e));
-    }
-    Ok(edits)
-}
-
-/// A ClassAd attribute name: a letter or `_`, then letters, digits and `_`.
-fn valid_name(name: &str) -> bool {
-    let mut cs = name.chars();
-    cs.next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && cs.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 #[cfg(test)]
@@ -324,7 +293,7 @@ mod tests {
     }
 
     fn names(p: &Plan) -> Vec<&str> {
-        p.edits.iter().map(|(n, _)| n.as_str()).collect()
+        p.edits.names().collect()
     }
 
     #[test]
@@ -354,13 +323,5 @@ mod tests {
         };
         assert_eq!(text, "( X ) && Y");
         assert_eq!(names(&p), ["alice"]);
-    }
-
-    #[test]
-    fn names_are_checked() {
-        assert!(valid_name("_a1"));
-        assert!(!valid_name("1a"));
-        assert!(!valid_name("a-b"));
-        assert!(!valid_name(""));
     }
 }

@@ -10,8 +10,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::edit::{Action, Common, Request};
+use super::edit::{Common, JobCommand};
 use super::{CliError, parse_args, run_tool};
+use crate::actions::Action;
 
 /// Release held jobs.
 ///
@@ -40,7 +41,7 @@ pub fn main() -> ExitCode {
 
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let (args, _) = parse_args::<Args>(argv)?;
-    Request::new(
+    JobCommand::new(
         "tern_release",
         Action::Release,
         &args.common,

@@ -9,8 +9,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::edit::{Action, Common, Request};
+use super::edit::{Common, JobCommand};
 use super::{CliError, parse_args, run_tool};
+use crate::actions::Action;
 
 /// Remove jobs from the queue.
 ///
@@ -50,5 +51,5 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     } else {
         Action::Remove
     };
-    Request::new("tern_rm", action, &args.common, args.reason.clone())?.run()
+    JobCommand::new("tern_rm", action, &args.common, args.reason.clone())?.run()
 }

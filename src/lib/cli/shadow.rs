@@ -8,6 +8,7 @@ use clap::Parser;
 
 use super::{CliError, parse_args, run_tool};
 use crate::queue::JobId;
+use crate::shadow::ShadowError;
 
 /// Run and supervise the job of one claim (started by tern_negotiate).
 #[derive(Parser, Debug)]
@@ -39,10 +40,29 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         slot: args.slot,
         claim: args.claim,
     })
-    .map_err(|e| CliError::Failed {
+    .map_err(shadow_error)
+}
+
+/// A shadow's failure as the tool reports it (in the shadow log, where the
+/// pass sends a shadow's stderr): the queue's and the configuration's own
+/// wording and hints, and a hint where the cause is usually elsewhere.
+fn shadow_error(e: ShadowError) -> CliError {
+    let hint = match e {
+        ShadowError::Queue(q) => return q.into(),
+        ShadowError::Config(c) => return c.into(),
+        ShadowError::NoSpool => {
+            Some("set SPOOL in the configuration or _TERN_SPOOL in the environment")
+        }
+        ShadowError::AlreadySupervised { .. } => {
+            Some("tern_negotiate starts shadows; one already runs this job")
+        }
+        ShadowError::LockFd { .. } => Some("TERN_SHADOW_LOCK_FD is set by tern_negotiate only"),
+        _ => None,
+    };
+    CliError::Failed {
         msg: e.to_string(),
-        hint: None,
-    })
+        hint: hint.map(String::from),
+    }
 }
 
 fn parse_job(s: &str) -> Option<JobId> {

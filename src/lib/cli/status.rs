@@ -9,20 +9,20 @@
 //!
 //! The default table, `-run`/`-claimed` and the totals follow
 //! condor_status's print formats and totals (prettyPrint.cpp, totals.cpp)
-//! as they come out when the output is not a terminal; `-long`, `-json`,
-//! `-af` and `-format` share their renderers with `tern_q` and
-//! `tern_history` ([`super::format`]).
+//! as they come out when the output is not a terminal; `-long` and `-json`
+//! ([`super::format`]), `-af` and `-format` ([`super::printmask`]) are
+//! the same as in `tern_q` and `tern_history`.
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 use std::rc::Rc;
 
-use clap::Parser;
+use clap::{ArgMatches, Parser};
 
 use super::env::ToolEnv;
-use super::format::{self, AfFlags, PrintMask};
-use super::history::split_af_flags;
+use super::format;
+use super::printmask::PrintMask;
 use super::{CliError, parse_args, run_tool};
 use crate::classad::parser::parse_expr_old;
 use crate::classad::{ClassAd, Expr, eval_in};
@@ -84,13 +84,13 @@ pub struct Args {
     pub attributes: Vec<String>,
 
     /// Print these attributes or expressions of each slot on one line;
-    /// -af:FLAGS takes the flags l h V r , t n g as tern_q does
+    /// -af:FLAGS takes the flags l h V r T Y , t n g as tern_q does
     #[arg(long = "autoformat", visible_alias = "af", num_args = 1.., value_name = "ATTR")]
     pub autoformat: Vec<String>,
 
-    /// The flags of -af:FLAGS (set by the rewrite of `-af:FLAGS`).
-    #[arg(long = "tern-af-flags", hide = true)]
-    pub af_flags: Option<String>,
+    /// The flags of -af:FLAGS (see [`super::COLON_FORMS`]).
+    #[arg(long = "af-flags", hide = true)]
+    pub af_flags: Vec<String>,
 
     /// Print ATTR with the printf-style FORMAT (%d %f %s %v %V %r %T %Y);
     /// no newline is added
@@ -139,7 +139,7 @@ struct Options {
 }
 
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
-    let opts = match parse_args::<Args>(split_af_flags(argv)).and_then(|(a, _)| options(&a)) {
+    let opts = match parse_args::<Args>(argv).and_then(|(a, m)| options(&a, &m)) {
         Ok(o) => o,
         Err(e) => return Err(super::usage_exits_one("tern_status", e)),
     };
@@ -173,7 +173,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     Ok(())
 }
 
-fn options(args: &Args) -> Result<Options, CliError> {
+fn options(args: &Args, matches: &ArgMatches) -> Result<Options, CliError> {
     let usage = |msg: &str| CliError::Usage {
         msg: msg.into(),
         hint: None,
@@ -201,21 +201,12 @@ fn options(args: &Args) -> Result<Options, CliError> {
         modes.push(built_in("State == \"Claimed\""));
     }
     let attrs = (!args.attributes.is_empty()).then(|| format::attribute_list(&args.attributes));
-    let mut mask = PrintMask::default();
-    for pair in args.format.chunks(2) {
-        if let [f, a] = pair {
-            mask.format(f, a)?;
-        }
-    }
-    if !args.autoformat.is_empty() {
-        let flags = AfFlags::parse(args.af_flags.as_deref().unwrap_or(""));
-        mask.autoformat(flags, &args.autoformat)?;
-    }
+    let mask = PrintMask::from_matches(matches)?;
     let output = if args.json {
         Output::Json(attrs)
     } else if args.long {
         Output::Long(attrs)
-    } else if !mask.is_empty() {
+    } else if let Some(mask) = mask {
         Output::Mask(mask)
     } else if args.claimed || args.run {
         Output::Run

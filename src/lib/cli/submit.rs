@@ -33,6 +33,7 @@ pub struct Args {
     pub dry_run: bool,
 
     /// Print the job ads as one JSON array instead of submitting
+    /// (`-dry-run:json`, see [`super::COLON_FORMS`])
     #[arg(long = "json-dry-run", hide = true)]
     pub dry_run_json: bool,
 
@@ -66,14 +67,6 @@ fn failed(msg: String) -> CliError {
 }
 
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
-    // `-dry-run:json` is one word in HTCondor's spelling.
-    let argv: Vec<OsString> = argv
-        .into_iter()
-        .map(|a| match a.to_str() {
-            Some("-dry-run:json") | Some("--dry-run:json") => OsString::from("--json-dry-run"),
-            _ => a,
-        })
-        .collect();
     let (args, _) = parse_args::<Args>(argv)?;
     let env = ToolEnv::open("tern_submit")?;
     let cfg = &env.cfg;

@@ -11,8 +11,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::edit::{Action, Common, Request};
+use super::edit::{Common, JobCommand};
 use super::{CliError, parse_args, run_tool};
+use crate::actions::Action;
 
 /// Suspend running jobs: they stop where they are and keep their slot.
 ///
@@ -37,5 +38,5 @@ pub fn main() -> ExitCode {
 
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let (args, _) = parse_args::<Args>(argv)?;
-    Request::new("tern_suspend", Action::Suspend, &args.common, None)?.run()
+    JobCommand::new("tern_suspend", Action::Suspend, &args.common, None)?.run()
 }

@@ -25,12 +25,11 @@ use crate::classad::json::ads_to_json_array;
 use crate::classad::{ClassAd, Expr, Value};
 use crate::config::Config;
 use crate::negotiator::accountant::{self, Knobs, Submitter};
-use crate::queue::Queue;
+use crate::queue::{Authority, Queue};
 
 use super::env::ToolEnv;
-use super::jobsel::super_users;
-use super::q::local_time;
 use super::{CliError, parse_args, run_tool};
+use crate::sys::time::local_time;
 
 /// Show or change user priorities.
 ///
@@ -195,14 +194,11 @@ fn number(text: &str) -> Result<f64, CliError> {
 /// personal mode the owner of SPOOL (a SPOOL not made yet will be the
 /// user's own).
 fn may_edit(cfg: &Config, spool: &Path) -> Result<bool, CliError> {
-    let me = crate::sys::real_user_name();
-    if super_users(cfg)?.contains(&me) {
+    if Authority::from_config(cfg, crate::sys::real_user_name())?.is_super_user() {
         return Ok(true);
     }
-    // SAFETY: getuid has no preconditions.
-    let uid = unsafe { libc::getuid() };
     Ok(match std::fs::metadata(spool) {
-        Ok(m) => m.uid() == uid,
+        Ok(m) => m.uid() == crate::sys::real_uid(),
         Err(e) => e.kind() == io::ErrorKind::NotFound,
     })
 }
@@ -632,16 +628,7 @@ fn local_midnight(month: i32, day: i32, year: i32) -> i64 {
     if year > 1900 {
         year -= 1900;
     }
-    // SAFETY: tm is plain data we own and fill in; mktime reads and
-    // normalises it.
-    unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        tm.tm_year = year;
-        tm.tm_mon = month - 1;
-        tm.tm_mday = day;
-        tm.tm_isdst = -1;
-        libc::mktime(&mut tm) as i64
-    }
+    crate::sys::time::local_midnight(year, month, day)
 }
 
 #[cfg(test)]

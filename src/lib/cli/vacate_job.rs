@@ -12,8 +12,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::edit::{Action, Common, Request};
+use super::edit::{Common, JobCommand};
 use super::{CliError, parse_args, run_tool};
+use crate::actions::Action;
 
 /// Stop running jobs and put them back in the queue, idle, to run again.
 ///
@@ -49,5 +50,5 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     } else {
         Action::Vacate
     };
-    Request::new("tern_vacate_job", action, &args.common, None)?.run()
+    JobCommand::new("tern_vacate_job", action, &args.common, None)?.run()
 }

@@ -217,6 +217,12 @@ pub static KNOBS: &[Knob] = &[
         "Seconds in which a submitter's real priority moves halfway to its current usage.",
     ),
     k(
+        "QUEUE_ALL_USERS_TRUSTED",
+        "false",
+        Bool,
+        "Whether every user may change every user's jobs (the owner check is off).",
+    ),
+    k(
         "QUEUE_LOG_MAX_RECORDS",
         "1000000",
         Int,

@@ -14,6 +14,7 @@ pub mod launch;
 pub mod matchmaking;
 pub mod policy;
 pub mod preempt;
+pub mod reuse;
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};

@@ -7,9 +7,14 @@
 //! to the transaction log (`txlog`), so a follower can replay the queue from
 //! any position. Jobs that leave the queue move to the history tables.
 //!
-//! Nothing here assumes a single user: every change carries the real user
-//! who made it, checked against each job's Owner (or QUEUE_SUPER_USERS).
+//! Nothing here assumes a single user. A change a user asks for goes
+//! through [`Queue::write_as`], whose [`Writer`] checks each job it changes,
+//! removes or leaves a request for against the job's Owner and the
+//! [`Authority`] (the real user, QUEUE_SUPER_USERS) and refuses the rest
+//! with [`QueueError::NotPermitted`]. The negotiator's pass and the shadows
+//! act for the system and use [`Queue::write`].
 
+pub mod authority;
 pub mod joblock;
 pub mod listing;
 pub mod schema;
@@ -25,6 +30,8 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 use crate::classad::unparse::{ad_to_string, unparse};
 use crate::classad::{self, ClassAd, Expr, Value};
 use crate::vocab::Request;
+
+pub use authority::Authority;
 
 /// JobStatus values as the stored integers ([`crate::vocab::JobStatus`]
 /// defines them).
@@ -108,6 +115,14 @@ pub enum QueueError {
     Above(Box<dyn std::error::Error + Send + Sync>),
     #[error("{0}")]
     Invalid(String),
+    /// A user's write touched a job the user may not change; the
+    /// transaction was rolled back.
+    #[error("permission denied: {user} may not change job {job}, which belongs to {owner}")]
+    NotPermitted {
+        job: JobId,
+        user: String,
+        owner: String,
+    },
 }
 
 /// A job id, `cluster.proc`.
@@ -282,6 +297,11 @@ impl Queue {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The SPOOL directory the queue lives in (where shadows are woken).
+    pub fn spool(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
     }
 
     /// Sets the bounds every write keeps the log and history within
@@ -469,6 +489,30 @@ impl Queue {
         now: i64,
         f: impl FnOnce(&mut Writer<'_>) -> Result<T, QueueError>,
     ) -> Result<T, QueueError> {
+        self.write_for(None, now, f)
+    }
+
+    /// [`Queue::write`] for a user: the [`Writer`] refuses to change or
+    /// remove a job, or leave a request for its shadow, unless `authority`
+    /// may change that job ([`Authority::may_change`]). A refusal is
+    /// [`QueueError::NotPermitted`] and rolls back everything `f` did, so a
+    /// caller that wants to report other users' jobs one by one asks
+    /// [`Writer::may_change`] first.
+    pub fn write_as<T>(
+        &mut self,
+        authority: &Authority,
+        now: i64,
+        f: impl FnOnce(&mut Writer<'_>) -> Result<T, QueueError>,
+    ) -> Result<T, QueueError> {
+        self.write_for(Some(authority), now, f)
+    }
+
+    fn write_for<T>(
+        &mut self,
+        authority: Option<&Authority>,
+        now: i64,
+        f: impl FnOnce(&mut Writer<'_>) -> Result<T, QueueError>,
+    ) -> Result<T, QueueError> {
         let path = self.path.clone();
         self.check_before_writing()?;
         let tx = self
@@ -482,6 +526,7 @@ impl Queue {
             began: false,
             emptied: Vec::new(),
             clusters: &self.clusters,
+            authority,
         };
         let out = f(&mut w)?;
         w.finish()?;
@@ -722,10 +767,46 @@ pub struct Writer<'q> {
     began: bool,
     emptied: Vec<i64>,
     clusters: &'q RefCell<HashMap<i64, Rc<ClassAd>>>,
+    /// The user this transaction writes for; `None` for the system (the
+    /// pass, a shadow), which may change any job.
+    authority: Option<&'q Authority>,
 }
 
 impl Writer<'_> {
-    /// The transaction's connection, for tables other modules own.
+    /// Whether this transaction may change `row`'s job: always for the
+    /// system, and for a user when [`Authority::may_change`] says so.
+    pub fn may_change(&self, row: &JobRow) -> bool {
+        self.authority.is_none_or(|a| a.may_change(&row.owner))
+    }
+
+    /// Refuses a change to a job whose owner the authority may not touch.
+    fn check(&self, id: JobId, owner: &str) -> Result<(), QueueError> {
+        match self.authority {
+            Some(a) if !a.may_change(owner) => Err(QueueError::NotPermitted {
+                job: id,
+                user: a.user().to_string(),
+                owner: owner.to_string(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Writer::check`] for a job known by id only; a job not in the
+    /// queue has no owner to protect.
+    fn check_id(&self, id: JobId) -> Result<(), QueueError> {
+        if self.authority.is_none() {
+            return Ok(());
+        }
+        match row_by_id(&self.tx, id)? {
+            Some(row) => self.check(id, &row.owner),
+            None => Ok(()),
+        }
+    }
+
+    /// The transaction's connection, for tables other modules own (slots,
+    /// the accountant). Jobs are changed through [`Writer::change`]: what
+    /// goes through the connection is not checked against the authority
+    /// of [`Queue::write_as`].
     pub fn conn(&self) -> &Connection {
         &self.tx
     }
@@ -787,6 +868,8 @@ impl Writer<'_> {
         if matches!(change, Change::Skip(_)) {
             return Ok(());
         }
+        // The stored owner, not the caller's row: a row is plain data.
+        self.check_id(row.id)?;
         if !self.began {
             log_record(&self.tx, op::BEGIN, "", "", "")?;
             self.began = true;
@@ -810,6 +893,7 @@ impl Writer<'_> {
     /// Records a request for a running job's shadow (see the `requests`
     /// table); the caller wakes the shadow after commit.
     pub fn request(&self, id: JobId, kind: Request) -> Result<(), QueueError> {
+        self.check_id(id)?;
         self.tx
             .prepare_cached(
                 "INSERT OR REPLACE INTO requests (cluster, proc, kind, made) VALUES (?1, ?2, ?3, ?4)",
@@ -825,6 +909,7 @@ impl Writer<'_> {
 
     /// Forgets the requests for a job (all of them, or one kind).
     pub fn clear_requests(&self, id: JobId, kind: Option<Request>) -> Result<(), QueueError> {
+        self.check_id(id)?;
         match kind {
             None => self
                 .tx

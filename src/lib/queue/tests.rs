@@ -209,3 +209,265 @@ fn writes_keep_the_log_and_history_within_their_limits() {
     assert_eq!(q.history(&Selection::default(), None).unwrap().len(), 3);
     assert!(q.log_since(0).unwrap().len() <= 20);
 }
+
+/// What a refusal must leave alone: every job, its status and ad, the
+/// requests and the log.
+fn snapshot(q: &Queue) -> (Vec<String>, Vec<Request>, i64) {
+    let jobs = q
+        .select(&Selection::default())
+        .unwrap()
+        .iter()
+        .map(|(row, ad)| format!("{} {} {}", row.id, row.status, ad_to_string(ad)))
+        .collect();
+    let id = JobId {
+        cluster: 1,
+        proc: 0,
+    };
+    let last = q.log_since(0).unwrap().last().map_or(0, |r| r.seq);
+    (jobs, q.requests(id).unwrap(), last)
+}
+
+#[test]
+fn write_as_refuses_every_write_to_another_users_job_and_changes_nothing() {
+    let (_d, mut q) = queue();
+    submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+    submit_text(&mut q, "executable = /bin/echo\nqueue\n", "bob");
+    let bob = Authority::new("bob", vec!["root".into()]);
+    let alices = q.rows(&Selection::default()).unwrap()[0].clone();
+    let before = snapshot(&q);
+    let set = Change::Set(vec![("A".into(), Expr::int(1))]);
+    let leave = Change::Leave {
+        set: vec![("JobStatus".into(), Expr::int(status::REMOVED))],
+    };
+    let update = Change::Update {
+        set: vec![],
+        delete: vec!["Cmd".into()],
+    };
+    for change in [set, leave, update] {
+        let e = q
+            .write_as(&bob, 10, |w| {
+                // Bob's own job first: the refusal undoes it too.
+                let own = w.rows(&Selection::default())?[1].clone();
+                let ad = w.full_ad(&own)?;
+                w.change(&own, &ad, &Change::Set(vec![("B".into(), Expr::int(2))]))?;
+                let ad = w.full_ad(&alices)?;
+                w.change(&alices, &ad, &change)
+            })
+            .unwrap_err();
+        assert!(
+            matches!(&e, QueueError::NotPermitted { job, user, owner }
+                if *job == alices.id && user == "bob" && owner == "alice"),
+            "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "permission denied: bob may not change job 1.0, which belongs to alice"
+        );
+        assert_eq!(snapshot(&q), before);
+    }
+    let e = q
+        .write_as(&bob, 10, |w| w.request(alices.id, Request::Remove))
+        .unwrap_err();
+    assert!(matches!(e, QueueError::NotPermitted { .. }), "{e}");
+    q.write(10, |w| w.request(alices.id, Request::Hold))
+        .unwrap();
+    let before = snapshot(&q);
+    let e = q
+        .write_as(&bob, 10, |w| w.clear_requests(alices.id, None))
+        .unwrap_err();
+    assert!(matches!(e, QueueError::NotPermitted { .. }), "{e}");
+    assert_eq!(snapshot(&q), before);
+    // A row whose owner was changed by the caller is checked all the same.
+    let mut forged = alices.clone();
+    forged.owner = "bob".into();
+    let e = q
+        .write_as(&bob, 10, |w| {
+            let ad = w.full_ad(&forged)?;
+            w.change(&forged, &ad, &Change::Set(vec![("A".into(), Expr::int(1))]))
+        })
+        .unwrap_err();
+    assert!(matches!(e, QueueError::NotPermitted { .. }), "{e}");
+    assert_eq!(snapshot(&q), before);
+}
+
+#[test]
+fn write_as_lets_owners_and_super_users_write() {
+    let (_d, mut q) = queue();
+    submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+    let row = q.rows(&Selection::default()).unwrap()[0].clone();
+    for who in [
+        Authority::new("alice", vec![]),
+        Authority::new("root", vec!["root".into()]),
+    ] {
+        q.write_as(&who, 10, |w| {
+            assert!(w.may_change(&row));
+            let ad = w.full_ad(&row)?;
+            w.change(&row, &ad, &Change::Set(vec![("A".into(), Expr::int(1))]))?;
+            w.request(row.id, Request::Vacate)?;
+            w.clear_requests(row.id, None)
+        })
+        .unwrap();
+    }
+    let bob = Authority::new("bob", vec![]);
+    q.write_as(&bob, 10, |w| {
+        assert!(!w.may_change(&row));
+        Ok(())
+    })
+    .unwrap();
+    // The system writer may change anyone's job.
+    q.write(10, |w| {
+        assert!(w.may_change(&row));
+        Ok(())
+    })
+    .unwrap();
+}
+
+// --- databases left by an older tern ------------------------------------------
+
+/// What a queue holds, as text to compare: the next cluster id, every job
+/// (its row and full ad) with its pending requests, and the history.
+fn contents(q: &Queue) -> Vec<String> {
+    let mut out = vec![format!("next cluster {}", q.next_cluster().unwrap())];
+    for (row, ad) in q.select(&Selection::default()).unwrap() {
+        out.push(format!(
+            "job {row:?} {} requests {:?}",
+            ad_to_string(&ad),
+            q.requests(row.id).unwrap()
+        ));
+    }
+    for (row, ad) in q.history(&Selection::default(), None).unwrap() {
+        out.push(format!("history {row:?} {}", ad_to_string(&ad)));
+    }
+    out
+}
+
+/// The tables (and indexes) of a database, by name.
+fn tables(conn: &Connection) -> Vec<String> {
+    let mut st = conn
+        .prepare("SELECT type || ' ' || name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY 1")
+        .unwrap();
+    let rows = st.query_map([], |r| r.get(0)).unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+/// A queue with something in every table schema `k` has: two clusters of
+/// two owners, a job removed to the history and, from schema 2 on (which
+/// added the `requests` table), a running job with a request for its
+/// shadow. Made by today's store; the rows are then copied into the old
+/// schema's tables.
+fn populated(spool: &Path, k: usize) -> Queue {
+    let mut q = Queue::open(spool, true).unwrap().unwrap();
+    submit_text(
+        &mut q,
+        "executable = /bin/echo\narguments = $(Process)\nqueue 3\n",
+        "alice",
+    );
+    submit_text(
+        &mut q,
+        "executable = /bin/sleep\n+Weight = 2.5\nqueue 1\n",
+        "bob",
+    );
+    let job = |cluster, proc| JobId { cluster, proc };
+    let one = |id: JobId| Selection {
+        jobs: vec![id],
+        ..Selection::default()
+    };
+    q.modify(&one(job(1, 0)), 1_700_000_100, |_, _| Change::Leave {
+        set: vec![("JobStatus".into(), Expr::int(status::REMOVED))],
+    })
+    .unwrap();
+    if k >= 2 {
+        q.modify(&one(job(2, 0)), 1_700_000_200, |_, _| {
+            Change::Set(vec![("JobStatus".into(), Expr::int(status::RUNNING))])
+        })
+        .unwrap();
+        q.write(1_700_000_300, |w| w.request(job(2, 0), Request::Hold))
+            .unwrap();
+    }
+    q
+}
+
+/// Makes `spool`'s database as a tern of schema version `k` left it: the
+/// first `k` migrations, user_version `k`, and `from`'s rows in every table
+/// that schema has (in the columns it has).
+fn old_database(spool: &Path, k: usize, from: &Path) {
+    std::fs::create_dir_all(spool).unwrap();
+    let mut conn = Connection::open(db_path(spool)).unwrap();
+    conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+    for (i, step) in schema::MIGRATIONS[..k].iter().enumerate() {
+        let tx = conn.transaction().unwrap();
+        tx.execute_batch(step).unwrap();
+        tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))
+            .unwrap();
+        tx.commit().unwrap();
+    }
+    conn.execute("ATTACH ?1 AS src", [db_path(from).to_str().unwrap()])
+        .unwrap();
+    let names: Vec<String> = {
+        let mut st = conn
+            .prepare("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+            .unwrap();
+        let rows = st.query_map([], |r| r.get(0)).unwrap();
+        rows.collect::<Result<_, _>>().unwrap()
+    };
+    for table in names {
+        let cols: Vec<String> = {
+            let mut st = conn
+                .prepare(&format!("PRAGMA main.table_info({table})"))
+                .unwrap();
+            let rows = st.query_map([], |r| r.get(1)).unwrap();
+            rows.collect::<Result<_, _>>().unwrap()
+        };
+        let cols = cols.join(", ");
+        conn.execute(&format!("DELETE FROM main.{table}"), [])
+            .unwrap();
+        conn.execute(
+            &format!("INSERT INTO main.{table} ({cols}) SELECT {cols} FROM src.{table}"),
+            [],
+        )
+        .unwrap();
+    }
+    conn.execute("DETACH src", []).unwrap();
+}
+
+#[test]
+fn a_database_of_every_older_schema_opens_migrated_with_its_rows() {
+    const { assert!(schema::VERSION >= 2, "no older schema to open") };
+    let fresh = tempfile::tempdir().unwrap();
+    let want_tables = {
+        let q = Queue::open(&fresh.path().join("spool"), true)
+            .unwrap()
+            .unwrap();
+        tables(&q.conn)
+    };
+    for k in 1..schema::VERSION as usize {
+        let dir = tempfile::tempdir().unwrap();
+        let (source, old) = (dir.path().join("source"), dir.path().join("old"));
+        let want = contents(&populated(&source, k));
+        // The fixture holds what it promises.
+        assert_eq!(want.iter().filter(|l| l.starts_with("history")).count(), 1);
+        assert_eq!(want.iter().filter(|l| l.starts_with("job")).count(), 3);
+        assert_eq!(want.iter().any(|l| l.ends_with("requests [Hold]")), k >= 2);
+        old_database(&old, k, &source);
+        let found: i64 = Connection::open(db_path(&old))
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(found, k as i64);
+
+        let mut q = Queue::open(&old, false)
+            .unwrap()
+            .unwrap_or_else(|| panic!("schema {k}: no queue found"));
+        let version: i64 = q
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, schema::VERSION, "schema {k} was not migrated");
+        assert_eq!(tables(&q.conn), want_tables, "schema {k}: the tables");
+        assert_eq!(contents(&q), want, "schema {k}: the rows read back");
+        assert_eq!(q.integrity_check().unwrap(), "ok", "schema {k}");
+        // And it takes new jobs after the old ones.
+        let c = submit_text(&mut q, "executable = /bin/echo\nqueue\n", "carol");
+        assert_eq!(c, 3, "schema {k}: the next cluster");
+    }
+}

@@ -1,8 +1,13 @@
 //! Facts about the process and the machine that every layer may need.
 
+pub mod env;
 pub mod fs;
 pub mod host;
+pub mod identity;
+pub mod inherited;
 pub mod pids;
+pub mod term;
+pub mod time;
 pub mod tz;
 
 /// The real user's login name (from the real uid, never from anything the
@@ -20,6 +25,12 @@ pub fn real_user_name() -> String {
             .to_string_lossy()
             .into_owned()
     }
+}
+
+/// The real user id.
+pub fn real_uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
 }
 
 /// How [`spawn`] starts a program.

@@ -261,9 +261,6 @@ pub fn by_user_reason(tool: &str, user: &str) -> String {
     format!("via {tool} (by user {user})")
 }
 
-/// HoldReasonCode 1, `UserRequest`: held by tern_hold.
-pub const HOLD_CODE_USER_REQUEST: i64 = 1;
-
 /// This machine's name (from the kernel; `localhost` if unreadable).
 pub fn hostname() -> &'static str {
     static HOST: OnceLock<String> = OnceLock::new();

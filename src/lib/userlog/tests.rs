@@ -390,7 +390,7 @@ fn aborted_suspended_held_released_events() {
             2,
             EventKind::Held {
                 reason: Some("via tern_hold (by user alice)".into()),
-                code: HOLD_CODE_USER_REQUEST,
+                code: crate::vocab::hold_code::USER_REQUEST,
                 subcode: 0,
             },
         ),

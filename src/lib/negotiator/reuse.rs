@@ -1,0 +1,141 @@
+//! Claim reuse: when a shadow's job ends, the negotiator decides whether
+//! the claim goes on to another job, so a submitter with a stream of jobs
+//! keeps its slot without a new pass and a new shadow (HTCondor's schedd
+//! does this in `Scheduler::FindRunnableJobForClaim`).
+//!
+//! [`match_one`] answers the shadow's one question, "which idle job of
+//! this owner fits this slot now?", with the pass's own rules: the same
+//! submitter only, fair share first ([`super::owed_elsewhere`]), a
+//! symmetric match against the slot's current ad, a dynamic slot only for
+//! a job whose quantized requests fit in it, and one match per autocluster
+//! of a cluster. [`Match::claim`] then moves the claim to the job, in the
+//! caller's transaction, as [`super::launch::claim`] would have.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::classad::{ClassAd, Evaluator, Expr, MatchContext};
+use crate::machine::{self, Machine, SlotRow};
+use crate::queue::{Change, JobId, JobRow, QueueError, Writer, joblock};
+
+use super::accountant::Knobs;
+use super::{dollar, launch, matchmaking};
+
+/// How many of the owner's idle jobs, best first, a reuse looks at.
+const LOOK_AT: i64 = 16;
+
+/// What a reuse asks with besides the transaction.
+pub struct Slot<'a> {
+    pub machine: &'a Machine,
+    pub spool: &'a std::path::Path,
+    /// The claimed slot's name.
+    pub name: &'a str,
+    pub knobs: &'a Knobs,
+    pub uid_domain: &'a str,
+}
+
+/// The job a claim goes on to, its lock already taken.
+pub struct Match {
+    pub id: JobId,
+    pub lock: joblock::JobLock,
+    slot: SlotRow,
+    row: JobRow,
+    ad: Rc<ClassAd>,
+    match_attrs: Vec<(String, Expr)>,
+}
+
+/// The next idle job of `owner` that matches the slot now and whose lock
+/// is free, unless another submitter is owed the slot; `None` lets the
+/// claim end. Changes nothing but the lock it takes.
+pub fn match_one(
+    w: &mut Writer<'_>,
+    slot: &Slot<'_>,
+    owner: &str,
+    now: i64,
+) -> Result<Option<Match>, QueueError> {
+    let Some(srow) = machine::load_slot(w.conn(), slot.name).map_err(invalid)? else {
+        return Ok(None);
+    };
+    let submitter = srow.remote_user.clone().unwrap_or_default();
+    if super::owed_elsewhere(w.conn(), &submitter, owner, slot.knobs, slot.uid_domain)? {
+        return Ok(None);
+    }
+    let slot_ad = Rc::new(machine::slot_ad(slot.machine, &srow, now));
+    let mut ev = Evaluator::new();
+    // Per cluster: whether its plain jobs (no per-proc requests) match.
+    let mut tried: HashMap<i64, bool> = HashMap::new();
+    for row in w.idle_rows_of(owner, LOOK_AT)? {
+        let ad = Rc::new(w.full_ad(&row)?);
+        // The same submitter only (an owner's accounting groups are
+        // submitters of their own).
+        if matchmaking::submitter_of_job(&ad, owner, slot.uid_domain) != submitter {
+            continue;
+        }
+        // Jobs of one cluster without per-proc differences match alike.
+        let plain = row.diff.len() <= 4 || !matchmaking::contains_lower(&row.diff, b"request");
+        if plain && tried.get(&row.id.cluster) == Some(&false) {
+            continue;
+        }
+        let ok = MatchContext::new(ad.clone(), slot_ad.clone()).symmetric(&mut ev)
+            && fits_dynamic(&ad, &slot_ad, &srow);
+        if plain {
+            tried.insert(row.id.cluster, ok);
+        }
+        if !ok {
+            continue;
+        }
+        let Some(lock) = joblock::try_acquire(slot.spool, row.id).map_err(invalid)? else {
+            continue;
+        };
+        let Ok(match_attrs) = dollar::match_attrs(&ad, &slot_ad) else {
+            continue;
+        };
+        return Ok(Some(Match {
+            id: row.id,
+            lock,
+            slot: srow,
+            row,
+            ad,
+            match_attrs,
+        }));
+    }
+    Ok(None)
+}
+
+impl Match {
+    /// Moves the slot's claim to the matched job and sets the job Running
+    /// on it (`host` is this machine's name), in the caller's transaction.
+    pub fn claim(
+        &self,
+        w: &mut Writer<'_>,
+        owner: &str,
+        host: &str,
+        now: i64,
+    ) -> Result<(), QueueError> {
+        let s = &self.slot;
+        let info = machine::ClaimInfo {
+            remote_user: s.remote_user.clone().unwrap_or_else(|| owner.to_string()),
+            remote_owner: owner.to_string(),
+            cluster: self.id.cluster,
+            proc: self.id.proc,
+            claim: s.claim.clone().unwrap_or_default(),
+            job_start: now,
+        };
+        machine::set_claim(w.conn(), &s.name, "Claimed", "Busy", &info, now).map_err(invalid)?;
+        let set = launch::claim_attrs(&self.ad, &s.name, host, now, &self.match_attrs);
+        w.change(&self.row, &self.ad, &Change::Set(set))
+    }
+}
+
+/// A dynamic slot is reused only for a job that fits in it.
+fn fits_dynamic(job: &Rc<ClassAd>, slot_ad: &Rc<ClassAd>, row: &SlotRow) -> bool {
+    let (c, m, d) = matchmaking::requests(job, slot_ad);
+    let (c, m, d) = matchmaking::quantize(c, m, d);
+    c <= row.cpus && m <= row.memory && d <= row.disk
+}
+
+/// A machine or lock error inside a queue transaction, which can only
+/// fail with a [`QueueError`].
+fn invalid(e: impl std::fmt::Display) -> QueueError {
+    QueueError::Invalid(e.to_string())
+}

@@ -1,0 +1,537 @@
+//! The end of a run: what it means for the job, committed in one
+//! transaction with the slot's fate, then the events.
+//!
+//! [`fate`] classifies the end (the queue's word first: a job removed or
+//! held while it ran ends that way even if it exited first): a job that
+//! could not start is held; a stop removes, holds or requeues it with
+//! HTCondor's vacate reason; a job that exited by itself gets its exit
+//! attributes and then the on-exit policy (OnExitHold, OnExitRemove)
+//! decides. [`Shadow::finish`] commits that, clears the job's requests,
+//! and asks [`crate::negotiator::reuse::match_one`] for the next job of
+//! the claim (unless the end forbids reuse), or lets the slot go.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::ExitStatus;
+use std::rc::Rc;
+
+use crate::classad::{ClassAd, Expr, Value};
+use crate::negotiator::{launch, policy, reuse};
+use crate::queue::{Change, JobId, joblock, status};
+use crate::userlog::{self, Event, EventKind, Eviction, Exit, Rusage, Termination};
+use crate::vocab::{Hold, hold_code};
+
+use super::procs;
+use super::supervise::real;
+use super::{Shadow, ShadowError, Stop, release_slot_if};
+
+/// How a run ended.
+pub(super) struct RunEnd {
+    /// The wait status, when the job's process ended by itself or by our
+    /// signal.
+    pub status: Option<ExitStatus>,
+    pub stop: Option<Stop>,
+    pub usage: procs::Usage,
+    /// The job could not be started.
+    pub failed: Option<Hold>,
+}
+
+impl RunEnd {
+    /// A run stopped before the job was started.
+    pub fn stopped(stop: Stop) -> RunEnd {
+        RunEnd {
+            status: None,
+            stop: Some(stop),
+            usage: procs::Usage::default(),
+            failed: None,
+        }
+    }
+
+    /// A job that could not be started.
+    pub fn failed(hold: Hold) -> RunEnd {
+        RunEnd {
+            status: None,
+            stop: None,
+            usage: procs::Usage::default(),
+            failed: Some(hold),
+        }
+    }
+}
+
+/// What the end of a run does to the job.
+struct Fate {
+    change: Change,
+    events: Vec<Event>,
+    /// The claim may go on to the owner's next job.
+    reuse: bool,
+    /// The job leaves the queue (so its lock file goes too).
+    leaves: bool,
+}
+
+impl Fate {
+    fn new(change: Change, events: Vec<Event>) -> Fate {
+        Fate {
+            change,
+            events,
+            reuse: true,
+            leaves: false,
+        }
+    }
+
+    fn no_reuse(mut self) -> Fate {
+        self.reuse = false;
+        self
+    }
+}
+
+impl Shadow {
+    /// Commits the end of a run in one transaction: the job's attributes
+    /// and fate, the slot (released, or reused for the next job), and the
+    /// requests carried out. Then writes the events. Returns the next job
+    /// of the claim, its lock taken.
+    pub(super) fn finish(
+        &mut self,
+        id: JobId,
+        lock: joblock::JobLock,
+        end: RunEnd,
+        started: bool,
+    ) -> Result<Option<(JobId, joblock::JobLock)>, ShadowError> {
+        let now = crate::clock::now();
+        let (slot, claim, host) = (&self.slot, &self.claim, &self.host);
+        let reuse_slot = reuse::Slot {
+            machine: &self.machine,
+            spool: &self.spool,
+            name: slot,
+            knobs: &self.knobs,
+            uid_domain: &self.uid_domain,
+        };
+        let mut events: Vec<(PathBuf, Event)> = Vec::new();
+        let mut leaves = false;
+        let next = self.q.write(now, |w| {
+            let Some(row) = w.row(id)? else {
+                release_slot_if(w, slot, claim, id, now)?;
+                return Ok(None);
+            };
+            let ad = Rc::new(w.full_ad(&row)?);
+            let fate = fate(&ad, id, row.status, &end, started, now);
+            if let Some(p) = userlog::user_log_path(&ad) {
+                events.extend(fate.events.into_iter().map(|e| (p.clone(), e)));
+            }
+            leaves = fate.leaves;
+            w.change(&row, &ad, &fate.change)?;
+            w.clear_requests(id, None)?;
+            // The slot: reuse the claim for the next job, or let it go.
+            if fate.reuse
+                && slot != launch::SCHEDULER
+                && let Some(m) = reuse::match_one(w, &reuse_slot, &row.owner, now)?
+            {
+                m.claim(w, &row.owner, host, now)?;
+                return Ok(Some((m.id, m.lock)));
+            }
+            release_slot_if(w, slot, claim, id, now)?;
+            Ok(None)
+        })?;
+        if let Err(e) = userlog::log_job_events(&events) {
+            eprintln!("tern_shadow: {e}");
+        }
+        if leaves {
+            joblock::remove(&self.spool, lock);
+        } else {
+            // The job's processes are gone: forget their group.
+            let mut lock = lock;
+            let _ = lock.write_pid(std::process::id(), None);
+        }
+        Ok(next)
+    }
+}
+
+/// What the end of a run means for the job (`job_status` is its status in
+/// the queue now).
+fn fate(
+    ad: &Rc<ClassAd>,
+    id: JobId,
+    job_status: i64,
+    end: &RunEnd,
+    started: bool,
+    now: i64,
+) -> Fate {
+    if let Some(hold) = &end.failed {
+        return not_started(ad, id, hold, now);
+    }
+    let usage = if started {
+        usage_attrs(ad, &end.usage)
+    } else {
+        Vec::new()
+    };
+    let stop = match job_status {
+        // The queue's word wins: a job removed or held while it ran ends
+        // that way even if it exited first.
+        status::REMOVED => Some(Stop::Remove),
+        status::HELD => Some(Stop::Hold),
+        _ => end.stop,
+    };
+    match stop {
+        Some(Stop::Remove) => removed(ad, id, usage, now),
+        Some(Stop::Hold) => held(ad, id, usage, now),
+        Some(stop) => vacated(ad, id, stop, end, started, usage, now),
+        None => {
+            let st = end
+                .status
+                .expect("a run without stop or failure has an exit status");
+            self_exit(ad, id, now, end, st, usage)
+        }
+    }
+}
+
+/// The usage a started run leaves on the job.
+fn usage_attrs(ad: &Rc<ClassAd>, u: &procs::Usage) -> Vec<(String, Expr)> {
+    let image = u.image_size.max(ad.eval_int("ImageSize").unwrap_or(0));
+    vec![
+        ("RemoteUserCpu".into(), real(u.user.floor())),
+        ("RemoteSysCpu".into(), real(u.sys.floor())),
+        ("ImageSize".into(), Expr::int(image)),
+        ("ResidentSetSize".into(), Expr::int(u.rss)),
+    ]
+}
+
+/// A job that could not start (or missed its deferral time) is held.
+fn not_started(ad: &Rc<ClassAd>, id: JobId, hold: &Hold, now: i64) -> Fate {
+    let event = Event::held(id, &hold.reason, hold.code, hold.subcode);
+    let mut c = policy::hold(ad, now, &hold.reason, hold.code, hold.subcode, true);
+    // A missed deferral time is recomputed on release.
+    if hold.code == hold_code::MISSED_DEFERRED_EXECUTION_TIME
+        && let Change::Update { set, .. } = &mut c
+    {
+        set.push((policy::RECOMPUTE.into(), Expr::Lit(Value::Bool(true))));
+    }
+    Fate::new(c, vec![event]).no_reuse()
+}
+
+/// Removed while it ran: event 009, and out of the queue unless
+/// LeaveJobInQueue.
+fn removed(ad: &Rc<ClassAd>, id: JobId, usage: Vec<(String, Expr)>, now: i64) -> Fate {
+    let reason = ad.eval_str("RemoveReason").unwrap_or_default();
+    let mut set = policy::end_of_run(ad, now);
+    set.extend(usage);
+    for n in policy::running_attrs(ad) {
+        set.push((n, Expr::Lit(Value::Undefined)));
+    }
+    let mut fate = Fate::new(
+        policy::leave_or_stay(ad, set),
+        vec![Event::aborted(id, &reason)],
+    );
+    fate.leaves = !ad.eval("LeaveJobInQueue").is_true();
+    fate
+}
+
+/// Held while it ran: the hold the tool or policy recorded, event 012.
+fn held(ad: &Rc<ClassAd>, id: JobId, usage: Vec<(String, Expr)>, now: i64) -> Fate {
+    let reason = ad.eval_str("HoldReason").unwrap_or_default();
+    let code = ad.eval_int("HoldReasonCode").unwrap_or(0);
+    let sub = ad.eval_int("HoldReasonSubCode").unwrap_or(0);
+    let mut set = policy::end_of_run(ad, now);
+    set.extend(usage);
+    let change = Change::Update {
+        set,
+        delete: policy::running_attrs(ad),
+    };
+    Fate::new(change, vec![Event::held(id, &reason, code, sub)]).no_reuse()
+}
+
+/// Vacated, preempted or shut down: back to Idle with HTCondor's vacate
+/// reason and code, event 004 when it had started.
+fn vacated(
+    ad: &Rc<ClassAd>,
+    id: JobId,
+    stop: Stop,
+    end: &RunEnd,
+    started: bool,
+    usage: Vec<(String, Expr)>,
+    now: i64,
+) -> Fate {
+    let (reason, code) = match stop {
+        Stop::Vacate => (
+            "User requested the job to vacate",
+            hold_code::USER_VACATE_JOB,
+        ),
+        Stop::Preempt => (
+            "Claim preempted by a submitter with a better priority",
+            hold_code::STARTD_PREEMPTING_CLAIM_USER_PRIO,
+        ),
+        Stop::PreemptRank => (
+            "Claim preempted by a job the slot's RANK prefers",
+            hold_code::STARTD_PREEMPTING_CLAIM_RANK,
+        ),
+        Stop::Shutdown | Stop::Remove | Stop::Hold => (
+            "The shadow was told to stop",
+            hold_code::SYSTEM_POLICY_VACATE,
+        ),
+    };
+    let mut events = Vec::new();
+    if started {
+        events.push(evicted_event(id, now, end, None, Some(reason)));
+    }
+    let mut c = policy::requeue(ad, now, Some((reason, code)), false);
+    if let Change::Update { set, .. } = &mut c {
+        set.extend(usage);
+    }
+    Fate::new(c, events).no_reuse()
+}
+
+/// The end of a run whose process exited by itself: exit attributes, then
+/// OnExitHold / OnExitRemove.
+fn self_exit(
+    ad: &Rc<ClassAd>,
+    id: JobId,
+    now: i64,
+    end: &RunEnd,
+    st: ExitStatus,
+    usage: Vec<(String, Expr)>,
+) -> Fate {
+    let (exit, mut set, mut delete) = exit_attrs(ad, st);
+    set.extend(usage);
+    set.extend(policy::end_of_run(ad, now));
+    // Decide with the exit attributes in place.
+    let mut with_exit = (**ad).clone();
+    for (n, e) in &set {
+        with_exit.insert(n, e.clone());
+    }
+    for n in &delete {
+        with_exit.remove(n);
+    }
+    match policy::on_exit(&Rc::new(with_exit)) {
+        policy::ExitDecision::Complete => {
+            set.push(("CompletionDate".into(), Expr::int(now)));
+            let n = ad.eval_int("NumJobCompletions").unwrap_or(0);
+            set.push(("NumJobCompletions".into(), Expr::int(n + 1)));
+            set.push(("JobStatus".into(), Expr::int(status::COMPLETED)));
+            for n in policy::running_attrs(ad).into_iter().chain(delete) {
+                set.push((n, Expr::Lit(Value::Undefined)));
+            }
+            let event = terminated_event(id, now, end, exit);
+            let mut fate = Fate::new(policy::leave_or_stay(ad, set), vec![event]);
+            fate.leaves = !ad.eval("LeaveJobInQueue").is_true();
+            fate
+        }
+        policy::ExitDecision::Hold { reason, subcode } => {
+            let code = hold_code::JOB_POLICY;
+            let event = Event::held(id, &reason, code, subcode);
+            set.push(("HoldReason".into(), Expr::string(&reason)));
+            set.push(("HoldReasonCode".into(), Expr::int(code)));
+            set.push(("HoldReasonSubCode".into(), Expr::int(subcode)));
+            set.push(("JobStatus".into(), Expr::int(status::HELD)));
+            let n = ad.eval_int("NumHolds").unwrap_or(0);
+            set.push(("NumHolds".into(), Expr::int(n + 1)));
+            delete.extend(policy::running_attrs(ad));
+            Fate::new(Change::Update { set, delete }, vec![event]).no_reuse()
+        }
+        policy::ExitDecision::Requeue => {
+            let event = evicted_event(id, now, end, Some(exit), None);
+            set.push(("JobStatus".into(), Expr::int(status::IDLE)));
+            if policy::is_cron(ad) {
+                // The next run is after this one, whatever the old time.
+                set.push((policy::RECOMPUTE.into(), Expr::Lit(Value::Bool(true))));
+            }
+            set.push(("LastVacateTime".into(), Expr::int(now)));
+            delete.extend(policy::running_attrs(ad));
+            Fate::new(Change::Update { set, delete }, vec![event])
+        }
+    }
+}
+
+/// The exit as the event log tells it, and the attributes that record it
+/// (ExitBySignal with ExitSignal or ExitCode; the other one goes).
+fn exit_attrs(ad: &ClassAd, st: ExitStatus) -> (Exit, Vec<(String, Expr)>, Vec<String>) {
+    let mut set: Vec<(String, Expr)> = Vec::new();
+    let mut delete: Vec<String> = Vec::new();
+    let exit = match st.signal() {
+        Some(sig) => {
+            set.push(("ExitBySignal".into(), Expr::Lit(Value::Bool(true))));
+            set.push(("ExitSignal".into(), Expr::int(sig as i64)));
+            if ad.contains("ExitCode") {
+                delete.push("ExitCode".into());
+            }
+            Exit::Signal {
+                signal: sig as i64,
+                core_file: None,
+            }
+        }
+        None => {
+            let code = st.code().unwrap_or(0) as i64;
+            set.push(("ExitBySignal".into(), Expr::Lit(Value::Bool(false))));
+            set.push(("ExitCode".into(), Expr::int(code)));
+            if ad.contains("ExitSignal") {
+                delete.push("ExitSignal".into());
+            }
+            Exit::Normal { return_value: code }
+        }
+    };
+    (exit, set, delete)
+}
+
+fn rusage_of(u: &procs::Usage) -> Rusage {
+    Rusage {
+        user: u.user as i64,
+        sys: u.sys as i64,
+    }
+}
+
+fn terminated_event(id: JobId, now: i64, end: &RunEnd, exit: Exit) -> Event {
+    let r = rusage_of(&end.usage);
+    Event {
+        id: id.into(),
+        time: now,
+        kind: EventKind::Terminated(Box::new(Termination {
+            exit,
+            run_remote: r,
+            run_local: Rusage::default(),
+            total_remote: r,
+            total_local: Rusage::default(),
+            sent_bytes: 0.0,
+            received_bytes: 0.0,
+            total_sent_bytes: 0.0,
+            total_received_bytes: 0.0,
+            resources: Vec::new(),
+        })),
+    }
+}
+
+fn evicted_event(
+    id: JobId,
+    now: i64,
+    end: &RunEnd,
+    exit: Option<Exit>,
+    reason: Option<&str>,
+) -> Event {
+    Event {
+        id: id.into(),
+        time: now,
+        kind: EventKind::Evicted {
+            code: None,
+            how: match exit {
+                Some(e) => Eviction::Requeued(e),
+                None => Eviction::CpuTimes,
+            },
+            run_remote: rusage_of(&end.usage),
+            run_local: Rusage::default(),
+            sent_bytes: 0.0,
+            received_bytes: 0.0,
+            reason: reason.map(String::from),
+            resources: Vec::new(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ID: JobId = JobId {
+        cluster: 3,
+        proc: 1,
+    };
+
+    fn ad(text: &str) -> Rc<ClassAd> {
+        Rc::new(crate::classad::parse_ad(text).unwrap())
+    }
+
+    fn exited(code: i32) -> RunEnd {
+        RunEnd {
+            status: Some(ExitStatus::from_raw(code << 8)),
+            stop: None,
+            usage: procs::Usage::default(),
+            failed: None,
+        }
+    }
+
+    /// The value `change` gives `name`, as text.
+    fn set_of(change: &Change, name: &str) -> Option<String> {
+        let set = match change {
+            Change::Set(set) | Change::Leave { set } | Change::Update { set, .. } => set,
+            _ => return None,
+        };
+        set.iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, e)| crate::classad::unparse::unparse(e))
+    }
+
+    #[test]
+    fn an_exit_completes_the_job_and_lets_the_claim_go_on() {
+        let job = ad("[JobCurrentStartDate = 100; ExitSignal = 9]");
+        let f = fate(&job, ID, status::RUNNING, &exited(3), true, 160);
+        assert!(matches!(f.change, Change::Leave { .. }));
+        assert_eq!(set_of(&f.change, "ExitCode").as_deref(), Some("3"));
+        assert_eq!(
+            set_of(&f.change, "ExitSignal").as_deref(),
+            Some("undefined")
+        );
+        assert_eq!(set_of(&f.change, "JobStatus").as_deref(), Some("4"));
+        assert!(f.reuse && f.leaves);
+        assert_eq!(f.events.len(), 1);
+    }
+
+    #[test]
+    fn on_exit_hold_holds_with_the_policy_code_and_ends_the_claim() {
+        let job = ad("[OnExitHold = ExitCode == 3; OnExitHoldSubCode = 9]");
+        let f = fate(&job, ID, status::RUNNING, &exited(3), true, 160);
+        assert_eq!(set_of(&f.change, "JobStatus").as_deref(), Some("5"));
+        assert_eq!(set_of(&f.change, "HoldReasonCode").as_deref(), Some("3"));
+        assert_eq!(set_of(&f.change, "HoldReasonSubCode").as_deref(), Some("9"));
+        assert!(!f.reuse && !f.leaves);
+    }
+
+    #[test]
+    fn the_queues_word_wins_over_an_exit() {
+        let job = ad("[HoldReason = \"by hand\"; HoldReasonCode = 1]");
+        let f = fate(&job, ID, status::HELD, &exited(0), true, 160);
+        assert!(matches!(f.change, Change::Update { .. }));
+        assert_eq!(set_of(&f.change, "JobStatus"), None);
+        assert!(!f.reuse);
+        let [e] = &f.events[..] else {
+            panic!("{:?}", f.events)
+        };
+        assert!(
+            matches!(&e.kind, EventKind::Held { code: 1, reason: Some(r), .. } if r == "by hand"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn stops_requeue_with_condors_vacate_codes() {
+        let job = ad("[]");
+        for (stop, code) in [
+            (Stop::Vacate, hold_code::USER_VACATE_JOB),
+            (Stop::Preempt, hold_code::STARTD_PREEMPTING_CLAIM_USER_PRIO),
+            (Stop::PreemptRank, hold_code::STARTD_PREEMPTING_CLAIM_RANK),
+            (Stop::Shutdown, hold_code::SYSTEM_POLICY_VACATE),
+        ] {
+            let f = fate(&job, ID, status::RUNNING, &RunEnd::stopped(stop), false, 5);
+            assert_eq!(
+                set_of(&f.change, "VacateReasonCode"),
+                Some(code.to_string())
+            );
+            assert_eq!(set_of(&f.change, "JobStatus").as_deref(), Some("1"));
+            // Not started: no eviction event.
+            assert!(f.events.is_empty() && !f.reuse);
+        }
+    }
+
+    #[test]
+    fn a_missed_deferral_is_held_for_recomputing() {
+        let hold = Hold::new("late", hold_code::MISSED_DEFERRED_EXECUTION_TIME, 0);
+        let f = fate(
+            &ad("[]"),
+            ID,
+            status::RUNNING,
+            &RunEnd::failed(hold),
+            false,
+            5,
+        );
+        assert_eq!(set_of(&f.change, "HoldReasonCode").as_deref(), Some("20"));
+        assert_eq!(
+            set_of(&f.change, policy::RECOMPUTE).as_deref(),
+            Some("true")
+        );
+    }
+}

@@ -1,0 +1,437 @@
+//! The start of a run: [`prepare`] turns the job ad (its `$$()` already
+//! expanded) into a [`Plan`] (who the job runs as, its executable,
+//! arguments, environment, working directory and open standard files),
+//! and [`Shadow::start`] writes the execute event and spawns the plan.
+//! Whatever stops a job from starting is a [`Hold`] with HTCondor's code
+//! (`condor_holdcodes.h`) and a reason that names the path or user.
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::rc::Rc;
+
+use crate::classad::ClassAd;
+use crate::queue::JobId;
+use crate::submit::args::split_v2;
+use crate::sys::identity::{self, Identity};
+use crate::userlog::{self, Event, EventKind};
+use crate::vocab::{Hold, hold_code};
+
+use super::{Shadow, procs};
+
+/// What the shadow needs to start a job.
+pub(super) struct Plan {
+    /// Who the job runs as, when the shadow runs as root.
+    ident: Option<Identity>,
+    exe: PathBuf,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    iwd: PathBuf,
+    stdin: File,
+    stdout: File,
+    stderr: File,
+}
+
+/// Resolves the job's files. A missing Iwd or executable, or an input or
+/// output file that cannot be opened, is a hold with HTCondor's code and a
+/// reason that names the path.
+pub(super) fn prepare(ad: Rc<ClassAd>) -> Result<Plan, Hold> {
+    let ident = identity(&ad)?;
+    let iwd = working_dir(&ad)?;
+    let exe = executable(&ad, &iwd)?;
+    let args = arguments(&ad)?;
+    let env = environment(&ad, &iwd)?;
+    let files = Files {
+        ad: &ad,
+        iwd: &iwd,
+        owner: ident.as_ref(),
+    };
+    let stdin = files.input("In")?;
+    let stdout = files.output("Out")?;
+    let stderr = files.error()?;
+    Ok(Plan {
+        ident,
+        exe,
+        args,
+        env,
+        iwd,
+        stdin,
+        stdout,
+        stderr,
+    })
+}
+
+/// When the shadow runs as root (the shared mode), the job runs as its
+/// Owner, with the owner's groups; an owner this machine does not know is
+/// a hold (FailedToAccessUserAccount). Otherwise the job runs as the
+/// shadow's user, who submitted it.
+fn identity(ad: &Rc<ClassAd>) -> Result<Option<Identity>, Hold> {
+    if !identity::is_root() {
+        return Ok(None);
+    }
+    let owner = ad.eval_str("Owner").unwrap_or_default();
+    if owner == "root" {
+        return Ok(None);
+    }
+    let fail = |why: String| Hold::new(why, hold_code::FAILED_TO_ACCESS_USER_ACCOUNT, 0);
+    if owner.contains('\0') {
+        return Err(fail(format!("Owner '{owner}' is not a user name")));
+    }
+    match identity::user(&owner) {
+        Some(id) => Ok(Some(id)),
+        None => Err(fail(format!(
+            "Failed to run the job as its owner '{owner}': no such user on this machine"
+        ))),
+    }
+}
+
+/// Iwd, which must be a directory (`/` when the ad has none).
+fn working_dir(ad: &Rc<ClassAd>) -> Result<PathBuf, Hold> {
+    let iwd = PathBuf::from(ad.eval_str("Iwd").unwrap_or_else(|| "/".into()));
+    if !iwd.is_dir() {
+        return Err(Hold::new(
+            format!(
+                "Initial working directory '{}' does not exist or is not a directory",
+                iwd.display()
+            ),
+            hold_code::IWD_ERROR,
+            libc::ENOENT as i64,
+        ));
+    }
+    Ok(iwd)
+}
+
+/// Cmd, relative to Iwd unless absolute; it must be a file.
+fn executable(ad: &Rc<ClassAd>, iwd: &Path) -> Result<PathBuf, Hold> {
+    let cmd = ad.eval_str("Cmd").unwrap_or_default();
+    let exe = if Path::new(&cmd).is_absolute() {
+        PathBuf::from(&cmd)
+    } else {
+        iwd.join(&cmd)
+    };
+    if cmd.is_empty() || !exe.is_file() {
+        return Err(Hold::new(
+            format!(
+                "Failed to execute '{}': the executable does not exist",
+                exe.display()
+            ),
+            hold_code::FAILED_TO_CREATE_PROCESS,
+            libc::ENOENT as i64,
+        ));
+    }
+    Ok(exe)
+}
+
+/// Arguments (the V2 syntax), else the old Args split at white space.
+fn arguments(ad: &Rc<ClassAd>) -> Result<Vec<String>, Hold> {
+    match ad.eval_str("Arguments") {
+        Some(a) if !a.is_empty() => split_v2(&a, &a, "arguments").map_err(|m| {
+            Hold::new(
+                format!("Arguments: {m}"),
+                hold_code::FAILED_TO_CREATE_PROCESS,
+                0,
+            )
+        }),
+        _ => Ok(ad
+            .eval_str("Args")
+            .map(|a| a.split_whitespace().map(String::from).collect())
+            .unwrap_or_default()),
+    }
+}
+
+/// Environment (the V2 syntax), else the old `;`-separated Env, plus the
+/// variables HTCondor's starter sets when the job does not.
+fn environment(ad: &Rc<ClassAd>, iwd: &Path) -> Result<Vec<(String, String)>, Hold> {
+    let pair = |w: &str| {
+        w.split_once('=')
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    };
+    let mut env: Vec<(String, String)> = match ad.eval_str("Environment") {
+        Some(e) if !e.is_empty() => split_v2(&e, &e, "environment")
+            .map_err(|m| {
+                Hold::new(
+                    format!("Environment: {m}"),
+                    hold_code::FAILED_TO_CREATE_PROCESS,
+                    0,
+                )
+            })?
+            .iter()
+            .filter_map(|w| pair(w))
+            .collect(),
+        _ => ad
+            .eval_str("Env")
+            .map(|e| e.split(';').filter_map(|w| pair(w.trim())).collect())
+            .unwrap_or_default(),
+    };
+    let cpus = ad.eval_int("RequestCpus").unwrap_or(1).max(1);
+    for (n, v) in [
+        ("_CONDOR_JOB_IWD", iwd.display().to_string()),
+        ("_CONDOR_SCRATCH_DIR", iwd.display().to_string()),
+        ("OMP_NUM_THREADS", cpus.to_string()),
+        ("BATCH_SYSTEM", "HTCondor".to_string()),
+    ] {
+        if !env.iter().any(|(k, _)| k == n) {
+            env.push((n.to_string(), v));
+        }
+    }
+    Ok(env)
+}
+
+/// Opens the job's standard files (In, Out, Err; relative to Iwd,
+/// /dev/null when unset).
+struct Files<'a> {
+    ad: &'a Rc<ClassAd>,
+    iwd: &'a Path,
+    /// The job's user, who owns the output files root makes.
+    owner: Option<&'a Identity>,
+}
+
+impl Files<'_> {
+    /// The file an attribute names, or /dev/null.
+    fn named(&self, attr: &str) -> String {
+        self.ad
+            .eval_str(attr)
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "/dev/null".into())
+    }
+
+    fn input(&self, attr: &str) -> Result<File, Hold> {
+        let path = self.iwd.join(self.named(attr));
+        File::open(&path).map_err(|e| {
+            Hold::new(
+                format!(
+                    "Cannot open input file '{}': {}",
+                    path.display(),
+                    io_text(&e)
+                ),
+                hold_code::UNABLE_TO_OPEN_INPUT,
+                e.raw_os_error().unwrap_or(0) as i64,
+            )
+        })
+    }
+
+    fn output(&self, attr: &str) -> Result<File, Hold> {
+        let name = self.named(attr);
+        let path = self.iwd.join(&name);
+        OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(&path)
+            .and_then(|f| {
+                // Made by root for the job: the job's owner owns it.
+                if let Some(id) = self.owner
+                    && name != "/dev/null"
+                {
+                    std::os::unix::fs::fchown(&f, Some(id.uid), Some(id.gid))?;
+                }
+                Ok(f)
+            })
+            .map_err(|e| {
+                let errno = e.raw_os_error().unwrap_or(0) as i64;
+                output_hold(&path, &e, errno)
+            })
+    }
+
+    /// Err: Out's own descriptor when both name the same file, so that
+    /// writes interleave; else a file of its own.
+    fn error(&self) -> Result<File, Hold> {
+        let (out, err) = (self.ad.eval_str("Out"), self.ad.eval_str("Err"));
+        let same = err.is_some() && err == out && out.as_deref() != Some("/dev/null");
+        if !same {
+            return self.output("Err");
+        }
+        let path = self.iwd.join(out.unwrap_or_default());
+        OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(|e| output_hold(&path, &e, 0))
+    }
+}
+
+fn output_hold(path: &Path, e: &std::io::Error, subcode: i64) -> Hold {
+    Hold::new(
+        format!(
+            "Cannot open output file '{}': {}",
+            path.display(),
+            io_text(e)
+        ),
+        hold_code::UNABLE_TO_OPEN_OUTPUT,
+        subcode,
+    )
+}
+
+/// An I/O error's text without Rust's ` (os error N)` tail, as HTCondor
+/// words its reasons.
+fn io_text(e: &std::io::Error) -> String {
+    let t = e.to_string();
+    match t.rfind(" (os error ") {
+        Some(i) => t[..i].to_string(),
+        None => t,
+    }
+}
+
+impl Shadow {
+    /// Writes the execute event and starts the plan; the job's pid, or the
+    /// hold for a job that could not be started.
+    pub(super) fn start(&self, id: JobId, ad: &Rc<ClassAd>, plan: &Plan) -> Result<i32, Hold> {
+        // 001 before the job starts: a shadow killed just after the start
+        // must not leave a run without its execute event.
+        self.started(id, ad, crate::clock::now());
+        spawn(plan).map_err(|e| {
+            Hold::new(
+                format!(
+                    "Error from {}@{}: Failed to execute '{}': {}",
+                    self.slot,
+                    self.host,
+                    plan.exe.display(),
+                    io_text(&e)
+                ),
+                hold_code::FAILED_TO_CREATE_PROCESS,
+                e.raw_os_error().unwrap_or(0) as i64,
+            )
+        })
+    }
+
+    /// Writes the start's event 001 (the start's attributes were recorded
+    /// with the claim, so JobStatus 2 never shows beside the previous
+    /// run's start date).
+    fn started(&self, id: JobId, ad: &Rc<ClassAd>, now: i64) {
+        if let Some(p) = userlog::user_log_path(ad) {
+            let e = Event {
+                id: id.into(),
+                time: now,
+                kind: EventKind::Execute {
+                    host: userlog::local_sinful(),
+                    slot_name: Some(format!("{}@{}", self.slot, self.host)),
+                    props: Vec::new(),
+                },
+            };
+            let _ = userlog::log_job_events(&[(p, e)]);
+        }
+    }
+}
+
+/// Starts the plan: with posix_spawn as the shadow's own user, or by fork
+/// and exec as the job's owner.
+fn spawn(plan: &Plan) -> std::io::Result<i32> {
+    match plan.ident.clone() {
+        None => crate::sys::spawn(&crate::sys::Spawn {
+            exe: &plan.exe,
+            args: &plan.args,
+            env: Some(&plan.env),
+            extra_env: &[],
+            dir: Some(&plan.iwd),
+            stdio: [
+                Some(plan.stdin.as_raw_fd()),
+                Some(plan.stdout.as_raw_fd()),
+                Some(plan.stderr.as_raw_fd()),
+            ],
+            new_session: false,
+        }),
+        Some(id) => spawn_as(plan, id),
+    }
+}
+
+/// Starts a job as another user (the shadow runs as root): fork, the
+/// user's groups and ids, exec.
+fn spawn_as(plan: &Plan, id: Identity) -> std::io::Result<i32> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(&plan.exe);
+    cmd.args(&plan.args)
+        .env_clear()
+        .envs(plan.env.iter().map(|(a, b)| (a, b)))
+        .current_dir(&plan.iwd)
+        .process_group(0)
+        .stdin(Stdio::from(plan.stdin.try_clone()?))
+        .stdout(Stdio::from(plan.stdout.try_clone()?))
+        .stderr(Stdio::from(plan.stderr.try_clone()?));
+    procs::exec_as(&mut cmd, id);
+    let child = cmd.spawn()?;
+    let pid = child.id() as i32;
+    // The Child handle is not used for waiting: we reap with wait4.
+    std::mem::forget(child);
+    Ok(pid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A job ad run as root's own (so no other user is looked up).
+    fn job(iwd: &Path, rest: &str) -> Rc<ClassAd> {
+        let text = format!("[Owner = \"root\"; Iwd = \"{}\"; {rest}]", iwd.display());
+        Rc::new(crate::classad::parse_ad(&text).unwrap())
+    }
+
+    fn hold_of(ad: Rc<ClassAd>) -> Hold {
+        match prepare(ad) {
+            Ok(_) => panic!("expected a hold"),
+            Err(h) => h,
+        }
+    }
+
+    #[test]
+    fn what_cannot_start_is_a_hold_with_condors_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let h = hold_of(job(&d.join("nope"), "Cmd = \"/bin/true\""));
+        assert_eq!(
+            (h.code, h.subcode),
+            (hold_code::IWD_ERROR, libc::ENOENT as i64)
+        );
+        let h = hold_of(job(d, "Cmd = \"missing\""));
+        assert_eq!(h.code, hold_code::FAILED_TO_CREATE_PROCESS);
+        assert!(
+            h.reason.contains(&d.join("missing").display().to_string()),
+            "{h}"
+        );
+        let h = hold_of(job(d, "Cmd = \"/bin/true\"; In = \"absent.txt\""));
+        assert_eq!(
+            (h.code, h.subcode),
+            (hold_code::UNABLE_TO_OPEN_INPUT, libc::ENOENT as i64)
+        );
+        assert!(
+            h.reason.ends_with("absent.txt': No such file or directory"),
+            "{h}"
+        );
+        let h = hold_of(job(d, "Cmd = \"/bin/true\"; Out = \"no/dir/out\""));
+        assert_eq!(h.code, hold_code::UNABLE_TO_OPEN_OUTPUT);
+    }
+
+    #[test]
+    fn a_plan_has_the_arguments_and_the_starters_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let ad = job(
+            d,
+            "Cmd = \"/bin/true\"; Arguments = \"a 'b c'\"; Environment = \"X=1 OMP_NUM_THREADS=3\"; RequestCpus = 2",
+        );
+        let plan = prepare(ad).map_err(|h| h.to_string()).unwrap();
+        assert_eq!(plan.args, ["a", "b c"]);
+        let get = |n: &str| {
+            plan.env
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(get("X"), Some("1"));
+        // The job's own value wins over the starter's.
+        assert_eq!(get("OMP_NUM_THREADS"), Some("3"));
+        assert_eq!(get("BATCH_SYSTEM"), Some("HTCondor"));
+        assert_eq!(get("_CONDOR_JOB_IWD"), Some(&*d.display().to_string()));
+        assert_eq!(plan.ident, None);
+    }
+
+    #[test]
+    fn an_unknown_owner_is_a_hold_when_running_as_root() {
+        if !identity::is_root() {
+            return;
+        }
+        let ad = Rc::new(crate::classad::parse_ad("[Owner = \"no-such-user-tern\"]").unwrap());
+        let h = identity(&ad).unwrap_err();
+        assert_eq!(h.code, hold_code::FAILED_TO_ACCESS_USER_ACCOUNT);
+        assert!(h.reason.contains("'no-such-user-tern'"), "{h}");
+    }
+}

@@ -1,0 +1,427 @@
+//! The run: [`Shadow::supervise`] waits for the job on the shadow's
+//! signalfd and, each time it wakes, takes the queue's requests (stop,
+//! suspend, continue), the shadow's own stop signals, reaps, escalates a
+//! stop to SIGKILL when the vacate time is up, and records usage. A stop
+//! sends the job's `KillSig` (any name of [`crate::vocab::SIGNALS`], or a
+//! number), then SIGKILL after JobMaxVacateTime; a fast vacate sends
+//! SIGKILL at once. When the job's own process is gone, nothing of it may
+//! stay behind.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use crate::classad::{ClassAd, Expr, Value};
+use crate::machine;
+use crate::queue::{Change, JobId, QueueError, status};
+use crate::userlog::{self, Event, EventKind};
+use crate::vocab::{self, Request};
+
+use super::finish::RunEnd;
+use super::procs::{self, Wake};
+use super::{Shadow, ShadowError, Stop};
+
+/// How often requests are read even without a wake-up (a lost SIGUSR1).
+const POLL: Duration = Duration::from_secs(5);
+
+/// What the loop knows about the running job.
+struct Watch {
+    /// The job's process (and process group).
+    pid: i32,
+    stop: Option<Stop>,
+    suspended: bool,
+    /// When to send SIGKILL (again).
+    kill_at: Option<Instant>,
+    /// The highest usage seen so far.
+    usage: procs::Usage,
+    /// The cpu time of the job's processes already reaped.
+    dead: procs::Usage,
+    /// The ImageSize last recorded (an event goes out when it grows).
+    reported_image: i64,
+    exit: Option<ExitStatus>,
+    next_update: Instant,
+    next_poll: Instant,
+}
+
+impl Watch {
+    fn reap(&mut self) {
+        for r in procs::reap() {
+            self.dead.user += r.user;
+            self.dead.sys += r.sys;
+            if r.pid == self.pid && self.exit.is_none() {
+                self.exit = Some(ExitStatus::from_raw(r.status));
+            }
+        }
+    }
+
+    /// Begins a stop: a suspended job is continued so it can see the
+    /// signal; SIGKILL follows at `kill_at`.
+    fn begin_stop(&mut self, stop: Stop, sig: libc::c_int, kill_at: Instant) {
+        self.stop = Some(stop);
+        if self.suspended {
+            procs::signal_all(self.pid, libc::SIGCONT);
+        }
+        procs::signal_all(self.pid, sig);
+        self.kill_at = Some(kill_at);
+    }
+}
+
+impl Shadow {
+    /// Waits for the job, taking requests and updating usage, until it
+    /// ends.
+    pub(super) fn supervise(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        pid: i32,
+    ) -> Result<RunEnd, ShadowError> {
+        let start = Instant::now();
+        let mut watch = Watch {
+            pid,
+            stop: None,
+            suspended: false,
+            kill_at: None,
+            usage: procs::Usage::default(),
+            dead: procs::Usage::default(),
+            reported_image: ad.eval_int("ImageSize").unwrap_or(0),
+            exit: None,
+            next_update: start + Duration::from_secs(self.update_initial),
+            next_poll: start + POLL,
+        };
+        if self.start_suspended {
+            // Suspended while it waited for its deferral time: it starts
+            // and is at once suspended (010 was written then).
+            procs::signal_all(pid, libc::SIGSTOP);
+            watch.suspended = true;
+        }
+        // Requests made before we wrote our pid.
+        let mut wake = Wake::Request;
+        loop {
+            match wake {
+                Wake::Child | Wake::Timeout => {}
+                Wake::Request => self.take_requests(id, ad, &mut watch)?,
+                Wake::Stop => {
+                    if watch.stop.is_none() {
+                        let at = Instant::now() + Duration::from_secs(self.vacate_time(ad));
+                        watch.begin_stop(Stop::Shutdown, kill_sig(ad), at);
+                    }
+                }
+            }
+            watch.reap();
+            if watch.exit.is_some() {
+                break;
+            }
+            let now = Instant::now();
+            if let Some(k) = watch.kill_at
+                && now >= k
+            {
+                procs::signal_all(pid, libc::SIGKILL);
+                watch.kill_at = Some(now + Duration::from_secs(1));
+            }
+            if now >= watch.next_update {
+                self.sample_usage(id, ad, &mut watch)?;
+                watch.next_update = now + Duration::from_secs(self.update_every);
+            }
+            if now >= watch.next_poll {
+                watch.next_poll = now + POLL;
+                wake = Wake::Request;
+                continue;
+            }
+            wake = self.signals.wait(until_next(&watch));
+        }
+        clear_leftovers(&mut watch);
+        Ok(RunEnd {
+            status: watch.exit,
+            stop: watch.stop,
+            usage: watch.usage,
+            failed: None,
+        })
+    }
+
+    /// Carries out the queue's requests for the running job.
+    fn take_requests(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        watch: &mut Watch,
+    ) -> Result<(), ShadowError> {
+        let pid = watch.pid;
+        for kind in self.pending(id)? {
+            if let Some(stop) = Stop::requested(kind) {
+                if watch.stop.is_none() {
+                    if kind == Request::VacateFast {
+                        watch.begin_stop(stop, libc::SIGKILL, Instant::now());
+                    } else {
+                        let at = Instant::now() + Duration::from_secs(self.vacate_time(ad));
+                        watch.begin_stop(stop, kill_sig(ad), at);
+                    }
+                } else if kind == Request::Remove {
+                    // A harder request overrides a softer one.
+                    watch.stop = Some(Stop::Remove);
+                } else if kind == Request::VacateFast {
+                    procs::signal_all(pid, libc::SIGKILL);
+                }
+                continue;
+            }
+            match kind {
+                Request::Suspend if !watch.suspended && watch.stop.is_none() => {
+                    let n = procs::signal_all(pid, libc::SIGSTOP);
+                    watch.suspended = true;
+                    self.suspend_change(id, ad, true, n)?;
+                }
+                Request::Continue if watch.suspended => {
+                    procs::signal_all(pid, libc::SIGCONT);
+                    watch.suspended = false;
+                    self.suspend_change(id, ad, false, 0)?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the usage of the job's process tree, keeps the highest
+    /// values, and records them.
+    fn sample_usage(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        watch: &mut Watch,
+    ) -> Result<(), ShadowError> {
+        let me = std::process::id() as i32;
+        let live = procs::usage(&procs::descendants(me));
+        let (u, dead) = (&mut watch.usage, &watch.dead);
+        u.user = u.user.max(live.user + dead.user);
+        u.sys = u.sys.max(live.sys + dead.sys);
+        u.image_size = u.image_size.max(live.image_size);
+        u.rss = live.rss;
+        let usage = watch.usage;
+        self.update_usage(id, ad, &usage, &mut watch.reported_image)
+    }
+
+    /// The job's vacate time: JobMaxVacateTime (or KillSigTimeout) when
+    /// set, else KILLING_TIMEOUT.
+    fn vacate_time(&self, ad: &Rc<ClassAd>) -> u64 {
+        ad.eval_int("JobMaxVacateTime")
+            .or_else(|| ad.eval_int("KillSigTimeout"))
+            .map(|t| t.max(0) as u64)
+            .unwrap_or(self.killing_timeout)
+    }
+
+    /// The job's requests. Suspend and continue are done once read; stops
+    /// stay until the end is committed, so a crash cannot lose them.
+    pub(super) fn pending(&mut self, id: JobId) -> Result<Vec<Request>, ShadowError> {
+        // The read and the clearing are one transaction: a request made in
+        // between would otherwise be cleared unread.
+        let quick = self.q.requests(id)?;
+        if quick.iter().all(|k| k.stops()) {
+            return Ok(quick);
+        }
+        let now = crate::clock::now();
+        let kinds = self.q.write(now, |w| {
+            let kinds = w.requests(id)?;
+            if !kinds.iter().all(|k| k.stops()) {
+                w.clear_requests(id, Some(Request::Suspend))?;
+                w.clear_requests(id, Some(Request::Continue))?;
+            }
+            Ok(kinds)
+        })?;
+        Ok(kinds)
+    }
+
+    /// Records a suspend (JobStatus 7, the suspension counters, the slot's
+    /// activity, event 010) or a continue (back to 2, event 011).
+    pub(super) fn suspend_change(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        suspend: bool,
+        processes: i64,
+    ) -> Result<(), ShadowError> {
+        let now = crate::clock::now();
+        let slot = self.slot.clone();
+        self.q.write(now, |w| {
+            let Some(r) = w.row(id)? else { return Ok(()) };
+            let cur = Rc::new(w.full_ad(&r)?);
+            w.change(&r, &cur, &Change::Set(suspension_attrs(&cur, suspend, now)))?;
+            let activity = if suspend { "Suspended" } else { "Busy" };
+            machine::set_activity(w.conn(), &slot, "Claimed", activity, now)
+                .map(|_| ())
+                .map_err(|e| QueueError::Invalid(e.to_string()))
+        })?;
+        if let Some(p) = userlog::user_log_path(ad) {
+            let kind = if suspend {
+                EventKind::Suspended {
+                    processes: processes.max(1),
+                }
+            } else {
+                EventKind::Unsuspended
+            };
+            let e = Event {
+                id: id.into(),
+                time: now,
+                kind,
+            };
+            let _ = userlog::log_job_events(&[(p, e)]);
+        }
+        Ok(())
+    }
+
+    /// Records the usage so far; an ImageSize that grew also goes to the
+    /// event log (006).
+    fn update_usage(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        u: &procs::Usage,
+        reported: &mut i64,
+    ) -> Result<(), ShadowError> {
+        let now = crate::clock::now();
+        let set = vec![
+            ("RemoteUserCpu".to_string(), real(u.user.floor())),
+            ("RemoteSysCpu".to_string(), real(u.sys.floor())),
+            (
+                "ImageSize".to_string(),
+                Expr::int(u.image_size.max(*reported)),
+            ),
+            ("ResidentSetSize".to_string(), Expr::int(u.rss)),
+        ];
+        self.set_job(id, now, Change::Set(set))?;
+        if u.image_size > *reported {
+            *reported = u.image_size;
+            if let Some(p) = userlog::user_log_path(ad) {
+                let e = Event {
+                    id: id.into(),
+                    time: now,
+                    kind: EventKind::ImageSize {
+                        size_kb: u.image_size,
+                        memory_usage_mb: Some((u.rss + 1023) / 1024),
+                        resident_set_size_kb: Some(u.rss),
+                        proportional_set_size_kb: None,
+                    },
+                };
+                let _ = userlog::log_job_events(&[(p, e)]);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The job attributes a suspend or a continue sets.
+fn suspension_attrs(cur: &Rc<ClassAd>, suspend: bool, now: i64) -> Vec<(String, Expr)> {
+    let job_status = if suspend {
+        status::SUSPENDED
+    } else {
+        status::RUNNING
+    };
+    let mut set = vec![("JobStatus".to_string(), Expr::int(job_status))];
+    if suspend {
+        let n = cur.eval_int("TotalSuspensions").unwrap_or(0);
+        set.push(("TotalSuspensions".into(), Expr::int(n + 1)));
+        set.push(("LastSuspensionTime".into(), Expr::int(now)));
+    } else if let Some(t) = cur.eval_int("LastSuspensionTime") {
+        let c = cur.eval_int("CumulativeSuspensionTime").unwrap_or(0);
+        set.push((
+            "CumulativeSuspensionTime".into(),
+            Expr::int(c + (now - t).max(0)),
+        ));
+        set.push(("LastSuspensionTime".into(), Expr::int(0)));
+    }
+    set
+}
+
+/// Milliseconds until the loop has something to do by the clock.
+fn until_next(watch: &Watch) -> i64 {
+    let mut deadline = watch.next_update.min(watch.next_poll);
+    if let Some(k) = watch.kill_at {
+        deadline = deadline.min(k);
+    }
+    let ms = deadline
+        .saturating_duration_since(Instant::now())
+        .as_millis() as i64;
+    ms.max(1)
+}
+
+/// After the job's own process ended: kills whatever it left running (a
+/// subreaper without children has no descendants at all, so then /proc
+/// is not read), and adds the reaped processes' cpu time to the usage.
+fn clear_leftovers(watch: &mut Watch) {
+    let me = std::process::id() as i32;
+    let rest = if procs::has_children() {
+        procs::descendants(me)
+    } else {
+        Vec::new()
+    };
+    if !rest.is_empty() {
+        let live = procs::usage(&rest);
+        watch.usage.image_size = watch.usage.image_size.max(live.image_size);
+        procs::signal_all(watch.pid, libc::SIGCONT);
+        procs::signal_all(watch.pid, libc::SIGKILL);
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until && !procs::descendants(me).is_empty() {
+            watch.reap();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    watch.reap();
+    watch.usage.user = watch.usage.user.max(watch.dead.user);
+    watch.usage.sys = watch.usage.sys.max(watch.dead.sys);
+}
+
+/// The signal a stop sends first: the job's KillSig, by number or by any
+/// name the vocabulary's signal table knows (as submit accepts them);
+/// SIGTERM when unset or unknown.
+fn kill_sig(ad: &Rc<ClassAd>) -> libc::c_int {
+    match ad.eval("KillSig") {
+        Value::Int(i) => i as libc::c_int,
+        Value::Str(s) => vocab::signal_number(&s).unwrap_or(libc::SIGTERM),
+        _ => libc::SIGTERM,
+    }
+}
+
+pub(super) fn real(v: f64) -> Expr {
+    Expr::Lit(Value::Real(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ad(text: &str) -> Rc<ClassAd> {
+        Rc::new(crate::classad::parse_ad(text).unwrap())
+    }
+
+    // The shadow once had its own 12-name table: SIGXCPU fell back to
+    // SIGTERM although submit accepted it.
+    #[test]
+    fn kill_sig_knows_every_name_submit_accepts() {
+        assert_eq!(kill_sig(&ad(r#"[KillSig = "SIGXCPU"]"#)), libc::SIGXCPU);
+        assert_eq!(kill_sig(&ad(r#"[KillSig = "xcpu"]"#)), libc::SIGXCPU);
+        assert_eq!(kill_sig(&ad("[KillSig = 10]")), libc::SIGUSR1);
+        assert_eq!(kill_sig(&ad(r#"[KillSig = "SIGNOPE"]"#)), libc::SIGTERM);
+        assert_eq!(kill_sig(&ad("[]")), libc::SIGTERM);
+    }
+
+    #[test]
+    fn a_continue_adds_the_time_spent_suspended() {
+        let job =
+            ad("[TotalSuspensions = 1; LastSuspensionTime = 100; CumulativeSuspensionTime = 5]");
+        let set = suspension_attrs(&job, false, 130);
+        let text: Vec<String> = set
+            .iter()
+            .map(|(n, e)| format!("{n} = {}", crate::classad::unparse::unparse(e)))
+            .collect();
+        assert_eq!(
+            text,
+            [
+                "JobStatus = 2",
+                "CumulativeSuspensionTime = 35",
+                "LastSuspensionTime = 0"
+            ]
+        );
+        let set = suspension_attrs(&job, true, 130);
+        assert_eq!(set[1].0, "TotalSuspensions");
+        assert_eq!(crate::classad::unparse::unparse(&set[1].1), "2");
+    }
+}

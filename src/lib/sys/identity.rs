@@ -1,0 +1,87 @@
+//! Who a process runs as: the effective user, and a user's ids and groups
+//! looked up by name in the passwd and group databases (NSS included).
+//! The shadow uses these to run a job as its Owner when it runs as root.
+
+use std::ffi::CString;
+
+/// A user to run as: ids and supplementary groups.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub uid: libc::uid_t,
+    pub gid: libc::gid_t,
+    pub groups: Vec<libc::gid_t>,
+}
+
+/// Whether the calling process runs as root (effective uid 0).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and no side effects.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The user called `name`, with their primary group and every group
+/// that lists them; `None` when this machine does not know the name (or
+/// it holds a NUL, which no user name does).
+pub fn user(name: &str) -> Option<Identity> {
+    let cname = CString::new(name).ok()?;
+    let (uid, gid) = passwd_ids(&cname)?;
+    Some(Identity {
+        uid,
+        gid,
+        groups: group_list(&cname, gid),
+    })
+}
+
+/// getpwnam_r: the user's uid and primary gid.
+fn passwd_ids(name: &CString) -> Option<(libc::uid_t, libc::gid_t)> {
+    // SAFETY: an all-zero passwd is a valid value to be overwritten.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 16384];
+    let mut out: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: getpwnam_r fills the passwd and the buffer we own, and sets
+    // `out` to `&pw` or null; nothing outlives the call but the ids we copy.
+    let rc = unsafe {
+        libc::getpwnam_r(
+            name.as_ptr(),
+            &mut pw,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut out,
+        )
+    };
+    if rc != 0 || out.is_null() {
+        return None;
+    }
+    Some((pw.pw_uid, pw.pw_gid))
+}
+
+/// getgrouplist: every group of the user, `gid` included, growing the
+/// list until it fits.
+fn group_list(name: &CString, gid: libc::gid_t) -> Vec<libc::gid_t> {
+    let mut n: libc::c_int = 64;
+    let mut groups: Vec<libc::gid_t> = vec![0; n as usize];
+    loop {
+        // SAFETY: getgrouplist writes at most n entries into groups, which
+        // holds n, and sets n to the number it has (or needs).
+        let r = unsafe { libc::getgrouplist(name.as_ptr(), gid, groups.as_mut_ptr(), &mut n) };
+        if r >= 0 {
+            groups.truncate(n as usize);
+            return groups;
+        }
+        groups.resize(n as usize + 16, 0);
+        n = groups.len() as libc::c_int;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_is_known_and_a_made_up_name_is_not() {
+        let root = user("root").expect("every Linux has root");
+        assert_eq!((root.uid, root.gid), (0, 0));
+        assert!(root.groups.contains(&0));
+        assert_eq!(user("no-such-user-tern-test"), None);
+        assert_eq!(user("nul\0name"), None);
+    }
+}

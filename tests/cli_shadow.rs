@@ -1,0 +1,110 @@
+//! The shadow's stop signal, as a real job (examples/fake_job.rs) receives
+//! it: the job's `kill_sig` by any name submit accepts, SIGTERM without
+//! one. The shadow once had a 12-name signal table of its own, so
+//! `kill_sig = SIGXCPU` submitted fine and the job then got SIGTERM.
+//! Then claim reuse, and last tern_shadow's own errors, which say what
+//! they were about.
+
+use crate::common::{RunEnv, TIMEOUT, TestEnv, fake_job};
+
+/// Submits fake_job recording the first signal it gets into `sig`, with
+/// the submit `lines`, and waits until it runs (its `touch` has run, so
+/// the handler is installed). Its id.
+#[track_caller]
+fn start(env: &RunEnv, lines: &str) -> String {
+    let sub = format!(
+        "executable = {}\narguments = \"record-signal sig touch pids sleep 300\"\n{lines}queue\n",
+        fake_job().display()
+    );
+    let id = format!("{}.0", env.submit("job.sub", &sub));
+    env.wait_for(&format!("job {id} running"), TIMEOUT, || {
+        env.status(&id) == Some(2) && env.path("pids").exists()
+    });
+    id
+}
+
+/// The signal the job recorded, once it has.
+#[track_caller]
+fn recorded(env: &RunEnv) -> i32 {
+    let read = || std::fs::read_to_string(env.path("sig")).unwrap_or_default();
+    env.wait_for("the job to record a signal", TIMEOUT, || {
+        read().ends_with('\n')
+    });
+    read().trim().parse().expect("a signal number")
+}
+
+#[test]
+fn kill_sig_sigxcpu_reaches_a_vacated_job() {
+    let env = RunEnv::new().knob("NEGOTIATE_ON_EXIT", "false");
+    let id = start(&env, "kill_sig = SIGXCPU\n");
+    env.run_ok("tern_vacate_job", [&id]);
+    assert_eq!(recorded(&env), libc::SIGXCPU);
+    env.wait_for("the vacated job idle", TIMEOUT, || {
+        env.status(&id) == Some(1)
+    });
+    assert_eq!(env.q_af(&id, &["VacateReasonCode"]), Some("1004".into()));
+}
+
+#[test]
+fn kill_sig_sigxcpu_reaches_a_removed_job() {
+    let env = RunEnv::new().knob("NEGOTIATE_ON_EXIT", "false");
+    let id = start(&env, "kill_sig = SIGXCPU\n");
+    env.run_ok("tern_rm", [&id]);
+    assert_eq!(recorded(&env), libc::SIGXCPU);
+    env.wait_for("the removed job gone from the queue", TIMEOUT, || {
+        env.status(&id).is_none()
+    });
+}
+
+#[test]
+fn a_job_without_kill_sig_gets_sigterm() {
+    let env = RunEnv::new().knob("NEGOTIATE_ON_EXIT", "false");
+    let id = start(&env, "");
+    env.run_ok("tern_vacate_job", [&id]);
+    assert_eq!(recorded(&env), libc::SIGTERM);
+}
+
+/// With one cpu and one pass, the jobs after the first can only run by
+/// claim reuse: the shadow asks the negotiator for the owner's next job
+/// that fits its slot and runs it without a new pass.
+#[test]
+fn one_pass_runs_a_whole_cluster_through_one_slot_by_claim_reuse() {
+    let env = RunEnv::new()
+        .knob("NEGOTIATE_ON_SUBMIT", "false")
+        .knob("NEGOTIATE_ON_EXIT", "false")
+        .knob("NUM_CPUS", "1");
+    let sub = format!(
+        "executable = {}\narguments = \"touch runs\"\nqueue 3\n",
+        fake_job().display()
+    );
+    let c = env.submit("job.sub", &sub);
+    let jobs: Vec<String> = (0..3).map(|p| format!("{c}.{p}")).collect();
+    env.negotiate();
+    env.wait_for("every job done", TIMEOUT, || {
+        jobs.iter().all(|j| env.status(j).is_none())
+    });
+    for j in &jobs {
+        assert_eq!(env.history_af(j, &["JobStatus"]), Some("4".into()), "{j}");
+    }
+    let runs = std::fs::read_to_string(env.path("runs")).unwrap();
+    assert_eq!(runs.lines().count(), 3, "{runs}");
+}
+
+/// tern_shadow run by hand: its errors name what is missing.
+#[test]
+fn a_shadow_started_by_hand_says_what_it_lacks() {
+    let env = TestEnv::new();
+    let spool = env.path("spool");
+    let env = env.var("_TERN_SPOOL", Some(spool.to_str().unwrap()));
+    let want = format!(
+        "tern_shadow: error: there is no queue in {}\n",
+        spool.display()
+    );
+    env.run("tern_shadow", ["1.0", "slot1", "c1"])
+        .fails(1, &want);
+    let env = env.var("TERN_SHADOW_LOCK_FD", Some("x"));
+    let want = "tern_shadow: error: TERN_SHADOW_LOCK_FD 'x' is not a descriptor number\n\
+                hint: TERN_SHADOW_LOCK_FD is set by tern_negotiate only\n";
+    env.run("tern_shadow", ["1.0", "slot1", "c1"])
+        .fails(1, want);
+}
