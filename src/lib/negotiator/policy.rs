@@ -8,10 +8,7 @@ use std::rc::Rc;
 use crate::classad::unparse::unparse;
 use crate::classad::{ClassAd, Expr, Value};
 use crate::queue::{Change, status};
-
-/// The hold codes, now one table in [`crate::vocab`]; kept here under
-/// their old path until the shadow reads them from there.
-pub use crate::vocab::hold_code;
+use crate::vocab::hold_code;
 
 /// Set on a cron job whose next DeferralTime must be computed by the next
 /// pass whatever its current one says (after a run, or a missed time): the
@@ -46,12 +43,6 @@ pub enum Action {
     Remove {
         reason: String,
     },
-}
-
-/// The value of `name` in the job ad (MY = the job, no TARGET): the typed
-/// reader [`ClassAd::eval`] under its old name, until the shadow calls that.
-pub fn eval_attr(ad: &Rc<ClassAd>, name: &str) -> Value {
-    ad.eval(name)
 }
 
 /// Whether an expression attribute could ever fire: present and not the
