@@ -4,6 +4,7 @@ use std::path::Path;
 
 use super::*;
 use crate::classad::unparse::unparse;
+use crate::config::Config;
 
 fn submit(text: &str) -> Result<Cluster, SubmitError> {
     let cfg = Config::defaults();
