@@ -554,69 +554,10 @@ fn queue_rows(
         predefined,
         config,
     };
-    let count_text = Expander::new(&view)
-        .expand(&spec.count)
-        .map_err(|e| at(e.0))?;
-    let count = if count_text.trim().is_empty() {
-        1
-    } else {
-        let e = classad::parse_expr(count_text.trim())
-            .map_err(|_| at("Invalid Queue count expression".into()))?;
-        match Evaluator::new().eval(&e, &Scope::empty()) {
-            Value::Int(i) if i >= 0 => i,
-            Value::Int(_) => return Err(at("Queue count out of range".into())),
-            _ => return Err(at("Invalid Queue count expression".into())),
-        }
-    };
-    let rows: Option<Vec<String>> = match &spec.source {
-        ItemSource::None => None,
-        ItemSource::In(items) => Some(items.clone()),
-        ItemSource::FromLines(lines) => Some(lines.clone()),
-        ItemSource::FromFile(f) => {
-            let f = Expander::new(&view).expand(f).map_err(|e| at(e.0))?;
-            let p = file.dir.join(f.trim());
-            let text = std::fs::read_to_string(&p)
-                .map_err(|e| at(format!("cannot read queue item file {}: {e}", p.display())))?;
-            Some(
-                text.lines()
-                    .filter(|l| !l.trim().is_empty())
-                    .map(String::from)
-                    .collect(),
-            )
-        }
-        ItemSource::FromCommand(cmd) => {
-            let cmd = Expander::new(&view).expand(cmd).map_err(|e| at(e.0))?;
-            let out = std::process::Command::new("/bin/sh")
-                .arg("-c")
-                .arg(&cmd)
-                .current_dir(&file.dir)
-                .output()
-                .map_err(|e| at(format!("cannot run '{cmd}': {e}")))?;
-            if !out.status.success() {
-                return Err(at(format!(
-                    "queue item command '{cmd}' failed: {}",
-                    out.status
-                )));
-            }
-            Some(
-                String::from_utf8_lossy(&out.stdout)
-                    .lines()
-                    .filter(|l| !l.trim().is_empty())
-                    .map(String::from)
-                    .collect(),
-            )
-        }
-        ItemSource::Matching { globs, files, dirs } => {
-            let globs: Vec<String> = globs
-                .iter()
-                .map(|g| Expander::new(&view).expand(g))
-                .collect::<Result<_, _>>()
-                .map_err(|e| at(e.0))?;
-            Some(queue::matching(&file.dir, &globs, *files, *dirs).map_err(at)?)
-        }
-    };
+    let count = queue_count(spec, &view).map_err(at)?;
+    let items = queue_items(spec, &view, file).map_err(at)?;
     let mut out = Vec::new();
-    match rows {
+    match items {
         None => {
             for step in 0..count {
                 let mut v = HashMap::default();
@@ -652,4 +593,65 @@ fn queue_rows(
         }
     }
     Ok(out)
+}
+
+/// The statement's count (`queue 3`), expanded and evaluated; 1 when
+/// none is given.
+fn queue_count(spec: &QueueSpec, view: &ProcMacros) -> Result<i64, String> {
+    let count_text = Expander::new(view).expand(&spec.count).map_err(|e| e.0)?;
+    if count_text.trim().is_empty() {
+        return Ok(1);
+    }
+    let e = classad::parse_expr(count_text.trim())
+        .map_err(|_| "Invalid Queue count expression".to_string())?;
+    match Evaluator::new().eval(&e, &Scope::empty()) {
+        Value::Int(i) if i >= 0 => Ok(i),
+        Value::Int(_) => Err("Queue count out of range".into()),
+        _ => Err("Invalid Queue count expression".into()),
+    }
+}
+
+/// The statement's items, one string a row (`in`, `from` lines, a file or
+/// a command's output, or `matching` files); `None` without an item list.
+fn queue_items(
+    spec: &QueueSpec,
+    view: &ProcMacros,
+    file: &SubmitFile,
+) -> Result<Option<Vec<String>>, String> {
+    let expand = |t: &str| Expander::new(view).expand(t).map_err(|e| e.0);
+    let non_blank = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(String::from)
+            .collect()
+    };
+    Ok(match &spec.source {
+        ItemSource::None => None,
+        ItemSource::In(items) => Some(items.clone()),
+        ItemSource::FromLines(lines) => Some(lines.clone()),
+        ItemSource::FromFile(f) => {
+            let f = expand(f)?;
+            let p = file.dir.join(f.trim());
+            let text = std::fs::read_to_string(&p)
+                .map_err(|e| format!("cannot read queue item file {}: {e}", p.display()))?;
+            Some(non_blank(&text))
+        }
+        ItemSource::FromCommand(cmd) => {
+            let cmd = expand(cmd)?;
+            let out = std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg(&cmd)
+                .current_dir(&file.dir)
+                .output()
+                .map_err(|e| format!("cannot run '{cmd}': {e}"))?;
+            if !out.status.success() {
+                return Err(format!("queue item command '{cmd}' failed: {}", out.status));
+            }
+            Some(non_blank(&String::from_utf8_lossy(&out.stdout)))
+        }
+        ItemSource::Matching { globs, files, dirs } => {
+            let globs: Vec<String> = globs.iter().map(|g| expand(g)).collect::<Result<_, _>>()?;
+            Some(queue::matching(&file.dir, &globs, *files, *dirs)?)
+        }
+    })
 }
