@@ -44,23 +44,10 @@ pub fn free_disk_kib(dir: &Path) -> Result<i64, MachineError> {
             }
         }
     }
-    let c = std::ffi::CString::new(at.as_os_str().as_encoded_bytes()).map_err(|_| {
-        MachineError::Detect {
-            what: format!("the free space of {}", dir.display()),
-            msg: "the path holds a NUL byte".into(),
-        }
-    })?;
-    // SAFETY: statvfs writes only into the zeroed struct we own, and the
-    // path is a valid NUL-terminated string for the duration of the call.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
-    if rc != 0 {
-        return Err(MachineError::Detect {
-            what: format!("the free space of {}", at.display()),
-            msg: std::io::Error::last_os_error().to_string(),
-        });
-    }
-    Ok((st.f_bavail as u128 * st.f_frsize as u128 / 1024) as i64)
+    crate::sys::fs::free_kib(at).map_err(|e| MachineError::Detect {
+        what: format!("the free space of {}", at.display()),
+        msg: e.to_string(),
+    })
 }
 
 /// The one-minute load average; 0 when /proc/loadavg cannot be read.

@@ -4,8 +4,8 @@
 //! [`Machine::detect`] reads the machine once (cpus, memory, the free disk
 //! under EXECUTE, the operating system, the load) and applies the
 //! configuration: NUM_CPUS, MEMORY and DISK override what was detected, and
-//! the slot layout comes from NUM_SLOTS or NUM_SLOTS_TYPE_<n> /
-//! SLOT_TYPE_<n> ([`layout`]). The slots themselves live in the queue
+//! the slot layout comes from NUM_SLOTS or `NUM_SLOTS_TYPE_<n>` /
+//! `SLOT_TYPE_<n>` ([`layout`]). The slots themselves live in the queue
 //! database's `slots` table ([`store`]): the negotiation pass keeps the table
 //! in step with the layout, carves dynamic slots out of partitionable ones,
 //! and records claims. [`slot_ad`] turns one row into the ad HTCondor's
@@ -71,6 +71,18 @@ pub enum MachineError {
         want_memory: i64,
         want_disk: i64,
     },
+}
+
+/// Slot changes run inside the queue's transactions, whose closures return
+/// a `QueueError`: a slots-table failure stays an SQLite error (so a busy
+/// database is still told apart), anything else travels whole.
+impl From<MachineError> for crate::queue::QueueError {
+    fn from(e: MachineError) -> Self {
+        match e {
+            MachineError::Db(e) => crate::queue::QueueError::Sqlite(e),
+            e => crate::queue::QueueError::Above(Box::new(e)),
+        }
+    }
 }
 
 /// What the operating system is, in HTCondor's attributes.

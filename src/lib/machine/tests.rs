@@ -279,3 +279,18 @@ fn sync_follows_the_layout_and_spares_claims() {
     let rows = sync_slots(conn, &machine("NUM_SLOTS = 1"), 180).unwrap();
     assert_eq!(rows.len(), 1);
 }
+
+// Slot errors inside a queue transaction used to become strings; they now
+// reach the caller as the MachineError they were.
+#[test]
+fn machine_errors_cross_a_transaction_whole() {
+    let q: crate::queue::QueueError = MachineError::NoSlot("slot9".into()).into();
+    assert_eq!(q.to_string(), "no slot named slot9");
+    let crate::queue::QueueError::Above(e) = &q else {
+        panic!("expected QueueError::Above, got {q:?}");
+    };
+    assert!(matches!(
+        e.downcast_ref::<MachineError>(),
+        Some(MachineError::NoSlot(n)) if n == "slot9"
+    ));
+}

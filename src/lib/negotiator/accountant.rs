@@ -153,10 +153,6 @@ pub struct SlotUse {
     pub weight: f64,
 }
 
-fn err(e: impl std::fmt::Display) -> QueueError {
-    QueueError::Invalid(e.to_string())
-}
-
 /// Every claimed slot of the `slots` table (partitionable slots excepted:
 /// their dynamic slots are what is held), with its weight: SLOT_WEIGHT
 /// evaluated on the slot's ad (the row's Cpus when SLOT_WEIGHT is the
@@ -170,7 +166,7 @@ pub fn in_use(
 ) -> Result<Vec<SlotUse>, QueueError> {
     let mut ev: Option<Evaluator> = None;
     let mut out = Vec::new();
-    for s in machine::load_slots(conn).map_err(err)? {
+    for s in machine::load_slots(conn)? {
         let Some(user) = &s.remote_user else { continue };
         if s.kind == SlotKind::Partitionable {
             continue;
@@ -264,6 +260,25 @@ pub fn update(
     now: i64,
     knobs: &Knobs,
 ) -> Result<(), QueueError> {
+    record_resources_used(conn, weights, now, knobs)?;
+    let dt = match last_update(conn)? {
+        Some(last) if now > last => (now - last) as f64,
+        Some(last) if now == last => return Ok(()),
+        _ => return set_last_update(conn, now),
+    };
+    decay_priorities(conn, dt, now, knobs)?;
+    set_last_update(conn, now)
+}
+
+/// Every submitter's ResourcesUsed (slots held) and
+/// WeightedResourcesUsed (`weights`) as of now, with a record for each
+/// (and a factor for records made elsewhere).
+fn record_resources_used(
+    conn: &Connection,
+    weights: &[(String, f64)],
+    now: i64,
+    knobs: &Knobs,
+) -> Result<(), QueueError> {
     // The unweighted count is HTCondor's ResourcesUsed: slots held.
     let mut counts: HashMap<String, f64> = HashMap::new();
     {
@@ -310,12 +325,13 @@ pub fn update(
             }
         }
     }
+    Ok(())
+}
 
-    let dt = match last_update(conn)? {
-        Some(last) if now > last => (now - last) as f64,
-        Some(last) if now == last => return Ok(()),
-        _ => return set_last_update(conn, now),
-    };
+/// HTCondor's priority decay over `dt` seconds since the last update
+/// (PRIORITY_HALFLIFE), and the accumulated usage and usage times, of
+/// every record.
+fn decay_priorities(conn: &Connection, dt: f64, now: i64, knobs: &Knobs) -> Result<(), QueueError> {
     let beta = 0.5f64.powf(dt / knobs.half_life);
     struct Rec {
         name: String,
@@ -373,7 +389,7 @@ pub fn update(
         };
         st.execute(params![r.name, p2, acc, wacc, begin, last])?;
     }
-    set_last_update(conn, now)
+    Ok(())
 }
 
 /// Remembers the claims this update saw (replacing the previous set), so

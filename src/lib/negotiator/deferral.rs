@@ -42,14 +42,6 @@ pub fn schedule(ad: &ClassAd) -> Result<crate::cron::Schedule, String> {
     crate::cron::Schedule::parse(refs).map_err(|e| e.to_string())
 }
 
-fn int(ad: &Rc<ClassAd>, name: &str) -> Option<i64> {
-    match policy::eval_attr(ad, name) {
-        Value::Int(i) => Some(i),
-        Value::Real(r) => Some(r as i64),
-        _ => None,
-    }
-}
-
 /// Decides the new times (changes nothing).
 pub fn decide(
     q: &Queue,
@@ -87,9 +79,9 @@ pub fn decide(
                 continue;
             }
         };
-        let old = int(&ad, "DeferralTime");
-        let window = int(&ad, "DeferralWindow").unwrap_or(0);
-        let marked = policy::eval_attr(&ad, RECOMPUTE).is_true();
+        let old = ad.eval_int("DeferralTime");
+        let window = ad.eval_int("DeferralWindow").unwrap_or(0);
+        let marked = ad.eval(RECOMPUTE).is_true();
         let due = match old {
             None => true,
             Some(t) => now > t + window,
@@ -151,7 +143,7 @@ pub fn apply(
                 }
                 Decision::Invalid(_, why) => {
                     let reason = format!("Invalid cron schedule parameters: {why}");
-                    let code = policy::hold_code::INVALID_CRON_SETTINGS;
+                    let code = crate::vocab::hold_code::INVALID_CRON_SETTINGS;
                     w.change(&row, &ad, &policy::hold(&ad, now, &reason, code, 0, false))?;
                     if let Some(p) = crate::userlog::user_log_path(&ad) {
                         events.push((p, Event::held(id, &reason, code, 0)));
@@ -174,7 +166,7 @@ pub fn rewrite_schedd_interval(
     let mut stale: Vec<JobId> = Vec::new();
     for row in &rows {
         let ad = Rc::new(q.full_ad(row)?);
-        if ad.contains("ScheddInterval") && int(&ad, "ScheddInterval") != Some(interval) {
+        if ad.contains("ScheddInterval") && ad.eval_int("ScheddInterval") != Some(interval) {
             stale.push(row.id);
         }
     }

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use super::NegotiatorError;
-use super::matchmaking::Outcome;
+use super::matchmaking::{Outcome, Planned, Rejected};
 use crate::classad::{Expr, Value};
 use crate::config::Config;
 use crate::machine::{self, Machine};
-use crate::queue::{Change, JobId, Queue, QueueError, joblock, status};
+use crate::queue::{Change, JobId, Queue, QueueError, Writer, joblock, status};
 
 /// The "slot" of a scheduler universe job, which runs without one.
 pub const SCHEDULER: &str = "scheduler";
@@ -109,74 +109,91 @@ pub fn claim(
     let claims = q.write(now, |w| {
         let mut claims = Vec::new();
         for (i, lock) in locks {
-            let p = &outcome.planned[i];
-            let Some(row) = w.row(p.id)? else { continue };
-            if row.status != status::IDLE {
-                continue;
+            if let Some(c) = claim_one(w, &outcome.planned[i], lock, &host, now)? {
+                claims.push(c);
             }
-            // A scheduler universe job needs no slot: it starts at once.
-            if p.slot == SCHEDULER {
-                let ad = Rc::new(w.full_ad(&row)?);
-                let set = claim_attrs(&ad, SCHEDULER, &host, now, &[]);
-                w.change(&row, &ad, &Change::Set(set))?;
-                claims.push(Claim {
-                    id: p.id,
-                    slot: SCHEDULER.into(),
-                    claim: claim_id(now),
-                    lock,
-                });
-                continue;
-            }
-            let slot = match p.carve {
-                Some((c, m, d)) => {
-                    machine::carve_dynamic(w.conn(), &p.slot, c, m, d, now).map(Some)
-                }
-                None => machine::load_slot(w.conn(), &p.slot),
-            }
-            .map_err(|e| QueueError::Invalid(e.to_string()))?;
-            let Some(slot) = slot else { continue };
-            if slot.state != "Unclaimed" {
-                continue;
-            }
-            let ad = Rc::new(w.full_ad(&row)?);
-            let cid = claim_id(now);
-            machine::set_claim(
-                w.conn(),
-                &slot.name,
-                "Claimed",
-                "Busy",
-                &machine::ClaimInfo {
-                    remote_user: p.submitter.clone(),
-                    remote_owner: p.owner.clone(),
-                    cluster: p.id.cluster,
-                    proc: p.id.proc,
-                    claim: cid.clone(),
-                    job_start: now,
-                },
-                now,
-            )
-            .map_err(|e| QueueError::Invalid(e.to_string()))?;
-            let set = claim_attrs(&ad, &slot.name, &host, now, &p.match_attrs);
-            w.change(&row, &ad, &Change::Set(set))?;
-            claims.push(Claim {
-                id: p.id,
-                slot: slot.name.clone(),
-                claim: cid,
-                lock,
-            });
         }
-        for r in &outcome.rejected {
-            let Some(row) = w.row(r.id)? else { continue };
-            let ad = w.full_ad(&row)?;
-            let set = vec![
-                ("LastRejMatchTime".to_string(), Expr::int(now)),
-                ("LastRejMatchReason".to_string(), Expr::string(&r.reason)),
-            ];
-            w.change(&row, &ad, &Change::Set(set))?;
-        }
+        note_rejections(w, &outcome.rejected, now)?;
         Ok(claims)
     })?;
     Ok(claims)
+}
+
+/// Claims the slot of one planned match for its job (its lock taken), in
+/// the pass's transaction: `None` when the job is no longer idle or the
+/// slot no longer free. A scheduler universe job needs no slot: it starts
+/// at once.
+fn claim_one(
+    w: &mut Writer<'_>,
+    p: &Planned,
+    lock: joblock::JobLock,
+    host: &str,
+    now: i64,
+) -> Result<Option<Claim>, QueueError> {
+    let Some(row) = w.row(p.id)? else {
+        return Ok(None);
+    };
+    if row.status != status::IDLE {
+        return Ok(None);
+    }
+    if p.slot == SCHEDULER {
+        let ad = Rc::new(w.full_ad(&row)?);
+        let set = claim_attrs(&ad, SCHEDULER, host, now, &[]);
+        w.change(&row, &ad, &Change::Set(set))?;
+        return Ok(Some(Claim {
+            id: p.id,
+            slot: SCHEDULER.into(),
+            claim: claim_id(now),
+            lock,
+        }));
+    }
+    let slot = match p.carve {
+        Some((c, m, d)) => machine::carve_dynamic(w.conn(), &p.slot, c, m, d, now).map(Some),
+        None => machine::load_slot(w.conn(), &p.slot),
+    }?;
+    let Some(slot) = slot else { return Ok(None) };
+    if slot.state != "Unclaimed" {
+        return Ok(None);
+    }
+    let ad = Rc::new(w.full_ad(&row)?);
+    let cid = claim_id(now);
+    machine::set_claim(
+        w.conn(),
+        &slot.name,
+        "Claimed",
+        "Busy",
+        &machine::ClaimInfo {
+            remote_user: p.submitter.clone(),
+            remote_owner: p.owner.clone(),
+            cluster: p.id.cluster,
+            proc: p.id.proc,
+            claim: cid.clone(),
+            job_start: now,
+        },
+        now,
+    )?;
+    let set = claim_attrs(&ad, &slot.name, host, now, &p.match_attrs);
+    w.change(&row, &ad, &Change::Set(set))?;
+    Ok(Some(Claim {
+        id: p.id,
+        slot: slot.name.clone(),
+        claim: cid,
+        lock,
+    }))
+}
+
+/// LastRejMatchTime and LastRejMatchReason of the jobs that found no slot.
+fn note_rejections(w: &mut Writer<'_>, rejected: &[Rejected], now: i64) -> Result<(), QueueError> {
+    for r in rejected {
+        let Some(row) = w.row(r.id)? else { continue };
+        let ad = w.full_ad(&row)?;
+        let set = vec![
+            ("LastRejMatchTime".to_string(), Expr::int(now)),
+            ("LastRejMatchReason".to_string(), Expr::string(&r.reason)),
+        ];
+        w.change(&row, &ad, &Change::Set(set))?;
+    }
+    Ok(())
 }
 
 /// A program installed beside the running one (`tern_shadow`,
@@ -217,11 +234,8 @@ pub fn start_shadow(cfg: &Config, spool: &Path, c: Claim) -> Result<(), Negotiat
     let log = shadow_log(spool);
     let fd = c.lock.file.as_raw_fd();
     // The one descriptor the shadow inherits (ours are all close-on-exec).
-    // SAFETY: fcntl on a descriptor we own.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFD);
-        libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
-    }
+    // Failure shows as a shadow that finds no lock descriptor.
+    let _ = crate::sys::fs::inherit_across_exec(fd);
     let args = [c.id.to_string(), c.slot.clone(), c.claim.clone()];
     let extra = [("TERN_SHADOW_LOCK_FD".to_string(), fd.to_string())];
     let r = crate::sys::spawn(&crate::sys::Spawn {

@@ -3,8 +3,9 @@
 //! Idle jobs are read with their hot columns; a job's full ad is built only
 //! when its autocluster has not been decided yet, so a pass over many jobs
 //! in few autoclusters costs little more than reading the rows. Submitters
-//! take turns, one match a turn (fair share replaces the turns in the
-//! priorities work: [`Turns`] is the seam). Within a submitter, jobs go in
+//! share the slots by HTCondor's pie spin: each may take slot weight up to
+//! its share, in inverse proportion to its effective priority
+//! ([`FairShare`]), best priority first. Within a submitter, jobs go in
 //! HTCondor's order (PreJobPrio1, PreJobPrio2, JobPrio, PostJobPrio1,
 //! PostJobPrio2 descending, then ClusterId, ProcId). A job whose
 //! autocluster found no slot is rejected once and the rest of its
@@ -17,6 +18,7 @@ use crate::classad::unparse::unparse;
 use crate::classad::{ClassAd, Evaluator, Expr, MatchContext, Value};
 use crate::machine::{self, Machine, SlotKind, SlotRow};
 use crate::queue::{JobId, JobRow, Queue, QueueError};
+use crate::vocab::Universe;
 
 /// One decision of the matching step.
 #[derive(Clone, Debug)]
@@ -108,6 +110,9 @@ struct Entry {
     ac: usize,
     row: JobRow,
 }
+
+/// A submitter and its idle jobs, in its order.
+type SubmitterJobs = (String, Vec<Entry>);
 
 /// The submitter a job is accounted to: `Owner@UID_DOMAIN`.
 pub fn submitter_of(owner: &str, uid_domain: &str) -> String {
@@ -218,6 +223,10 @@ pub fn requests(job: &Rc<ClassAd>, slot: &Rc<ClassAd>) -> (i64, i64, i64) {
 }
 
 /// Decides this pass's matches. Changes nothing.
+///
+/// The phases: the slots as this pass sees them; the jobs that can start
+/// at all; each submitter's jobs in HTCondor's order (scheduler universe
+/// jobs are planned at once, without a slot); then the pie spin.
 #[allow(clippy::too_many_arguments)]
 pub fn plan(
     q: &Queue,
@@ -229,36 +238,78 @@ pub fn plan(
     uid_domain: &str,
     now: i64,
 ) -> Result<Outcome, QueueError> {
-    let mut states: Vec<SlotState> = slots
+    let states = slot_states(machine, slots, now);
+    let mut out = Outcome {
+        planned: Vec::new(),
+        rejected: Vec::new(),
+        jobs: rows.len(),
+        autoclusters: 0,
+    };
+    let slot_ads: Vec<Rc<ClassAd>> = states.iter().map(|s| s.ad.clone()).collect();
+    let sig_names = significant(&slot_ads, ranks);
+    let rows = startable(q, rows, &states)?;
+    let (by_submitter, n_autoclusters) =
+        order_jobs(q, rows, &sig_names, uid_domain, &mut out.planned)?;
+    let mut pie = Pie {
+        q,
+        ranks,
+        fair,
+        states,
+        autoclusters: std::iter::repeat_with(|| None)
+            .take(n_autoclusters)
+            .collect(),
+        ev: Evaluator::new(),
+        out,
+    };
+    pie.spin(&by_submitter)?;
+    let mut out = pie.out;
+    out.autoclusters = pie.autoclusters.iter().filter(|a| a.is_some()).count();
+    Ok(out)
+}
+
+/// Every slot with its ad; a slot not Unclaimed is taken.
+fn slot_states(machine: &Machine, slots: Vec<SlotRow>, now: i64) -> Vec<SlotState> {
+    slots
         .into_iter()
         .map(|row| {
             let ad = Rc::new(machine::slot_ad(machine, &row, now));
             let taken = row.state != "Unclaimed";
             SlotState { row, ad, taken }
         })
-        .collect();
-    let mut out = Outcome {
-        planned: Vec::new(),
-        rejected: Vec::new(),
-        jobs: 0,
-        autoclusters: 0,
-    };
-    let slot_ads: Vec<Rc<ClassAd>> = states.iter().map(|s| s.ad.clone()).collect();
-    let sig_names = significant(&slot_ads, ranks);
-    out.jobs = rows.len();
-    let rows: Vec<JobRow> = if states.iter().any(free_capacity) {
-        rows
-    } else {
-        // No slot to give: only scheduler universe jobs can start.
-        let mut keep = Vec::new();
-        for r in rows {
-            if is_scheduler_universe(q, &r)? {
-                keep.push(r);
-            }
-        }
-        keep
-    };
+        .collect()
+}
 
+/// The jobs that could start: all of them while a slot has room, else
+/// only scheduler universe jobs (which need no slot).
+fn startable(
+    q: &Queue,
+    rows: Vec<JobRow>,
+    states: &[SlotState],
+) -> Result<Vec<JobRow>, QueueError> {
+    if states.iter().any(free_capacity) {
+        return Ok(rows);
+    }
+    let mut keep = Vec::new();
+    for r in rows {
+        if is_scheduler_universe(q, &r)? {
+            keep.push(r);
+        }
+    }
+    Ok(keep)
+}
+
+/// Each submitter's jobs with their order keys and autoclusters, the
+/// submitters in name order and their jobs in priority order; and how many
+/// autoclusters there are. Scheduler universe jobs start at once, without
+/// a slot (as the schedd starts them), whatever the slots are doing: they
+/// go straight to `planned`.
+fn order_jobs(
+    q: &Queue,
+    rows: Vec<JobRow>,
+    sig_names: &[String],
+    uid_domain: &str,
+    planned: &mut Vec<Planned>,
+) -> Result<(Vec<SubmitterJobs>, usize), QueueError> {
     // Per cluster: its ad, its order keys and its autocluster, reused by
     // every proc whose own differences touch neither.
     let sig_set: std::collections::HashSet<&str> = sig_names.iter().map(|s| s.as_str()).collect();
@@ -269,13 +320,11 @@ pub fn plan(
     };
     let mut cluster_info: rustc_hash::FxHashMap<i64, (Rc<ClassAd>, [i64; 4], usize, String)> =
         rustc_hash::FxHashMap::default();
-    let mut by_submitter: Vec<(String, Vec<Entry>)> = Vec::new();
+    let mut by_submitter: Vec<SubmitterJobs> = Vec::new();
     let mut sub_index: HashMap<String, usize> = HashMap::new();
     for row in rows {
-        // Scheduler universe jobs start at once, without a slot (as the
-        // schedd starts them), whatever the slots are doing.
         if is_scheduler_universe(q, &row)? {
-            out.planned.push(Planned {
+            planned.push(Planned {
                 id: row.id,
                 owner: row.owner.clone(),
                 submitter: submitter_of(&row.owner, uid_domain),
@@ -289,7 +338,7 @@ pub fn plan(
         if let std::collections::hash_map::Entry::Vacant(v) = cluster_info.entry(row.id.cluster) {
             let cad = q.cluster_ad(row.id.cluster)?;
             let keys = prio_keys(&cad);
-            let ac = ac_of(signature(&cad, &sig_names));
+            let ac = ac_of(signature(&cad, sig_names));
             let submitter = submitter_of_job(&cad, &row.owner, uid_domain);
             v.insert((cad, keys, ac, submitter));
         }
@@ -300,14 +349,14 @@ pub fn plan(
         if row.diff.len() > 4 {
             let names = diff_names(&row.diff);
             if names.iter().any(|n| n.contains("prio")) {
-                let ad = q.full_ad(&row)?;
+                let ad = Rc::new(q.full_ad(&row)?);
                 keys = prio_keys(&ad);
-                prio = int_attr(&ad, "JobPrio").unwrap_or(prio);
+                prio = ad.eval_int("JobPrio").unwrap_or(prio);
             }
             if names.iter().any(|n| sig_set.contains(n.as_str())) {
                 let mut ad = (**cad).clone();
                 ad.update(&crate::classad::parse_ad(&row.diff).unwrap_or_default());
-                ac = ac_of(signature(&ad, &sig_names));
+                ac = ac_of(signature(&ad, sig_names));
             }
         }
         let i = match sub_index.get(submitter.as_str()) {
@@ -335,140 +384,171 @@ pub fn plan(
                 .then(a.row.id.proc.cmp(&b.row.id.proc))
         });
     }
-
-    let mut autoclusters: Vec<Option<AutoCluster>> = Vec::new();
-    autoclusters.resize_with(ac_ids.len(), || None);
-    let mut cursors = vec![0usize; by_submitter.len()];
-    let mut ev = Evaluator::new();
-
-    // Fair share, HTCondor's pie spin: each submitter with idle jobs may
-    // take slot weight up to its share of the machine, in inverse
-    // proportion to its effective priority, less what it holds already.
-    // Spins repeat while they match anything; a share a submitter leaves
-    // unused (it ran out of jobs) goes to the others in the next spin.
-    let total_weight: f64 = states
-        .iter()
-        .filter(|s| s.row.kind != SlotKind::Dynamic)
-        .map(|s| fair.weight(&whole(&s.ad, &s.row), &mut ev))
-        .sum();
-    let mut used: Vec<f64> = by_submitter
-        .iter()
-        .map(|(name, _)| {
-            states
-                .iter()
-                .filter(|s| {
-                    s.row.kind != SlotKind::Partitionable
-                        && s.row.remote_user.as_deref() == Some(name)
-                })
-                .map(|s| fair.weight(&s.ad, &mut ev))
-                .sum()
-        })
-        .collect();
-    let eps: Vec<f64> = by_submitter.iter().map(|(name, _)| fair.ep(name)).collect();
-    let mut order: Vec<usize> = (0..by_submitter.len()).collect();
-    order.sort_by(|&a, &b| {
-        eps[a]
-            .partial_cmp(&eps[b])
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then(by_submitter[a].0.cmp(&by_submitter[b].0))
-    });
-    let mut done: Vec<bool> = vec![false; by_submitter.len()];
-    loop {
-        let live: Vec<usize> = order.iter().copied().filter(|&s| !done[s]).collect();
-        if live.is_empty() || !states.iter().any(free_capacity) {
-            break;
-        }
-        let inverse: f64 = live.iter().map(|&s| 1.0 / eps[s]).sum();
-        let mut matched_any = false;
-        for &s in &live {
-            let share = (1.0 / eps[s]) / inverse;
-            let limit = (share * total_weight - used[s]).max(0.0);
-            let (submitter, jobs) = &by_submitter[s];
-            let mut this_spin = 0.0;
-            loop {
-                if cursors[s] >= jobs.len() {
-                    done[s] = true;
-                    break;
-                }
-                if !states.iter().any(free_capacity) {
-                    break;
-                }
-                let entry = &jobs[cursors[s]];
-                cursors[s] += 1;
-                let sig = entry.ac;
-                if autoclusters[sig].as_ref().is_some_and(|a| a.exhausted) {
-                    continue;
-                }
-                let job = Rc::new(q.full_ad(&entry.row)?);
-                if autoclusters[sig].is_none() {
-                    let candidates = candidates(&job, &states, ranks, &mut ev);
-                    if candidates.is_empty() {
-                        out.rejected.push(Rejected {
-                            id: entry.row.id,
-                            reason: "no match found".into(),
-                        });
-                    }
-                    autoclusters[sig] = Some(AutoCluster {
-                        exhausted: candidates.is_empty(),
-                        candidates,
-                    });
-                }
-                let ac = autoclusters[sig].as_mut().expect("set above");
-                let Some((i, carve, slot_ad)) = take_slot(&job, ac, &mut states, &mut ev) else {
-                    ac.exhausted = true;
-                    continue;
-                };
-                let piece = match carve {
-                    Some((c, m, d)) => Rc::new(with_piece(&slot_ad, c, m, d)),
-                    None => slot_ad.clone(),
-                };
-                let cost = fair.weight(&piece, &mut ev);
-                // HTCondor's SubmitterLimitPermits: within the limit, or the
-                // first match of the spin while any limit is left.
-                if !(this_spin + cost <= limit || (this_spin <= 0.0 && limit > 0.0)) {
-                    give_back(&mut states[i], carve, &slot_ad);
-                    cursors[s] -= 1;
-                    break;
-                }
-                let match_attrs = match super::dollar::match_attrs(&job, &slot_ad) {
-                    Ok(a) => a,
-                    Err(m) => {
-                        give_back(&mut states[i], carve, &slot_ad);
-                        out.rejected.push(Rejected {
-                            id: entry.row.id,
-                            reason: format!("$$() substitution failed: {m}"),
-                        });
-                        continue;
-                    }
-                };
-                this_spin += cost;
-                used[s] += cost;
-                matched_any = true;
-                out.planned.push(Planned {
-                    id: entry.row.id,
-                    owner: entry.row.owner.clone(),
-                    submitter: submitter.clone(),
-                    slot: states[i].row.name.clone(),
-                    carve,
-                    match_attrs,
-                    cost,
-                });
-            }
-        }
-        if !matched_any {
-            break;
-        }
-    }
-    out.autoclusters = autoclusters.iter().filter(|a| a.is_some()).count();
-    Ok(out)
+    Ok((by_submitter, ac_ids.len()))
 }
 
-/// JobUniverse 7, from the cluster ad (a universe is per cluster).
+/// Fair share, HTCondor's pie spin, over the slots as the pass takes them.
+struct Pie<'a> {
+    q: &'a Queue,
+    ranks: &'a Ranks,
+    fair: &'a FairShare,
+    states: Vec<SlotState>,
+    /// What each autocluster found, once tried.
+    autoclusters: Vec<Option<AutoCluster>>,
+    ev: Evaluator,
+    out: Outcome,
+}
+
+impl Pie<'_> {
+    /// Each submitter with idle jobs may take slot weight up to its share
+    /// of the machine, in inverse proportion to its effective priority,
+    /// less what it holds already. Spins repeat while they match anything;
+    /// a share a submitter leaves unused (it ran out of jobs) goes to the
+    /// others in the next spin.
+    fn spin(&mut self, by_submitter: &[SubmitterJobs]) -> Result<(), QueueError> {
+        let fair = self.fair;
+        let total_weight: f64 = self
+            .states
+            .iter()
+            .filter(|s| s.row.kind != SlotKind::Dynamic)
+            .map(|s| fair.weight(&whole(&s.ad, &s.row), &mut self.ev))
+            .sum();
+        let mut used: Vec<f64> = by_submitter
+            .iter()
+            .map(|(name, _)| {
+                self.states
+                    .iter()
+                    .filter(|s| {
+                        s.row.kind != SlotKind::Partitionable
+                            && s.row.remote_user.as_deref() == Some(name)
+                    })
+                    .map(|s| fair.weight(&s.ad, &mut self.ev))
+                    .sum()
+            })
+            .collect();
+        let eps: Vec<f64> = by_submitter.iter().map(|(name, _)| fair.ep(name)).collect();
+        let mut order: Vec<usize> = (0..by_submitter.len()).collect();
+        order.sort_by(|&a, &b| {
+            eps[a]
+                .partial_cmp(&eps[b])
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(by_submitter[a].0.cmp(&by_submitter[b].0))
+        });
+        let mut cursors = vec![0usize; by_submitter.len()];
+        let mut done: Vec<bool> = vec![false; by_submitter.len()];
+        loop {
+            let live: Vec<usize> = order.iter().copied().filter(|&s| !done[s]).collect();
+            if live.is_empty() || !self.states.iter().any(free_capacity) {
+                break;
+            }
+            let inverse: f64 = live.iter().map(|&s| 1.0 / eps[s]).sum();
+            let mut matched_any = false;
+            for &s in &live {
+                let share = (1.0 / eps[s]) / inverse;
+                let limit = (share * total_weight - used[s]).max(0.0);
+                let (submitter, jobs) = &by_submitter[s];
+                if self.serve(submitter, jobs, &mut cursors[s], limit, &mut used[s])? {
+                    matched_any = true;
+                }
+                done[s] = cursors[s] >= jobs.len();
+            }
+            if !matched_any {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// One submitter's turn in a spin: its jobs from `cursor` on, each
+    /// matched to the best slot its autocluster found, while slots have
+    /// room and the weight taken stays within `limit`. Returns whether it
+    /// matched anything; `used` grows by what it took.
+    fn serve(
+        &mut self,
+        submitter: &str,
+        jobs: &[Entry],
+        cursor: &mut usize,
+        limit: f64,
+        used: &mut f64,
+    ) -> Result<bool, QueueError> {
+        let mut this_spin = 0.0;
+        let mut matched = false;
+        while *cursor < jobs.len() {
+            if !self.states.iter().any(free_capacity) {
+                break;
+            }
+            let entry = &jobs[*cursor];
+            *cursor += 1;
+            let sig = entry.ac;
+            if self.autoclusters[sig].as_ref().is_some_and(|a| a.exhausted) {
+                continue;
+            }
+            let job = Rc::new(self.q.full_ad(&entry.row)?);
+            if self.autoclusters[sig].is_none() {
+                let candidates = candidates(&job, &self.states, self.ranks, &mut self.ev);
+                if candidates.is_empty() {
+                    self.out.rejected.push(Rejected {
+                        id: entry.row.id,
+                        reason: "no match found".into(),
+                    });
+                }
+                self.autoclusters[sig] = Some(AutoCluster {
+                    exhausted: candidates.is_empty(),
+                    candidates,
+                });
+            }
+            let ac = self.autoclusters[sig].as_mut().expect("set above");
+            let Some((i, carve, slot_ad)) = take_slot(&job, ac, &mut self.states, &mut self.ev)
+            else {
+                ac.exhausted = true;
+                continue;
+            };
+            let piece = match carve {
+                Some((c, m, d)) => Rc::new(with_piece(&slot_ad, c, m, d)),
+                None => slot_ad.clone(),
+            };
+            let cost = self.fair.weight(&piece, &mut self.ev);
+            // HTCondor's SubmitterLimitPermits: within the limit, or the
+            // first match of the spin while any limit is left.
+            if !(this_spin + cost <= limit || (this_spin <= 0.0 && limit > 0.0)) {
+                give_back(&mut self.states[i], carve, &slot_ad);
+                *cursor -= 1;
+                break;
+            }
+            let match_attrs = match super::dollar::match_attrs(&job, &slot_ad) {
+                Ok(a) => a,
+                Err(m) => {
+                    give_back(&mut self.states[i], carve, &slot_ad);
+                    self.out.rejected.push(Rejected {
+                        id: entry.row.id,
+                        reason: format!("$$() substitution failed: {m}"),
+                    });
+                    continue;
+                }
+            };
+            this_spin += cost;
+            *used += cost;
+            matched = true;
+            self.out.planned.push(Planned {
+                id: entry.row.id,
+                owner: entry.row.owner.clone(),
+                submitter: submitter.to_string(),
+                slot: self.states[i].row.name.clone(),
+                carve,
+                match_attrs,
+                cost,
+            });
+        }
+        Ok(matched)
+    }
+}
+
+/// A scheduler universe job, by the cluster ad (a universe is per cluster).
 fn is_scheduler_universe(q: &Queue, row: &JobRow) -> Result<bool, QueueError> {
     let cad = q.cluster_ad(row.id.cluster)?;
     Ok(matches!(
         cad.get("JobUniverse").and_then(|e| e.literal_value()),
-        Some(Value::Int(7))
+        Some(Value::Int(u)) if *u == Universe::Scheduler.code()
     ))
 }
 
@@ -526,24 +606,13 @@ fn free_capacity(s: &SlotState) -> bool {
     }
 }
 
-fn prio_keys(ad: &ClassAd) -> [i64; 4] {
+fn prio_keys(ad: &Rc<ClassAd>) -> [i64; 4] {
     [
-        int_attr(ad, "PreJobPrio1").unwrap_or(0),
-        int_attr(ad, "PreJobPrio2").unwrap_or(0),
-        int_attr(ad, "PostJobPrio1").unwrap_or(0),
-        int_attr(ad, "PostJobPrio2").unwrap_or(0),
+        ad.eval_int("PreJobPrio1").unwrap_or(0),
+        ad.eval_int("PreJobPrio2").unwrap_or(0),
+        ad.eval_int("PostJobPrio1").unwrap_or(0),
+        ad.eval_int("PostJobPrio2").unwrap_or(0),
     ]
-}
-
-fn int_attr(ad: &ClassAd, name: &str) -> Option<i64> {
-    let e = ad.get(name)?;
-    match e.literal_value() {
-        Some(v) => int_of(v),
-        None => {
-            let rc = Rc::new(ad.clone());
-            int_of(&crate::classad::eval_in(&rc, e))
-        }
-    }
 }
 
 /// The slots a job matches now, best first by (NEGOTIATOR_PRE_JOB_RANK,

@@ -16,14 +16,15 @@ pub mod policy;
 pub mod preempt;
 pub mod reuse;
 
+use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use crate::classad::{ClassAd, Expr, Value};
+use crate::classad::{Expr, Value};
 use crate::config::{Config, ConfigError};
-use crate::machine::{self, Machine};
-use crate::queue::{Change, JobId, Limits, Queue, QueueError, joblock, status};
+use crate::machine::{self, Machine, MachineError};
+use crate::queue::{Change, JobId, JobRow, Limits, Queue, QueueError, joblock, status};
 use crate::userlog::{self, Event, EventKind, Eviction, Rusage};
 use crate::vocab::Request;
 
@@ -33,8 +34,8 @@ pub enum NegotiatorError {
     Queue(#[from] QueueError),
     #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error("{0}")]
-    Machine(String),
+    #[error(transparent)]
+    Machine(#[from] MachineError),
     #[error("{what}: {source}")]
     Io {
         what: String,
@@ -196,26 +197,18 @@ pub fn uid_domain(cfg: &Config) -> Result<String, NegotiatorError> {
     Ok(cfg.get("UID_DOMAIN")?.unwrap_or_else(|| "localhost".into()))
 }
 
+/// One pass, in its phases: open the queue (and record the pass), put right
+/// the jobs whose shadows are gone, apply the periodic policies, schedule
+/// cron jobs, plan the matches and the preemptions, report them, and (not
+/// dry) claim the slots and start the shadows.
 fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, NegotiatorError> {
     let now = crate::clock::now();
-    let machine = Machine::detect(cfg).map_err(|e| NegotiatorError::Machine(e.to_string()))?;
+    let machine = Machine::detect(cfg)?;
     let mut report = Report::default();
-    let Some(mut q) = Queue::open(spool, !opts.dry_run)? else {
+    let Some(mut q) = open_queue(cfg, spool, opts, &machine, now)? else {
         report.lines.push("no queue yet: nothing to do".into());
         return Ok(report);
     };
-    q.set_limits(Limits::from_config(cfg)?);
-    q.skip_write_check();
-    if !opts.dry_run {
-        q.write(now, |w| {
-            // tern_q -better-analyze tells "no pass since submit" by this.
-            w.set_meta("last_pass", now)?;
-            machine::sync_slots(w.conn(), &machine, now)
-                .map(|_| ())
-                .map_err(|e| QueueError::Invalid(e.to_string()))
-        })?;
-        charge_usage(cfg, &mut q, &machine, now)?;
-    }
     let mut events: Vec<(PathBuf, Event)> = Vec::new();
     reconcile(&mut q, spool, now, opts.dry_run, &mut report, &mut events)?;
     // One read of every job serves the periodic policies and, unless they
@@ -230,8 +223,74 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         &mut report,
         &mut events,
     )?;
-    // CronTab jobs: their next DeferralTime, before they are matched.
-    let decisions = deferral::decide(&q, &all, now, opts.reconfig)?;
+    let changed = schedule_cron(cfg, &mut q, &all, now, opts, &mut report, &mut events)? || changed;
+    let idle: Vec<JobRow> = if changed {
+        q.idle_rows()?
+    } else {
+        all.into_iter()
+            .filter(|r| r.status == status::IDLE)
+            .collect()
+    };
+    let (outcome, victims) = plan_pass(cfg, &q, &machine, idle, now, opts.dry_run)?;
+    report_plan(&mut report, &outcome, &victims);
+    if opts.dry_run {
+        return Ok(report);
+    }
+    let claims = launch::claim(&mut q, spool, &machine, &outcome, now)?;
+    request_preemptions(&mut q, spool, &victims, now)?;
+    drop(q);
+    if let Err(e) = userlog::log_job_events(&events) {
+        report.lines.push(format!("warning: {e}"));
+    }
+    for c in claims {
+        match launch::start_shadow(cfg, spool, c) {
+            Ok(()) => report.started += 1,
+            Err(e) => report.lines.push(format!("warning: {e}")),
+        }
+    }
+    Ok(report)
+}
+
+/// The queue with its limits, or `None` before the first submit. A pass
+/// that changes things records itself (tern_q -better-analyze tells "no
+/// pass since submit" by it), brings the slots table in line with the
+/// machine and charges the submitters for their slots.
+fn open_queue(
+    cfg: &Config,
+    spool: &Path,
+    opts: &Options,
+    machine: &Machine,
+    now: i64,
+) -> Result<Option<Queue>, NegotiatorError> {
+    let Some(mut q) = Queue::open(spool, !opts.dry_run)? else {
+        return Ok(None);
+    };
+    q.set_limits(Limits::from_config(cfg)?);
+    q.skip_write_check();
+    if !opts.dry_run {
+        q.write(now, |w| {
+            w.set_meta("last_pass", now)?;
+            machine::sync_slots(w.conn(), machine, now)?;
+            Ok(())
+        })?;
+        charge_usage(cfg, &mut q, machine, now)?;
+    }
+    Ok(Some(q))
+}
+
+/// CronTab jobs: their next DeferralTime, before they are matched (and,
+/// with `-reconfig`, every job's ScheddInterval). Returns whether it
+/// changed any job.
+fn schedule_cron(
+    cfg: &Config,
+    q: &mut Queue,
+    all: &[JobRow],
+    now: i64,
+    opts: &Options,
+    report: &mut Report,
+    events: &mut Vec<(PathBuf, Event)>,
+) -> Result<bool, NegotiatorError> {
+    let decisions = deferral::decide(q, all, now, opts.reconfig)?;
     for d in &decisions {
         report.lines.push(match d {
             deferral::Decision::Schedule(id, t) => format!("schedule {id} at {t}"),
@@ -242,26 +301,30 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     }
     if opts.reconfig && !opts.dry_run {
         let interval = cfg.get_int("SCHEDD_INTERVAL", 60)?;
-        let n = deferral::rewrite_schedd_interval(&mut q, interval, now)?;
+        let n = deferral::rewrite_schedd_interval(q, interval, now)?;
         report
             .lines
             .push(format!("ScheddInterval = {interval} in {n} job(s)"));
     }
-    let changed = changed || !decisions.is_empty();
     if !opts.dry_run {
-        deferral::apply(&mut q, &decisions, now, &mut events)?;
+        deferral::apply(q, &decisions, now, events)?;
     }
-    let idle: Vec<crate::queue::JobRow> = if changed {
-        q.idle_rows()?
-    } else {
-        all.into_iter()
-            .filter(|r| r.status == status::IDLE)
-            .collect()
-    };
-    let slots =
-        machine::load_slots(q.conn()).map_err(|e| NegotiatorError::Machine(e.to_string()))?;
-    let slots = if slots.is_empty() && opts.dry_run {
-        machine::configured_rows(&machine, now)
+    Ok(!decisions.is_empty())
+}
+
+/// The matches of the idle jobs to the slots, and (with preemption on) the
+/// running jobs to preempt for the jobs still waiting. Changes nothing.
+fn plan_pass(
+    cfg: &Config,
+    q: &Queue,
+    machine: &Machine,
+    idle: Vec<JobRow>,
+    now: i64,
+    dry: bool,
+) -> Result<(matchmaking::Outcome, Vec<preempt::Victim>), NegotiatorError> {
+    let slots = machine::load_slots(q.conn())?;
+    let slots = if slots.is_empty() && dry {
+        machine::configured_rows(machine, now)
     } else {
         slots
     };
@@ -270,39 +333,41 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     let preemption = preemption_policy(cfg)?;
     let rank_preemption = cfg.get_bool("STARTD_RANK_PREEMPTION", false)?;
     let waiting = (preemption.is_some() || rank_preemption).then(|| (idle.clone(), slots.clone()));
-    let outcome = matchmaking::plan(&q, idle, &machine, slots, &ranks(cfg)?, &fair, &uid, now)?;
+    let outcome = matchmaking::plan(q, idle, machine, slots, &ranks(cfg)?, &fair, &uid, now)?;
+    let Some((idle, slots)) = waiting else {
+        return Ok((outcome, Vec::new()));
+    };
+    let planned_ids: HashSet<JobId> = outcome.planned.iter().map(|p| p.id).collect();
+    let left: Vec<JobRow> = idle
+        .into_iter()
+        .filter(|r| !planned_ids.contains(&r.id))
+        .collect();
     let mut victims: Vec<preempt::Victim> = Vec::new();
-    if let Some((idle, slots)) = waiting {
-        let planned_ids: std::collections::HashSet<JobId> =
-            outcome.planned.iter().map(|p| p.id).collect();
-        let left: Vec<crate::queue::JobRow> = idle
-            .into_iter()
-            .filter(|r| !planned_ids.contains(&r.id))
-            .collect();
-        if rank_preemption {
-            victims = preempt::rank_victims(&q, &machine, &slots, &left, &[], &uid, now)?;
+    if rank_preemption {
+        victims = preempt::rank_victims(q, machine, &slots, &left, &[], &uid, now)?;
+    }
+    if let Some(policy) = &preemption {
+        let mut given: HashMap<String, f64> = HashMap::new();
+        for p in &outcome.planned {
+            *given.entry(p.submitter.clone()).or_insert(0.0) += p.cost;
         }
-        if let Some(policy) = &preemption {
-            let mut given: std::collections::HashMap<String, f64> =
-                std::collections::HashMap::new();
-            for p in &outcome.planned {
-                *given.entry(p.submitter.clone()).or_insert(0.0) += p.cost;
-            }
-            let more = preempt::victims(
-                &q, &machine, &slots, &left, &given, &fair, policy, &uid, now,
-            )?;
-            victims.extend(
-                more.into_iter()
-                    .filter(|m| !victims.iter().any(|v| v.slot == m.slot))
-                    .collect::<Vec<_>>(),
-            );
-        }
-        for v in &victims {
-            report.lines.push(format!(
-                "preempt {} on {} for {}",
-                v.job, v.slot, v.for_submitter
-            ));
-        }
+        let more = preempt::victims(q, machine, &slots, &left, &given, &fair, policy, &uid, now)?;
+        victims.extend(
+            more.into_iter()
+                .filter(|m| !victims.iter().any(|v| v.slot == m.slot))
+                .collect::<Vec<_>>(),
+        );
+    }
+    Ok((outcome, victims))
+}
+
+/// One report line per preemption, rejection and match.
+fn report_plan(report: &mut Report, outcome: &matchmaking::Outcome, victims: &[preempt::Victim]) {
+    for v in victims {
+        report.lines.push(format!(
+            "preempt {} on {} for {}",
+            v.job, v.slot, v.for_submitter
+        ));
     }
     for r in &outcome.rejected {
         report.lines.push(format!("reject {} {}", r.id, r.reason));
@@ -316,39 +381,35 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
             None => format!("match {} {} {}", p.id, p.submitter, p.slot),
         });
     }
-    if opts.dry_run {
-        return Ok(report);
+}
+
+/// Asks the shadows of the preempted jobs to stop them, and wakes them.
+fn request_preemptions(
+    q: &mut Queue,
+    spool: &Path,
+    victims: &[preempt::Victim],
+    now: i64,
+) -> Result<(), NegotiatorError> {
+    if victims.is_empty() {
+        return Ok(());
     }
-    let claims = launch::claim(&mut q, spool, &machine, &outcome, now)?;
-    if !victims.is_empty() {
-        q.write(now, |w| {
-            for v in &victims {
-                w.request(
-                    v.job,
-                    if v.by_rank {
-                        Request::PreemptRank
-                    } else {
-                        Request::Preempt
-                    },
-                )?;
-            }
-            Ok(())
-        })?;
-        for v in &victims {
-            joblock::wake(spool, v.job);
+    q.write(now, |w| {
+        for v in victims {
+            w.request(
+                v.job,
+                if v.by_rank {
+                    Request::PreemptRank
+                } else {
+                    Request::Preempt
+                },
+            )?;
         }
+        Ok(())
+    })?;
+    for v in victims {
+        joblock::wake(spool, v.job);
     }
-    drop(q);
-    if let Err(e) = userlog::log_job_events(&events) {
-        report.lines.push(format!("warning: {e}"));
-    }
-    for c in claims {
-        match launch::start_shadow(cfg, spool, c) {
-            Ok(()) => report.started += 1,
-            Err(e) => report.lines.push(format!("warning: {e}")),
-        }
-    }
-    Ok(report)
+    Ok(())
 }
 
 /// The accountant's update at the start of a pass: every submitter is
@@ -395,8 +456,35 @@ fn reconcile(
     report: &mut Report,
     events: &mut Vec<(PathBuf, Event)>,
 ) -> Result<(), NegotiatorError> {
-    let slots =
-        machine::load_slots(q.conn()).map_err(|e| NegotiatorError::Machine(e.to_string()))?;
+    for id in claimed_jobs(q)? {
+        if dry {
+            if !joblock::is_held(spool, id) {
+                report
+                    .lines
+                    .push(format!("requeue {id} (its shadow is gone)"));
+            }
+            continue;
+        }
+        let Some(lock) =
+            joblock::try_acquire(spool, id).map_err(io("cannot check a shadow's lock"))?
+        else {
+            continue;
+        };
+        // Whatever the dead shadow left running must not run beside the
+        // job's next run.
+        if let Some(pgid) = lock.recorded_job_pgid() {
+            crate::sys::pids::signal_group(pgid, libc::SIGKILL);
+        }
+        put_right(q, id, now, report, events)?;
+        joblock::remove(spool, lock);
+    }
+    Ok(())
+}
+
+/// The jobs a shadow should be looking after: those on a claimed slot,
+/// and those whose status says running.
+fn claimed_jobs(q: &Queue) -> Result<Vec<JobId>, NegotiatorError> {
+    let slots = machine::load_slots(q.conn())?;
     let mut suspects: Vec<JobId> = slots
         .iter()
         .filter_map(|s| {
@@ -415,83 +503,68 @@ fn reconcile(
             suspects.push(row.id);
         }
     }
-    for id in suspects {
-        if dry {
-            if !joblock::is_held(spool, id) {
+    Ok(suspects)
+}
+
+/// Puts right one job whose shadow is gone (its lock is ours): frees its
+/// slot, drops its requests, and requeues, removes or keeps it held, with
+/// the event its user log is owed.
+fn put_right(
+    q: &mut Queue,
+    id: JobId,
+    now: i64,
+    report: &mut Report,
+    events: &mut Vec<(PathBuf, Event)>,
+) -> Result<(), NegotiatorError> {
+    let mut logged: Vec<Event> = Vec::new();
+    let mut log_path = None;
+    q.write(now, |w| {
+        for s in machine::load_slots(w.conn())? {
+            if s.cluster == Some(id.cluster) && s.proc == Some(id.proc) {
+                free_slot(w.conn(), &s, now)?;
+            }
+        }
+        w.clear_requests(id, None)?;
+        let Some(row) = w.row(id)? else { return Ok(()) };
+        let ad = Rc::new(w.full_ad(&row)?);
+        log_path = userlog::user_log_path(&ad);
+        match row.status {
+            status::RUNNING | status::SUSPENDED | status::TRANSFERRING_OUTPUT => {
+                w.change(&row, &ad, &policy::requeue(&ad, now, None, true))?;
+                logged.push(evicted(id, now, None));
                 report
                     .lines
                     .push(format!("requeue {id} (its shadow is gone)"));
             }
-            continue;
-        }
-        let Some(lock) =
-            joblock::try_acquire(spool, id).map_err(io("cannot check a shadow's lock"))?
-        else {
-            continue;
-        };
-        // Whatever the dead shadow left running must not run beside the
-        // job's next run.
-        if let Some(pgid) = lock.recorded_job_pgid()
-            && pgid > 1
-        {
-            // SAFETY: kill(2) of a process group the shadow recorded as the job's.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
+            status::REMOVED => {
+                let reason = ad.eval_str("RemoveReason").unwrap_or_default();
+                let change = policy::leave_or_stay(&ad, vec![]);
+                w.change(&row, &ad, &change)?;
+                logged.push(Event::aborted(id, &reason));
+                report
+                    .lines
+                    .push(format!("remove {id} (its shadow is gone)"));
             }
-        }
-        let mut logged: Vec<Event> = Vec::new();
-        let mut log_path = None;
-        q.write(now, |w| {
-            for s in
-                machine::load_slots(w.conn()).map_err(|e| QueueError::Invalid(e.to_string()))?
-            {
-                if s.cluster == Some(id.cluster) && s.proc == Some(id.proc) {
-                    free_slot(w.conn(), &s, now)?;
-                }
+            status::HELD => {
+                let reason = ad.eval_str("HoldReason").unwrap_or_default();
+                let code = ad.eval_int("HoldReasonCode").unwrap_or(0);
+                let sub = ad.eval_int("HoldReasonSubCode").unwrap_or(0);
+                let change = Change::Update {
+                    set: policy::end_of_run(&ad, now),
+                    delete: policy::running_attrs(&ad),
+                };
+                w.change(&row, &ad, &change)?;
+                logged.push(Event::held(id, &reason, code, sub));
+                report
+                    .lines
+                    .push(format!("held {id} stopped (its shadow is gone)"));
             }
-            w.clear_requests(id, None)?;
-            let Some(row) = w.row(id)? else { return Ok(()) };
-            let ad = Rc::new(w.full_ad(&row)?);
-            log_path = userlog::user_log_path(&ad);
-            match row.status {
-                status::RUNNING | status::SUSPENDED | status::TRANSFERRING_OUTPUT => {
-                    w.change(&row, &ad, &policy::requeue(&ad, now, None, true))?;
-                    logged.push(evicted(id, now, None));
-                    report
-                        .lines
-                        .push(format!("requeue {id} (its shadow is gone)"));
-                }
-                status::REMOVED => {
-                    let reason = string_attr(&ad, "RemoveReason");
-                    let change = policy::leave_or_stay(&ad, vec![]);
-                    w.change(&row, &ad, &change)?;
-                    logged.push(Event::aborted(id, &reason));
-                    report
-                        .lines
-                        .push(format!("remove {id} (its shadow is gone)"));
-                }
-                status::HELD => {
-                    let reason = string_attr(&ad, "HoldReason");
-                    let code = int_attr(&ad, "HoldReasonCode").unwrap_or(0);
-                    let sub = int_attr(&ad, "HoldReasonSubCode").unwrap_or(0);
-                    let change = Change::Update {
-                        set: policy::end_of_run(&ad, now),
-                        delete: policy::running_attrs(&ad),
-                    };
-                    w.change(&row, &ad, &change)?;
-                    logged.push(Event::held(id, &reason, code, sub));
-                    report
-                        .lines
-                        .push(format!("held {id} stopped (its shadow is gone)"));
-                }
-                _ => {}
-            }
-            Ok(())
-        })?;
-        if let Some(p) = log_path {
-            events.extend(logged.into_iter().map(|e| (p.clone(), e)));
+            _ => {}
         }
-        joblock::remove(spool, lock);
+        Ok(())
+    })?;
+    if let Some(p) = log_path {
+        events.extend(logged.into_iter().map(|e| (p.clone(), e)));
     }
     Ok(())
 }
@@ -520,13 +593,39 @@ pub fn evicted(id: JobId, now: i64, reason: Option<String>) -> Event {
 /// Returns whether it changed any job.
 fn periodic(
     q: &mut Queue,
-    rows: &[crate::queue::JobRow],
+    rows: &[JobRow],
     spool: &Path,
     now: i64,
     dry: bool,
     report: &mut Report,
     events: &mut Vec<(PathBuf, Event)>,
 ) -> Result<bool, NegotiatorError> {
+    let decided = decide_periodic(q, rows, spool)?;
+    if decided.is_empty() {
+        return Ok(false);
+    }
+    for (id, a) in &decided {
+        report.lines.push(match a {
+            policy::Action::Hold { reason, .. } => format!("hold {id} {reason}"),
+            policy::Action::Release { reason } => format!("release {id} {reason}"),
+            policy::Action::Remove { reason } => format!("remove {id} {reason}"),
+        });
+    }
+    if dry {
+        return Ok(false);
+    }
+    apply_periodic(q, &decided, spool, now, events)?;
+    Ok(true)
+}
+
+/// What the periodic expressions decide for each job, read outside a
+/// transaction. Only jobs whose cluster or own differences have a
+/// periodic expression are evaluated.
+fn decide_periodic(
+    q: &Queue,
+    rows: &[JobRow],
+    spool: &Path,
+) -> Result<Vec<(JobId, policy::Action)>, NegotiatorError> {
     let mut decided: Vec<(JobId, policy::Action)> = Vec::new();
     let mut cluster_fires: rustc_hash::FxHashMap<i64, bool> = rustc_hash::FxHashMap::default();
     for row in rows {
@@ -563,23 +662,23 @@ fn periodic(
             decided.push((row.id, a));
         }
     }
-    if decided.is_empty() {
-        return Ok(false);
-    }
-    for (id, a) in &decided {
-        report.lines.push(match a {
-            policy::Action::Hold { reason, .. } => format!("hold {id} {reason}"),
-            policy::Action::Release { reason } => format!("release {id} {reason}"),
-            policy::Action::Remove { reason } => format!("remove {id} {reason}"),
-        });
-    }
-    if dry {
-        return Ok(false);
-    }
+    Ok(decided)
+}
+
+/// Carries out the periodic decisions, each checked again inside the
+/// transaction. A running job's hold or removal is a request to its
+/// shadow, which is woken; other changes are logged here.
+fn apply_periodic(
+    q: &mut Queue,
+    decided: &[(JobId, policy::Action)],
+    spool: &Path,
+    now: i64,
+    events: &mut Vec<(PathBuf, Event)>,
+) -> Result<(), NegotiatorError> {
     let mut wake: Vec<JobId> = Vec::new();
     let mut logged: Vec<(PathBuf, Event)> = Vec::new();
     q.write(now, |w| {
-        for (id, action) in &decided {
+        for (id, action) in decided {
             let Some(row) = w.row(*id)? else { continue };
             let ad = Rc::new(w.full_ad(&row)?);
             // Decided on the ad read before this transaction: check again.
@@ -605,7 +704,7 @@ fn periodic(
                         ("HoldReasonSubCode".to_string(), Expr::int(*subcode)),
                         ("JobStatus".to_string(), Expr::int(status::HELD)),
                     ];
-                    let n = int_attr(&ad, "NumHolds").unwrap_or(0);
+                    let n = ad.eval_int("NumHolds").unwrap_or(0);
                     set.push(("NumHolds".into(), Expr::int(n + 1)));
                     w.change(&row, &ad, &Change::Set(set))?;
                     if running {
@@ -641,7 +740,7 @@ fn periodic(
     for id in wake {
         joblock::wake(spool, id);
     }
-    Ok(true)
+    Ok(())
 }
 
 /// Ends the claim on a slot: a dynamic slot goes back to its partitionable
@@ -654,12 +753,12 @@ pub fn free_slot(
     // A claim that ends between passes is charged for its time since the
     // last one.
     accountant::unmatched(conn, s, now)?;
-    let r = if s.kind == machine::SlotKind::Dynamic {
-        machine::release_dynamic(conn, &s.name)
+    if s.kind == machine::SlotKind::Dynamic {
+        machine::release_dynamic(conn, &s.name)?;
     } else {
-        machine::clear_claim(conn, &s.name, now).map(|_| ())
-    };
-    r.map_err(|e| QueueError::Invalid(e.to_string()))
+        machine::clear_claim(conn, &s.name, now)?;
+    }
+    Ok(())
 }
 
 /// Whether another submitter is owed the slot `submitter` (a job of
@@ -714,18 +813,4 @@ pub fn owed_elsewhere(
             .map(|o| 1.0 / fair.ep(&matchmaking::submitter_of(o, uid_domain)))
             .sum::<f64>();
     Ok(held as f64 > mine / all * total as f64)
-}
-
-fn string_attr(ad: &Rc<ClassAd>, name: &str) -> String {
-    match policy::eval_attr(ad, name) {
-        Value::Str(s) => s.to_string(),
-        _ => String::new(),
-    }
-}
-
-fn int_attr(ad: &Rc<ClassAd>, name: &str) -> Option<i64> {
-    match policy::eval_attr(ad, name) {
-        Value::Int(i) => Some(i),
-        _ => None,
-    }
 }

@@ -6,21 +6,9 @@
 use std::rc::Rc;
 
 use crate::classad::unparse::unparse;
-use crate::classad::{self, ClassAd, Expr, Value};
+use crate::classad::{ClassAd, Expr, Value};
 use crate::queue::{Change, status};
-
-/// HoldReasonCode values (condor_holdcodes.h).
-pub mod hold_code {
-    pub const USER_REQUEST: i64 = 1;
-    pub const JOB_POLICY: i64 = 3;
-    pub const JOB_POLICY_UNDEFINED: i64 = 5;
-    pub const FAILED_TO_CREATE_PROCESS: i64 = 6;
-    pub const UNABLE_TO_OPEN_OUTPUT: i64 = 7;
-    pub const UNABLE_TO_OPEN_INPUT: i64 = 8;
-    pub const IWD_ERROR: i64 = 14;
-    pub const MISSED_DEFERRED_EXECUTION_TIME: i64 = 20;
-    pub const INVALID_CRON_SETTINGS: i64 = 25;
-}
+use crate::vocab::hold_code;
 
 /// Set on a cron job whose next DeferralTime must be computed by the next
 /// pass whatever its current one says (after a run, or a missed time): the
@@ -57,30 +45,6 @@ pub enum Action {
     },
 }
 
-/// The value of `name` in the job ad (MY = the job, no TARGET).
-pub fn eval_attr(ad: &Rc<ClassAd>, name: &str) -> Value {
-    match ad.get(name) {
-        Some(e) => classad::eval_in(ad, e),
-        None => Value::Undefined,
-    }
-}
-
-fn int(ad: &Rc<ClassAd>, name: &str) -> Option<i64> {
-    match eval_attr(ad, name) {
-        Value::Int(i) => Some(i),
-        Value::Real(r) => Some(r as i64),
-        Value::Bool(b) => Some(b as i64),
-        _ => None,
-    }
-}
-
-fn string(ad: &Rc<ClassAd>, name: &str) -> Option<String> {
-    match eval_attr(ad, name) {
-        Value::Str(s) => Some(s.to_string()),
-        _ => None,
-    }
-}
-
 /// Whether an expression attribute could ever fire: present and not the
 /// literal `false` (as every submitted job carries it).
 pub fn may_fire(ad: &ClassAd, name: &str) -> bool {
@@ -104,7 +68,7 @@ pub fn periodic(ad: &Rc<ClassAd>, job_status: i64) -> Option<Action> {
     if job_status != status::HELD
         && job_status != status::REMOVED
         && may_fire(ad, "PeriodicHold")
-        && eval_attr(ad, "PeriodicHold").is_true()
+        && ad.eval("PeriodicHold").is_true()
     {
         let (reason, subcode) = custom_hold(
             ad,
@@ -120,7 +84,7 @@ pub fn periodic(ad: &Rc<ClassAd>, job_status: i64) -> Option<Action> {
     }
     if job_status == status::HELD
         && may_fire(ad, "PeriodicRelease")
-        && eval_attr(ad, "PeriodicRelease").is_true()
+        && ad.eval("PeriodicRelease").is_true()
     {
         return Some(Action::Release {
             reason: firing_reason(ad, "PeriodicRelease"),
@@ -128,7 +92,7 @@ pub fn periodic(ad: &Rc<ClassAd>, job_status: i64) -> Option<Action> {
     }
     if job_status != status::REMOVED
         && may_fire(ad, "PeriodicRemove")
-        && eval_attr(ad, "PeriodicRemove").is_true()
+        && ad.eval("PeriodicRemove").is_true()
     {
         return Some(Action::Remove {
             reason: firing_reason(ad, "PeriodicRemove"),
@@ -141,10 +105,11 @@ pub fn periodic(ad: &Rc<ClassAd>, job_status: i64) -> Option<Action> {
 /// `…HoldReason`/`…HoldSubCode` expressions when they give a string / an
 /// integer, else the firing reason and 0.
 fn custom_hold(ad: &Rc<ClassAd>, expr: &str, reason_attr: &str, sub_attr: &str) -> (String, i64) {
-    let reason = string(ad, reason_attr)
+    let reason = ad
+        .eval_str(reason_attr)
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| firing_reason(ad, expr));
-    (reason, int(ad, sub_attr).unwrap_or(0))
+    (reason, ad.eval_int(sub_attr).unwrap_or(0))
 }
 
 /// What happens to a job whose process has exited (the ad holds the exit
@@ -156,14 +121,14 @@ pub enum ExitDecision {
 }
 
 pub fn on_exit(ad: &Rc<ClassAd>) -> ExitDecision {
-    if may_fire(ad, "OnExitHold") && eval_attr(ad, "OnExitHold").is_true() {
+    if may_fire(ad, "OnExitHold") && ad.eval("OnExitHold").is_true() {
         let (reason, subcode) =
             custom_hold(ad, "OnExitHold", "OnExitHoldReason", "OnExitHoldSubCode");
         return ExitDecision::Hold { reason, subcode };
     }
     match ad.get("OnExitRemove") {
         None => ExitDecision::Complete,
-        Some(_) => match eval_attr(ad, "OnExitRemove") {
+        Some(_) => match ad.eval("OnExitRemove") {
             // Undefined counts as true, as in HTCondor's user policy.
             Value::Undefined => ExitDecision::Complete,
             v if v.is_true() => ExitDecision::Complete,
@@ -176,28 +141,20 @@ pub fn on_exit(ad: &Rc<ClassAd>) -> ExitDecision {
 /// slot time of this run, and the run's host as LastRemoteHost.
 pub fn end_of_run(ad: &Rc<ClassAd>, now: i64) -> Vec<(String, Expr)> {
     let mut set = Vec::new();
-    let start = int(ad, "JobCurrentStartDate").filter(|s| *s > 0);
+    let start = ad.eval_int("JobCurrentStartDate").filter(|s| *s > 0);
     let run = start.map(|s| (now - s).max(0)).unwrap_or(0);
-    let wall = match eval_attr(ad, "RemoteWallClockTime") {
-        Value::Int(i) => i as f64,
-        Value::Real(r) => r,
-        _ => 0.0,
-    };
+    let wall = ad.eval_real("RemoteWallClockTime").unwrap_or(0.0);
     set.push((
         "RemoteWallClockTime".to_string(),
         Expr::Lit(Value::Real(wall + run as f64)),
     ));
-    let slot_time = match eval_attr(ad, "CumulativeSlotTime") {
-        Value::Int(i) => i as f64,
-        Value::Real(r) => r,
-        _ => 0.0,
-    };
+    let slot_time = ad.eval_real("CumulativeSlotTime").unwrap_or(0.0);
     set.push((
         "CumulativeSlotTime".to_string(),
         Expr::Lit(Value::Real(slot_time + run as f64)),
     ));
     set.push(("LastJobLeaseRenewal".into(), Expr::int(now)));
-    if let Some(h) = string(ad, "RemoteHost") {
+    if let Some(h) = ad.eval_str("RemoteHost") {
         set.push(("LastRemoteHost".to_string(), Expr::string(&h)));
     }
     set
@@ -220,7 +177,7 @@ pub fn requeue(
         set.push(("VacateReasonCode".into(), Expr::int(code)));
     }
     if shadow_exception {
-        let n = int(ad, "NumShadowExceptions").unwrap_or(0);
+        let n = ad.eval_int("NumShadowExceptions").unwrap_or(0);
         set.push(("NumShadowExceptions".into(), Expr::int(n + 1)));
     }
     Change::Update {
@@ -262,7 +219,7 @@ pub fn hold(
     set.push(("HoldReasonCode".into(), Expr::int(code)));
     set.push(("HoldReasonSubCode".into(), Expr::int(subcode)));
     set.push(("JobStatus".into(), Expr::int(status::HELD)));
-    let n = int(ad, "NumHolds").unwrap_or(0);
+    let n = ad.eval_int("NumHolds").unwrap_or(0);
     set.push(("NumHolds".into(), Expr::int(n + 1)));
     Change::Update {
         set,
@@ -288,7 +245,7 @@ pub fn release(ad: &Rc<ClassAd>, reason: &str) -> Change {
             delete.push(from.to_string());
         }
     }
-    let next = int(ad, "JobStatusOnRelease").unwrap_or(status::IDLE);
+    let next = ad.eval_int("JobStatusOnRelease").unwrap_or(status::IDLE);
     if ad.contains("JobStatusOnRelease") {
         delete.push("JobStatusOnRelease".into());
     }
@@ -316,7 +273,7 @@ pub fn remove(ad: &Rc<ClassAd>, now: i64, reason: &str, running: bool) -> Change
 
 /// `Change::Leave` unless the job's LeaveJobInQueue is true.
 pub fn leave_or_stay(ad: &Rc<ClassAd>, set: Vec<(String, Expr)>) -> Change {
-    if eval_attr(ad, "LeaveJobInQueue").is_true() {
+    if ad.eval("LeaveJobInQueue").is_true() {
         Change::Set(set)
     } else {
         Change::Leave { set }
@@ -328,7 +285,7 @@ mod tests {
     use super::*;
 
     fn ad(text: &str) -> Rc<ClassAd> {
-        Rc::new(classad::parse_ad(text).unwrap())
+        Rc::new(crate::classad::parse_ad(text).unwrap())
     }
 
     #[test]
@@ -363,6 +320,24 @@ mod tests {
             periodic(&a, status::HELD),
             Some(Action::Remove { .. })
         ));
+    }
+
+    // The private reader `int` took a boolean for a number, so a
+    // `PeriodicHoldSubCode = true` held the job with subcode 1; HTCondor's
+    // EvaluateAttrInt finds no integer there and the subcode stays 0.
+    #[test]
+    fn bool_hold_subcode_is_not_one() {
+        let a = ad("[PeriodicHold = true; PeriodicHoldSubCode = true]");
+        assert_eq!(
+            periodic(&a, status::IDLE),
+            Some(Action::Hold {
+                reason: "The job attribute PeriodicHold expression 'true' evaluated to TRUE".into(),
+                code: hold_code::JOB_POLICY,
+                subcode: 0
+            })
+        );
+        let a = ad("[OnExitHold = true; OnExitHoldSubCode = true; OnExitHoldReason = \"r\"]");
+        assert!(matches!(on_exit(&a), ExitDecision::Hold { subcode: 0, .. }));
     }
 
     #[test]

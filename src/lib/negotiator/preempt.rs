@@ -64,16 +64,7 @@ pub fn victims(
     now: i64,
 ) -> Result<Vec<Victim>, QueueError> {
     let mut ev = Evaluator::new();
-    // The first waiting job of each submitter stands for it.
-    let mut next_job: Vec<(String, Rc<ClassAd>)> = Vec::new();
-    for row in waiting {
-        let cad = q.cluster_ad(row.id.cluster)?;
-        let sub = submitter_of_job(&cad, &row.owner, uid_domain);
-        if next_job.iter().any(|(s, _)| *s == sub) {
-            continue;
-        }
-        next_job.push((sub, Rc::new(q.full_ad(row)?)));
-    }
+    let mut next_job = first_waiting_jobs(q, waiting, uid_domain)?;
     if next_job.is_empty() {
         return Ok(Vec::new());
     }
@@ -117,6 +108,13 @@ pub fn victims(
             .partial_cmp(&fair.ep(&b.0))
             .unwrap_or(std::cmp::Ordering::Equal)
     });
+    let judge = Judge {
+        q,
+        machine,
+        fair,
+        policy,
+        now,
+    };
     let mut out: Vec<Victim> = Vec::new();
     for (needy, job) in &next_job {
         loop {
@@ -137,37 +135,9 @@ pub fn victims(
                 if theirs - w < share(holder) - 1e-9 || mine + w > share(needy) + 1e-9 {
                     continue;
                 }
-                let Some((cluster, proc)) = s.cluster.zip(s.proc) else {
+                let Some(rank) = judge.rank(s, holder, needy, job, &mut ev)? else {
                     continue;
                 };
-                let vid = JobId { cluster, proc };
-                let Some(vrow) = q.row(vid)? else { continue };
-                let vjob = Rc::new(q.full_ad(&vrow)?);
-                if !retired(&vjob, now) {
-                    continue;
-                }
-                let mut slot_ad = machine::slot_ad(machine, s, now);
-                slot_ad.insert("RemoteUserPrio", Expr::Lit(Value::Real(fair.ep(holder))));
-                // The slot as it would be for the waiting job.
-                slot_ad.insert("State", Expr::string("Unclaimed"));
-                let slot_ad = Rc::new(slot_ad);
-                let mut jad = (**job).clone();
-                jad.insert("SubmitterUserPrio", Expr::Lit(Value::Real(fair.ep(needy))));
-                let jad = Rc::new(jad);
-                if !MatchContext::new(jad.clone(), slot_ad.clone()).symmetric(&mut ev) {
-                    continue;
-                }
-                let ctx = MatchContext::new(slot_ad.clone(), jad.clone());
-                if !ev.eval(&policy.requirements, ctx.left()).is_true() {
-                    continue;
-                }
-                // PREEMPTION_RANK sees the running job's attributes too.
-                let mut victim_side = (*slot_ad).clone();
-                if let Some(e) = vjob.get("JobCurrentStartDate") {
-                    victim_side.insert("JobCurrentStartDate", e.clone());
-                }
-                let vctx = MatchContext::new(Rc::new(victim_side), jad.clone());
-                let rank = number(ev.eval(&policy.rank, vctx.left()));
                 if best.as_ref().is_none_or(|(r, _, _)| rank > *r) {
                     best = Some((rank, s, w));
                 }
@@ -190,15 +160,89 @@ pub fn victims(
     Ok(out)
 }
 
+/// The first waiting job of each submitter, which stands for it.
+fn first_waiting_jobs(
+    q: &Queue,
+    waiting: &[JobRow],
+    uid_domain: &str,
+) -> Result<Vec<(String, Rc<ClassAd>)>, QueueError> {
+    let mut next_job: Vec<(String, Rc<ClassAd>)> = Vec::new();
+    for row in waiting {
+        let cad = q.cluster_ad(row.id.cluster)?;
+        let sub = submitter_of_job(&cad, &row.owner, uid_domain);
+        if next_job.iter().any(|(s, _)| *s == sub) {
+            continue;
+        }
+        next_job.push((sub, Rc::new(q.full_ad(row)?)));
+    }
+    Ok(next_job)
+}
+
+/// What one claimed slot is judged by, for fair-share preemption.
+struct Judge<'a> {
+    q: &'a Queue,
+    machine: &'a Machine,
+    fair: &'a FairShare,
+    policy: &'a Policy,
+    now: i64,
+}
+
+impl Judge<'_> {
+    /// PREEMPTION_RANK of taking the claimed slot `s` from `holder` for
+    /// `job` of `needy`; `None` when it may not be taken for it: the
+    /// running job is still within its retirement time, the waiting job
+    /// and the slot (as if unclaimed) do not match, or
+    /// PREEMPTION_REQUIREMENTS is not true.
+    fn rank(
+        &self,
+        s: &SlotRow,
+        holder: &str,
+        needy: &str,
+        job: &Rc<ClassAd>,
+        ev: &mut Evaluator,
+    ) -> Result<Option<f64>, QueueError> {
+        let (q, fair, policy) = (self.q, self.fair, self.policy);
+        let Some((cluster, proc)) = s.cluster.zip(s.proc) else {
+            return Ok(None);
+        };
+        let vid = JobId { cluster, proc };
+        let Some(vrow) = q.row(vid)? else {
+            return Ok(None);
+        };
+        let vjob = Rc::new(q.full_ad(&vrow)?);
+        if !retired(&vjob, self.now) {
+            return Ok(None);
+        }
+        let mut slot_ad = machine::slot_ad(self.machine, s, self.now);
+        slot_ad.insert("RemoteUserPrio", Expr::Lit(Value::Real(fair.ep(holder))));
+        // The slot as it would be for the waiting job.
+        slot_ad.insert("State", Expr::string("Unclaimed"));
+        let slot_ad = Rc::new(slot_ad);
+        let mut jad = (**job).clone();
+        jad.insert("SubmitterUserPrio", Expr::Lit(Value::Real(fair.ep(needy))));
+        let jad = Rc::new(jad);
+        if !MatchContext::new(jad.clone(), slot_ad.clone()).symmetric(ev) {
+            return Ok(None);
+        }
+        let ctx = MatchContext::new(slot_ad.clone(), jad.clone());
+        if !ev.eval(&policy.requirements, ctx.left()).is_true() {
+            return Ok(None);
+        }
+        // PREEMPTION_RANK sees the running job's attributes too.
+        let mut victim_side = (*slot_ad).clone();
+        if let Some(e) = vjob.get("JobCurrentStartDate") {
+            victim_side.insert("JobCurrentStartDate", e.clone());
+        }
+        let vctx = MatchContext::new(Rc::new(victim_side), jad.clone());
+        Ok(Some(number(ev.eval(&policy.rank, vctx.left()))))
+    }
+}
+
 /// Whether a running job's retirement time has passed: MaxJobRetirementTime
 /// (evaluated on the job, default 0) since it started.
 fn retired(job: &Rc<ClassAd>, now: i64) -> bool {
-    let retire = match super::policy::eval_attr(job, "MaxJobRetirementTime") {
-        Value::Int(i) => i,
-        Value::Real(r) => r as i64,
-        _ => 0,
-    };
-    let start = match super::policy::eval_attr(job, "JobCurrentStartDate") {
+    let retire = job.eval_int("MaxJobRetirementTime").unwrap_or(0);
+    let start = match job.eval("JobCurrentStartDate") {
         Value::Int(i) => i,
         _ => now,
     };

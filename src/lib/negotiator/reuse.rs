@@ -53,7 +53,7 @@ pub fn match_one(
     owner: &str,
     now: i64,
 ) -> Result<Option<Match>, QueueError> {
-    let Some(srow) = machine::load_slot(w.conn(), slot.name).map_err(invalid)? else {
+    let Some(srow) = machine::load_slot(w.conn(), slot.name)? else {
         return Ok(None);
     };
     let submitter = srow.remote_user.clone().unwrap_or_default();
@@ -121,7 +121,7 @@ impl Match {
             claim: s.claim.clone().unwrap_or_default(),
             job_start: now,
         };
-        machine::set_claim(w.conn(), &s.name, "Claimed", "Busy", &info, now).map_err(invalid)?;
+        machine::set_claim(w.conn(), &s.name, "Claimed", "Busy", &info, now)?;
         let set = launch::claim_attrs(&self.ad, &s.name, host, now, &self.match_attrs);
         w.change(&self.row, &self.ad, &Change::Set(set))
     }
@@ -134,8 +134,8 @@ fn fits_dynamic(job: &Rc<ClassAd>, slot_ad: &Rc<ClassAd>, row: &SlotRow) -> bool
     c <= row.cpus && m <= row.memory && d <= row.disk
 }
 
-/// A machine or lock error inside a queue transaction, which can only
-/// fail with a [`QueueError`].
+/// A lock error inside a queue transaction, which can only fail with a
+/// [`QueueError`].
 fn invalid(e: impl std::fmt::Display) -> QueueError {
     QueueError::Invalid(e.to_string())
 }

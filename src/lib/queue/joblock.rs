@@ -107,10 +107,7 @@ pub fn wake(spool: &Path, id: JobId) -> bool {
     // The pid must still be a shadow: never signal a stranger.
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
     if comm.trim() == "tern_shadow" {
-        // SAFETY: kill(2) with a valid signal number has no memory effects.
-        unsafe {
-            libc::kill(pid, libc::SIGUSR1);
-        }
+        crate::sys::pids::signal_process(pid, libc::SIGUSR1);
     }
     true
 }

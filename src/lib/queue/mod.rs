@@ -115,6 +115,10 @@ pub enum QueueError {
     Busy,
     #[error("queue database: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// An error of a layer above the queue (the machine's slots, ...) met
+    /// inside a transaction, kept whole so that its caller can tell it.
+    #[error(transparent)]
+    Above(Box<dyn std::error::Error + Send + Sync>),
     #[error("{0}")]
     Invalid(String),
     /// A user's write touched a job the user may not change; the

@@ -101,85 +101,114 @@ pub fn parse(rest: &str, block: Option<Vec<String>>) -> Result<QueueSpec, String
     if spec.vars.is_empty() {
         spec.vars.push("Item".into());
     }
-    let mut files = false;
-    let mut dirs = false;
-    if kw == "matching" {
-        loop {
-            let first = tail
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_ascii_lowercase();
-            match first.as_str() {
-                "files" => files = true,
-                "dirs" => dirs = true,
-                _ => break,
-            }
-            tail = tail[first.len()..].trim_start().to_string();
-        }
-    }
+    let (files, dirs) = if kw == "matching" {
+        matching_options(&mut tail)
+    } else {
+        (false, false)
+    };
     if tail.starts_with('[')
         && let Some(end) = tail.find(']')
     {
         spec.slice = parse_slice(&tail[1..end])?;
         tail = tail[end + 1..].trim_start().to_string();
     }
-    let inline: Option<Vec<String>> = if let Some(b) = block {
+    let inline = inline_items(&tail, block)?;
+    spec.source = item_source(kw, inline, tail, files, dirs)?;
+    Ok(spec)
+}
+
+/// The `files` and `dirs` words after `matching`, taken off `tail`.
+fn matching_options(tail: &mut String) -> (bool, bool) {
+    let (mut files, mut dirs) = (false, false);
+    loop {
+        let first = tail
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        match first.as_str() {
+            "files" => files = true,
+            "dirs" => dirs = true,
+            _ => break,
+        }
+        *tail = tail[first.len()..].trim_start().to_string();
+    }
+    (files, dirs)
+}
+
+/// The lines of a `( … )` item list: the `block` that followed the
+/// statement, or one on the statement's own line; `None` when there is
+/// none.
+fn inline_items(tail: &str, block: Option<Vec<String>>) -> Result<Option<Vec<String>>, String> {
+    if let Some(b) = block {
         if tail.trim() != "(" {
             return Err(format!("unexpected text before '(': '{tail}'"));
         }
-        Some(b)
-    } else if tail.starts_with('(') {
-        let Some(end) = tail.rfind(')') else {
-            return Err("a '(' item list is not closed by ')'".into());
-        };
-        let inner = tail[1..end].to_string();
-        if !tail[end + 1..].trim().is_empty() {
-            return Err(format!(
-                "unexpected text after ')': '{}'",
-                tail[end + 1..].trim()
-            ));
-        }
-        Some(inner.lines().map(String::from).collect())
-    } else {
-        None
+        return Ok(Some(b));
+    }
+    if !tail.starts_with('(') {
+        return Ok(None);
+    }
+    let Some(end) = tail.rfind(')') else {
+        return Err("a '(' item list is not closed by ')'".into());
     };
-    spec.source = match kw {
+    let inner = tail[1..end].to_string();
+    if !tail[end + 1..].trim().is_empty() {
+        return Err(format!(
+            "unexpected text after ')': '{}'",
+            tail[end + 1..].trim()
+        ));
+    }
+    Ok(Some(inner.lines().map(String::from).collect()))
+}
+
+/// Where the items of `in`, `from` or `matching` come from: the inline
+/// list, else the rest of the line.
+fn item_source(
+    kw: &str,
+    inline: Option<Vec<String>>,
+    tail: String,
+    files: bool,
+    dirs: bool,
+) -> Result<ItemSource, String> {
+    Ok(match kw {
         "in" => {
             let text = inline.map(|l| l.join("\n")).unwrap_or(tail);
             ItemSource::In(split_items(&text))
         }
-        "from" => {
-            match inline {
-                Some(lines) => ItemSource::FromLines(
-                    lines.into_iter().filter(|l| !l.trim().is_empty()).collect(),
-                ),
-                None => {
-                    let t = tail.trim();
-                    if let Some(cmd) = t.strip_suffix('|') {
-                        ItemSource::FromCommand(cmd.trim().to_string())
-                    } else if t.is_empty() {
-                        return Err("'queue … from' needs a file, a command ending in '|', or a '( … )' list".into());
-                    } else {
-                        ItemSource::FromFile(t.to_string())
-                    }
+        "from" => match inline {
+            Some(lines) => {
+                ItemSource::FromLines(lines.into_iter().filter(|l| !l.trim().is_empty()).collect())
+            }
+            None => {
+                let t = tail.trim();
+                if let Some(cmd) = t.strip_suffix('|') {
+                    ItemSource::FromCommand(cmd.trim().to_string())
+                } else if t.is_empty() {
+                    return Err(
+                        "'queue … from' needs a file, a command ending in '|', or a '( … )' list"
+                            .into(),
+                    );
+                } else {
+                    ItemSource::FromFile(t.to_string())
                 }
             }
-        }
+        },
         _ => {
             let text = inline.map(|l| l.join("\n")).unwrap_or(tail);
             let globs = split_items(&text);
             if globs.is_empty() {
                 return Err("'queue … matching' needs at least one pattern".into());
             }
-            if !files && !dirs {
-                files = true;
-                dirs = true;
-            }
+            // Neither word: both files and directories match.
+            let (files, dirs) = if !files && !dirs {
+                (true, true)
+            } else {
+                (files, dirs)
+            };
             ItemSource::Matching { globs, files, dirs }
         }
-    };
-    Ok(spec)
+    })
 }
 
 fn find_word(s: &str, w: &str) -> Option<usize> {

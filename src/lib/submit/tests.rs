@@ -4,6 +4,7 @@ use std::path::Path;
 
 use super::*;
 use crate::classad::unparse::unparse;
+use crate::config::Config;
 
 fn submit(text: &str) -> Result<Cluster, SubmitError> {
     let cfg = Config::defaults();
@@ -90,4 +91,38 @@ fn errors_name_the_line() {
             .contains("doesn't contain any \"queue\" commands"),
         "{e}"
     );
+}
+
+// The universe now comes from vocab::Universe; every answer submit gave by
+// name and by number, error messages included, stays as it was.
+#[test]
+fn universes_keep_their_answers() {
+    let universe =
+        |u: &str| match submit(&format!("universe = {u}\nexecutable = /bin/echo\nqueue\n")) {
+            Ok(c) => attr(&c, 0, "JobUniverse"),
+            Err(e) => e.to_string(),
+        };
+    for (u, want) in [
+        ("vanilla", "5"),
+        ("5", "5"),
+        ("Scheduler", "7"),
+        ("12", "12"),
+    ] {
+        assert_eq!(universe(u), want, "universe = {u}");
+    }
+    for (u, want) in [
+        ("grid", "the grid universe needs the job router"),
+        ("1", "'Standard' is not a supported universe."),
+        (
+            "java",
+            "tern runs vanilla, local and scheduler universe jobs; 'java' is not supported",
+        ),
+        ("docker", "'docker' is not supported"),
+        ("10", "I don't know about the '10' universe."),
+        ("05", "I don't know about the '05' universe."),
+        ("bogus", "I don't know about the 'bogus' universe."),
+    ] {
+        let got = universe(u);
+        assert!(got.contains(want), "universe = {u}: {got}");
+    }
 }

@@ -1,10 +1,14 @@
 //! Facts about the process and the machine that every layer may need.
 
 pub mod env;
+pub mod fs;
+pub mod host;
 pub mod identity;
 pub mod inherited;
+pub mod pids;
 pub mod term;
 pub mod time;
+pub mod tz;
 
 /// The real user's login name (from the real uid, never from anything the
 /// caller can set), or the uid as text when it has no passwd entry.

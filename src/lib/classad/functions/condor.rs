@@ -9,7 +9,6 @@
 //! space, and single quotes quote, with `''` for a quote inside.
 
 use std::collections::BTreeMap;
-use std::ffi::{CStr, CString};
 
 use super::control::{deref, target_expr};
 use super::eval_args;
@@ -338,30 +337,6 @@ pub fn count_matches(ev: &mut Evaluator, args: &[Expr], scope: &Scope) -> Value 
     }
 }
 
-/// The home directory of `user` from the password database.
-fn home_of(user: &str) -> Option<String> {
-    let name = CString::new(user).ok()?;
-    let mut buf = vec![0u8; 16 * 1024];
-    // SAFETY: all pointers refer to live, correctly sized storage for the
-    // duration of the call; `result` is only read after success, and the
-    // strings it points to live in `buf`.
-    unsafe {
-        let mut pw: libc::passwd = std::mem::zeroed();
-        let mut result: *mut libc::passwd = std::ptr::null_mut();
-        let rc = libc::getpwnam_r(
-            name.as_ptr(),
-            &mut pw,
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            &mut result,
-        );
-        if rc != 0 || result.is_null() || pw.pw_dir.is_null() {
-            return None;
-        }
-        Some(CStr::from_ptr(pw.pw_dir).to_string_lossy().into_owned())
-    }
-}
-
 /// `userHome(user[, default])`: the user's home directory from the
 /// password database. A non-empty string default answers whenever the
 /// lookup cannot (unknown user, non-string name); otherwise an unknown
@@ -380,7 +355,8 @@ pub fn user_home(ev: &mut Evaluator, args: &[Expr], scope: &Scope) -> Value {
         None => missing,
     };
     match &v[0] {
-        Value::Str(user) => home_of(user).map_or_else(|| fallback(Value::Undefined), Value::string),
+        Value::Str(user) => crate::sys::host::home_dir(user)
+            .map_or_else(|| fallback(Value::Undefined), Value::string),
         Value::Undefined => fallback(Value::Undefined),
         _ => fallback(Value::Error),
     }

@@ -14,22 +14,7 @@ use crate::classad::ad::ClassAd;
 use crate::classad::ast::Expr;
 use crate::classad::eval::{Evaluator, Scope};
 use crate::classad::value::{AbsTime, Value};
-
-/// The local time of `secs` as the C library computes it, or `None` when
-/// it cannot (a year beyond `int`).
-fn local_tm(secs: i64) -> Option<libc::tm> {
-    let t: libc::time_t = secs;
-    // SAFETY: `tm` is plain data that localtime_r fills in; both pointers
-    // are valid for the call. (glibc reads TZ on first use.)
-    unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        if libc::localtime_r(&t, &mut tm).is_null() {
-            None
-        } else {
-            Some(tm)
-        }
-    }
-}
+use crate::sys::tz::{self, Tm, local_tm};
 
 /// The local zone's offset east of UTC at `secs` (daylight saving
 /// included), 0 when unknown.
@@ -481,19 +466,12 @@ fn day_numbers(year: i32, month: i32, day: i32) -> (i32, i32) {
 
 /// C's `strftime` into HTCondor's 1023-byte buffer; `""` when the text
 /// does not fit.
-fn strftime(tm: &libc::tm, format: &str) -> String {
+fn strftime(tm: &Tm, format: &str) -> String {
     let fmt = format.split('\0').next().unwrap_or("");
     let Ok(fmt) = CString::new(fmt) else {
         return String::new();
     };
-    let mut buf = vec![0u8; 1024];
-    // SAFETY: the buffer holds 1024 bytes and strftime writes at most the
-    // 1023 it is told; the format is NUL-terminated; glibc's strftime
-    // checks the ranges of the fields it uses as table indexes and accepts
-    // a null tm_zone.
-    let n = unsafe { libc::strftime(buf.as_mut_ptr().cast(), 1023, fmt.as_ptr(), tm) };
-    buf.truncate(n);
-    String::from_utf8_lossy(&buf).into_owned()
+    String::from_utf8_lossy(&tz::strftime(tm, &fmt, 1023)).into_owned()
 }
 
 /// `formatTime([t][, fmt])`: `strftime` of `t` (default now) in its zone
@@ -526,9 +504,7 @@ pub fn format_time(ev: &mut Evaluator, args: &[Expr], scope: &Scope) -> Value {
             _ => None,
         }
     };
-    // SAFETY: libc::tm is plain data; all-zero is a valid value (a null
-    // tm_zone included).
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let mut tm = tz::zero_tm();
     tm.tm_sec = field("seconds").unwrap_or(0);
     tm.tm_min = field("minutes").unwrap_or(0);
     tm.tm_hour = field("hours").unwrap_or(0);

@@ -1,0 +1,267 @@
+//! The job's policy: its priority and accounting group, the signals that
+//! stop it, submitting on hold, the periodic and on-exit expressions,
+//! descriptive attributes, concurrency limits, notification and retries.
+
+use crate::vocab::{JobStatus, hold_code, signal_name};
+
+use super::{
+    Build, SubmitError, Value, bool_value, boolean, err, eval_const, int, parse_rhs, string,
+};
+
+impl Build<'_> {
+    /// SetPriority: JobPrio from `priority` (or `prio`), an integer.
+    pub(super) fn set_priority(&mut self) -> Result<(), SubmitError> {
+        for n in ["priority", "prio"] {
+            if !self.want(&[n]) {
+                continue;
+            }
+            if let Some((v, o)) = self.c.command(n)? {
+                let e = parse_rhs("JobPrio", &v, &o).ok();
+                match e.map(|e| eval_const(&e)) {
+                    Some(Value::Int(i)) => self.ad.insert("JobPrio", int(i)),
+                    _ => {
+                        return Err(err(
+                            &o,
+                            format!("priority={v} is invalid, must eval to an integer."),
+                        ));
+                    }
+                }
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// SetAccountingGroup (with SetNiceUser): AccountingGroup, AcctGroup and
+    /// AcctGroupUser; a nice user is the group `nice-user`.
+    pub(super) fn set_accounting_group(&mut self) -> Result<(), SubmitError> {
+        if !self.want(&["nice_user", "accounting_group", "accounting_group_user"]) {
+            return Ok(());
+        }
+        let owner = self.ctx.owner;
+        let nice = match self.c.command("nice_user")? {
+            Some((v, o)) => bool_value(&v).ok_or_else(|| {
+                err(
+                    &o,
+                    format!("nice_user={v} is invalid, must eval to a boolean."),
+                )
+            })?,
+            None => false,
+        };
+        let group = self.c.command("accounting_group")?;
+        let group_user = self.c.command("accounting_group_user")?;
+        let ad = &mut self.ad;
+        if nice {
+            if let Some((_, o)) = &group {
+                return Err(err(o, "nice_user cannot be combined with accounting_group"));
+            }
+            ad.insert("AccountingGroup", string(&format!("nice-user.{owner}")));
+            ad.insert("AcctGroup", string("nice-user"));
+            ad.insert("AcctGroupUser", string(owner));
+            ad.insert("MaxJobRetirementTime", int(0));
+        } else if let Some((g, _)) = &group {
+            let u = group_user
+                .as_ref()
+                .map(|(u, _)| u.clone())
+                .unwrap_or_else(|| owner.to_string());
+            ad.insert("AccountingGroup", string(&format!("{g}.{u}")));
+            ad.insert("AcctGroup", string(g));
+            ad.insert("AcctGroupUser", string(&u));
+        }
+        Ok(())
+    }
+
+    /// SetKillSig: KillSig, RemoveKillSig and HoldKillSig by name, from
+    /// the one signal table the shadow also sends from.
+    pub(super) fn set_kill_sig(&mut self) -> Result<(), SubmitError> {
+        for (cmd, attr) in [
+            ("kill_sig", "KillSig"),
+            ("remove_kill_sig", "RemoveKillSig"),
+            ("hold_kill_sig", "HoldKillSig"),
+        ] {
+            if let Some((v, o)) = self.c.command(cmd)? {
+                let name = signal_name(&v).ok_or_else(|| err(&o, format!("invalid signal {v}")))?;
+                self.ad.insert(attr, string(name));
+            }
+        }
+        Ok(())
+    }
+
+    /// SetHold: `hold = true` submits the job held.
+    pub(super) fn set_hold(&mut self) -> Result<(), SubmitError> {
+        if self.want(&["hold"])
+            && let Some((v, o)) = self.c.command("hold")?
+        {
+            match bool_value(&v) {
+                Some(true) => {
+                    self.ad.insert("JobStatus", JobStatus::Held.expr());
+                    self.ad
+                        .insert("HoldReasonCode", int(hold_code::SUBMITTED_ON_HOLD));
+                    self.ad
+                        .insert("HoldReason", string("submitted on hold at user's request"));
+                }
+                Some(false) => {}
+                None => {
+                    return Err(err(
+                        &o,
+                        format!("hold={v} is invalid, must eval to a boolean."),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// SetPeriodicExpressions and the other commands that are ClassAd
+    /// expressions copied as given (leases, retirement, rank, ...).
+    pub(super) fn set_policy_exprs(&mut self) -> Result<(), SubmitError> {
+        for (cmd, attr) in [
+            ("on_exit_remove", "OnExitRemove"),
+            ("on_exit_hold", "OnExitHold"),
+            ("on_exit_hold_reason", "OnExitHoldReason"),
+            ("on_exit_hold_subcode", "OnExitHoldSubCode"),
+            ("periodic_hold", "PeriodicHold"),
+            ("periodic_hold_reason", "PeriodicHoldReason"),
+            ("periodic_hold_subcode", "PeriodicHoldSubCode"),
+            ("periodic_release", "PeriodicRelease"),
+            ("periodic_remove", "PeriodicRemove"),
+            ("max_job_retirement_time", "MaxJobRetirementTime"),
+            ("job_lease_duration", "JobLeaseDuration"),
+            ("leave_in_queue", "LeaveJobInQueue"),
+            ("allowed_job_duration", "AllowedJobDuration"),
+            ("allowed_execute_duration", "AllowedExecuteDuration"),
+            ("want_graceful_removal", "WantGracefulRemoval"),
+            ("max_idle", "JobMaterializeMaxIdle"),
+            ("coresize", "CoreSize"),
+            ("run_as_owner", "RunAsOwner"),
+            ("load_profile", "LoadProfile"),
+            ("keep_claim_idle", "KeepClaimIdle"),
+            ("next_job_start_delay", "NextJobStartDelay"),
+            ("job_max_vacate_time", "JobMaxVacateTime"),
+            ("rank", "Rank"),
+        ] {
+            if self.want(&[cmd])
+                && let Some((v, o)) = self.c.command(cmd)?
+                && !v.is_empty()
+            {
+                self.ad.insert(attr, parse_rhs(attr, &v, &o)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// SetDescription and its kin: the string attributes copied as given.
+    pub(super) fn set_descriptions(&mut self) -> Result<(), SubmitError> {
+        for (cmd, attr) in [
+            ("batch_name", "JobBatchName"),
+            ("description", "JobDescription"),
+            ("submit_event_notes", "SubmitEventNotes"),
+            ("notify_user", "NotifyUser"),
+        ] {
+            if self.want(&[cmd])
+                && let Some((v, _)) = self.c.command(cmd)?
+            {
+                self.ad.insert(attr, string(&v));
+            }
+        }
+        Ok(())
+    }
+
+    /// SetConcurrencyLimits.
+    pub(super) fn set_concurrency_limits(&mut self) -> Result<(), SubmitError> {
+        if self.want(&["concurrency_limits"])
+            && let Some((v, _)) = self.c.command("concurrency_limits")?
+        {
+            // HTCondor stores the limits lower-cased, sorted, comma-separated.
+            let mut limits: Vec<String> = v
+                .split(|ch: char| ch == ',' || ch.is_whitespace())
+                .filter(|s| !s.is_empty())
+                .map(|s| s.to_ascii_lowercase())
+                .collect();
+            limits.sort();
+            self.ad
+                .insert("ConcurrencyLimits", string(&limits.join(",")));
+        }
+        Ok(())
+    }
+
+    /// SetNotification: JobNotification by name.
+    pub(super) fn set_notification(&mut self) -> Result<(), SubmitError> {
+        if self.want(&["notification"])
+            && let Some((v, o)) = self.c.command("notification")?
+        {
+            let n = match v.to_ascii_lowercase().as_str() {
+                "never" => 0,
+                "always" => 1,
+                "complete" => 2,
+                "error" => 3,
+                _ => {
+                    return Err(err(
+                        &o,
+                        "Notification must be 'Never', 'Always', 'Complete', or 'Error'",
+                    ));
+                }
+            };
+            self.ad.insert("JobNotification", int(n));
+        }
+        Ok(())
+    }
+
+    /// SetJobRetries: `max_retries`, `success_exit_code` and `retry_until`
+    /// become JobMaxRetries and the OnExitRemove that retries.
+    pub(super) fn set_job_retries(&mut self) -> Result<(), SubmitError> {
+        if !self.want(&["max_retries", "success_exit_code", "retry_until"]) {
+            return Ok(());
+        }
+        let max_retries = self.c.command("max_retries")?;
+        let success = self.c.command("success_exit_code")?;
+        let retry_until = self.c.command("retry_until")?;
+        if max_retries.is_none() && success.is_none() && retry_until.is_none() {
+            return Ok(());
+        }
+        let retries = match &max_retries {
+            Some((v, o)) => match parse_rhs("JobMaxRetries", v, o)
+                .ok()
+                .map(|e| eval_const(&e))
+            {
+                Some(Value::Int(i)) => i,
+                _ => {
+                    return Err(err(
+                        o,
+                        format!("max_retries={v} is invalid, must eval to an integer."),
+                    ));
+                }
+            },
+            None => 2,
+        };
+        self.ad.insert("JobMaxRetries", int(retries));
+        let mut remove = String::from("NumJobCompletions > JobMaxRetries || ");
+        match &success {
+            Some((v, o)) => match parse_rhs("JobSuccessExitCode", v, o)
+                .ok()
+                .map(|e| eval_const(&e))
+            {
+                Some(Value::Int(i)) => {
+                    self.ad.insert("JobSuccessExitCode", int(i));
+                    remove.push_str("ExitCode is JobSuccessExitCode");
+                }
+                _ => {
+                    return Err(err(
+                        o,
+                        format!("success_exit_code={v} is invalid, must eval to an integer."),
+                    ));
+                }
+            },
+            None => remove.push_str("ExitCode is 0"),
+        }
+        if let Some((v, o)) = &retry_until {
+            parse_rhs("OnExitRemove", v, o)?;
+            remove.push_str(" || ");
+            remove.push_str(v);
+        }
+        self.ad
+            .insert("OnExitRemove", parse_rhs("OnExitRemove", &remove, &self.q)?);
+        self.ad.insert("OnExitHold", boolean(false));
+        Ok(())
+    }
+}

@@ -1,0 +1,178 @@
+//! The resources a job asks for and the Requirements condor_submit builds
+//! around the user's own: the machine's Arch and OpSys, every request, the
+//! file-system or transfer clause, and a timed job's window.
+
+use super::super::units::{self, Base, Size};
+use super::{
+    Build, Expr, SubmitError, Universe, Value, classad, err, int, machine_refs, parse_rhs,
+};
+
+impl Build<'_> {
+    /// SetRequestResources: RequestCpus, RequestMemory, RequestDisk (with
+    /// their defaults) and every other `request_<tag>` (also needed
+    /// whenever Requirements is rebuilt).
+    pub(super) fn set_request_resources(&mut self) -> Result<(), SubmitError> {
+        if !self.want_requirements() {
+            return Ok(());
+        }
+        let c = &mut *self.c;
+        let mut request =
+            |name: &str, attr: &str, base: Option<Base>| -> Result<Option<Expr>, SubmitError> {
+                let Some((v, o)) = c.command(name)? else {
+                    return Ok(None);
+                };
+                if let Some(b) = base {
+                    match units::parse_size(&v, b).map_err(|m| err(&o, m))? {
+                        Size::Int(i) => return Ok(Some(int(i))),
+                        Size::Expr => {}
+                    }
+                }
+                Ok(Some(parse_rhs(attr, &v, &o)?))
+            };
+        let req_cpus = request("request_cpus", "RequestCpus", None)?;
+        let req_mem = request("request_memory", "RequestMemory", Some(Base::MiB))?;
+        let req_disk = request("request_disk", "RequestDisk", Some(Base::KiB))?;
+        let ad = &mut self.ad;
+        ad.insert("RequestCpus", req_cpus.unwrap_or_else(|| int(1)));
+        ad.insert(
+            "RequestDisk",
+            req_disk.unwrap_or_else(|| Expr::attr("DiskUsage")),
+        );
+        ad.insert(
+            "RequestMemory",
+            req_mem.unwrap_or_else(|| {
+                classad::parse_expr(
+                    "ifthenelse(MemoryUsage isnt undefined,MemoryUsage,(ImageSize + 1023) / 1024)",
+                )
+                .expect("default RequestMemory parses")
+            }),
+        );
+        let mut names = self.c.names();
+        names.sort_by_key(|n| n.to_ascii_lowercase());
+        for n in names {
+            let lower = n.to_ascii_lowercase();
+            let Some(tag) = lower.strip_prefix("request_") else {
+                continue;
+            };
+            if matches!(tag, "cpus" | "memory" | "disk") || tag.len() < 2 {
+                continue;
+            }
+            let Some((v, o)) = self.c.command(&n)? else {
+                continue;
+            };
+            let tag_spelled = if tag == "gpus" {
+                "GPUs".to_string()
+            } else {
+                n["request_".len()..].to_string()
+            };
+            let attr = format!("Request{tag_spelled}");
+            let e = parse_rhs(&attr, &v, &o)?;
+            self.ad.insert(&attr, e.clone());
+            self.custom.push((tag_spelled, e));
+        }
+        Ok(())
+    }
+
+    /// SetRequirements: the user's `requirements` and the clauses
+    /// condor_submit adds for what the user's expression does not say.
+    pub(super) fn set_requirements(&mut self) -> Result<(), SubmitError> {
+        if !self.want_requirements() {
+            return Ok(());
+        }
+        let ctx = self.ctx;
+        let user_req = self.c.command("requirements")?;
+        let user_expr = match &user_req {
+            Some((v, o)) if !v.is_empty() => Some((v.clone(), parse_rhs("Requirements", v, o)?)),
+            _ => None,
+        };
+        let refs = user_expr
+            .as_ref()
+            .map(|(_, e)| machine_refs(e))
+            .unwrap_or_default();
+        let refers = |n: &str| refs.iter().any(|r| r.eq_ignore_ascii_case(n));
+        let mut clauses: Vec<String> = Vec::new();
+        if let Some((text, _)) = &user_expr {
+            clauses.push(format!("({text})"));
+        }
+        let append = if self.universe == Universe::Vanilla {
+            ctx.append_req_vanilla.clone()
+        } else {
+            None
+        };
+        if let Some(a) = append.or(ctx.append_requirements.clone()) {
+            clauses.push(format!("({a})"));
+        }
+        self.default_clauses(&refers, &mut clauses);
+        let mut req = clauses.join(" && ");
+        if self.timed {
+            let window = "(((time() + ScheddInterval) >= (DeferralTime - DeferralPrepTime)) && (time() < (DeferralTime + DeferralWindow)))";
+            if self.universe == Universe::Local {
+                req = format!("{req} && {window}");
+            } else {
+                req = format!("{req} && TARGET.HasJobDeferral && {window}");
+            }
+        }
+        self.ad
+            .insert("Requirements", parse_rhs("Requirements", &req, &self.q)?);
+        Ok(())
+    }
+    /// The clauses condor_submit adds for what the user's requirements do
+    /// not mention (`refers`): the submit machine's Arch and OpSys, each
+    /// resource request, and how the job's files reach the slot.
+    fn default_clauses(&self, refers: &dyn Fn(&str) -> bool, clauses: &mut Vec<String>) {
+        let ctx = self.ctx;
+        if !refers("Arch") {
+            clauses.push(format!("(TARGET.Arch == \"{}\")", ctx.arch));
+        }
+        if ![
+            "OpSys",
+            "OpSysAndVer",
+            "OpSysName",
+            "OpSysShortName",
+            "OpSysLongName",
+            "OpSysLegacy",
+        ]
+        .iter()
+        .any(|n| refers(n))
+        {
+            clauses.push(format!("(TARGET.OpSys == \"{}\")", ctx.opsys));
+        }
+        let literal_num = |e: Option<&Expr>| {
+            e.and_then(|e| e.literal_value())
+                .and_then(|v| v.as_number())
+        };
+        if self.ad.get("RequestDisk").is_some()
+            && !literal_num(self.ad.get("RequestDisk")).is_some_and(|n| n <= 0.0)
+        {
+            clauses.push("(TARGET.Disk >= RequestDisk)".into());
+        }
+        if !literal_num(self.lookup("RequestMemory")).is_some_and(|n| n <= 1.0) {
+            clauses.push("(TARGET.Memory >= RequestMemory)".into());
+        }
+        if !literal_num(self.lookup("RequestCpus")).is_some_and(|n| n <= 1.0) && !refers("Cpus") {
+            clauses.push("(TARGET.Cpus >= RequestCpus)".into());
+        }
+        for (tag, e) in &self.custom {
+            match e.literal_value() {
+                Some(Value::Str(_)) => clauses.push(format!("regexp(Request{tag}, TARGET.{tag})")),
+                Some(v) if v.as_number().is_some_and(|n| n <= 0.0) => {}
+                _ => clauses.push(format!("(TARGET.{tag} >= Request{tag})")),
+            }
+        }
+        if !self.universe.runs_on_submit_host() {
+            let fs = match self.should.as_str() {
+                "YES" => Some("(TARGET.HasFileTransfer)"),
+                "NO" => Some("(TARGET.FileSystemDomain == MY.FileSystemDomain)"),
+                _ => Some(
+                    "((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))",
+                ),
+            };
+            if refers("HasFileTransfer") {
+            } else if refers("FileSystemDomain") {
+                clauses.push("(TARGET.HasFileTransfer)".into());
+            } else if let Some(f) = fs {
+                clauses.push(f.into());
+            }
+        }
+    }
+}

@@ -1,0 +1,657 @@
+//! Running a parsed description: its statements in order, each `queue`
+//! statement expanded with the macros in force there into item rows, and a
+//! job ad per row from [`super::job::build`], kept as one cluster ad plus
+//! each proc's difference from it. Also the macros condor_submit
+//! predefines, and the warning for lines nothing read.
+
+use std::collections::HashSet;
+
+use rustc_hash::FxHashMap as HashMap;
+
+use super::queue::{self, ItemSource, QueueSpec};
+use super::{
+    COMMANDS, Cluster, Kind, MacroDef, PROC_VARS, QueueStmt, SubmitError, SubmitFile,
+    SubmitOptions, collect_refs, job,
+};
+use crate::classad::{self, ClassAd, Evaluator, Expr, Scope, Value};
+use crate::config::Config;
+use crate::config::macros::{Expander, MacroSource};
+use crate::config::reader::Origin;
+
+/// One proc's view of the macros: queue variables, then the file's macros
+/// as of the queue statement, then predefined macros, then configuration.
+struct ProcMacros<'a> {
+    table: &'a HashMap<String, MacroDef>,
+    vars: &'a HashMap<String, String>,
+    predefined: &'a HashMap<String, String>,
+    config: &'a Config,
+}
+
+impl MacroSource for ProcMacros<'_> {
+    fn env_missing(&self) -> &'static str {
+        "UNDEFINED"
+    }
+    fn raw(&self, name: &str) -> Option<String> {
+        let key = name.to_ascii_lowercase();
+        if let Some(v) = self.vars.get(&key) {
+            return Some(v.clone());
+        }
+        if let Some(d) = self.table.get(&key) {
+            return Some(d.raw.clone());
+        }
+        if let Some(v) = self.predefined.get(&key) {
+            return Some(v.clone());
+        }
+        self.config.raw(name)
+    }
+}
+
+struct ProcCommands<'a> {
+    m: ProcMacros<'a>,
+    attrs: &'a [(String, Option<String>, Origin)],
+    queue_origin: Origin,
+}
+
+impl job::Commands for ProcCommands<'_> {
+    fn command(&mut self, name: &str) -> Result<Option<(String, Origin)>, SubmitError> {
+        let found = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            self.m.table.get(&name.to_ascii_lowercase())
+        } else {
+            self.m.table.get(name)
+        };
+        let Some(def) = found else {
+            return Ok(None);
+        };
+        let v = Expander::new(&self.m)
+            .expand(&def.raw)
+            .map_err(|e| SubmitError::At {
+                origin: def.origin.clone(),
+                msg: e.0,
+            })?;
+        Ok(Some((v.trim().to_string(), def.origin.clone())))
+    }
+    fn raw_attrs(&mut self) -> Result<Vec<(String, Option<String>, Origin)>, SubmitError> {
+        let mut out = Vec::new();
+        for (n, v, o) in self.attrs {
+            let v = match v {
+                Some(raw) => {
+                    Some(
+                        Expander::new(&self.m)
+                            .expand(raw)
+                            .map_err(|e| SubmitError::At {
+                                origin: o.clone(),
+                                msg: e.0,
+                            })?,
+                    )
+                }
+                None => None,
+            };
+            out.push((n.clone(), v, o.clone()));
+        }
+        Ok(out)
+    }
+    fn names(&self) -> Vec<String> {
+        self.m.table.keys().cloned().collect()
+    }
+    fn queue_origin(&self) -> Origin {
+        self.queue_origin.clone()
+    }
+}
+
+/// Turns a parsed description into one cluster: the statements run in
+/// order, macro definitions and `+Attr` lines accumulate, and each `queue`
+/// statement makes its procs with what is in force there.
+pub fn materialize(
+    file: &SubmitFile,
+    config: &Config,
+    opts: &SubmitOptions,
+) -> Result<Cluster, SubmitError> {
+    let site = Site::from_config(config);
+    let mut m = Materializer {
+        file,
+        config,
+        opts,
+        predefined: predefined(file, config, opts, &site.arch, &site.opsys),
+        site,
+        table: HashMap::default(),
+        attrs: Vec::new(),
+        cluster_ad: None,
+        procs: Vec::new(),
+        used: file.condition_refs.clone(),
+    };
+    let mut saw_queue = false;
+    for st in &file.stmts {
+        match &st.kind {
+            Kind::Set { name, value } => {
+                m.table.insert(
+                    name.to_ascii_lowercase(),
+                    MacroDef {
+                        raw: value.clone(),
+                        origin: st.origin.clone(),
+                    },
+                );
+            }
+            Kind::Attr { name, value } => {
+                m.attrs.retain(|(n, _, _)| !n.eq_ignore_ascii_case(name));
+                m.attrs
+                    .push((name.clone(), value.clone(), st.origin.clone()));
+            }
+            Kind::Queue(stmt) => {
+                saw_queue = true;
+                m.queue(stmt, &st.origin)?;
+            }
+        }
+    }
+    if !saw_queue {
+        return Err(SubmitError::File {
+            file: file.name.clone(),
+            msg: format!(
+                "\"{}\" doesn't contain any \"queue\" commands -- no jobs queued",
+                file.name
+            ),
+        });
+    }
+    Ok(Cluster {
+        cluster_ad: m.cluster_ad.unwrap_or_default(),
+        procs: m.procs,
+        warnings: unused_warnings(file, &m.used),
+    })
+}
+
+/// What the configuration says about the submit machine, for every proc.
+struct Site {
+    arch: String,
+    opsys: String,
+    fs_domain: String,
+    uid_domain: String,
+    schedd_interval: i64,
+    version: String,
+    append_requirements: Option<String>,
+    append_req_vanilla: Option<String>,
+}
+
+impl Site {
+    fn from_config(config: &Config) -> Site {
+        let cfg = |n: &str| config.get(n).ok().flatten();
+        Site {
+            arch: cfg("ARCH").unwrap_or_else(|| "X86_64".into()),
+            opsys: cfg("OPSYS").unwrap_or_else(|| "LINUX".into()),
+            fs_domain: cfg("FILESYSTEM_DOMAIN").unwrap_or_else(|| "localhost".into()),
+            uid_domain: cfg("UID_DOMAIN").unwrap_or_else(|| "localhost".into()),
+            schedd_interval: cfg("SCHEDD_INTERVAL")
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(60),
+            version: format!("tern {}", env!("CARGO_PKG_VERSION")),
+            append_requirements: cfg("APPEND_REQUIREMENTS"),
+            append_req_vanilla: cfg("APPEND_REQ_VANILLA"),
+        }
+    }
+}
+
+/// One materialisation in progress: the macros and attributes in force,
+/// and the cluster ad and procs made so far.
+struct Materializer<'a> {
+    file: &'a SubmitFile,
+    config: &'a Config,
+    opts: &'a SubmitOptions,
+    site: Site,
+    predefined: HashMap<String, String>,
+    table: HashMap<String, MacroDef>,
+    attrs: Vec<(String, Option<String>, Origin)>,
+    /// The first proc's ad, less its ProcId.
+    cluster_ad: Option<ClassAd>,
+    /// Each proc as its difference from the cluster ad.
+    procs: Vec<ClassAd>,
+    /// The macros something reads, for the unused-line warnings.
+    used: HashSet<String>,
+}
+
+impl Materializer<'_> {
+    fn ctx(&self, proc_id: i64) -> job::JobContext<'_> {
+        let (opts, site) = (self.opts, &self.site);
+        job::JobContext {
+            cluster: opts.cluster,
+            proc_id,
+            qdate: opts.qdate,
+            owner: &opts.owner,
+            uid_domain: &site.uid_domain,
+            cwd: &opts.cwd,
+            arch: &site.arch,
+            opsys: &site.opsys,
+            filesystem_domain: &site.fs_domain,
+            schedd_interval: site.schedd_interval,
+            append_requirements: site.append_requirements.clone(),
+            append_req_vanilla: site.append_req_vanilla.clone(),
+            environ: &opts.environ,
+            version: &site.version,
+        }
+    }
+
+    /// The macros this statement's procs see (tern_submit -batch-name
+    /// included), noting what they read.
+    fn scope(&mut self, stmt: &QueueStmt, origin: &Origin) -> HashMap<String, MacroDef> {
+        let mut scoped = self.table.clone();
+        if let Some(b) = &self.opts.batch_name {
+            scoped.insert(
+                "batch_name".into(),
+                MacroDef {
+                    raw: b.clone(),
+                    origin: origin.clone(),
+                },
+            );
+        }
+        collect_refs(&stmt.rest, &mut self.used);
+        for l in stmt.block.iter().flatten() {
+            collect_refs(l, &mut self.used);
+        }
+        for d in scoped.values() {
+            collect_refs(&d.raw, &mut self.used);
+        }
+        for (_, v, _) in &self.attrs {
+            if let Some(v) = v {
+                collect_refs(v, &mut self.used);
+            }
+        }
+        scoped
+    }
+
+    /// One `queue` statement: a proc per item row. The statement's first
+    /// proc is built in full; a later one copies its difference when no
+    /// command depends on the proc's variables, else rebuilds only the
+    /// commands that do.
+    fn queue(&mut self, stmt: &QueueStmt, origin: &Origin) -> Result<(), SubmitError> {
+        let scoped = self.scope(stmt, origin);
+        // The queue line is macro-expanded before it is read, as
+        // condor_submit does, with the macros in force here.
+        let spec = &expand_queue(stmt, &scoped, &self.predefined, self.config, origin)?;
+        let rows = queue_rows(
+            spec,
+            &scoped,
+            &self.predefined,
+            self.config,
+            self.file,
+            origin,
+        )?;
+        let (dyn_cmds, dyn_attrs) = dynamic_commands(&scoped, &self.attrs, spec);
+        let dynamic = !dyn_cmds.is_empty() || dyn_attrs;
+        // This statement's first proc, in full, and how it differs from the
+        // cluster ad: later procs of the statement start from them.
+        let mut first: Option<(ClassAd, ClassAd)> = None;
+        for mut vars in rows {
+            let proc_id = self.procs.len() as i64;
+            vars.insert("process".into(), proc_id.to_string());
+            vars.insert("procid".into(), proc_id.to_string());
+            if let (false, Some((_, stmt_diff))) = (dynamic, &first) {
+                let mut diff = stmt_diff.clone();
+                diff.insert("ProcId", Expr::int(proc_id));
+                self.procs.push(diff);
+                continue;
+            }
+            let mut cmds = ProcCommands {
+                m: ProcMacros {
+                    table: &scoped,
+                    vars: &vars,
+                    predefined: &self.predefined,
+                    config: self.config,
+                },
+                attrs: &self.attrs,
+                queue_origin: origin.clone(),
+            };
+            let ctx = self.ctx(proc_id);
+            let mut diff = match (&first, &self.cluster_ad) {
+                (Some((stmt_full, stmt_diff)), Some(base))
+                    if !dyn_cmds.iter().any(|c| c == "universe") =>
+                {
+                    let part = job::build(&mut cmds, &ctx, Some(&dyn_cmds), Some(stmt_full))?;
+                    let mut diff = stmt_diff.clone();
+                    for (n, e) in part.iter() {
+                        if same_expr(base.get(n), e) {
+                            diff.remove(n);
+                        } else {
+                            diff.insert(n, e.clone());
+                        }
+                    }
+                    diff
+                }
+                _ => {
+                    let ad = job::build(&mut cmds, &ctx, None, None)?;
+                    let stmt_diff = match &self.cluster_ad {
+                        None => {
+                            let mut c = ad.clone();
+                            c.remove("ProcId");
+                            self.cluster_ad = Some(c);
+                            ClassAd::new()
+                        }
+                        Some(base) => {
+                            let mut d = diff_ads(base, &ad);
+                            d.remove("ProcId");
+                            d
+                        }
+                    };
+                    let diff = stmt_diff.clone();
+                    if first.is_none() {
+                        first = Some((ad, stmt_diff));
+                    }
+                    diff
+                }
+            };
+            diff.insert("ProcId", Expr::int(proc_id));
+            self.procs.push(diff);
+        }
+        Ok(())
+    }
+}
+
+/// condor_submit's warning for each macro definition nothing read (not a
+/// command, a `request_` or a dotted name).
+fn unused_warnings(file: &SubmitFile, used: &HashSet<String>) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for st in &file.stmts {
+        if let Kind::Set { name, value } = &st.kind {
+            let key = name.to_ascii_lowercase();
+            if !COMMANDS.contains(&key.as_str())
+                && !key.starts_with("request_")
+                && !key.contains('.')
+                && !used.contains(&key)
+            {
+                warnings.push(format!(
+                    "WARNING: the line '{name} = {value}' was unused by tern_submit. Is it a typo?"
+                ));
+            }
+        }
+    }
+    warnings
+}
+
+/// Attributes of `ad` that differ from `base` (by their printed form).
+fn diff_ads(base: &ClassAd, ad: &ClassAd) -> ClassAd {
+    let mut out = ClassAd::new();
+    for (n, e) in ad.iter() {
+        if !same_expr(base.get(n), e) {
+            out.insert(n, e.clone());
+        }
+    }
+    out
+}
+
+fn same_expr(a: Option<&Expr>, b: &Expr) -> bool {
+    a.is_some_and(|a| classad::unparse::unparse(a) == classad::unparse::unparse(b))
+}
+
+/// The commands whose values depend on per-proc variables (or on
+/// randomness), and whether any `+Attr` does.
+fn dynamic_commands(
+    table: &HashMap<String, MacroDef>,
+    attrs: &[(String, Option<String>, Origin)],
+    spec: &QueueSpec,
+) -> (Vec<String>, bool) {
+    let mut dyn_names: HashSet<String> = PROC_VARS.iter().map(|s| s.to_string()).collect();
+    dyn_names.insert("item".into());
+    for v in &spec.vars {
+        dyn_names.insert(v.to_ascii_lowercase());
+    }
+    let refs_of = |text: &str| {
+        let mut refs = HashSet::new();
+        collect_refs(text, &mut refs);
+        refs
+    };
+    // Fixed point: a macro referring to a dynamic name is dynamic.
+    loop {
+        let mut grew = false;
+        for (k, d) in table {
+            if dyn_names.contains(k) {
+                continue;
+            }
+            if d.raw.contains("$RANDOM_") || refs_of(&d.raw).iter().any(|r| dyn_names.contains(r)) {
+                dyn_names.insert(k.clone());
+                grew = true;
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    let touches = |text: &str| {
+        text.contains("$RANDOM_") || refs_of(text).iter().any(|r| dyn_names.contains(r))
+    };
+    let commands = table
+        .iter()
+        .filter(|(k, d)| {
+            (COMMANDS.contains(&k.as_str()) || k.starts_with("request_")) && touches(&d.raw)
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    let attrs_dynamic = attrs
+        .iter()
+        .any(|(_, v, _)| v.as_deref().is_some_and(touches));
+    (commands, attrs_dynamic)
+}
+
+fn predefined(
+    file: &SubmitFile,
+    config: &Config,
+    opts: &SubmitOptions,
+    arch: &str,
+    opsys: &str,
+) -> HashMap<String, String> {
+    use chrono::{Datelike, TimeZone};
+    let mut m = HashMap::default();
+    let dt = chrono::Local
+        .timestamp_opt(opts.qdate, 0)
+        .single()
+        .unwrap_or_default();
+    for (k, v) in [
+        ("arch", arch.to_string()),
+        ("opsys", opsys.to_string()),
+        ("submit_file", file.name.clone()),
+        ("submit_time", opts.qdate.to_string()),
+        ("year", dt.year().to_string()),
+        ("month", format!("{:02}", dt.month())),
+        ("day", format!("{:02}", dt.day())),
+        ("cluster", opts.cluster.to_string()),
+        ("clusterid", opts.cluster.to_string()),
+    ] {
+        m.insert(k.to_string(), v);
+    }
+    for (k, v) in os_release(config) {
+        m.insert(k, v);
+    }
+    m
+}
+
+/// OPSYSANDVER and friends from /etc/os-release.
+fn os_release(config: &Config) -> Vec<(String, String)> {
+    let _ = config;
+    let text = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
+    let field = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .map(|v| v.trim_matches('"').to_string())
+            .unwrap_or_default()
+    };
+    let name = field("NAME");
+    let short = name
+        .split_whitespace()
+        .next()
+        .unwrap_or("Linux")
+        .to_string();
+    let ver = field("VERSION_ID");
+    let major = ver.split('.').next().unwrap_or("").to_string();
+    vec![
+        ("opsysandver".into(), format!("{short}{major}")),
+        ("opsysmajorver".into(), major.clone()),
+        (
+            "opsysver".into(),
+            format!(
+                "{}{:02}",
+                major,
+                ver.split('.')
+                    .nth(1)
+                    .and_then(|m| m.parse::<u32>().ok())
+                    .unwrap_or(0)
+            ),
+        ),
+        ("opsysname".into(), short),
+    ]
+}
+
+/// The queue statement with its macros expanded, read again.
+fn expand_queue(
+    stmt: &QueueStmt,
+    table: &HashMap<String, MacroDef>,
+    predefined: &HashMap<String, String>,
+    config: &Config,
+    origin: &Origin,
+) -> Result<QueueSpec, SubmitError> {
+    let at = |msg: String| SubmitError::At {
+        origin: origin.clone(),
+        msg,
+    };
+    let has_macro = |t: &str| t.contains('$');
+    if !has_macro(&stmt.rest) && !stmt.block.iter().flatten().any(|l| has_macro(l)) {
+        return Ok(stmt.spec.clone());
+    }
+    let empty = HashMap::default();
+    let view = ProcMacros {
+        table,
+        vars: &empty,
+        predefined,
+        config,
+    };
+    let rest = Expander::new(&view)
+        .expand(&stmt.rest)
+        .map_err(|e| at(e.0))?;
+    let block = match &stmt.block {
+        Some(lines) => Some(
+            lines
+                .iter()
+                .map(|l| Expander::new(&view).expand(l))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| at(e.0))?,
+        ),
+        None => None,
+    };
+    queue::parse(&rest, block).map_err(at)
+}
+
+/// The proc variables of every job the queue statement makes.
+fn queue_rows(
+    spec: &QueueSpec,
+    table: &HashMap<String, MacroDef>,
+    predefined: &HashMap<String, String>,
+    config: &Config,
+    file: &SubmitFile,
+    origin: &Origin,
+) -> Result<Vec<HashMap<String, String>>, SubmitError> {
+    let at = |msg: String| SubmitError::At {
+        origin: origin.clone(),
+        msg,
+    };
+    let empty = HashMap::default();
+    let view = ProcMacros {
+        table,
+        vars: &empty,
+        predefined,
+        config,
+    };
+    let count = queue_count(spec, &view).map_err(at)?;
+    let items = queue_items(spec, &view, file).map_err(at)?;
+    let mut out = Vec::new();
+    match items {
+        None => {
+            for step in 0..count {
+                let mut v = HashMap::default();
+                v.insert("step".to_string(), step.to_string());
+                v.insert("itemindex".to_string(), "0".to_string());
+                v.insert("row".to_string(), "0".to_string());
+                v.insert("item".to_string(), String::new());
+                out.push(v);
+            }
+        }
+        Some(rows) => {
+            let multi = matches!(
+                spec.source,
+                ItemSource::FromLines(_) | ItemSource::FromFile(_) | ItemSource::FromCommand(_)
+            );
+            for idx in spec.slice.indices(rows.len()) {
+                let fields = if multi {
+                    queue::split_row(&rows[idx], spec.vars.len())
+                } else {
+                    vec![rows[idx].clone()]
+                };
+                for step in 0..count {
+                    let mut v = HashMap::default();
+                    v.insert("step".to_string(), step.to_string());
+                    v.insert("itemindex".to_string(), idx.to_string());
+                    v.insert("row".to_string(), idx.to_string());
+                    for (n, f) in spec.vars.iter().zip(fields.iter()) {
+                        v.insert(n.to_ascii_lowercase(), f.clone());
+                    }
+                    out.push(v);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The statement's count (`queue 3`), expanded and evaluated; 1 when
+/// none is given.
+fn queue_count(spec: &QueueSpec, view: &ProcMacros) -> Result<i64, String> {
+    let count_text = Expander::new(view).expand(&spec.count).map_err(|e| e.0)?;
+    if count_text.trim().is_empty() {
+        return Ok(1);
+    }
+    let e = classad::parse_expr(count_text.trim())
+        .map_err(|_| "Invalid Queue count expression".to_string())?;
+    match Evaluator::new().eval(&e, &Scope::empty()) {
+        Value::Int(i) if i >= 0 => Ok(i),
+        Value::Int(_) => Err("Queue count out of range".into()),
+        _ => Err("Invalid Queue count expression".into()),
+    }
+}
+
+/// The statement's items, one string a row (`in`, `from` lines, a file or
+/// a command's output, or `matching` files); `None` without an item list.
+fn queue_items(
+    spec: &QueueSpec,
+    view: &ProcMacros,
+    file: &SubmitFile,
+) -> Result<Option<Vec<String>>, String> {
+    let expand = |t: &str| Expander::new(view).expand(t).map_err(|e| e.0);
+    let non_blank = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(String::from)
+            .collect()
+    };
+    Ok(match &spec.source {
+        ItemSource::None => None,
+        ItemSource::In(items) => Some(items.clone()),
+        ItemSource::FromLines(lines) => Some(lines.clone()),
+        ItemSource::FromFile(f) => {
+            let f = expand(f)?;
+            let p = file.dir.join(f.trim());
+            let text = std::fs::read_to_string(&p)
+                .map_err(|e| format!("cannot read queue item file {}: {e}", p.display()))?;
+            Some(non_blank(&text))
+        }
+        ItemSource::FromCommand(cmd) => {
+            let cmd = expand(cmd)?;
+            let out = std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg(&cmd)
+                .current_dir(&file.dir)
+                .output()
+                .map_err(|e| format!("cannot run '{cmd}': {e}"))?;
+            if !out.status.success() {
+                return Err(format!("queue item command '{cmd}' failed: {}", out.status));
+            }
+            Some(non_blank(&String::from_utf8_lossy(&out.stdout)))
+        }
+        ItemSource::Matching { globs, files, dirs } => {
+            let globs: Vec<String> = globs.iter().map(|g| expand(g)).collect::<Result<_, _>>()?;
+            Some(queue::matching(&file.dir, &globs, *files, *dirs)?)
+        }
+    })
+}
