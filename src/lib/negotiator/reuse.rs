@@ -84,7 +84,9 @@ pub fn match_one(
         if !ok {
             continue;
         }
-        let Some(lock) = joblock::try_acquire(slot.spool, row.id).map_err(invalid)? else {
+        let Some(lock) =
+            joblock::try_acquire(slot.spool, row.id).map_err(|e| QueueError::Above(Box::new(e)))?
+        else {
             continue;
         };
         let Ok(match_attrs) = dollar::match_attrs(&ad, &slot_ad) else {
@@ -132,10 +134,4 @@ fn fits_dynamic(job: &Rc<ClassAd>, slot_ad: &Rc<ClassAd>, row: &SlotRow) -> bool
     let (c, m, d) = matchmaking::requests(job, slot_ad);
     let (c, m, d) = matchmaking::quantize(c, m, d);
     c <= row.cpus && m <= row.memory && d <= row.disk
-}
-
-/// A lock error inside a queue transaction, which can only fail with a
-/// [`QueueError`].
-fn invalid(e: impl std::fmt::Display) -> QueueError {
-    QueueError::Invalid(e.to_string())
 }

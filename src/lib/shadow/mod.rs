@@ -317,7 +317,7 @@ fn release_slot_if(
     if slot == launch::SCHEDULER {
         return Ok(());
     }
-    let s = machine::load_slot(w.conn(), slot).map_err(|e| QueueError::Invalid(e.to_string()))?;
+    let s = machine::load_slot(w.conn(), slot)?;
     if let Some(s) = s
         && s.claim.as_deref() == Some(claim)
         && s.cluster == Some(id.cluster)

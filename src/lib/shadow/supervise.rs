@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::classad::{ClassAd, Expr, Value};
 use crate::machine;
-use crate::queue::{Change, JobId, QueueError, status};
+use crate::queue::{Change, JobId, status};
 use crate::userlog::{self, Event, EventKind};
 use crate::vocab::{self, Request};
 
@@ -246,9 +246,8 @@ impl Shadow {
             let cur = Rc::new(w.full_ad(&r)?);
             w.change(&r, &cur, &Change::Set(suspension_attrs(&cur, suspend, now)))?;
             let activity = if suspend { "Suspended" } else { "Busy" };
-            machine::set_activity(w.conn(), &slot, "Claimed", activity, now)
-                .map(|_| ())
-                .map_err(|e| QueueError::Invalid(e.to_string()))
+            machine::set_activity(w.conn(), &slot, "Claimed", activity, now)?;
+            Ok(())
         })?;
         if let Some(p) = userlog::user_log_path(ad) {
             let kind = if suspend {
