@@ -40,6 +40,7 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
+use crate::sys::io_error_text as io_text;
 use clap::error::ErrorKind;
 use clap::{ArgMatches, Command, CommandFactory, FromArgMatches};
 
@@ -497,15 +498,6 @@ fn resolve_long(
                 hint: Some("type more of the option's name".into()),
             })
         }
-    }
-}
-
-/// An I/O error as a sentence, without the `(os error N)` Rust appends.
-fn io_text(e: &io::Error) -> String {
-    let text = e.to_string();
-    match text.rfind(" (os error ") {
-        Some(i) if text.ends_with(')') => text[..i].to_string(),
-        _ => text,
     }
 }
 

@@ -15,6 +15,7 @@ use crate::classad::ClassAd;
 use crate::queue::JobId;
 use crate::submit::args::split_v2;
 use crate::sys::identity::{self, Identity};
+use crate::sys::io_error_text as io_text;
 use crate::userlog::{self, Event, EventKind};
 use crate::vocab::{Hold, hold_code};
 
@@ -264,14 +265,6 @@ fn output_hold(path: &Path, e: &std::io::Error, subcode: i64) -> Hold {
 
 /// An I/O error's text without Rust's ` (os error N)` tail, as HTCondor
 /// words its reasons.
-fn io_text(e: &std::io::Error) -> String {
-    let t = e.to_string();
-    match t.rfind(" (os error ") {
-        Some(i) => t[..i].to_string(),
-        None => t,
-    }
-}
-
 impl Shadow {
     /// Writes the execute event and starts the plan; the job's pid, or the
     /// hold for a job that could not be started.

@@ -174,10 +174,28 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<i32> {
     }
 }
 
+/// An I/O error as a sentence, without the ` (os error N)` Rust appends:
+/// what the tools print and what hold reasons and event logs record.
+pub fn io_error_text(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(i) if text.ends_with(')') => text[..i].to_string(),
+        _ => text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn real_user_has_a_name() {
         assert!(!super::real_user_name().is_empty());
+    }
+
+    #[test]
+    fn io_errors_read_as_sentences() {
+        let e = std::io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(super::io_error_text(&e), "No such file or directory");
+        let plain = std::io::Error::other("a plain (message)");
+        assert_eq!(super::io_error_text(&plain), "a plain (message)");
     }
 }

@@ -29,6 +29,7 @@ use std::sync::OnceLock;
 
 use crate::classad::{ClassAd, Value};
 use crate::queue::JobId;
+use crate::sys::io_error_text as io_text;
 
 pub use format::{DateForm, format, format_with};
 pub use read::{ReadError, read, read_complete};
@@ -293,15 +294,6 @@ pub enum UserLogError {
     Read { path: PathBuf, source: io::Error },
     #[error("{}: {source}", .path.display())]
     Parse { path: PathBuf, source: ReadError },
-}
-
-/// An I/O error as a sentence, without the `(os error N)` Rust appends.
-fn io_text(e: &io::Error) -> String {
-    let text = e.to_string();
-    match text.rfind(" (os error ") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    }
 }
 
 fn more_logs(n: usize) -> String {
