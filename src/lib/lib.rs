@@ -2,9 +2,15 @@
 //!
 //! The library holds every concept as its own module; the binaries under
 //! `src/bin/` are thin wrappers around [`cli`]. Layering, lowest first:
-//! `clock`, `classad` <- `vocab` <- `config` <- `submit` <- `queue` <- (`userlog`,
-//! `machine`, `negotiator`, `shadow`, `router`) <- `actions` <- `cli`. A lower
-//! module never imports a higher one.
+//! `sys`, `clock`, `classad` <- `vocab` <- `config` <- `submit` <- `queue` <-
+//! (`userlog`, `machine`, `negotiator`, `shadow`) <- `actions` <- `cli`. A
+//! lower module never imports a higher one.
+//!
+//! Calls into the C library live in [`sys`] (and the shadow's process
+//! layer, `shadow::procs`), each behind a safe function with its SAFETY
+//! argument; everywhere else `unsafe` is refused by the compiler.
+
+#![deny(unsafe_code)]
 
 pub mod actions;
 pub mod classad;
@@ -17,6 +23,7 @@ pub mod negotiator;
 pub mod queue;
 pub mod shadow;
 pub mod submit;
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod userlog;
 pub mod vocab;

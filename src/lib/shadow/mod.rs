@@ -26,6 +26,7 @@
 
 mod deferral;
 mod finish;
+#[allow(unsafe_code)]
 pub mod procs;
 mod start;
 mod supervise;
