@@ -172,13 +172,7 @@ impl JobCommand {
             }
         }
         for c in &common.constraint {
-            let e = parse_expr_old(c).map_err(|e| CliError::Parse {
-                what: format!("constraint '{c}'"),
-                line: None,
-                col: e.col,
-                msg: e.msg,
-                hint: None,
-            })?;
+            let e = parse_expr_old(c).map_err(|e| CliError::constraint(c, e))?;
             req.constraints.push((c.clone(), e));
         }
         if req.all && !(picked.is_empty() && req.ids.is_empty() && req.constraints.is_empty()) {

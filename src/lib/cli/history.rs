@@ -152,13 +152,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
 fn choose(args: &Args) -> Result<Selection, CliError> {
     let mut sel = selection(&args.targets, None)?;
     for c in &args.constraint {
-        let e = parse_expr_old(c).map_err(|e| CliError::Parse {
-            what: format!("constraint '{c}'"),
-            line: None,
-            col: e.col,
-            msg: e.msg,
-            hint: None,
-        })?;
+        let e = parse_expr_old(c).map_err(|e| CliError::constraint(c, e))?;
         let e = Expr::Paren(Box::new(e));
         sel.constraint = Some(match sel.constraint.take() {
             Some(prev) => Expr::binary(BinOp::And, prev, e),

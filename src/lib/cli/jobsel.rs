@@ -22,13 +22,7 @@ pub fn selection(args: &[String], constraint: Option<&str>) -> Result<Selection,
         }
     }
     if let Some(c) = constraint {
-        let e = parse_expr(c).map_err(|e| CliError::Parse {
-            what: format!("constraint '{c}'"),
-            line: None,
-            col: e.col,
-            msg: e.msg,
-            hint: None,
-        })?;
+        let e = parse_expr(c).map_err(|e| CliError::constraint(c, e))?;
         sel.constraint = Some(e);
     }
     Ok(sel)

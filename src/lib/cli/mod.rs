@@ -114,6 +114,17 @@ impl CliError {
         }
     }
 
+    /// A `-constraint` argument that does not parse.
+    pub fn constraint(text: &str, e: crate::classad::ParseError) -> CliError {
+        CliError::Parse {
+            what: format!("constraint '{text}'"),
+            line: None,
+            col: e.col,
+            msg: e.msg,
+            hint: None,
+        }
+    }
+
     /// A suggestion printed after the message, where one helps.
     pub fn hint(&self) -> Option<&str> {
         match self {

@@ -234,13 +234,7 @@ fn with_constraints(
         _ => (Selection::default(), None),
     };
     for (_, c) in constraints {
-        let e = parse_expr_old(c).map_err(|e| CliError::Parse {
-            what: format!("constraint '{c}'"),
-            line: None,
-            col: e.col,
-            msg: e.msg,
-            hint: None,
-        })?;
+        let e = parse_expr_old(c).map_err(|e| CliError::constraint(c, e))?;
         let e = Expr::Paren(Box::new(e));
         sel.constraint = Some(match sel.constraint.take() {
             Some(prev) => Expr::binary(BinOp::And, prev, e),

@@ -183,13 +183,7 @@ fn options(args: &Args, matches: &ArgMatches) -> Result<Options, CliError> {
     }
     let mut constraints = Vec::new();
     for c in &args.constraint {
-        let e = parse_expr_old(c).map_err(|e| CliError::Parse {
-            what: format!("constraint '{c}'"),
-            line: None,
-            col: e.col,
-            msg: e.msg,
-            hint: None,
-        })?;
+        let e = parse_expr_old(c).map_err(|e| CliError::constraint(c, e))?;
         constraints.push(e);
     }
     let mut modes = Vec::new();

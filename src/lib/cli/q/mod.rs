@@ -314,13 +314,7 @@ fn filter(args: &Args) -> Result<Filter, CliError> {
     }
     filter.only_mine = !args.allusers && args.restrictions.is_empty();
     for c in &args.constraint {
-        let e = parse_expr(c).map_err(|e| CliError::Parse {
-            what: format!("constraint '{c}'"),
-            line: None,
-            col: e.col,
-            msg: e.msg,
-            hint: None,
-        })?;
+        let e = parse_expr(c).map_err(|e| CliError::constraint(c, e))?;
         filter.constraints.push(e);
     }
     filter.constraints_hot = filter.constraints.iter().all(hot_only);
