@@ -3,7 +3,8 @@
 //! one. The shadow once had a 12-name signal table of its own, so
 //! `kill_sig = SIGXCPU` submitted fine and the job then got SIGTERM.
 //! Then claim reuse, and last tern_shadow's own errors, which say what
-//! they were about.
+//! they were about. A removal sends `remove_kill_sig` and a hold
+//! `hold_kill_sig` when the job has one.
 
 use crate::common::{RunEnv, TIMEOUT, TestEnv, fake_job};
 
@@ -54,6 +55,31 @@ fn kill_sig_sigxcpu_reaches_a_removed_job() {
     env.wait_for("the removed job gone from the queue", TIMEOUT, || {
         env.status(&id).is_none()
     });
+}
+
+// remove_kill_sig and hold_kill_sig were accepted by submit and then
+// ignored: the shadow sent KillSig for every stop.
+#[test]
+fn remove_kill_sig_reaches_a_removed_job() {
+    let env = RunEnv::new().knob("NEGOTIATE_ON_EXIT", "false");
+    let id = start(
+        &env,
+        "kill_sig = SIGUSR1\nremove_kill_sig = SIGXCPU\nhold_kill_sig = SIGUSR2\n",
+    );
+    env.run_ok("tern_rm", [&id]);
+    assert_eq!(recorded(&env), libc::SIGXCPU);
+}
+
+#[test]
+fn hold_kill_sig_reaches_a_held_job() {
+    let env = RunEnv::new().knob("NEGOTIATE_ON_EXIT", "false");
+    let id = start(
+        &env,
+        "kill_sig = SIGUSR1\nremove_kill_sig = SIGXCPU\nhold_kill_sig = SIGUSR2\n",
+    );
+    env.run_ok("tern_hold", [&id]);
+    assert_eq!(recorded(&env), libc::SIGUSR2);
+    env.wait_for("the held job held", TIMEOUT, || env.status(&id) == Some(5));
 }
 
 #[test]

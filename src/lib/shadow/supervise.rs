@@ -104,7 +104,7 @@ impl Shadow {
                 Wake::Stop => {
                     if watch.stop.is_none() {
                         let at = Instant::now() + Duration::from_secs(self.vacate_time(ad));
-                        watch.begin_stop(Stop::Shutdown, kill_sig(ad), at);
+                        watch.begin_stop(Stop::Shutdown, kill_sig(ad, Stop::Shutdown), at);
                     }
                 }
             }
@@ -154,7 +154,7 @@ impl Shadow {
                         watch.begin_stop(stop, libc::SIGKILL, Instant::now());
                     } else {
                         let at = Instant::now() + Duration::from_secs(self.vacate_time(ad));
-                        watch.begin_stop(stop, kill_sig(ad), at);
+                        watch.begin_stop(stop, kill_sig(ad, stop), at);
                     }
                 } else if kind == Request::Remove {
                     // A harder request overrides a softer one.
@@ -368,14 +368,26 @@ fn clear_leftovers(watch: &mut Watch) {
     watch.usage.sys = watch.usage.sys.max(watch.dead.sys);
 }
 
-/// The signal a stop sends first: the job's KillSig, by number or by any
-/// name the vocabulary's signal table knows (as submit accepts them);
-/// SIGTERM when unset or unknown.
-fn kill_sig(ad: &Rc<ClassAd>) -> libc::c_int {
-    match ad.eval("KillSig") {
-        Value::Int(i) => i as libc::c_int,
-        Value::Str(s) => vocab::signal_number(&s).unwrap_or(libc::SIGTERM),
-        _ => libc::SIGTERM,
+/// The signal a stop sends first, as HTCondor's starter picks it: a
+/// removal sends the job's RemoveKillSig and a hold its HoldKillSig when
+/// the job has one, every other stop (and those without) its KillSig; each
+/// by number or by any name the vocabulary's signal table knows (as submit
+/// accepts them); SIGTERM when unset or unknown.
+fn kill_sig(ad: &Rc<ClassAd>, stop: Stop) -> libc::c_int {
+    let own = match stop {
+        Stop::Remove => signal_attr(ad, "RemoveKillSig"),
+        Stop::Hold => signal_attr(ad, "HoldKillSig"),
+        _ => None,
+    };
+    own.or_else(|| signal_attr(ad, "KillSig"))
+        .unwrap_or(libc::SIGTERM)
+}
+
+fn signal_attr(ad: &Rc<ClassAd>, name: &str) -> Option<libc::c_int> {
+    match ad.eval(name) {
+        Value::Int(i) => Some(i as libc::c_int),
+        Value::Str(s) => vocab::signal_number(&s),
+        _ => None,
     }
 }
 
@@ -395,11 +407,28 @@ mod tests {
     // SIGTERM although submit accepted it.
     #[test]
     fn kill_sig_knows_every_name_submit_accepts() {
-        assert_eq!(kill_sig(&ad(r#"[KillSig = "SIGXCPU"]"#)), libc::SIGXCPU);
-        assert_eq!(kill_sig(&ad(r#"[KillSig = "xcpu"]"#)), libc::SIGXCPU);
-        assert_eq!(kill_sig(&ad("[KillSig = 10]")), libc::SIGUSR1);
-        assert_eq!(kill_sig(&ad(r#"[KillSig = "SIGNOPE"]"#)), libc::SIGTERM);
-        assert_eq!(kill_sig(&ad("[]")), libc::SIGTERM);
+        let vacate = |text| kill_sig(&ad(text), Stop::Vacate);
+        assert_eq!(vacate(r#"[KillSig = "SIGXCPU"]"#), libc::SIGXCPU);
+        assert_eq!(vacate(r#"[KillSig = "xcpu"]"#), libc::SIGXCPU);
+        assert_eq!(vacate("[KillSig = 10]"), libc::SIGUSR1);
+        assert_eq!(vacate(r#"[KillSig = "SIGNOPE"]"#), libc::SIGTERM);
+        assert_eq!(vacate("[]"), libc::SIGTERM);
+    }
+
+    // remove_kill_sig and hold_kill_sig were accepted by submit and then
+    // ignored: every stop sent KillSig.
+    #[test]
+    fn remove_and_hold_send_their_own_signal_when_the_job_has_one() {
+        let job =
+            ad(r#"[KillSig = "SIGUSR1"; RemoveKillSig = "SIGXCPU"; HoldKillSig = "SIGUSR2"]"#);
+        assert_eq!(kill_sig(&job, Stop::Remove), libc::SIGXCPU);
+        assert_eq!(kill_sig(&job, Stop::Hold), libc::SIGUSR2);
+        assert_eq!(kill_sig(&job, Stop::Vacate), libc::SIGUSR1);
+        assert_eq!(kill_sig(&job, Stop::Preempt), libc::SIGUSR1);
+        let plain = ad(r#"[KillSig = "SIGUSR1"]"#);
+        assert_eq!(kill_sig(&plain, Stop::Remove), libc::SIGUSR1);
+        assert_eq!(kill_sig(&plain, Stop::Hold), libc::SIGUSR1);
+        assert_eq!(kill_sig(&ad("[]"), Stop::Remove), libc::SIGTERM);
     }
 
     #[test]
