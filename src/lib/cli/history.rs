@@ -23,7 +23,8 @@ use super::{CliError, parse_args, run_tool};
 use crate::classad::ast::BinOp;
 use crate::classad::parser::parse_expr_old;
 use crate::classad::{ClassAd, Expr};
-use crate::queue::{Selection, status};
+use crate::queue::Selection;
+use crate::vocab::JobStatus;
 
 /// List jobs that have left the queue, newest first.
 ///
@@ -191,7 +192,7 @@ fn summary(ads: &[ClassAd]) -> String {
             Some(t) if t > 0 => format::date(t),
             _ => String::new(),
         };
-        let st = int("JobStatus").map_or("?", status::letter);
+        let st = int("JobStatus").map_or("?", JobStatus::letter_of);
         out.push_str(&format!(
             "{:>4}.{:<3} {:<14} {:>11} {:>12} {:<2} {:>11} {}\n",
             int("ClusterId").unwrap_or(0),

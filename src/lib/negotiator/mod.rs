@@ -25,9 +25,9 @@ use std::rc::Rc;
 use crate::classad::Value;
 use crate::config::{Config, ConfigError};
 use crate::machine::{self, Machine, MachineError};
-use crate::queue::{Change, JobId, JobRow, Limits, Queue, QueueError, joblock, status};
+use crate::queue::{Change, JobId, JobRow, Limits, Queue, QueueError, joblock};
 use crate::userlog::{self, Event, EventKind, Eviction, Rusage};
-use crate::vocab::Request;
+use crate::vocab::{JobStatus, Request};
 
 #[derive(Debug, thiserror::Error)]
 pub enum NegotiatorError {
@@ -229,7 +229,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         q.idle_rows()?
     } else {
         all.into_iter()
-            .filter(|r| r.status == status::IDLE)
+            .filter(|r| r.status() == Some(JobStatus::Idle))
             .collect()
     };
     let (outcome, victims) = plan_pass(cfg, &q, &machine, idle, now, opts.dry_run)?;
@@ -432,9 +432,9 @@ fn charge_usage(
             .conn()
             .prepare_cached(
                 "SELECT cluster, owner FROM clusters c WHERE EXISTS \
-                 (SELECT 1 FROM procs p WHERE p.cluster = c.cluster AND p.status = 1)",
+                 (SELECT 1 FROM procs p WHERE p.cluster = c.cluster AND p.status = ?1)",
             )?
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .query_map([JobStatus::Idle.code()], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<Result<_, _>>()?;
         for (cluster, owner) in idle {
             let cad = w.cluster_ad(cluster)?;
@@ -496,9 +496,9 @@ fn claimed_jobs(q: &Queue) -> Result<Vec<JobId>, NegotiatorError> {
         })
         .collect();
     for row in q.rows_in(&[
-        status::RUNNING,
-        status::SUSPENDED,
-        status::TRANSFERRING_OUTPUT,
+        JobStatus::Running,
+        JobStatus::Suspended,
+        JobStatus::TransferringOutput,
     ])? {
         if !suspects.contains(&row.id) {
             suspects.push(row.id);
@@ -529,15 +529,15 @@ fn put_right(
         let Some(row) = w.row(id)? else { return Ok(()) };
         let ad = Rc::new(w.full_ad(&row)?);
         log_path = userlog::user_log_path(&ad);
-        match row.status {
-            status::RUNNING | status::SUSPENDED | status::TRANSFERRING_OUTPUT => {
+        match row.status() {
+            Some(s) if s.is_active() => {
                 w.change(&row, &ad, &policy::requeue(&ad, now, None, true))?;
                 logged.push(evicted(id, now, None));
                 report
                     .lines
                     .push(format!("requeue {id} (its shadow is gone)"));
             }
-            status::REMOVED => {
+            Some(JobStatus::Removed) => {
                 let reason = ad.eval_str("RemoveReason").unwrap_or_default();
                 let change = policy::leave_or_stay(&ad, vec![]);
                 w.change(&row, &ad, &change)?;
@@ -546,7 +546,7 @@ fn put_right(
                     .lines
                     .push(format!("remove {id} (its shadow is gone)"));
             }
-            status::HELD => {
+            Some(JobStatus::Held) => {
                 let reason = ad.eval_str("HoldReason").unwrap_or_default();
                 let code = ad.eval_int("HoldReasonCode").unwrap_or(0);
                 let sub = ad.eval_int("HoldReasonSubCode").unwrap_or(0);
@@ -621,11 +621,11 @@ pub fn owed_elsewhere(
 ) -> Result<bool, QueueError> {
     let mut any_other = false;
     for sql in [
-        "SELECT owner FROM procs WHERE status = 1 AND owner < ?1 ORDER BY owner DESC LIMIT 1",
-        "SELECT owner FROM procs WHERE status = 1 AND owner > ?1 ORDER BY owner LIMIT 1",
+        "SELECT owner FROM procs WHERE status = ?2 AND owner < ?1 ORDER BY owner DESC LIMIT 1",
+        "SELECT owner FROM procs WHERE status = ?2 AND owner > ?1 ORDER BY owner LIMIT 1",
     ] {
         let mut st = conn.prepare_cached(sql)?;
-        let mut rows = st.query([owner])?;
+        let mut rows = st.query(rusqlite::params![owner, JobStatus::Idle.code()])?;
         if rows.next()?.is_some() {
             any_other = true;
         }
@@ -634,10 +634,12 @@ pub fn owed_elsewhere(
         return Ok(false);
     }
     let mut st = conn.prepare_cached(
-        "SELECT DISTINCT owner FROM procs WHERE status = 1 AND owner <> ?1 LIMIT 64",
+        "SELECT DISTINCT owner FROM procs WHERE status = ?2 AND owner <> ?1 LIMIT 64",
     )?;
     let others: Vec<String> = st
-        .query_map([owner], |r| r.get(0))?
+        .query_map(rusqlite::params![owner, JobStatus::Idle.code()], |r| {
+            r.get(0)
+        })?
         .collect::<Result<_, _>>()?;
     let total: i64 = conn
         .prepare_cached(

@@ -10,8 +10,9 @@ use std::rc::Rc;
 
 use super::{NegotiatorError, Report, matchmaking, policy};
 use crate::classad::Expr;
-use crate::queue::{Change, JobId, JobRow, Queue, joblock, status};
+use crate::queue::{Change, JobId, JobRow, Queue, joblock};
 use crate::userlog::{self, Event};
+use crate::vocab::JobStatus;
 use crate::vocab::Request;
 
 /// Step 2: PeriodicHold, PeriodicRelease and PeriodicRemove of every job
@@ -57,8 +58,8 @@ fn decide(
     let mut cluster_fires: rustc_hash::FxHashMap<i64, bool> = rustc_hash::FxHashMap::default();
     for row in rows {
         if !matches!(
-            row.status,
-            status::IDLE | status::RUNNING | status::HELD | status::SUSPENDED
+            row.status(),
+            Some(JobStatus::Idle | JobStatus::Running | JobStatus::Held | JobStatus::Suspended)
         ) {
             continue;
         }
@@ -79,7 +80,7 @@ fn decide(
             continue;
         }
         let ad = Rc::new(q.full_ad(row)?);
-        if let Some(a) = policy::periodic(&ad, row.status) {
+        if let Some(a) = policy::periodic(&ad, row.status()) {
             // A job held while running is held for good only when its
             // shadow has stopped it; releasing it earlier would cross the
             // shadow's hold.
@@ -109,10 +110,13 @@ fn apply(
             let Some(row) = w.row(*id)? else { continue };
             let ad = Rc::new(w.full_ad(&row)?);
             // Decided on the ad read before this transaction: check again.
-            if policy::periodic(&ad, row.status).as_ref() != Some(action) {
+            if policy::periodic(&ad, row.status()).as_ref() != Some(action) {
                 continue;
             }
-            let running = matches!(row.status, status::RUNNING | status::SUSPENDED);
+            let running = matches!(
+                row.status(),
+                Some(JobStatus::Running | JobStatus::Suspended)
+            );
             let path = userlog::user_log_path(&ad);
             let mut log = |e: Event| {
                 if let Some(p) = &path {
@@ -129,7 +133,7 @@ fn apply(
                         ("HoldReason".to_string(), Expr::string(reason)),
                         ("HoldReasonCode".to_string(), Expr::int(*code)),
                         ("HoldReasonSubCode".to_string(), Expr::int(*subcode)),
-                        ("JobStatus".to_string(), Expr::int(status::HELD)),
+                        ("JobStatus".to_string(), JobStatus::Held.expr()),
                     ];
                     let n = ad.eval_int("NumHolds").unwrap_or(0);
                     set.push(("NumHolds".into(), Expr::int(n + 1)));
@@ -149,7 +153,7 @@ fn apply(
                     if running {
                         let set = vec![
                             ("RemoveReason".to_string(), Expr::string(reason)),
-                            ("JobStatus".to_string(), Expr::int(status::REMOVED)),
+                            ("JobStatus".to_string(), JobStatus::Removed.expr()),
                         ];
                         w.change(&row, &ad, &Change::Set(set))?;
                         w.request(*id, Request::Remove)?;
