@@ -147,10 +147,7 @@ fn cluster_info(q: &Queue, c: &ClusterRows) -> Result<ClusterInfo, QueueError> {
         ad.update(&diff);
     }
     let ad: Rc<ClassAd> = Rc::new(ad);
-    let int = |n: &str| match ad.eval(n) {
-        Value::Int(i) => Some(i),
-        _ => None,
-    };
+    let int = |n: &str| ad.eval_int(n);
     let dagman_job_id = match ad.eval("DAGManJobId") {
         Value::Int(i) if i > 0 => Some(i),
         Value::Str(s) => s
