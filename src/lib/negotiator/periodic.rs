@@ -12,8 +12,7 @@ use super::{NegotiatorError, Report, matchmaking, policy};
 use crate::classad::Expr;
 use crate::queue::{Change, JobId, JobRow, Queue, joblock};
 use crate::userlog::{self, Event};
-use crate::vocab::JobStatus;
-use crate::vocab::Request;
+use crate::vocab::{JobStatus, Request};
 
 /// Step 2: PeriodicHold, PeriodicRelease and PeriodicRemove of every job
 /// that has them. A running job's hold or removal is a request to its
