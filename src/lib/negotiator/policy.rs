@@ -8,8 +8,7 @@ use std::rc::Rc;
 use crate::classad::unparse::unparse;
 use crate::classad::{ClassAd, Expr, Value};
 use crate::queue::Change;
-use crate::vocab::JobStatus;
-use crate::vocab::hold_code;
+use crate::vocab::{JobStatus, hold_code};
 
 /// Set on a cron job whose next DeferralTime must be computed by the next
 /// pass whatever its current one says (after a run, or a missed time): the

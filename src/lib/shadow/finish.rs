@@ -19,8 +19,7 @@ use crate::classad::{ClassAd, Expr, Value};
 use crate::negotiator::{launch, policy, reuse};
 use crate::queue::{Change, JobId, joblock};
 use crate::userlog::{self, Event, EventKind, Eviction, Exit, Rusage, Termination};
-use crate::vocab::JobStatus;
-use crate::vocab::{Hold, hold_code};
+use crate::vocab::{Hold, JobStatus, hold_code};
 
 use super::procs;
 use super::supervise::real;

@@ -39,8 +39,7 @@ use crate::machine::{self, Machine, MachineError};
 use crate::negotiator::accountant::Knobs;
 use crate::negotiator::{NegotiatorError, launch};
 use crate::queue::{Change, JobId, Limits, Queue, QueueError, joblock};
-use crate::vocab::JobStatus;
-use crate::vocab::{Hold, Request, hold_code};
+use crate::vocab::{Hold, JobStatus, Request, hold_code};
 
 use deferral::Deferral;
 use finish::RunEnd;

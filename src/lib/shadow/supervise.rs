@@ -16,8 +16,7 @@ use crate::classad::{ClassAd, Expr, Value};
 use crate::machine;
 use crate::queue::{Change, JobId};
 use crate::userlog::{self, Event, EventKind};
-use crate::vocab::JobStatus;
-use crate::vocab::{self, Request};
+use crate::vocab::{self, JobStatus, Request};
 
 use super::finish::RunEnd;
 use super::procs::{self, Wake};

@@ -12,8 +12,7 @@ use super::{CliError, Context, Options, write_line, write_title, write_totals};
 use crate::classad::{ClassAd, Value};
 use crate::queue::listing::StatusCounts;
 use crate::queue::{JobId, Queue, QueueError};
-use crate::vocab::JobStatus;
-use crate::vocab::Universe;
+use crate::vocab::{JobStatus, Universe};
 
 /// The shown jobs of one cluster.
 #[derive(Debug)]

@@ -11,8 +11,7 @@ use super::select::{Totals, select};
 use super::{CliError, Context, Options, View, write_line, write_title, write_totals};
 use crate::classad::{ClassAd, Value};
 use crate::queue::{JobId, Queue};
-use crate::vocab::JobStatus;
-use crate::vocab::Universe;
+use crate::vocab::{JobStatus, Universe};
 
 /// What a per-job view shows of one job.
 struct JobLine {
