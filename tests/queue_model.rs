@@ -21,7 +21,8 @@ use std::fmt::Write as _;
 
 use tern::classad::unparse::unparse;
 use tern::classad::{ClassAd, Expr, parse_expr};
-use tern::queue::{Change, JobId, Limits, Queue, Selection, status};
+use tern::queue::{Change, JobId, Limits, Queue, Selection};
+use tern::vocab::JobStatus;
 
 use crate::common::NOW;
 use crate::common::queue::submit_text;
@@ -81,9 +82,11 @@ struct Model {
 /// Constraints a selection may carry, each with the model's reading of it.
 type Pred = fn(&JobId, &MJob) -> bool;
 const CONSTRAINTS: &[(&str, Pred)] = &[
-    ("JobStatus == 1", |_, j| j.status == status::IDLE),
-    ("JobStatus == 5", |_, j| j.status == status::HELD),
-    ("JobStatus =!= 2", |_, j| j.status != status::RUNNING),
+    ("JobStatus == 1", |_, j| j.status == JobStatus::Idle.code()),
+    ("JobStatus == 5", |_, j| j.status == JobStatus::Held.code()),
+    ("JobStatus =!= 2", |_, j| {
+        j.status != JobStatus::Running.code()
+    }),
     ("ProcId == 0", |id, _| id.proc == 0),
     ("Owner == \"bob\"", |_, j| j.owner == "bob"),
     // A may hold any value qedit gives it, so the ClassAd evaluator reads it.
@@ -154,29 +157,29 @@ fn set(attrs: &[(&str, Expr)]) -> Vec<(String, Expr)> {
 }
 
 fn decide(action: &Action, job_status: i64, now: i64) -> Change {
-    use status::*;
-    match (action, job_status) {
-        (Action::Rm, IDLE | HELD) => Change::Leave {
+    use JobStatus::*;
+    match (action, JobStatus::from_code(job_status)) {
+        (Action::Rm, Some(Idle | Held)) => Change::Leave {
             set: set(&[
-                ("JobStatus", Expr::int(REMOVED)),
+                ("JobStatus", Removed.expr()),
                 ("RemoveReason", Expr::string("via tern_rm")),
             ]),
         },
-        (Action::Rm, RUNNING) => Change::Set(set(&[
-            ("JobStatus", Expr::int(REMOVED)),
+        (Action::Rm, Some(Running)) => Change::Set(set(&[
+            ("JobStatus", Removed.expr()),
             ("RemoveReason", Expr::string("via tern_rm")),
         ])),
         (Action::Rm, _) => Change::Skip("already being removed".into()),
-        (Action::Hold(why), IDLE | RUNNING) => Change::Set(set(&[
-            ("JobStatus", Expr::int(HELD)),
+        (Action::Hold(why), Some(Idle | Running)) => Change::Set(set(&[
+            ("JobStatus", Held.expr()),
             ("HoldReason", Expr::string(why)),
             ("HoldReasonCode", Expr::int(1)),
         ])),
         (Action::Hold(_), _) => Change::Skip("not idle or running".into()),
-        (Action::Release, HELD) => Change::Update {
+        (Action::Release, Some(Held)) => Change::Update {
             set: set(&[
                 ("ReleaseReason", Expr::string("via tern_release")),
-                ("JobStatus", Expr::int(IDLE)),
+                ("JobStatus", Idle.expr()),
             ]),
             delete: vec!["HoldReason".into()],
         },
@@ -189,19 +192,19 @@ fn decide(action: &Action, job_status: i64, now: i64) -> Change {
             name.clone(),
             parse_expr(value).expect("qedit values parse"),
         )]),
-        (Action::Start, IDLE) => Change::Set(set(&[
-            ("JobStatus", Expr::int(RUNNING)),
+        (Action::Start, Some(Idle)) => Change::Set(set(&[
+            ("JobStatus", Running.expr()),
             ("JobCurrentStartDate", Expr::int(now)),
         ])),
         (Action::Start, _) => Change::Skip("not idle".into()),
-        (Action::Exit(code), RUNNING) => Change::Leave {
+        (Action::Exit(code), Some(Running)) => Change::Leave {
             set: set(&[
-                ("JobStatus", Expr::int(COMPLETED)),
+                ("JobStatus", Completed.expr()),
                 ("ExitCode", Expr::int(*code)),
                 ("CompletionDate", Expr::int(now)),
             ]),
         },
-        (Action::Exit(_), REMOVED) => Change::Leave { set: vec![] },
+        (Action::Exit(_), Some(Removed)) => Change::Leave { set: vec![] },
         (Action::Exit(_), _) => Change::Skip("not running".into()),
     }
 }
@@ -312,7 +315,7 @@ impl SubmitSpec {
         }
         MJob {
             owner: self.owner.clone(),
-            status: status::IDLE,
+            status: JobStatus::Idle.code(),
             entered: now,
             prio: self.priority.unwrap_or(0),
             attrs,

@@ -80,12 +80,6 @@ impl JobStatus {
         }
     }
 
-    /// A job in this status has left the schedd's working set: it waits
-    /// only to move to the history.
-    pub const fn is_terminal(self) -> bool {
-        matches!(self, JobStatus::Removed | JobStatus::Completed)
-    }
-
     /// A job in this status holds a slot (its shadow is alive).
     pub const fn is_active(self) -> bool {
         matches!(
@@ -144,18 +138,13 @@ impl Universe {
         Universe::ALL.into_iter().find(|u| u.code() == code)
     }
 
-    /// The universe a submit file names, by name (any case) or number.
-    /// `docker` and `container` are vanilla jobs to HTCondor.
+    /// The universe a submit file's `universe` names, in the spellings
+    /// condor_submit takes: its name (any case) or its number as written
+    /// (`5`, not `05`).
     pub fn from_submit(text: &str) -> Option<Universe> {
-        let t = text.trim();
-        if let Ok(n) = t.parse::<i64>() {
-            return Universe::from_code(n);
-        }
-        let lower = t.to_ascii_lowercase();
-        match lower.as_str() {
-            "docker" | "container" => Some(Universe::Vanilla),
-            _ => Universe::ALL.into_iter().find(|u| u.name() == lower),
-        }
+        Universe::ALL
+            .into_iter()
+            .find(|u| text.eq_ignore_ascii_case(u.name()) || text == u.code().to_string())
     }
 
     /// The submit-file name (`vanilla`, `scheduler`, ...).
@@ -391,7 +380,9 @@ mod tests {
     fn universes_by_name_and_number() {
         assert_eq!(Universe::from_submit("Vanilla"), Some(Universe::Vanilla));
         assert_eq!(Universe::from_submit("12"), Some(Universe::Local));
-        assert_eq!(Universe::from_submit("docker"), Some(Universe::Vanilla));
+        assert_eq!(Universe::from_submit("docker"), None);
+        assert_eq!(Universe::from_submit("05"), None);
+        assert_eq!(Universe::from_submit(" vanilla"), None);
         assert_eq!(Universe::from_submit("nonsense"), None);
         assert!(Universe::Scheduler.runs_on_submit_host());
         assert!(!Universe::Vanilla.runs_on_submit_host());

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use crate::classad::json::ads_to_json_array;
 use crate::classad::unparse::{Syntax, ad_to_old, write_value};
-use crate::classad::{ClassAd, Value, eval_in};
+use crate::classad::{ClassAd, Value};
 
 /// A value in old syntax, as `condor_q` prints one.
 pub fn value_old(v: &Value) -> String {
@@ -140,37 +140,24 @@ pub fn run_time(secs: i64) -> String {
     )
 }
 
-/// An attribute of `ad` evaluated to a number.
-pub fn number(ad: &ClassAd, name: &str) -> Option<f64> {
-    let e = ad.get(name)?;
-    eval_in(&Rc::new(ad.clone()), e).as_number()
-}
-
-/// An attribute of `ad` evaluated to a string.
-pub fn string(ad: &ClassAd, name: &str) -> Option<String> {
-    let e = ad.get(name)?;
-    match eval_in(&Rc::new(ad.clone()), e) {
-        Value::Str(s) => Some(s.to_string()),
-        _ => None,
-    }
-}
-
 /// The CMD column: `(JobDescription)` when the job has one, otherwise the
 /// base name of `Cmd` followed by the arguments.
-pub fn job_description(ad: &ClassAd) -> String {
-    let Some(cmd) = string(ad, "Cmd") else {
+pub fn job_description(ad: &Rc<ClassAd>) -> String {
+    let Some(cmd) = ad.eval_str("Cmd") else {
         return String::new();
     };
-    if let Some(d) = string(ad, "MATCH_EXP_JobDescription")
-        .or_else(|| string(ad, "JobDescription"))
+    if let Some(d) = ad
+        .eval_str("MATCH_EXP_JobDescription")
+        .or_else(|| ad.eval_str("JobDescription"))
         .filter(|d| !d.is_empty())
     {
         return format!("({d})");
     }
     let base = cmd.rsplit('/').next().unwrap_or(&cmd).to_string();
-    let args = string(ad, "Arguments")
+    let args = ad
+        .eval_str("Arguments")
         .filter(|a| !a.is_empty())
-        .or_else(|| string(ad, "Args"))
+        .or_else(|| ad.eval_str("Args"))
         .unwrap_or_default();
     if args.is_empty() {
         base
@@ -199,8 +186,8 @@ mod tests {
     #[test]
     fn cmd_column() {
         let a = ad(r#"[Cmd = "/bin/sleep"; Args = "10"]"#);
-        assert_eq!(job_description(&a), "sleep 10");
+        assert_eq!(job_description(&Rc::new(a)), "sleep 10");
         let b = ad(r#"[Cmd = "/bin/sleep"; Arguments = ""; JobDescription = "nap"]"#);
-        assert_eq!(job_description(&b), "(nap)");
+        assert_eq!(job_description(&Rc::new(b)), "(nap)");
     }
 }

@@ -12,6 +12,7 @@
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
+use std::rc::Rc;
 
 use clap::{ArgMatches, Parser};
 
@@ -23,7 +24,8 @@ use super::{CliError, parse_args, run_tool};
 use crate::classad::ast::BinOp;
 use crate::classad::parser::parse_expr_old;
 use crate::classad::{ClassAd, Expr};
-use crate::queue::{Selection, status};
+use crate::queue::Selection;
+use crate::vocab::JobStatus;
 
 /// List jobs that have left the queue, newest first.
 ///
@@ -183,26 +185,48 @@ fn summary(ads: &[ClassAd]) -> String {
         " ID", "OWNER", "  SUBMITTED", "  RUN_TIME  ", "ST", "  COMPLETED", "CMD"
     );
     for ad in ads {
-        let int = |n: &str| format::number(ad, n).map(|v| v as i64);
-        let run = format::number(ad, "RemoteWallClockTime")
-            .or_else(|| format::number(ad, "RemoteUserCpu"))
+        let ad = Rc::new(ad.clone());
+        let int = |n: &str| ad.eval_int(n);
+        let run = ad
+            .eval_real("RemoteWallClockTime")
+            .or_else(|| ad.eval_real("RemoteUserCpu"))
             .unwrap_or(0.0);
         let completed = match int("CompletionDate") {
             Some(t) if t > 0 => format::date(t),
             _ => String::new(),
         };
-        let st = int("JobStatus").map_or("?", status::letter);
+        let st = int("JobStatus").map_or("?", JobStatus::letter_of);
         out.push_str(&format!(
             "{:>4}.{:<3} {:<14} {:>11} {:>12} {:<2} {:>11} {}\n",
             int("ClusterId").unwrap_or(0),
             int("ProcId").unwrap_or(0),
-            format::string(ad, "Owner").unwrap_or_default(),
+            ad.eval_str("Owner").unwrap_or_default(),
             int("QDate").map(format::date).unwrap_or_default(),
             format::run_time(run as i64),
             st,
             completed,
-            format::job_description(ad)
+            format::job_description(&ad)
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The summary reads through the ClassAd typed readers: a boolean is
+    // not a number, so `ProcId = true` prints as a missing 0 (it used to
+    // print as 1).
+    #[test]
+    fn summary_prints_a_bool_as_no_number() {
+        let ad = crate::classad::parse_ad(
+            r#"[ClusterId = 7; ProcId = true; Owner = "ann"; JobStatus = 4; Cmd = "/bin/true"]"#,
+        )
+        .unwrap();
+        let text = summary(&[ad]);
+        let line = text.lines().nth(1).unwrap();
+        assert!(line.starts_with("   7.0   ann "), "{line:?}");
+        assert!(line.contains(" C "), "{line:?}");
+    }
 }

@@ -219,9 +219,10 @@ fn options(args: &Args, matches: &ArgMatches) -> Result<Options, CliError> {
 
 /// Whether a slot passes the options' tests.
 fn chosen(opts: &Options, ad: &ClassAd) -> bool {
+    let shared = Rc::new(ad.clone());
     if !opts.names.is_empty() {
-        let name = format::string(ad, "Name").unwrap_or_default();
-        let machine = format::string(ad, "Machine").unwrap_or_default();
+        let name = shared.eval_str("Name").unwrap_or_default();
+        let machine = shared.eval_str("Machine").unwrap_or_default();
         let slot = name.split('@').next().unwrap_or("");
         if !opts
             .names
@@ -231,7 +232,6 @@ fn chosen(opts: &Options, ad: &ClassAd) -> bool {
             return false;
         }
     }
-    let shared = Rc::new(ad.clone());
     let test = |e: &Expr| eval_in(&shared, e).is_true();
     (opts.modes.is_empty() || opts.modes.iter().any(test)) && opts.constraints.iter().all(test)
 }
@@ -323,19 +323,19 @@ fn run_columns() -> Vec<Column> {
     ]
 }
 
-fn cell_text(cell: Cell, ad: &ClassAd, now: i64) -> String {
+fn cell_text(cell: Cell, ad: &Rc<ClassAd>, now: i64) -> String {
     match cell {
-        Cell::Text(a) => format::string(ad, a).unwrap_or_default(),
-        Cell::Load(a) => {
-            format::number(ad, a).map_or_else(|| "[???]".into(), |v| format!("{v:.3}"))
-        }
-        Cell::Int(a) => {
-            format::number(ad, a).map_or_else(|| "[??]".into(), |v| format!("{:4}", v as i64))
-        }
+        Cell::Text(a) => ad.eval_str(a).unwrap_or_default(),
+        Cell::Load(a) => ad
+            .eval_real(a)
+            .map_or_else(|| "[???]".into(), |v| format!("{v:.3}")),
+        Cell::Int(a) => ad
+            .eval_int(a)
+            .map_or_else(|| "[??]".into(), |v| format!("{v:4}")),
         Cell::ActivityTime => {
-            let at = format::number(ad, "MyCurrentTime").map_or(now, |v| v as i64);
-            match format::number(ad, "EnteredCurrentActivity") {
-                Some(t) => format::run_time(at - t as i64),
+            let at = ad.eval_int("MyCurrentTime").unwrap_or(now);
+            match ad.eval_int("EnteredCurrentActivity") {
+                Some(t) => format::run_time(at - t),
                 None => "-".into(),
             }
         }
@@ -348,7 +348,13 @@ fn cell_text(cell: Cell, ad: &ClassAd, now: i64) -> String {
 fn table(columns: &[Column], ads: &[ClassAd], now: i64) -> String {
     let cells: Vec<Vec<String>> = ads
         .iter()
-        .map(|ad| columns.iter().map(|c| cell_text(c.cell, ad, now)).collect())
+        .map(|ad| {
+            let ad = Rc::new(ad.clone());
+            columns
+                .iter()
+                .map(|c| cell_text(c.cell, &ad, now))
+                .collect()
+        })
         .collect();
     let widths: Vec<usize> = columns
         .iter()
@@ -399,21 +405,21 @@ fn totals(ads: &[ClassAd], run: bool, wide: bool) -> String {
     let mut all = [0i64; 9];
     let mut all_load = 0.0;
     for ad in ads {
-        let (Some(arch), Some(opsys)) = (format::string(ad, "Arch"), format::string(ad, "OpSys"))
-        else {
+        let ad = Rc::new(ad.clone());
+        let (Some(arch), Some(opsys)) = (ad.eval_str("Arch"), ad.eval_str("OpSys")) else {
             continue;
         };
         let key = format!("{arch}/{opsys}");
         let counts = keys.entry(key.clone()).or_default();
         if run {
-            let load = format::number(ad, "LoadAvg").unwrap_or(0.0);
+            let load = ad.eval_real("LoadAvg").unwrap_or(0.0);
             counts[0] += 1;
             all[0] += 1;
             *loads.entry(key).or_default() += load;
             all_load += load;
             continue;
         }
-        let state = format::string(ad, "State").unwrap_or_default();
+        let state = ad.eval_str("State").unwrap_or_default();
         // Total Owner Claimed Unclaimed Matched Preempting Drain Backfill BkIdle
         let i = match state.as_str() {
             "Owner" => 1,
@@ -466,4 +472,21 @@ fn totals(ads: &[ClassAd], run: bool, wide: bool) -> String {
     out.push_str(&key_cell("Total"));
     out.push_str(&info(&all, all_load));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The cells read attributes through the ClassAd typed readers: a
+    // boolean is not a number (it used to print as 1).
+    #[test]
+    fn cells_print_a_bool_as_no_number() {
+        let ad = Rc::new(crate::classad::parse_ad("[Cpus = true; LoadAvg = false]").unwrap());
+        assert_eq!(cell_text(Cell::Int("Cpus"), &ad, 0), "[??]");
+        assert_eq!(cell_text(Cell::Load("LoadAvg"), &ad, 0), "[???]");
+        let ad = Rc::new(crate::classad::parse_ad("[Cpus = 2.5; LoadAvg = 1]").unwrap());
+        assert_eq!(cell_text(Cell::Int("Cpus"), &ad, 0), "   2");
+        assert_eq!(cell_text(Cell::Load("LoadAvg"), &ad, 0), "1.000");
+    }
 }

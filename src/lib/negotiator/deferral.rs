@@ -11,8 +11,9 @@ use std::rc::Rc;
 
 use super::policy::{self, CRON_ATTRS, RECOMPUTE};
 use crate::classad::{ClassAd, Expr, Value};
-use crate::queue::{Change, JobId, JobRow, Queue, QueueError, status};
+use crate::queue::{Change, JobId, JobRow, Queue, QueueError};
 use crate::userlog::Event;
+use crate::vocab::JobStatus;
 
 /// A decision for one job.
 pub enum Decision {
@@ -52,7 +53,7 @@ pub fn decide(
     let mut out = Vec::new();
     let mut cron_cluster: rustc_hash::FxHashMap<i64, bool> = rustc_hash::FxHashMap::default();
     for row in rows {
-        if row.status != status::IDLE {
+        if row.status() != Some(JobStatus::Idle) {
             continue;
         }
         let cluster_cron = match cron_cluster.get(&row.id.cluster) {
@@ -121,7 +122,7 @@ pub fn apply(
                 Decision::Schedule(id, _) | Decision::Invalid(id, _) => *id,
             };
             let Some(row) = w.row(id)? else { continue };
-            if row.status != status::IDLE {
+            if row.status() != Some(JobStatus::Idle) {
                 continue;
             }
             let ad = Rc::new(w.full_ad(&row)?);

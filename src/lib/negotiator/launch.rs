@@ -11,7 +11,8 @@ use super::matchmaking::{Outcome, Planned, Rejected};
 use crate::classad::{Expr, Value};
 use crate::config::Config;
 use crate::machine::{self, Machine};
-use crate::queue::{Change, JobId, Queue, QueueError, Writer, joblock, status};
+use crate::queue::{Change, JobId, Queue, QueueError, Writer, joblock};
+use crate::vocab::JobStatus;
 
 /// The "slot" of a scheduler universe job, which runs without one.
 pub const SCHEDULER: &str = "scheduler";
@@ -55,7 +56,7 @@ pub fn claim_attrs(
         _ => None,
     };
     let mut set = vec![
-        ("JobStatus".to_string(), Expr::int(status::RUNNING)),
+        ("JobStatus".to_string(), JobStatus::Running.expr()),
         (
             "RemoteHost".to_string(),
             Expr::string(&format!("{slot_name}@{host}")),
@@ -133,7 +134,7 @@ fn claim_one(
     let Some(row) = w.row(p.id)? else {
         return Ok(None);
     };
-    if row.status != status::IDLE {
+    if row.status() != Some(JobStatus::Idle) {
         return Ok(None);
     }
     if p.slot == SCHEDULER {

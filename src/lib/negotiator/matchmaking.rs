@@ -185,11 +185,15 @@ fn signature(ad: &ClassAd, significant: &[String]) -> String {
     sig
 }
 
+/// A value evaluated in a match context as an integer, as HTCondor's
+/// `EvalInteger` there: an integer, or a real truncated toward zero. A
+/// boolean is not a number (`request_cpus = true` asks for the default),
+/// the same choice as [`ClassAd::eval_int`], which cannot be used here
+/// because the slot must be in scope.
 fn int_of(v: &Value) -> Option<i64> {
     match v {
         Value::Int(i) => Some(*i),
         Value::Real(r) => Some(*r as i64),
-        Value::Bool(b) => Some(*b as i64),
         _ => None,
     }
 }
@@ -742,6 +746,19 @@ fn with_resources(ad: &ClassAd, row: &SlotRow) -> ClassAd {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requests_a_bool_is_not_a_number_in_a_match() {
+        let ad = |t: &str| Rc::new(crate::classad::parse_ad(t).unwrap());
+        let slot = ad("[Cpus = 4; Memory = 2048]");
+        // A request may refer to the slot; a real truncates; a bool
+        // falls back to the default as if the request were unset (it
+        // counted as 1 before).
+        let job = ad("[RequestCpus = 2.9; RequestMemory = TARGET.Memory / 2; RequestDisk = true]");
+        assert_eq!(requests(&job, &slot), (2, 1024, 0));
+        let job = ad("[RequestCpus = true; RequestMemory = true]");
+        assert_eq!(requests(&job, &slot), (1, 0, 0));
+    }
 
     #[test]
     fn quantize_rounds_up_as_htcondor() {

@@ -12,6 +12,7 @@ pub mod deferral;
 pub mod dollar;
 pub mod launch;
 pub mod matchmaking;
+pub mod periodic;
 pub mod policy;
 pub mod preempt;
 pub mod reuse;
@@ -21,12 +22,12 @@ use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use crate::classad::{Expr, Value};
+use crate::classad::Value;
 use crate::config::{Config, ConfigError};
 use crate::machine::{self, Machine, MachineError};
-use crate::queue::{Change, JobId, JobRow, Limits, Queue, QueueError, joblock, status};
+use crate::queue::{Change, JobId, JobRow, Limits, Queue, QueueError, joblock};
 use crate::userlog::{self, Event, EventKind, Eviction, Rusage};
-use crate::vocab::Request;
+use crate::vocab::{JobStatus, Request};
 
 #[derive(Debug, thiserror::Error)]
 pub enum NegotiatorError {
@@ -214,7 +215,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     // One read of every job serves the periodic policies and, unless they
     // changed something, the matching.
     let all = q.rows(&crate::queue::Selection::default())?;
-    let changed = periodic(
+    let changed = periodic::periodic(
         &mut q,
         &all,
         spool,
@@ -228,7 +229,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         q.idle_rows()?
     } else {
         all.into_iter()
-            .filter(|r| r.status == status::IDLE)
+            .filter(|r| r.status() == Some(JobStatus::Idle))
             .collect()
     };
     let (outcome, victims) = plan_pass(cfg, &q, &machine, idle, now, opts.dry_run)?;
@@ -431,9 +432,9 @@ fn charge_usage(
             .conn()
             .prepare_cached(
                 "SELECT cluster, owner FROM clusters c WHERE EXISTS \
-                 (SELECT 1 FROM procs p WHERE p.cluster = c.cluster AND p.status = 1)",
+                 (SELECT 1 FROM procs p WHERE p.cluster = c.cluster AND p.status = ?1)",
             )?
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .query_map([JobStatus::Idle.code()], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<Result<_, _>>()?;
         for (cluster, owner) in idle {
             let cad = w.cluster_ad(cluster)?;
@@ -495,9 +496,9 @@ fn claimed_jobs(q: &Queue) -> Result<Vec<JobId>, NegotiatorError> {
         })
         .collect();
     for row in q.rows_in(&[
-        status::RUNNING,
-        status::SUSPENDED,
-        status::TRANSFERRING_OUTPUT,
+        JobStatus::Running,
+        JobStatus::Suspended,
+        JobStatus::TransferringOutput,
     ])? {
         if !suspects.contains(&row.id) {
             suspects.push(row.id);
@@ -528,15 +529,15 @@ fn put_right(
         let Some(row) = w.row(id)? else { return Ok(()) };
         let ad = Rc::new(w.full_ad(&row)?);
         log_path = userlog::user_log_path(&ad);
-        match row.status {
-            status::RUNNING | status::SUSPENDED | status::TRANSFERRING_OUTPUT => {
+        match row.status() {
+            Some(s) if s.is_active() => {
                 w.change(&row, &ad, &policy::requeue(&ad, now, None, true))?;
                 logged.push(evicted(id, now, None));
                 report
                     .lines
                     .push(format!("requeue {id} (its shadow is gone)"));
             }
-            status::REMOVED => {
+            Some(JobStatus::Removed) => {
                 let reason = ad.eval_str("RemoveReason").unwrap_or_default();
                 let change = policy::leave_or_stay(&ad, vec![]);
                 w.change(&row, &ad, &change)?;
@@ -545,7 +546,7 @@ fn put_right(
                     .lines
                     .push(format!("remove {id} (its shadow is gone)"));
             }
-            status::HELD => {
+            Some(JobStatus::Held) => {
                 let reason = ad.eval_str("HoldReason").unwrap_or_default();
                 let code = ad.eval_int("HoldReasonCode").unwrap_or(0);
                 let sub = ad.eval_int("HoldReasonSubCode").unwrap_or(0);
@@ -587,162 +588,6 @@ pub fn evicted(id: JobId, now: i64, reason: Option<String>) -> Event {
     }
 }
 
-/// Step 2: PeriodicHold, PeriodicRelease and PeriodicRemove of every job
-/// that has them. A running job's hold or removal is a request to its
-/// shadow, which stops the job and writes the event.
-/// Returns whether it changed any job.
-fn periodic(
-    q: &mut Queue,
-    rows: &[JobRow],
-    spool: &Path,
-    now: i64,
-    dry: bool,
-    report: &mut Report,
-    events: &mut Vec<(PathBuf, Event)>,
-) -> Result<bool, NegotiatorError> {
-    let decided = decide_periodic(q, rows, spool)?;
-    if decided.is_empty() {
-        return Ok(false);
-    }
-    for (id, a) in &decided {
-        report.lines.push(match a {
-            policy::Action::Hold { reason, .. } => format!("hold {id} {reason}"),
-            policy::Action::Release { reason } => format!("release {id} {reason}"),
-            policy::Action::Remove { reason } => format!("remove {id} {reason}"),
-        });
-    }
-    if dry {
-        return Ok(false);
-    }
-    apply_periodic(q, &decided, spool, now, events)?;
-    Ok(true)
-}
-
-/// What the periodic expressions decide for each job, read outside a
-/// transaction. Only jobs whose cluster or own differences have a
-/// periodic expression are evaluated.
-fn decide_periodic(
-    q: &Queue,
-    rows: &[JobRow],
-    spool: &Path,
-) -> Result<Vec<(JobId, policy::Action)>, NegotiatorError> {
-    let mut decided: Vec<(JobId, policy::Action)> = Vec::new();
-    let mut cluster_fires: rustc_hash::FxHashMap<i64, bool> = rustc_hash::FxHashMap::default();
-    for row in rows {
-        if !matches!(
-            row.status,
-            status::IDLE | status::RUNNING | status::HELD | status::SUSPENDED
-        ) {
-            continue;
-        }
-        let fires = match cluster_fires.get(&row.id.cluster) {
-            Some(f) => *f,
-            None => {
-                let cad = q.cluster_ad(row.id.cluster)?;
-                let f = ["PeriodicHold", "PeriodicRelease", "PeriodicRemove"]
-                    .iter()
-                    .any(|n| policy::may_fire(&cad, n));
-                cluster_fires.insert(row.id.cluster, f);
-                f
-            }
-        };
-        let any =
-            fires || (row.diff.len() > 4 && matchmaking::contains_lower(&row.diff, b"periodic"));
-        if !any {
-            continue;
-        }
-        let ad = Rc::new(q.full_ad(row)?);
-        if let Some(a) = policy::periodic(&ad, row.status) {
-            // A job held while running is held for good only when its
-            // shadow has stopped it; releasing it earlier would cross the
-            // shadow's hold.
-            if matches!(a, policy::Action::Release { .. }) && joblock::is_held(spool, row.id) {
-                continue;
-            }
-            decided.push((row.id, a));
-        }
-    }
-    Ok(decided)
-}
-
-/// Carries out the periodic decisions, each checked again inside the
-/// transaction. A running job's hold or removal is a request to its
-/// shadow, which is woken; other changes are logged here.
-fn apply_periodic(
-    q: &mut Queue,
-    decided: &[(JobId, policy::Action)],
-    spool: &Path,
-    now: i64,
-    events: &mut Vec<(PathBuf, Event)>,
-) -> Result<(), NegotiatorError> {
-    let mut wake: Vec<JobId> = Vec::new();
-    let mut logged: Vec<(PathBuf, Event)> = Vec::new();
-    q.write(now, |w| {
-        for (id, action) in decided {
-            let Some(row) = w.row(*id)? else { continue };
-            let ad = Rc::new(w.full_ad(&row)?);
-            // Decided on the ad read before this transaction: check again.
-            if policy::periodic(&ad, row.status).as_ref() != Some(action) {
-                continue;
-            }
-            let running = matches!(row.status, status::RUNNING | status::SUSPENDED);
-            let path = userlog::user_log_path(&ad);
-            let mut log = |e: Event| {
-                if let Some(p) = &path {
-                    logged.push((p.clone(), e));
-                }
-            };
-            match action {
-                policy::Action::Hold {
-                    reason,
-                    code,
-                    subcode,
-                } => {
-                    let mut set = vec![
-                        ("HoldReason".to_string(), Expr::string(reason)),
-                        ("HoldReasonCode".to_string(), Expr::int(*code)),
-                        ("HoldReasonSubCode".to_string(), Expr::int(*subcode)),
-                        ("JobStatus".to_string(), Expr::int(status::HELD)),
-                    ];
-                    let n = ad.eval_int("NumHolds").unwrap_or(0);
-                    set.push(("NumHolds".into(), Expr::int(n + 1)));
-                    w.change(&row, &ad, &Change::Set(set))?;
-                    if running {
-                        w.request(*id, Request::Hold)?;
-                        wake.push(*id);
-                    } else {
-                        log(Event::held(*id, reason, *code, *subcode));
-                    }
-                }
-                policy::Action::Release { reason } => {
-                    w.change(&row, &ad, &policy::release(&ad, reason))?;
-                    log(Event::released(*id, reason));
-                }
-                policy::Action::Remove { reason } => {
-                    if running {
-                        let set = vec![
-                            ("RemoveReason".to_string(), Expr::string(reason)),
-                            ("JobStatus".to_string(), Expr::int(status::REMOVED)),
-                        ];
-                        w.change(&row, &ad, &Change::Set(set))?;
-                        w.request(*id, Request::Remove)?;
-                        wake.push(*id);
-                    } else {
-                        w.change(&row, &ad, &policy::remove(&ad, now, reason, false))?;
-                        log(Event::aborted(*id, reason));
-                    }
-                }
-            }
-        }
-        Ok(())
-    })?;
-    events.extend(logged);
-    for id in wake {
-        joblock::wake(spool, id);
-    }
-    Ok(())
-}
-
 /// Ends the claim on a slot: a dynamic slot goes back to its partitionable
 /// slot, any other becomes Unclaimed.
 pub fn free_slot(
@@ -776,11 +621,11 @@ pub fn owed_elsewhere(
 ) -> Result<bool, QueueError> {
     let mut any_other = false;
     for sql in [
-        "SELECT owner FROM procs WHERE status = 1 AND owner < ?1 ORDER BY owner DESC LIMIT 1",
-        "SELECT owner FROM procs WHERE status = 1 AND owner > ?1 ORDER BY owner LIMIT 1",
+        "SELECT owner FROM procs WHERE status = ?2 AND owner < ?1 ORDER BY owner DESC LIMIT 1",
+        "SELECT owner FROM procs WHERE status = ?2 AND owner > ?1 ORDER BY owner LIMIT 1",
     ] {
         let mut st = conn.prepare_cached(sql)?;
-        let mut rows = st.query([owner])?;
+        let mut rows = st.query(rusqlite::params![owner, JobStatus::Idle.code()])?;
         if rows.next()?.is_some() {
             any_other = true;
         }
@@ -789,10 +634,12 @@ pub fn owed_elsewhere(
         return Ok(false);
     }
     let mut st = conn.prepare_cached(
-        "SELECT DISTINCT owner FROM procs WHERE status = 1 AND owner <> ?1 LIMIT 64",
+        "SELECT DISTINCT owner FROM procs WHERE status = ?2 AND owner <> ?1 LIMIT 64",
     )?;
     let others: Vec<String> = st
-        .query_map([owner], |r| r.get(0))?
+        .query_map(rusqlite::params![owner, JobStatus::Idle.code()], |r| {
+            r.get(0)
+        })?
         .collect::<Result<_, _>>()?;
     let total: i64 = conn
         .prepare_cached(

@@ -7,8 +7,8 @@ use std::rc::Rc;
 
 use crate::classad::unparse::unparse;
 use crate::classad::{ClassAd, Expr, Value};
-use crate::queue::{Change, status};
-use crate::vocab::hold_code;
+use crate::queue::Change;
+use crate::vocab::{JobStatus, hold_code};
 
 /// Set on a cron job whose next DeferralTime must be computed by the next
 /// pass whatever its current one says (after a run, or a missed time): the
@@ -64,9 +64,9 @@ pub fn firing_reason(ad: &ClassAd, name: &str) -> String {
 /// The periodic policy of a job in the queue, in HTCondor's order:
 /// PeriodicHold (jobs not held), PeriodicRelease (held jobs), then
 /// PeriodicRemove. An expression that is not true does nothing.
-pub fn periodic(ad: &Rc<ClassAd>, job_status: i64) -> Option<Action> {
-    if job_status != status::HELD
-        && job_status != status::REMOVED
+pub fn periodic(ad: &Rc<ClassAd>, job_status: Option<JobStatus>) -> Option<Action> {
+    if job_status != Some(JobStatus::Held)
+        && job_status != Some(JobStatus::Removed)
         && may_fire(ad, "PeriodicHold")
         && ad.eval("PeriodicHold").is_true()
     {
@@ -82,7 +82,7 @@ pub fn periodic(ad: &Rc<ClassAd>, job_status: i64) -> Option<Action> {
             subcode,
         });
     }
-    if job_status == status::HELD
+    if job_status == Some(JobStatus::Held)
         && may_fire(ad, "PeriodicRelease")
         && ad.eval("PeriodicRelease").is_true()
     {
@@ -90,7 +90,7 @@ pub fn periodic(ad: &Rc<ClassAd>, job_status: i64) -> Option<Action> {
             reason: firing_reason(ad, "PeriodicRelease"),
         });
     }
-    if job_status != status::REMOVED
+    if job_status != Some(JobStatus::Removed)
         && may_fire(ad, "PeriodicRemove")
         && ad.eval("PeriodicRemove").is_true()
     {
@@ -170,7 +170,7 @@ pub fn requeue(
     shadow_exception: bool,
 ) -> Change {
     let mut set = end_of_run(ad, now);
-    set.push(("JobStatus".into(), Expr::int(status::IDLE)));
+    set.push(("JobStatus".into(), JobStatus::Idle.expr()));
     set.push(("LastVacateTime".into(), Expr::int(now)));
     if let Some((reason, code)) = vacate {
         set.push(("VacateReason".into(), Expr::string(reason)));
@@ -218,7 +218,7 @@ pub fn hold(
     set.push(("HoldReason".into(), Expr::string(reason)));
     set.push(("HoldReasonCode".into(), Expr::int(code)));
     set.push(("HoldReasonSubCode".into(), Expr::int(subcode)));
-    set.push(("JobStatus".into(), Expr::int(status::HELD)));
+    set.push(("JobStatus".into(), JobStatus::Held.expr()));
     let n = ad.eval_int("NumHolds").unwrap_or(0);
     set.push(("NumHolds".into(), Expr::int(n + 1)));
     Change::Update {
@@ -245,7 +245,9 @@ pub fn release(ad: &Rc<ClassAd>, reason: &str) -> Change {
             delete.push(from.to_string());
         }
     }
-    let next = ad.eval_int("JobStatusOnRelease").unwrap_or(status::IDLE);
+    let next = ad
+        .eval_int("JobStatusOnRelease")
+        .unwrap_or(JobStatus::Idle.code());
     if ad.contains("JobStatusOnRelease") {
         delete.push("JobStatusOnRelease".into());
     }
@@ -262,7 +264,7 @@ pub fn remove(ad: &Rc<ClassAd>, now: i64, reason: &str, running: bool) -> Change
         Vec::new()
     };
     set.push(("RemoveReason".into(), Expr::string(reason)));
-    set.push(("JobStatus".into(), Expr::int(status::REMOVED)));
+    set.push(("JobStatus".into(), JobStatus::Removed.expr()));
     if running {
         for n in running_attrs(ad) {
             set.push((n, Expr::Lit(Value::Undefined)));
@@ -292,7 +294,7 @@ mod tests {
     fn periodic_order_and_reasons() {
         let a = ad("[PeriodicHold = x > 1; PeriodicRemove = true; x = 2]");
         assert_eq!(
-            periodic(&a, status::IDLE),
+            periodic(&a, Some(JobStatus::Idle)),
             Some(Action::Hold {
                 reason: "The job attribute PeriodicHold expression 'x > 1' evaluated to TRUE"
                     .into(),
@@ -302,7 +304,7 @@ mod tests {
         );
         let a = ad("[PeriodicHold = true; PeriodicHoldReason = \"mine\"; PeriodicHoldSubCode = 7]");
         assert_eq!(
-            periodic(&a, status::RUNNING),
+            periodic(&a, Some(JobStatus::Running)),
             Some(Action::Hold {
                 reason: "mine".into(),
                 code: 3,
@@ -311,13 +313,13 @@ mod tests {
         );
         let a = ad("[PeriodicRelease = true; PeriodicRemove = false]");
         assert!(matches!(
-            periodic(&a, status::HELD),
+            periodic(&a, Some(JobStatus::Held)),
             Some(Action::Release { .. })
         ));
-        assert_eq!(periodic(&a, status::IDLE), None);
+        assert_eq!(periodic(&a, Some(JobStatus::Idle)), None);
         let a = ad("[PeriodicHold = undefined; PeriodicRemove = JobStatus == 5; JobStatus = 5]");
         assert!(matches!(
-            periodic(&a, status::HELD),
+            periodic(&a, Some(JobStatus::Held)),
             Some(Action::Remove { .. })
         ));
     }
@@ -329,7 +331,7 @@ mod tests {
     fn bool_hold_subcode_is_not_one() {
         let a = ad("[PeriodicHold = true; PeriodicHoldSubCode = true]");
         assert_eq!(
-            periodic(&a, status::IDLE),
+            periodic(&a, Some(JobStatus::Idle)),
             Some(Action::Hold {
                 reason: "The job attribute PeriodicHold expression 'true' evaluated to TRUE".into(),
                 code: hold_code::JOB_POLICY,

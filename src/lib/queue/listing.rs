@@ -16,18 +16,28 @@ use rusqlite::OptionalExtension;
 
 use super::{JobId, JobRow, Queue, QueueError, overlay, parse_stored};
 use crate::classad::ClassAd;
+use crate::vocab::JobStatus;
 
 /// One job as a scan sees it: its hot columns and, when the scan asked for
 /// them, its stored differences from the cluster ad (new-syntax text).
 #[derive(Clone, Copy, Debug)]
 pub struct HotRow<'a> {
     pub id: JobId,
+    /// The stored `JobStatus` number (see [`JobRow::status`] for why a
+    /// number); read it through [`HotRow::status`].
     pub status: i64,
     pub owner: &'a str,
     pub prio: i64,
     pub qdate: i64,
     pub entered: i64,
     pub diff: Option<&'a str>,
+}
+
+impl HotRow<'_> {
+    /// The job's status, `None` for a number this tern does not know.
+    pub fn status(&self) -> Option<JobStatus> {
+        JobStatus::from_code(self.status)
+    }
 }
 
 /// Job counts by status: one slot per JobStatus value, 0 for values

@@ -31,32 +31,13 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 use crate::classad::unparse::{ad_to_string, unparse};
 use crate::classad::{self, ClassAd, Expr, Value};
-use crate::vocab::Request;
+use crate::vocab::{JobStatus, Request};
 
 pub use authority::Authority;
 pub use rows::matches_constraint;
 use rows::*;
 use writer::*;
 pub use writer::{Change, Writer};
-
-/// JobStatus values as the stored integers ([`crate::vocab::JobStatus`]
-/// defines them).
-pub mod status {
-    use crate::vocab::JobStatus;
-
-    pub const IDLE: i64 = JobStatus::Idle.code();
-    pub const RUNNING: i64 = JobStatus::Running.code();
-    pub const REMOVED: i64 = JobStatus::Removed.code();
-    pub const COMPLETED: i64 = JobStatus::Completed.code();
-    pub const HELD: i64 = JobStatus::Held.code();
-    pub const TRANSFERRING_OUTPUT: i64 = JobStatus::TransferringOutput.code();
-    pub const SUSPENDED: i64 = JobStatus::Suspended.code();
-
-    /// The one-letter code condor_q prints.
-    pub fn letter(s: i64) -> &'static str {
-        JobStatus::letter_of(s)
-    }
-}
 
 /// Transaction log record kinds, as in HTCondor's job_queue.log.
 pub mod op {
@@ -149,12 +130,22 @@ impl fmt::Display for JobId {
 #[derive(Clone, Debug)]
 pub struct JobRow {
     pub id: JobId,
+    /// The stored `JobStatus` number. It stays a number because a row may
+    /// carry one this tern does not know (a newer tern's); read it through
+    /// [`JobRow::status`].
     pub status: i64,
     pub owner: String,
     pub prio: i64,
     pub qdate: i64,
     pub entered: i64,
     pub diff: String,
+}
+
+impl JobRow {
+    /// The job's status, `None` for a number this tern does not know.
+    pub fn status(&self) -> Option<JobStatus> {
+        JobStatus::from_code(self.status)
+    }
 }
 
 /// Which jobs a tool means: the union of clusters, job ids and owners (all
@@ -575,15 +566,15 @@ impl Queue {
     pub fn idle_rows(&self) -> Result<Vec<JobRow>, QueueError> {
         let mut st = self.conn.prepare_cached(
             "SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM procs \
-             WHERE status = 1 ORDER BY cluster, proc",
+             WHERE status = ?1 ORDER BY cluster, proc",
         )?;
-        let rows = st.query_map([], row_from)?;
+        let rows = st.query_map([JobStatus::Idle.code()], row_from)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// Jobs in any of `statuses`, in id order.
-    pub fn rows_in(&self, statuses: &[i64]) -> Result<Vec<JobRow>, QueueError> {
-        let list: Vec<String> = statuses.iter().map(|s| s.to_string()).collect();
+    pub fn rows_in(&self, statuses: &[JobStatus]) -> Result<Vec<JobRow>, QueueError> {
+        let list: Vec<String> = statuses.iter().map(|s| s.code().to_string()).collect();
         let sql = format!(
             "SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM procs \
              WHERE status IN ({}) ORDER BY cluster, proc",

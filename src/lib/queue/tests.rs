@@ -1,5 +1,6 @@
 //! Queue store tests on a temporary SPOOL.
 
+use crate::vocab::JobStatus;
 use std::path::Path;
 
 use super::*;
@@ -54,7 +55,7 @@ fn submit_stores_cluster_and_differences() {
             proc: 2
         }
     );
-    assert_eq!(row.status, status::IDLE);
+    assert_eq!(row.status(), Some(JobStatus::Idle));
     assert_eq!(unparse(ad.get("Args").unwrap()), "\"2\"");
     assert_eq!(unparse(ad.get("ClusterId").unwrap()), "1");
     assert_eq!(unparse(ad.get("Owner").unwrap()), "\"alice\"");
@@ -66,7 +67,7 @@ fn cluster_ids_only_grow_even_when_history_is_trimmed() {
     let (_d, mut q) = queue();
     let a = submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
     q.modify(&Selection::default(), 5, |_, _| Change::Leave {
-        set: vec![("JobStatus".into(), Expr::int(status::REMOVED))],
+        set: vec![("JobStatus".into(), JobStatus::Removed.expr())],
     })
     .unwrap();
     q.trim(&Limits {
@@ -93,14 +94,17 @@ fn modify_sets_attributes_logs_and_moves_to_history() {
     let done = q
         .modify(&sel, 100, |_, _| {
             Change::Set(vec![
-                ("JobStatus".into(), Expr::int(status::HELD)),
+                ("JobStatus".into(), JobStatus::Held.expr()),
                 ("HoldReason".into(), Expr::string("why")),
             ])
         })
         .unwrap();
     assert_eq!(done.len(), 1);
     let rows = q.rows(&Selection::default()).unwrap();
-    assert_eq!((rows[0].status, rows[0].entered), (status::HELD, 100));
+    assert_eq!(
+        (rows[0].status(), rows[0].entered),
+        (Some(JobStatus::Held), 100)
+    );
     let log = q.log_since(start).unwrap();
     let ops: Vec<i64> = log.iter().filter(|r| r.seq > start).map(|r| r.op).collect();
     assert!(ops.starts_with(&[op::BEGIN]) || ops.contains(&op::BEGIN));
@@ -115,7 +119,7 @@ fn modify_sets_attributes_logs_and_moves_to_history() {
         },
         200,
         |_, _| Change::Leave {
-            set: vec![("JobStatus".into(), Expr::int(status::REMOVED))],
+            set: vec![("JobStatus".into(), JobStatus::Removed.expr())],
         },
     )
     .unwrap();
@@ -203,7 +207,7 @@ fn writes_keep_the_log_and_history_within_their_limits() {
     }
     assert!(q.log_since(0).unwrap().len() <= 20);
     q.modify(&Selection::default(), 9, |_, _| Change::Leave {
-        set: vec![("JobStatus".into(), Expr::int(status::REMOVED))],
+        set: vec![("JobStatus".into(), JobStatus::Removed.expr())],
     })
     .unwrap();
     assert_eq!(q.history(&Selection::default(), None).unwrap().len(), 3);
@@ -237,7 +241,7 @@ fn write_as_refuses_every_write_to_another_users_job_and_changes_nothing() {
     let before = snapshot(&q);
     let set = Change::Set(vec![("A".into(), Expr::int(1))]);
     let leave = Change::Leave {
-        set: vec![("JobStatus".into(), Expr::int(status::REMOVED))],
+        set: vec![("JobStatus".into(), JobStatus::Removed.expr())],
     };
     let update = Change::Update {
         set: vec![],
@@ -373,12 +377,12 @@ fn populated(spool: &Path, k: usize) -> Queue {
         ..Selection::default()
     };
     q.modify(&one(job(1, 0)), 1_700_000_100, |_, _| Change::Leave {
-        set: vec![("JobStatus".into(), Expr::int(status::REMOVED))],
+        set: vec![("JobStatus".into(), JobStatus::Removed.expr())],
     })
     .unwrap();
     if k >= 2 {
         q.modify(&one(job(2, 0)), 1_700_000_200, |_, _| {
-            Change::Set(vec![("JobStatus".into(), Expr::int(status::RUNNING))])
+            Change::Set(vec![("JobStatus".into(), JobStatus::Running.expr())])
         })
         .unwrap();
         q.write(1_700_000_300, |w| w.request(job(2, 0), Request::Hold))

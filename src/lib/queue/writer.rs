@@ -3,6 +3,7 @@
 //! is made only by [`Queue::write`] and [`Queue::write_as`]; the latter's
 //! carries the [`Authority`] every change is checked against.
 
+use crate::vocab::JobStatus;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -101,9 +102,9 @@ impl Writer<'_> {
     pub fn idle_rows_of(&self, owner: &str, limit: i64) -> Result<Vec<JobRow>, QueueError> {
         let mut st = self.tx.prepare_cached(
             "SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM procs \
-             WHERE status = 1 AND owner = ?1 ORDER BY prio DESC, cluster, proc LIMIT ?2",
+             WHERE status = ?3 AND owner = ?1 ORDER BY prio DESC, cluster, proc LIMIT ?2",
         )?;
-        let rows = st.query_map(params![owner, limit], row_from)?;
+        let rows = st.query_map(params![owner, limit, JobStatus::Idle.code()], row_from)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -389,7 +390,7 @@ pub(super) fn insert_cluster(
     for diff in &cluster.procs {
         let proc = hot(diff, "ProcId").unwrap_or(0);
         let pick = |n: &str| hot(diff, n).or_else(|| hot(&cad, n));
-        let status = pick("JobStatus").unwrap_or(status::IDLE);
+        let status = pick("JobStatus").unwrap_or(JobStatus::Idle.code());
         let prio = pick("JobPrio").unwrap_or(0);
         let entered = pick("EnteredCurrentStatus").unwrap_or(qdate);
         let mut stored = ClassAd::new();

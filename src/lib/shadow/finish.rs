@@ -17,9 +17,9 @@ use std::rc::Rc;
 
 use crate::classad::{ClassAd, Expr, Value};
 use crate::negotiator::{launch, policy, reuse};
-use crate::queue::{Change, JobId, joblock, status};
+use crate::queue::{Change, JobId, joblock};
 use crate::userlog::{self, Event, EventKind, Eviction, Exit, Rusage, Termination};
-use crate::vocab::{Hold, hold_code};
+use crate::vocab::{Hold, JobStatus, hold_code};
 
 use super::procs;
 use super::supervise::real;
@@ -113,7 +113,7 @@ impl Shadow {
                 return Ok(None);
             };
             let ad = Rc::new(w.full_ad(&row)?);
-            let fate = fate(&ad, id, row.status, &end, started, now);
+            let fate = fate(&ad, id, row.status(), &end, started, now);
             if let Some(p) = userlog::user_log_path(&ad) {
                 events.extend(fate.events.into_iter().map(|e| (p.clone(), e)));
             }
@@ -150,7 +150,7 @@ impl Shadow {
 fn fate(
     ad: &Rc<ClassAd>,
     id: JobId,
-    job_status: i64,
+    job_status: Option<JobStatus>,
     end: &RunEnd,
     started: bool,
     now: i64,
@@ -166,8 +166,8 @@ fn fate(
     let stop = match job_status {
         // The queue's word wins: a job removed or held while it ran ends
         // that way even if it exited first.
-        status::REMOVED => Some(Stop::Remove),
-        status::HELD => Some(Stop::Hold),
+        Some(JobStatus::Removed) => Some(Stop::Remove),
+        Some(JobStatus::Held) => Some(Stop::Hold),
         _ => end.stop,
     };
     match stop {
@@ -304,7 +304,7 @@ fn self_exit(
             set.push(("CompletionDate".into(), Expr::int(now)));
             let n = ad.eval_int("NumJobCompletions").unwrap_or(0);
             set.push(("NumJobCompletions".into(), Expr::int(n + 1)));
-            set.push(("JobStatus".into(), Expr::int(status::COMPLETED)));
+            set.push(("JobStatus".into(), JobStatus::Completed.expr()));
             for n in policy::running_attrs(ad).into_iter().chain(delete) {
                 set.push((n, Expr::Lit(Value::Undefined)));
             }
@@ -319,7 +319,7 @@ fn self_exit(
             set.push(("HoldReason".into(), Expr::string(&reason)));
             set.push(("HoldReasonCode".into(), Expr::int(code)));
             set.push(("HoldReasonSubCode".into(), Expr::int(subcode)));
-            set.push(("JobStatus".into(), Expr::int(status::HELD)));
+            set.push(("JobStatus".into(), JobStatus::Held.expr()));
             let n = ad.eval_int("NumHolds").unwrap_or(0);
             set.push(("NumHolds".into(), Expr::int(n + 1)));
             delete.extend(policy::running_attrs(ad));
@@ -327,7 +327,7 @@ fn self_exit(
         }
         policy::ExitDecision::Requeue => {
             let event = evicted_event(id, now, end, Some(exit), None);
-            set.push(("JobStatus".into(), Expr::int(status::IDLE)));
+            set.push(("JobStatus".into(), JobStatus::Idle.expr()));
             if policy::is_cron(ad) {
                 // The next run is after this one, whatever the old time.
                 set.push((policy::RECOMPUTE.into(), Expr::Lit(Value::Bool(true))));
@@ -459,7 +459,7 @@ mod tests {
     #[test]
     fn an_exit_completes_the_job_and_lets_the_claim_go_on() {
         let job = ad("[JobCurrentStartDate = 100; ExitSignal = 9]");
-        let f = fate(&job, ID, status::RUNNING, &exited(3), true, 160);
+        let f = fate(&job, ID, Some(JobStatus::Running), &exited(3), true, 160);
         assert!(matches!(f.change, Change::Leave { .. }));
         assert_eq!(set_of(&f.change, "ExitCode").as_deref(), Some("3"));
         assert_eq!(
@@ -474,7 +474,7 @@ mod tests {
     #[test]
     fn on_exit_hold_holds_with_the_policy_code_and_ends_the_claim() {
         let job = ad("[OnExitHold = ExitCode == 3; OnExitHoldSubCode = 9]");
-        let f = fate(&job, ID, status::RUNNING, &exited(3), true, 160);
+        let f = fate(&job, ID, Some(JobStatus::Running), &exited(3), true, 160);
         assert_eq!(set_of(&f.change, "JobStatus").as_deref(), Some("5"));
         assert_eq!(set_of(&f.change, "HoldReasonCode").as_deref(), Some("3"));
         assert_eq!(set_of(&f.change, "HoldReasonSubCode").as_deref(), Some("9"));
@@ -484,7 +484,7 @@ mod tests {
     #[test]
     fn the_queues_word_wins_over_an_exit() {
         let job = ad("[HoldReason = \"by hand\"; HoldReasonCode = 1]");
-        let f = fate(&job, ID, status::HELD, &exited(0), true, 160);
+        let f = fate(&job, ID, Some(JobStatus::Held), &exited(0), true, 160);
         assert!(matches!(f.change, Change::Update { .. }));
         assert_eq!(set_of(&f.change, "JobStatus"), None);
         assert!(!f.reuse);
@@ -506,7 +506,14 @@ mod tests {
             (Stop::PreemptRank, hold_code::STARTD_PREEMPTING_CLAIM_RANK),
             (Stop::Shutdown, hold_code::SYSTEM_POLICY_VACATE),
         ] {
-            let f = fate(&job, ID, status::RUNNING, &RunEnd::stopped(stop), false, 5);
+            let f = fate(
+                &job,
+                ID,
+                Some(JobStatus::Running),
+                &RunEnd::stopped(stop),
+                false,
+                5,
+            );
             assert_eq!(
                 set_of(&f.change, "VacateReasonCode"),
                 Some(code.to_string())
@@ -523,7 +530,7 @@ mod tests {
         let f = fate(
             &ad("[]"),
             ID,
-            status::RUNNING,
+            Some(JobStatus::Running),
             &RunEnd::failed(hold),
             false,
             5,

@@ -38,8 +38,8 @@ use crate::config::{Config, ConfigError};
 use crate::machine::{self, Machine, MachineError};
 use crate::negotiator::accountant::Knobs;
 use crate::negotiator::{NegotiatorError, launch};
-use crate::queue::{Change, JobId, Limits, Queue, QueueError, joblock, status};
-use crate::vocab::{Hold, Request, hold_code};
+use crate::queue::{Change, JobId, Limits, Queue, QueueError, joblock};
+use crate::vocab::{Hold, JobStatus, Request, hold_code};
 
 use deferral::Deferral;
 use finish::RunEnd;
@@ -232,10 +232,10 @@ impl Shadow {
         }
         let ad = Rc::new(self.q.full_ad(&row)?);
         // A request made before we started is honoured first.
-        if row.status != status::RUNNING {
-            let stop = match row.status {
-                status::REMOVED => Stop::Remove,
-                status::HELD => Stop::Hold,
+        if row.status() != Some(JobStatus::Running) {
+            let stop = match row.status() {
+                Some(JobStatus::Removed) => Stop::Remove,
+                Some(JobStatus::Held) => Stop::Hold,
                 _ => Stop::Vacate,
             };
             return self.finish(id, lock, RunEnd::stopped(stop), false);

@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use crate::classad::{ClassAd, Expr, Value};
 use crate::machine;
-use crate::queue::{Change, JobId, status};
+use crate::queue::{Change, JobId};
 use crate::userlog::{self, Event, EventKind};
-use crate::vocab::{self, Request};
+use crate::vocab::{self, JobStatus, Request};
 
 use super::finish::RunEnd;
 use super::procs::{self, Wake};
@@ -310,11 +310,11 @@ impl Shadow {
 /// The job attributes a suspend or a continue sets.
 fn suspension_attrs(cur: &Rc<ClassAd>, suspend: bool, now: i64) -> Vec<(String, Expr)> {
     let job_status = if suspend {
-        status::SUSPENDED
+        JobStatus::Suspended
     } else {
-        status::RUNNING
+        JobStatus::Running
     };
-    let mut set = vec![("JobStatus".to_string(), Expr::int(job_status))];
+    let mut set = vec![("JobStatus".to_string(), job_status.expr())];
     if suspend {
         let n = cur.eval_int("TotalSuspensions").unwrap_or(0);
         set.push(("TotalSuspensions".into(), Expr::int(n + 1)));

@@ -11,8 +11,8 @@ use super::select::{Totals, count, select};
 use super::{CliError, Context, Options, write_line, write_title, write_totals};
 use crate::classad::{ClassAd, Value};
 use crate::queue::listing::StatusCounts;
-use crate::queue::{JobId, Queue, QueueError, status};
-use crate::vocab::Universe;
+use crate::queue::{JobId, Queue, QueueError};
+use crate::vocab::{JobStatus, Universe};
 
 /// The shown jobs of one cluster.
 #[derive(Debug)]
@@ -146,10 +146,7 @@ fn cluster_info(q: &Queue, c: &ClusterRows) -> Result<ClusterInfo, QueueError> {
         ad.update(&diff);
     }
     let ad: Rc<ClassAd> = Rc::new(ad);
-    let int = |n: &str| match ad.eval(n) {
-        Value::Int(i) => Some(i),
-        _ => None,
-    };
+    let int = |n: &str| ad.eval_int(n);
     let dagman_job_id = match ad.eval("DAGManJobId") {
         Value::Int(i) if i > 0 => Some(i),
         Value::Str(s) => s
@@ -288,9 +285,9 @@ fn batch_line(
         name,
         qdate: first.qdate,
         done: if unknown { 0 } else { done },
-        run: states[status::RUNNING as usize] + states[status::TRANSFERRING_OUTPUT as usize],
-        idle: states[status::IDLE as usize] + states[status::SUSPENDED as usize],
-        held: states[status::HELD as usize],
+        run: states[JobStatus::Running as usize] + states[JobStatus::TransferringOutput as usize],
+        idle: states[JobStatus::Idle as usize] + states[JobStatus::Suspended as usize],
+        held: states[JobStatus::Held as usize],
         total: if unknown { 0 } else { total },
         ids: job_ids_text(lo, hi),
     }

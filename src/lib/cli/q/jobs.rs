@@ -10,8 +10,8 @@ use super::format::{date, job_description, run_time as duration};
 use super::select::{Totals, select};
 use super::{CliError, Context, Options, View, write_line, write_title, write_totals};
 use crate::classad::{ClassAd, Value};
-use crate::queue::{JobId, Queue, status};
-use crate::vocab::Universe;
+use crate::queue::{JobId, Queue};
+use crate::vocab::{JobStatus, Universe};
 
 /// What a per-job view shows of one job.
 struct JobLine {
@@ -67,8 +67,8 @@ pub(super) fn show_jobs(
                 } else {
                     row.qdate
                 },
-                run_time: run_time(&ad, row.status, ctx.now),
-                st: status_chars(&ad, row.status),
+                run_time: run_time(&ad, row.status(), ctx.now),
+                st: status_chars(&ad, row.status()),
                 prio: row.prio,
                 size: memory_usage(&ad),
                 last,
@@ -173,19 +173,16 @@ fn ad_true(ad: &Rc<ClassAd>, name: &str) -> bool {
 /// RUN_TIME as condor_q computes it by default (the current run): for a
 /// running job the time since its shadow started, for an idle or held job
 /// its last run's wall-clock time, else 0. No RemoteUserCpu, no value.
-fn run_time(ad: &Rc<ClassAd>, st: i64, now: i64) -> Option<i64> {
+fn run_time(ad: &Rc<ClassAd>, st: Option<JobStatus>, now: i64) -> Option<i64> {
     ad.eval_real("RemoteUserCpu")?;
-    let running = matches!(
-        st,
-        status::RUNNING | status::TRANSFERRING_OUTPUT | status::SUSPENDED
-    );
+    let running = st.is_some_and(JobStatus::is_active);
     let start = ad
         .eval_real("ShadowBday")
         .or_else(|| ad.eval_real("JobCurrentStartDate"))
         .unwrap_or(0.0) as i64;
     Some(if running && start != 0 {
         now - start
-    } else if matches!(st, status::IDLE | status::HELD) {
+    } else if matches!(st, Some(JobStatus::Idle | JobStatus::Held)) {
         ad.eval_real("LastRemoteWallClockTime").unwrap_or(0.0) as i64
     } else {
         0
@@ -193,13 +190,14 @@ fn run_time(ad: &Rc<ClassAd>, st: i64, now: i64) -> Option<i64> {
 }
 
 /// ST: the status letter, with file transfer shown as `<`, `>`, `<q`, `q>`.
-fn status_chars(ad: &Rc<ClassAd>, st: i64) -> [char; 2] {
-    let mut c = [status::letter(st).chars().next().unwrap_or('?'), ' '];
+fn status_chars(ad: &Rc<ClassAd>, st: Option<JobStatus>) -> [char; 2] {
+    let letter = st.map_or("?", JobStatus::letter);
+    let mut c = [letter.chars().next().unwrap_or('?'), ' '];
     let queued = ad_true(ad, "TransferQueued");
     if ad_true(ad, "TransferringInput") {
         c = ['<', if queued { 'q' } else { ' ' }];
     }
-    if ad_true(ad, "TransferringOutput") || st == status::TRANSFERRING_OUTPUT {
+    if ad_true(ad, "TransferringOutput") || st == Some(JobStatus::TransferringOutput) {
         c = [if queued { 'q' } else { ' ' }, '>'];
     }
     c
@@ -244,7 +242,7 @@ pub(super) fn waiting_note(
 ) -> Result<(), CliError> {
     let Some(q) = q else { return Ok(()) };
     let mut lines: Vec<String> = Vec::new();
-    for row in q.rows_in(&[status::RUNNING, status::SUSPENDED])? {
+    for row in q.rows_in(&[JobStatus::Running, JobStatus::Suspended])? {
         let ad: Rc<ClassAd> = Rc::new(q.full_ad(&row)?);
         if !opts.filter.matches_row(&row, &ad, &ctx.me) {
             continue;

@@ -40,8 +40,9 @@ use super::{CliError, format, parse_args, printmask, run_tool};
 use crate::classad::{ClassAd, parse_expr};
 use crate::config::Config;
 use crate::queue::listing::StatusCounts;
-use crate::queue::{JobId, Queue, status};
+use crate::queue::{JobId, Queue};
 use crate::sys::time::local_time;
+use crate::vocab::JobStatus;
 use analyze::{Analyzer, Depth};
 
 use ads::{show_ads, show_custom};
@@ -264,7 +265,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Options, CliError> {
         && filter.constraints.is_empty()
         && filter.statuses.is_none()
     {
-        filter.statuses = Some(&[status::IDLE]);
+        filter.statuses = Some(&[JobStatus::Idle]);
     }
     let view = if let Some(depth) = analyze {
         View::Analyze(depth)
@@ -320,13 +321,13 @@ fn filter(args: &Args) -> Result<Filter, CliError> {
     filter.constraints_hot = filter.constraints.iter().all(hot_only);
     if args.run {
         filter.statuses = Some(&[
-            status::RUNNING,
-            status::TRANSFERRING_OUTPUT,
-            status::SUSPENDED,
+            JobStatus::Running,
+            JobStatus::TransferringOutput,
+            JobStatus::Suspended,
         ]);
     }
     if args.hold {
-        filter.statuses = Some(&[status::HELD]);
+        filter.statuses = Some(&[JobStatus::Held]);
     }
     Ok(filter)
 }
@@ -451,15 +452,15 @@ fn write_totals(ctx: &Context, t: &Totals, out: &mut impl Write) -> io::Result<(
 }
 
 pub fn totals_line(who: &str, c: &StatusCounts) -> String {
-    let running = c[status::RUNNING as usize] + c[status::TRANSFERRING_OUTPUT as usize];
+    let running = c[JobStatus::Running as usize] + c[JobStatus::TransferringOutput as usize];
     let jobs: i64 = c.iter().sum();
     format!(
         "Total for {who}: {jobs} jobs; {} completed, {} removed, {} idle, {running} running, {} held, {} suspended",
-        c[status::COMPLETED as usize],
-        c[status::REMOVED as usize],
-        c[status::IDLE as usize],
-        c[status::HELD as usize],
-        c[status::SUSPENDED as usize],
+        c[JobStatus::Completed as usize],
+        c[JobStatus::Removed as usize],
+        c[JobStatus::Idle as usize],
+        c[JobStatus::Held as usize],
+        c[JobStatus::Suspended as usize],
     )
 }
 

@@ -38,7 +38,7 @@ pub struct Filter {
     pub clusters: Vec<i64>,
     pub jobs: Vec<JobId>,
     /// -run or -hold.
-    pub statuses: Option<&'static [i64]>,
+    pub statuses: Option<&'static [JobStatus]>,
     pub constraints: Vec<Expr>,
     /// The constraints read only hot attributes.
     pub constraints_hot: bool,
@@ -60,7 +60,7 @@ impl Filter {
             return false;
         }
         if let Some(s) = self.statuses
-            && !s.contains(&row.status)
+            && !row.status().is_some_and(|st| s.contains(&st))
         {
             return false;
         }
@@ -74,7 +74,7 @@ impl Filter {
             id: row.id,
             status: self
                 .statuses
-                .and_then(|s| s.first().copied())
+                .and_then(|s| s.first().map(|st| st.code()))
                 .unwrap_or(row.status),
             owner: &row.owner,
             prio: row.prio,

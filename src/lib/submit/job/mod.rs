@@ -221,9 +221,7 @@ impl Build<'_> {
             return Ok(());
         };
         let lower = u.to_ascii_lowercase();
-        // Only the spellings condor_submit takes: a name or the number.
-        let named = Universe::from_submit(&lower)
-            .filter(|v| lower == v.name() || lower == v.code().to_string());
+        let named = Universe::from_submit(&lower);
         let by_name = lower.parse::<i64>().is_err();
         self.universe = match named {
             Some(v @ (Universe::Vanilla | Universe::Scheduler | Universe::Local)) => v,

@@ -34,7 +34,8 @@ use crate::classad::{ClassAd, Evaluator, MatchContext, Value, eval_attr, eval_in
 use crate::config::Config;
 use crate::machine::{self, Machine, SlotKind};
 use crate::negotiator::policy::{self, Action};
-use crate::queue::{JobId, Queue, status};
+use crate::queue::{JobId, Queue};
+use crate::vocab::JobStatus;
 
 use super::CliError;
 use super::format::{run_time, value_old};
@@ -134,12 +135,12 @@ impl<'a> Analyzer<'a> {
             Some(q) => q.meta("last_pass")?,
             None => None,
         };
-        if job_status != status::IDLE {
+        if JobStatus::from_code(job_status) != Some(JobStatus::Idle) {
             out.push('\n');
             out.push_str(&status_section(id, job_status, &ad, self.now));
             out.push_str(&paragraphs(vec![
                 match_history(&ad),
-                policy_notes(&ad, job_status),
+                policy_notes(&ad, JobStatus::from_code(job_status)),
             ]));
             return Ok(out);
         }
@@ -157,7 +158,7 @@ impl<'a> Analyzer<'a> {
         out.push('\n');
         let mut notes = vec![match_history(&ad)];
         notes.extend(idle_notes(id, &ad, last_pass, now));
-        notes.push(policy_notes(&ad, job_status));
+        notes.push(policy_notes(&ad, JobStatus::from_code(job_status)));
         out.push_str(&paragraphs(notes));
         Ok(out)
     }

@@ -4,6 +4,7 @@
 //! pass yet, deferral, periodic expressions).
 
 use super::*;
+use crate::vocab::JobStatus;
 
 /// `12.000`, as condor_q names a job in the analysis headings.
 pub(super) fn request_id(id: JobId) -> String {
@@ -109,11 +110,13 @@ pub(super) fn ctime(secs: i64) -> String {
 
 /// condor_q's job status line for a job that is not idle, with what tern
 /// knows about why.
+/// `job_status` is the stored number, so that one this tern does not know
+/// can still be named.
 pub(super) fn status_section(id: JobId, job_status: i64, ad: &Rc<ClassAd>, now: i64) -> String {
     let head = format!("\n{}:  ", summary_id(id));
     let mut out = head.clone();
-    match job_status {
-        status::HELD => {
+    match JobStatus::from_code(job_status) {
+        Some(JobStatus::Held) => {
             out.push_str("Job is held.\n\n");
             if let Some(r) = ad.eval_str("HoldReason").filter(|r| !r.is_empty()) {
                 out.push_str(&format!("Hold reason: {r}\n"));
@@ -131,11 +134,11 @@ pub(super) fn status_section(id: JobId, job_status: i64, ad: &Rc<ClassAd>, now: 
                 id.cluster, id.proc
             ));
         }
-        status::RUNNING | status::TRANSFERRING_OUTPUT => {
+        Some(JobStatus::Running | JobStatus::TransferringOutput) => {
             out.push_str("Job is running.\n\n");
             out.push_str(&running_on(ad, now));
         }
-        status::SUSPENDED => {
+        Some(JobStatus::Suspended) => {
             out.push_str("Job is suspended.\n\n");
             out.push_str(&running_on(ad, now));
             out.push_str(&format!(
@@ -143,9 +146,9 @@ pub(super) fn status_section(id: JobId, job_status: i64, ad: &Rc<ClassAd>, now: 
                 id.cluster, id.proc
             ));
         }
-        status::REMOVED => out.push_str("Job is removed.\n"),
-        status::COMPLETED => out.push_str("Job is completed.\n"),
-        other => out.push_str(&format!("Job has status {other}.\n")),
+        Some(JobStatus::Removed) => out.push_str("Job is removed.\n"),
+        Some(JobStatus::Completed) => out.push_str("Job is completed.\n"),
+        _ => out.push_str(&format!("Job has status {job_status}.\n")),
     }
     out.push('\n');
     out
@@ -225,7 +228,7 @@ pub(super) fn idle_notes(
 }
 
 /// A periodic expression that the next pass will act on.
-pub(super) fn policy_notes(ad: &Rc<ClassAd>, job_status: i64) -> String {
+pub(super) fn policy_notes(ad: &Rc<ClassAd>, job_status: Option<JobStatus>) -> String {
     let (what, reason) = match policy::periodic(ad, job_status) {
         Some(Action::Hold { reason, .. }) => ("hold", reason),
         Some(Action::Release { reason }) => ("release", reason),

@@ -1,0 +1,174 @@
+//! Step 2 of a pass: the periodic expressions (PeriodicHold,
+//! PeriodicRelease, PeriodicRemove). They are decided outside a
+//! transaction (`decide`), then each decision is checked again and carried
+//! out inside one (`apply`); a running job's hold or removal becomes a
+//! request to its shadow. The expressions themselves are read by
+//! [`super::policy`].
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use super::{NegotiatorError, Report, matchmaking, policy};
+use crate::classad::Expr;
+use crate::queue::{Change, JobId, JobRow, Queue, joblock};
+use crate::userlog::{self, Event};
+use crate::vocab::{JobStatus, Request};
+
+/// Step 2: PeriodicHold, PeriodicRelease and PeriodicRemove of every job
+/// that has them. A running job's hold or removal is a request to its
+/// shadow, which stops the job and writes the event.
+/// Returns whether it changed any job.
+pub(super) fn periodic(
+    q: &mut Queue,
+    rows: &[JobRow],
+    spool: &Path,
+    now: i64,
+    dry: bool,
+    report: &mut Report,
+    events: &mut Vec<(PathBuf, Event)>,
+) -> Result<bool, NegotiatorError> {
+    let decided = decide(q, rows, spool)?;
+    if decided.is_empty() {
+        return Ok(false);
+    }
+    for (id, a) in &decided {
+        report.lines.push(match a {
+            policy::Action::Hold { reason, .. } => format!("hold {id} {reason}"),
+            policy::Action::Release { reason } => format!("release {id} {reason}"),
+            policy::Action::Remove { reason } => format!("remove {id} {reason}"),
+        });
+    }
+    if dry {
+        return Ok(false);
+    }
+    apply(q, &decided, spool, now, events)?;
+    Ok(true)
+}
+
+/// What the periodic expressions decide for each job, read outside a
+/// transaction. Only jobs whose cluster or own differences have a
+/// periodic expression are evaluated.
+fn decide(
+    q: &Queue,
+    rows: &[JobRow],
+    spool: &Path,
+) -> Result<Vec<(JobId, policy::Action)>, NegotiatorError> {
+    let mut decided: Vec<(JobId, policy::Action)> = Vec::new();
+    let mut cluster_fires: rustc_hash::FxHashMap<i64, bool> = rustc_hash::FxHashMap::default();
+    for row in rows {
+        if !matches!(
+            row.status(),
+            Some(JobStatus::Idle | JobStatus::Running | JobStatus::Held | JobStatus::Suspended)
+        ) {
+            continue;
+        }
+        let fires = match cluster_fires.get(&row.id.cluster) {
+            Some(f) => *f,
+            None => {
+                let cad = q.cluster_ad(row.id.cluster)?;
+                let f = ["PeriodicHold", "PeriodicRelease", "PeriodicRemove"]
+                    .iter()
+                    .any(|n| policy::may_fire(&cad, n));
+                cluster_fires.insert(row.id.cluster, f);
+                f
+            }
+        };
+        let any =
+            fires || (row.diff.len() > 4 && matchmaking::contains_lower(&row.diff, b"periodic"));
+        if !any {
+            continue;
+        }
+        let ad = Rc::new(q.full_ad(row)?);
+        if let Some(a) = policy::periodic(&ad, row.status()) {
+            // A job held while running is held for good only when its
+            // shadow has stopped it; releasing it earlier would cross the
+            // shadow's hold.
+            if matches!(a, policy::Action::Release { .. }) && joblock::is_held(spool, row.id) {
+                continue;
+            }
+            decided.push((row.id, a));
+        }
+    }
+    Ok(decided)
+}
+
+/// Carries out the periodic decisions, each checked again inside the
+/// transaction. A running job's hold or removal is a request to its
+/// shadow, which is woken; other changes are logged here.
+fn apply(
+    q: &mut Queue,
+    decided: &[(JobId, policy::Action)],
+    spool: &Path,
+    now: i64,
+    events: &mut Vec<(PathBuf, Event)>,
+) -> Result<(), NegotiatorError> {
+    let mut wake: Vec<JobId> = Vec::new();
+    let mut logged: Vec<(PathBuf, Event)> = Vec::new();
+    q.write(now, |w| {
+        for (id, action) in decided {
+            let Some(row) = w.row(*id)? else { continue };
+            let ad = Rc::new(w.full_ad(&row)?);
+            // Decided on the ad read before this transaction: check again.
+            if policy::periodic(&ad, row.status()).as_ref() != Some(action) {
+                continue;
+            }
+            let running = matches!(
+                row.status(),
+                Some(JobStatus::Running | JobStatus::Suspended)
+            );
+            let path = userlog::user_log_path(&ad);
+            let mut log = |e: Event| {
+                if let Some(p) = &path {
+                    logged.push((p.clone(), e));
+                }
+            };
+            match action {
+                policy::Action::Hold {
+                    reason,
+                    code,
+                    subcode,
+                } => {
+                    let mut set = vec![
+                        ("HoldReason".to_string(), Expr::string(reason)),
+                        ("HoldReasonCode".to_string(), Expr::int(*code)),
+                        ("HoldReasonSubCode".to_string(), Expr::int(*subcode)),
+                        ("JobStatus".to_string(), JobStatus::Held.expr()),
+                    ];
+                    let n = ad.eval_int("NumHolds").unwrap_or(0);
+                    set.push(("NumHolds".into(), Expr::int(n + 1)));
+                    w.change(&row, &ad, &Change::Set(set))?;
+                    if running {
+                        w.request(*id, Request::Hold)?;
+                        wake.push(*id);
+                    } else {
+                        log(Event::held(*id, reason, *code, *subcode));
+                    }
+                }
+                policy::Action::Release { reason } => {
+                    w.change(&row, &ad, &policy::release(&ad, reason))?;
+                    log(Event::released(*id, reason));
+                }
+                policy::Action::Remove { reason } => {
+                    if running {
+                        let set = vec![
+                            ("RemoveReason".to_string(), Expr::string(reason)),
+                            ("JobStatus".to_string(), JobStatus::Removed.expr()),
+                        ];
+                        w.change(&row, &ad, &Change::Set(set))?;
+                        w.request(*id, Request::Remove)?;
+                        wake.push(*id);
+                    } else {
+                        w.change(&row, &ad, &policy::remove(&ad, now, reason, false))?;
+                        log(Event::aborted(*id, reason));
+                    }
+                }
+            }
+        }
+        Ok(())
+    })?;
+    events.extend(logged);
+    for id in wake {
+        joblock::wake(spool, id);
+    }
+    Ok(())
+}
