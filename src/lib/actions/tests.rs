@@ -35,7 +35,7 @@ fn alices_job(status: JobStatus) -> (tempfile::TempDir, Queue) {
         &cfg,
     )
     .unwrap();
-    q.submit::<QueueError>("alice", |cluster| {
+    q.submit::<QueueError>(&Authority::new("alice", vec![]), "alice", |cluster| {
         let opts = SubmitOptions {
             cluster,
             qdate: 1_700_000_000,

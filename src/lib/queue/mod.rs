@@ -129,6 +129,10 @@ pub enum QueueError {
         user: String,
         owner: String,
     },
+    /// A user asked to submit jobs owned by someone else; nothing was
+    /// written.
+    #[error("permission denied: {user} may not submit jobs owned by {owner}")]
+    SubmitNotPermitted { user: String, owner: String },
 }
 
 /// A job id, `cluster.proc`.
@@ -383,14 +387,26 @@ impl Queue {
         }
     }
 
-    /// Submits one cluster in one transaction: `build` is given the new
-    /// cluster id and returns the cluster ad and each proc's differences.
-    /// Either every proc is in the queue afterwards or none is.
+    /// Submits one cluster owned by `owner` in one transaction for
+    /// `authority`: `build` is given the new cluster id and returns the
+    /// cluster ad and each proc's differences. Either every proc is in the
+    /// queue afterwards or none is. A user who may not submit for `owner`
+    /// ([`Authority::may_submit_for`]) gets
+    /// [`QueueError::SubmitNotPermitted`] before anything is built or
+    /// written.
     pub fn submit<E: From<QueueError>>(
         &mut self,
+        authority: &Authority,
         owner: &str,
         build: impl FnOnce(i64) -> Result<crate::submit::Cluster, E>,
     ) -> Result<(i64, crate::submit::Cluster), E> {
+        if !authority.may_submit_for(owner) {
+            return Err(QueueError::SubmitNotPermitted {
+                user: authority.user().to_string(),
+                owner: owner.to_string(),
+            }
+            .into());
+        }
         let tx = self.immediate()?;
         let id: i64 = tx
             .query_row(
