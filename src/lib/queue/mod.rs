@@ -37,7 +37,7 @@ pub use authority::Authority;
 pub use rows::matches_constraint;
 use rows::*;
 use writer::*;
-pub use writer::{Change, Writer};
+pub use writer::{Change, ForUser, System, Writer};
 
 /// JobStatus values as the stored integers ([`crate::vocab::JobStatus`]
 /// defines them).
@@ -509,7 +509,7 @@ impl Queue {
     pub fn write<T>(
         &mut self,
         now: i64,
-        f: impl FnOnce(&mut Writer<'_>) -> Result<T, QueueError>,
+        f: impl FnOnce(&mut Writer<'_, System>) -> Result<T, QueueError>,
     ) -> Result<T, QueueError> {
         self.write_for(None, now, f)
     }
@@ -519,21 +519,22 @@ impl Queue {
     /// may change that job ([`Authority::may_change`]). A refusal is
     /// [`QueueError::NotPermitted`] and rolls back everything `f` did, so a
     /// caller that wants to report other users' jobs one by one asks
-    /// [`Writer::may_change`] first.
+    /// [`Writer::may_change`] first. The writer is a `Writer<ForUser>`,
+    /// which has no raw connection ([`Writer::conn`] is the system's).
     pub fn write_as<T>(
         &mut self,
         authority: &Authority,
         now: i64,
-        f: impl FnOnce(&mut Writer<'_>) -> Result<T, QueueError>,
+        f: impl FnOnce(&mut Writer<'_, ForUser>) -> Result<T, QueueError>,
     ) -> Result<T, QueueError> {
         self.write_for(Some(authority), now, f)
     }
 
-    fn write_for<T>(
+    fn write_for<T, A>(
         &mut self,
         authority: Option<&Authority>,
         now: i64,
-        f: impl FnOnce(&mut Writer<'_>) -> Result<T, QueueError>,
+        f: impl FnOnce(&mut Writer<'_, A>) -> Result<T, QueueError>,
     ) -> Result<T, QueueError> {
         let path = self.path.clone();
         self.check_before_writing()?;
@@ -549,6 +550,7 @@ impl Queue {
             emptied: Vec::new(),
             clusters: &self.clusters,
             authority,
+            access: std::marker::PhantomData,
         };
         let out = f(&mut w)?;
         w.finish()?;
