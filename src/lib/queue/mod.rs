@@ -11,8 +11,10 @@
 //! through [`Queue::write_as`], whose [`Writer`] checks each job it changes,
 //! removes or leaves a request for against the job's Owner and the
 //! [`Authority`] (the real user, QUEUE_SUPER_USERS) and refuses the rest
-//! with [`QueueError::NotPermitted`]. The negotiator's pass and the shadows
-//! act for the system and use [`Queue::write`].
+//! with [`QueueError::NotPermitted`]; its writer has no raw connection.
+//! [`Queue::submit`] takes the authority too: a user submits only jobs
+//! they own. The negotiator's pass and the shadows act for the system and
+//! use [`Queue::write`].
 
 pub mod authority;
 pub mod joblock;
