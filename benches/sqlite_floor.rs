@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, TransactionBehavior, params};
 use tern::config::Config;
-use tern::queue::{Queue, QueueError, schema};
+use tern::queue::{Authority, Queue, QueueError, schema};
 use tern::submit::{self, SubmitOptions};
 
 const PROCS: usize = 100_000;
@@ -45,7 +45,7 @@ fn make_queue(dir: &Path) -> PathBuf {
     let text = format!("executable = /bin/echo\nqueue {PROCS}\n");
     let file = submit::parse(&text, "bench.sub", Path::new("/"), &cfg).expect("parses");
     let mut q = Queue::open(&spool, true).expect("opens").expect("creates");
-    q.submit::<QueueError>("alice", |cluster| {
+    q.submit::<QueueError>(&Authority::new("alice", vec![]), "alice", |cluster| {
         let opts = SubmitOptions {
             cluster,
             qdate: 1_700_000_000,

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use tern::classad::Expr;
 use tern::config::Config;
-use tern::queue::{Change, JobId, Queue, QueueError, Selection};
+use tern::queue::{Authority, Change, JobId, Queue, QueueError, Selection};
 use tern::submit::{self, SubmitOptions};
 
 use super::{NOW, TestEnv, real_user};
@@ -86,8 +86,10 @@ fn submit_from(
 ) -> Result<i64, String> {
     let cfg = Config::defaults();
     let parsed = submit::parse(text, file, cwd, &cfg).map_err(|e| e.to_string())?;
+    // A super user: only one may put jobs in under the owner a test picks.
+    let root = Authority::new("root", vec!["root".into()]);
     let (id, _) = q
-        .submit::<QueueError>(owner, |cluster| {
+        .submit::<QueueError>(&root, owner, |cluster| {
             let opts = SubmitOptions {
                 cluster,
                 qdate,

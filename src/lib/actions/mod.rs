@@ -1,7 +1,8 @@
 //! Job actions as library operations: what HTCondor's schedd does in
 //! `Scheduler::actOnJobs` (remove, hold, release, vacate, suspend,
-//! continue), condor_prio's change of `JobPrio` ([`prio`]) and
-//! condor_qedit's attribute edits ([`attributes`]).
+//! continue), condor_prio's change of `JobPrio` ([`prio`]),
+//! condor_qedit's attribute edits ([`attributes`]) and condor_userprio's
+//! edits of the accountant ([`userprio`]).
 //!
 //! Each operation takes a [`Selection`], the [`Authority`] of the user who
 //! asks and what to do; it makes one queue transaction through
@@ -23,6 +24,7 @@
 
 pub mod attributes;
 pub mod prio;
+pub mod userprio;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -35,7 +35,7 @@ fn alices_job(status: JobStatus) -> (tempfile::TempDir, Queue) {
         &cfg,
     )
     .unwrap();
-    q.submit::<QueueError>("alice", |cluster| {
+    q.submit::<QueueError>(&Authority::new("alice", vec![]), "alice", |cluster| {
         let opts = SubmitOptions {
             cluster,
             qdate: 1_700_000_000,
@@ -296,4 +296,46 @@ fn attribute_edits_refuse_a_user_who_is_not_the_owner_and_change_nothing() {
     assert_eq!((done.changed, done.denied), (vec![JOB], vec![]));
     let ad = Rc::new(q.select(&by_id()).unwrap().remove(0).1);
     assert_eq!(ad.eval_str("Note").as_deref(), Some("x"));
+}
+
+#[test]
+fn only_a_super_user_or_the_spool_owner_edits_priorities_and_a_refusal_writes_nothing() {
+    use super::userprio::{Edit, EditError, edit};
+    use crate::negotiator::accountant::{self, Knobs};
+    let (_dir, mut q) = alices_job(JobStatus::Idle);
+    let knobs = Knobs::from_config(&Config::defaults()).unwrap();
+    let names = |q: &Queue| -> Vec<(String, f64)> {
+        accountant::records(q.conn())
+            .unwrap()
+            .into_iter()
+            .map(|s| (s.name, s.priority))
+            .collect()
+    };
+    let before = names(&q);
+    let set = Edit::SetPrio("dave@ws".into(), 5.0);
+    // Trusting all users is not enough, and the owner check of jobs does
+    // not apply: the accountant needs a super user or the SPOOL's owner.
+    let bob = Authority::new("bob", vec!["root".into()])
+        .trusting_all_users()
+        .owning_spool(false);
+    for e in [set.clone(), Edit::ResetAll, Edit::Delete("dave@ws".into())] {
+        let err = edit(&mut q, &bob, &e, &knobs, 10).unwrap_err();
+        assert!(
+            matches!(&err, EditError::NotPermitted { user } if user == "bob"),
+            "{err:?}"
+        );
+    }
+    assert_eq!(names(&q), before);
+    edit(&mut q, &root(), &set, &knobs, 10).unwrap();
+    assert!(names(&q).contains(&("dave@ws".to_string(), 5.0)));
+    let owner = Authority::new("bob", vec![]).owning_spool(true);
+    edit(
+        &mut q,
+        &owner,
+        &Edit::SetPrio("dave@ws".into(), 7.0),
+        &knobs,
+        11,
+    )
+    .unwrap();
+    assert!(names(&q).contains(&("dave@ws".to_string(), 7.0)));
 }

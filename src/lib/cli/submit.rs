@@ -13,6 +13,7 @@ use super::env::ToolEnv;
 use super::{CliError, parse_args, run_tool};
 use crate::classad::json::ads_to_json_array;
 use crate::classad::unparse::ad_to_old;
+use crate::queue::Authority;
 use crate::submit::{self, SubmitOptions};
 
 /// Submit jobs described by a submit description file.
@@ -106,7 +107,8 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     if !(args.dry_run || args.dry_run_json) {
         let mut queue = env.queue_created()?;
         queue.set_durable()?;
-        let (id, cluster) = queue.submit(&owner, |id| {
+        let authority = Authority::from_config(cfg, owner.as_str())?;
+        let (id, cluster) = queue.submit(&authority, &owner, |id| {
             opts.cluster = id;
             submit::materialize(&parsed, cfg, &opts).map_err(|e| failed(e.to_string()))
         })?;

@@ -15,15 +15,14 @@
 
 use std::ffi::OsString;
 use std::io::{self, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
 
+use crate::actions::userprio::{self, Edit, EditError};
 use crate::classad::json::ads_to_json_array;
 use crate::classad::{ClassAd, Expr, Value};
-use crate::config::Config;
 use crate::negotiator::accountant::{self, Knobs, Submitter};
 use crate::queue::{Authority, Queue};
 
@@ -98,16 +97,6 @@ pub struct Args {
 
 pub fn main() -> ExitCode {
     run_tool("tern_userprio", run)
-}
-
-/// One change to the accountant.
-#[derive(Clone, Debug, PartialEq)]
-enum Edit {
-    SetPrio(String, f64),
-    SetFactor(String, f64),
-    ResetUsage(String),
-    ResetAll,
-    Delete(String),
 }
 
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
@@ -190,47 +179,32 @@ fn number(text: &str) -> Result<f64, CliError> {
     }
 }
 
-/// Whether the real user may change the accountant: a super user, or in
-/// personal mode the owner of SPOOL (a SPOOL not made yet will be the
-/// user's own).
-fn may_edit(cfg: &Config, spool: &Path) -> Result<bool, CliError> {
-    if Authority::from_config(cfg, crate::sys::real_user_name())?.is_super_user() {
-        return Ok(true);
-    }
-    Ok(match std::fs::metadata(spool) {
-        Ok(m) => m.uid() == crate::sys::real_uid(),
-        Err(e) => e.kind() == io::ErrorKind::NotFound,
-    })
-}
-
 fn apply(env: &ToolEnv, edit: &Edit, now: i64) -> Result<(), CliError> {
     let (cfg, spool) = (&env.cfg, env.spool.as_path());
-    if !may_edit(cfg, spool)? {
-        return Err(CliError::Failed {
-            msg: format!(
-                "permission denied: {} may not change user priorities",
-                crate::sys::real_user_name()
-            ),
-            hint: Some(format!(
-                "only super users may: those in QUEUE_SUPER_USERS and the owner of SPOOL ({})",
-                spool.display()
-            )),
-        });
+    let authority = Authority::from_config(cfg, crate::sys::real_user_name())?.at_spool(spool);
+    let denied = || CliError::Failed {
+        msg: format!(
+            "permission denied: {} may not change user priorities",
+            authority.user()
+        ),
+        hint: Some(format!(
+            "only super users may: those in QUEUE_SUPER_USERS and the owner of SPOOL ({})",
+            spool.display()
+        )),
+    };
+    // Asked before the queue is opened, so a refused user creates no
+    // queue; userprio::edit asks again and is what guarantees the rule.
+    if !authority.may_edit_priorities() {
+        return Err(denied());
     }
     let knobs = Knobs::from_config(cfg).map_err(|e| CliError::Failed {
         msg: e.to_string(),
         hint: None,
     })?;
     let mut q = env.queue_created()?;
-    q.write(now, |w| {
-        let c = w.conn();
-        match edit {
-            Edit::SetPrio(u, v) => accountant::set_priority(c, u, *v, now, &knobs),
-            Edit::SetFactor(u, v) => accountant::set_factor(c, u, *v, now, &knobs),
-            Edit::ResetUsage(u) => accountant::reset_usage(c, Some(u), now),
-            Edit::ResetAll => accountant::reset_usage(c, None, now),
-            Edit::Delete(u) => accountant::delete(c, u).map(|_| ()),
-        }
+    userprio::edit(&mut q, &authority, edit, &knobs, now).map_err(|e| match e {
+        EditError::NotPermitted { .. } => denied(),
+        EditError::Queue(e) => e.into(),
     })?;
     let mut out = io::stdout().lock();
     match edit {

@@ -9,6 +9,16 @@
 //! one place and no tool can forget it. The negotiator's pass and the
 //! shadows are the system, not a user, and keep the plain
 //! [`super::Queue::write`].
+//!
+//! The same authority decides the writes that are not job changes: whom a
+//! user may submit for ([`Authority::may_submit_for`], checked by
+//! [`super::Queue::submit`]) and whether they may edit the accountant's
+//! priorities ([`Authority::may_edit_priorities`], checked by
+//! `actions::userprio`).
+
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 
 use crate::config::{Config, ConfigError};
 
@@ -18,6 +28,9 @@ pub struct Authority {
     user: String,
     super_users: Vec<String>,
     all_users_trusted: bool,
+    /// Whether the user owns SPOOL (personal mode: the user who made the
+    /// pool is its administrator for the accountant).
+    owns_spool: bool,
 }
 
 impl Authority {
@@ -27,7 +40,25 @@ impl Authority {
             user: user.into(),
             super_users,
             all_users_trusted: false,
+            owns_spool: false,
         }
+    }
+
+    /// The same user, who owns `spool` when its owner is the real user of
+    /// this process (or when it does not exist yet: it will be the user's
+    /// own once made). Read once, here, where a tool builds its authority.
+    pub fn at_spool(self, spool: &Path) -> Authority {
+        let owns_spool = match std::fs::metadata(spool) {
+            Ok(m) => m.uid() == crate::sys::real_uid(),
+            Err(e) => e.kind() == io::ErrorKind::NotFound,
+        };
+        Authority { owns_spool, ..self }
+    }
+
+    /// The same user, with SPOOL's ownership given rather than read
+    /// (for callers that know it, and for tests).
+    pub fn owning_spool(self, owns_spool: bool) -> Authority {
+        Authority { owns_spool, ..self }
     }
 
     /// The same user, every user trusted (QUEUE_ALL_USERS_TRUSTED): any
@@ -63,6 +94,20 @@ impl Authority {
     /// anyone's for a super user or when all users are trusted.
     pub fn may_change(&self, owner: &str) -> bool {
         self.user == owner || self.is_super_user() || self.all_users_trusted
+    }
+
+    /// Whether the user may submit jobs owned by `owner`: their own, or
+    /// anyone's for a super user. Trusting all users lets them change
+    /// each other's jobs, not put jobs in under another name.
+    pub fn may_submit_for(&self, owner: &str) -> bool {
+        self.user == owner || self.is_super_user()
+    }
+
+    /// Whether the user may change the accountant's table (condor_userprio's
+    /// setters): a super user, or the owner of SPOOL (see
+    /// [`Authority::at_spool`]). Trusting all users is not enough.
+    pub fn may_edit_priorities(&self) -> bool {
+        self.is_super_user() || self.owns_spool
     }
 }
 
@@ -100,6 +145,25 @@ mod tests {
         assert!(b.may_change("alice"));
         // Trusted is not super: tern_userprio still asks for a super user.
         assert!(!b.is_super_user());
+    }
+
+    #[test]
+    fn submitting_for_others_and_editing_priorities_need_a_super_user() {
+        let bob = Authority::new("bob", vec!["root".into()]).trusting_all_users();
+        assert!(bob.may_submit_for("bob"));
+        assert!(!bob.may_submit_for("alice"));
+        assert!(!bob.may_edit_priorities());
+        assert!(bob.clone().owning_spool(true).may_edit_priorities());
+        let root = Authority::new("root", vec!["root".into()]);
+        assert!(root.may_submit_for("alice"));
+        assert!(root.may_edit_priorities());
+    }
+
+    #[test]
+    fn a_spool_not_made_yet_is_the_users_own() {
+        let dir = std::env::temp_dir().join(format!("tern-auth-{}", std::process::id()));
+        let bob = Authority::new("bob", vec![]).at_spool(&dir.join("no-such-spool"));
+        assert!(bob.may_edit_priorities());
     }
 
     #[test]

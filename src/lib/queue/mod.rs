@@ -11,8 +11,10 @@
 //! through [`Queue::write_as`], whose [`Writer`] checks each job it changes,
 //! removes or leaves a request for against the job's Owner and the
 //! [`Authority`] (the real user, QUEUE_SUPER_USERS) and refuses the rest
-//! with [`QueueError::NotPermitted`]. The negotiator's pass and the shadows
-//! act for the system and use [`Queue::write`].
+//! with [`QueueError::NotPermitted`]; its writer has no raw connection.
+//! [`Queue::submit`] takes the authority too: a user submits only jobs
+//! they own. The negotiator's pass and the shadows act for the system and
+//! use [`Queue::write`].
 
 pub mod authority;
 pub mod joblock;
@@ -37,7 +39,7 @@ pub use authority::Authority;
 pub use rows::matches_constraint;
 use rows::*;
 use writer::*;
-pub use writer::{Change, Writer};
+pub use writer::{Change, ForUser, System, Writer};
 
 /// Transaction log record kinds, as in HTCondor's job_queue.log.
 pub mod op {
@@ -110,6 +112,10 @@ pub enum QueueError {
         user: String,
         owner: String,
     },
+    /// A user asked to submit jobs owned by someone else; nothing was
+    /// written.
+    #[error("permission denied: {user} may not submit jobs owned by {owner}")]
+    SubmitNotPermitted { user: String, owner: String },
 }
 
 /// A job id, `cluster.proc`.
@@ -374,14 +380,26 @@ impl Queue {
         }
     }
 
-    /// Submits one cluster in one transaction: `build` is given the new
-    /// cluster id and returns the cluster ad and each proc's differences.
-    /// Either every proc is in the queue afterwards or none is.
+    /// Submits one cluster owned by `owner` in one transaction for
+    /// `authority`: `build` is given the new cluster id and returns the
+    /// cluster ad and each proc's differences. Either every proc is in the
+    /// queue afterwards or none is. A user who may not submit for `owner`
+    /// ([`Authority::may_submit_for`]) gets
+    /// [`QueueError::SubmitNotPermitted`] before anything is built or
+    /// written.
     pub fn submit<E: From<QueueError>>(
         &mut self,
+        authority: &Authority,
         owner: &str,
         build: impl FnOnce(i64) -> Result<crate::submit::Cluster, E>,
     ) -> Result<(i64, crate::submit::Cluster), E> {
+        if !authority.may_submit_for(owner) {
+            return Err(QueueError::SubmitNotPermitted {
+                user: authority.user().to_string(),
+                owner: owner.to_string(),
+            }
+            .into());
+        }
         let tx = self.immediate()?;
         let id: i64 = tx
             .query_row(
@@ -484,7 +502,7 @@ impl Queue {
     pub fn write<T>(
         &mut self,
         now: i64,
-        f: impl FnOnce(&mut Writer<'_>) -> Result<T, QueueError>,
+        f: impl FnOnce(&mut Writer<'_, System>) -> Result<T, QueueError>,
     ) -> Result<T, QueueError> {
         self.write_for(None, now, f)
     }
@@ -494,21 +512,22 @@ impl Queue {
     /// may change that job ([`Authority::may_change`]). A refusal is
     /// [`QueueError::NotPermitted`] and rolls back everything `f` did, so a
     /// caller that wants to report other users' jobs one by one asks
-    /// [`Writer::may_change`] first.
+    /// [`Writer::may_change`] first. The writer is a `Writer<ForUser>`,
+    /// which has no raw connection ([`Writer::conn`] is the system's).
     pub fn write_as<T>(
         &mut self,
         authority: &Authority,
         now: i64,
-        f: impl FnOnce(&mut Writer<'_>) -> Result<T, QueueError>,
+        f: impl FnOnce(&mut Writer<'_, ForUser>) -> Result<T, QueueError>,
     ) -> Result<T, QueueError> {
         self.write_for(Some(authority), now, f)
     }
 
-    fn write_for<T>(
+    fn write_for<T, A>(
         &mut self,
         authority: Option<&Authority>,
         now: i64,
-        f: impl FnOnce(&mut Writer<'_>) -> Result<T, QueueError>,
+        f: impl FnOnce(&mut Writer<'_, A>) -> Result<T, QueueError>,
     ) -> Result<T, QueueError> {
         let path = self.path.clone();
         self.check_before_writing()?;
@@ -524,6 +543,7 @@ impl Queue {
             emptied: Vec::new(),
             clusters: &self.clusters,
             authority,
+            access: std::marker::PhantomData,
         };
         let out = f(&mut w)?;
         w.finish()?;

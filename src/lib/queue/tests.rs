@@ -8,22 +8,59 @@ use crate::config::Config;
 use crate::submit::{self, SubmitOptions};
 
 fn submit_text(q: &mut Queue, text: &str, owner: &str) -> i64 {
+    submit_text_as(q, &Authority::new(owner, vec![]), text, owner).unwrap()
+}
+
+fn submit_text_as(
+    q: &mut Queue,
+    authority: &Authority,
+    text: &str,
+    owner: &str,
+) -> Result<i64, QueueError> {
     let cfg = Config::defaults();
     let f = submit::parse(text, "t.sub", Path::new("/"), &cfg).unwrap();
-    let (id, _) = q
-        .submit::<QueueError>(owner, |cluster| {
-            let opts = SubmitOptions {
-                cluster,
-                qdate: 1_700_000_000,
-                owner: owner.into(),
-                cwd: std::env::temp_dir(),
-                environ: vec![],
-                batch_name: None,
-            };
-            submit::materialize(&f, &cfg, &opts).map_err(|e| QueueError::Invalid(e.to_string()))
-        })
-        .unwrap();
-    id
+    let (id, _) = q.submit::<QueueError>(authority, owner, |cluster| {
+        let opts = SubmitOptions {
+            cluster,
+            qdate: 1_700_000_000,
+            owner: owner.into(),
+            cwd: std::env::temp_dir(),
+            environ: vec![],
+            batch_name: None,
+        };
+        submit::materialize(&f, &cfg, &opts).map_err(|e| QueueError::Invalid(e.to_string()))
+    })?;
+    Ok(id)
+}
+
+#[test]
+fn only_a_super_user_submits_for_another_owner() {
+    let (_d, mut q) = queue();
+    let bob = Authority::new("bob", vec!["root".into()]).trusting_all_users();
+    let err =
+        submit_text_as(&mut q, &bob, "executable = /bin/echo\nqueue 2\n", "alice").unwrap_err();
+    assert!(
+        matches!(&err, QueueError::SubmitNotPermitted { user, owner } if user == "bob" && owner == "alice"),
+        "{err:?}"
+    );
+    // Nothing was written: no job, and the cluster id was not used up.
+    assert!(q.rows(&Selection::default()).unwrap().is_empty());
+    assert_eq!(
+        submit_text(&mut q, "executable = /bin/echo\nqueue 1\n", "bob"),
+        1
+    );
+    let root = Authority::new("root", vec!["root".into()]);
+    assert_eq!(
+        submit_text_as(&mut q, &root, "executable = /bin/echo\nqueue 1\n", "alice").unwrap(),
+        2
+    );
+    let owners: Vec<String> = q
+        .rows(&Selection::default())
+        .unwrap()
+        .into_iter()
+        .map(|r| r.owner)
+        .collect();
+    assert_eq!(owners, ["bob", "alice"]);
 }
 
 fn queue() -> (tempfile::TempDir, Queue) {

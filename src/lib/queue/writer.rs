@@ -2,10 +2,19 @@
 //! ([`Change`]), and the rows and log records each change writes. A writer
 //! is made only by [`Queue::write`] and [`Queue::write_as`]; the latter's
 //! carries the [`Authority`] every change is checked against.
+//!
+//! Which of the two a writer is shows in its type: [`Queue::write`] hands
+//! out a `Writer<System>`, [`Queue::write_as`] a `Writer<ForUser>`. Only
+//! the system's writer has [`Writer::conn`], the raw connection that
+//! other modules' tables (slots, the accountant) are written through, so
+//! nothing written for a user can go around the owner check: an edit a
+//! user asks for that needs the connection is checked first and then made
+//! as the system (see `actions::userprio`).
 
 use crate::vocab::JobStatus;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -32,8 +41,33 @@ pub enum Change {
     },
 }
 
-/// One write transaction in progress (see [`Queue::write`]).
-pub struct Writer<'q> {
+/// The writer of [`Queue::write`]: the system (the pass, a shadow), which
+/// may change any job and reach the raw connection.
+#[derive(Debug)]
+pub enum System {}
+
+/// The writer of [`Queue::write_as`]: a user's, checked against their
+/// [`Authority`], without the raw connection. The system's writer has it:
+///
+/// ```
+/// # fn f(q: &mut tern::queue::Queue) {
+/// q.write(0, |w| Ok(w.conn().is_autocommit())).unwrap();
+/// # }
+/// ```
+///
+/// and a user's does not:
+///
+/// ```compile_fail
+/// # fn f(q: &mut tern::queue::Queue, a: &tern::queue::Authority) {
+/// q.write_as(a, 0, |w| Ok(w.conn().is_autocommit())).unwrap();
+/// # }
+/// ```
+#[derive(Debug)]
+pub enum ForUser {}
+
+/// One write transaction in progress (see [`Queue::write`]); `A` says for
+/// whom ([`System`] or [`ForUser`]).
+pub struct Writer<'q, A = System> {
     pub(super) tx: rusqlite::Transaction<'q>,
     pub(super) path: PathBuf,
     pub(super) now: i64,
@@ -43,9 +77,20 @@ pub struct Writer<'q> {
     /// The user this transaction writes for; `None` for the system (the
     /// pass, a shadow), which may change any job.
     pub(super) authority: Option<&'q Authority>,
+    pub(super) access: PhantomData<A>,
 }
 
-impl Writer<'_> {
+impl Writer<'_, System> {
+    /// The transaction's connection, for tables other modules own (slots,
+    /// the accountant). Jobs are changed through [`Writer::change`]. Only
+    /// the system's writer has it: what goes through the connection is
+    /// checked against no authority.
+    pub fn conn(&self) -> &Connection {
+        &self.tx
+    }
+}
+
+impl<A> Writer<'_, A> {
     /// Whether this transaction may change `row`'s job: always for the
     /// system, and for a user when [`Authority::may_change`] says so.
     pub fn may_change(&self, row: &JobRow) -> bool {
@@ -74,14 +119,6 @@ impl Writer<'_> {
             Some(row) => self.check(id, &row.owner),
             None => Ok(()),
         }
-    }
-
-    /// The transaction's connection, for tables other modules own (slots,
-    /// the accountant). Jobs are changed through [`Writer::change`]: what
-    /// goes through the connection is not checked against the authority
-    /// of [`Queue::write_as`].
-    pub fn conn(&self) -> &Connection {
-        &self.tx
     }
 
     pub fn now(&self) -> i64 {
