@@ -94,6 +94,43 @@ pub enum CliError {
     Output(#[from] io::Error),
 }
 
+/// The machine's errors as a tool reports them. What `Machine::detect`
+/// finds wrong is a slot knob (or the machine behind it), so the hint
+/// points at the page that describes them; the slots table's own errors
+/// have no hint to give.
+impl From<crate::machine::MachineError> for CliError {
+    fn from(e: crate::machine::MachineError) -> CliError {
+        use crate::machine::MachineError as M;
+        let hint = match &e {
+            M::Config(_) | M::Knob { .. } | M::Detect { .. } => {
+                Some("tern_status(1) describes the slot knobs".to_string())
+            }
+            _ => None,
+        };
+        CliError::Failed {
+            msg: e.to_string(),
+            hint,
+        }
+    }
+}
+
+/// A negotiation pass's errors keep the hints their layer's own
+/// conversion gives (a queue error says what to do about the SPOOL).
+impl From<crate::negotiator::NegotiatorError> for CliError {
+    fn from(e: crate::negotiator::NegotiatorError) -> CliError {
+        use crate::negotiator::NegotiatorError as N;
+        match e {
+            N::Queue(e) => env::queue_error(e),
+            N::Config(e) => e.into(),
+            N::Machine(e) => e.into(),
+            e @ N::Io { .. } => CliError::Failed {
+                msg: e.to_string(),
+                hint: None,
+            },
+        }
+    }
+}
+
 impl CliError {
     /// The process exit code: 2 for a tool used wrongly (bad options, bad
     /// environment), 0 for a reader that went away (`tern_q | head`), and 1
