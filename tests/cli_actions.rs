@@ -11,20 +11,10 @@
 use crate::common::TestEnv;
 use crate::common::queue::{db, set_owner, set_status, submit_sleeps as submit};
 use crate::common::real_user;
+use crate::common::runs;
 
 /// Someone who is not the user running the tests.
 const OTHER: &str = "someoneelse";
-
-/// `runs!(env, [tool, args...] => code, stdout, stderr)`: runs a tool and
-/// asserts its whole outcome.
-macro_rules! runs {
-    ($env:expr, [$($arg:expr),+] => $code:expr, $out:expr, $err:expr) => {{
-        let argv: Vec<String> = vec![$($arg.to_string()),+];
-        let r = $env.run(&argv[0], &argv[1..]);
-        let got = (r.code, r.stdout.as_str(), r.stderr.as_str());
-        assert_eq!(got, ($code, &*$out, &*$err), "{argv:?}");
-    }};
-}
 
 /// Cluster 1, all of it someone else's: 1.0 idle, 1.1 running, 1.2
 /// suspended, 1.3 held, 1.4 removed (its shadow still stopping it), so

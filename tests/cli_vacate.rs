@@ -9,6 +9,7 @@
 
 use crate::common::queue::{db, set_owner, set_status, submit_sleeps as submit};
 use crate::common::real_user;
+use crate::common::runs;
 use crate::common::{RunEnv, TIMEOUT, TestEnv, fake_job, proc_state};
 
 /// A queue in a test directory in which no pass ever starts.
@@ -35,17 +36,6 @@ fn requests(env: &TestEnv) -> Vec<String> {
 /// JobStatus of every job in the queue, in id order.
 fn statuses(env: &TestEnv) -> Vec<i64> {
     column(env, "SELECT status FROM procs ORDER BY cluster, proc")
-}
-
-/// `runs!(env, [tool, args...] => code, stdout, stderr)`: runs a tool and
-/// asserts its whole outcome.
-macro_rules! runs {
-    ($env:expr, [$($arg:expr),+] => $code:expr, $out:expr, $err:expr) => {{
-        let argv: Vec<String> = vec![$($arg.to_string()),+];
-        let r = $env.run(&argv[0], &argv[1..]);
-        let got = (r.code, r.stdout.as_str(), r.stderr.as_str());
-        assert_eq!(got, ($code, &*$out, &*$err), "{argv:?}");
-    }};
 }
 
 /// Cluster 1: job 1.0 idle, 1.1 running, 1.2 suspended.

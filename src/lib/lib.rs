@@ -2,7 +2,7 @@
 //!
 //! The library holds every concept as its own module; the binaries under
 //! `src/bin/` are thin wrappers around [`cli`]. Layering, lowest first:
-//! `sys`, `clock`, `classad` <- `vocab` <- `config` <- `submit` <- `queue` <-
+//! `sys`, `clock`, `cron`, `classad` <- `vocab` <- `config` <- `submit` <- `queue` <-
 //! (`userlog`, `machine`, `negotiator`, `shadow`) <- `actions` <- `cli`. A
 //! lower module never imports a higher one.
 //!

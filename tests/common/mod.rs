@@ -43,6 +43,18 @@ pub struct Tool {
     pub command: fn() -> clap::Command,
 }
 
+/// `runs!(env, [tool, args...] => code, stdout, stderr)`: runs a tool and
+/// asserts its whole outcome (one line a case, for the job tools' tests).
+macro_rules! runs {
+    ($env:expr, [$($arg:expr),+] => $code:expr, $out:expr, $err:expr) => {{
+        let argv: Vec<String> = vec![$($arg.to_string()),+];
+        let r = $env.run(&argv[0], &argv[1..]);
+        let got = (r.code, r.stdout.as_str(), r.stderr.as_str());
+        assert_eq!(got, ($code, &*$out, &*$err), "{argv:?}");
+    }};
+}
+pub(crate) use runs;
+
 macro_rules! tools {
     ($($name:ident => $module:ident),* $(,)?) => {
         &[$(Tool {

@@ -46,16 +46,9 @@ pub fn main() -> ExitCode {
     run_tool("tern_config_val", run)
 }
 
-fn config_error(e: crate::config::ConfigError) -> CliError {
-    CliError::Failed {
-        msg: e.to_string(),
-        hint: None,
-    }
-}
-
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let (args, _) = parse_args::<Args>(argv)?;
-    let cfg = Config::load().map_err(config_error)?;
+    let cfg = Config::load()?;
     for w in cfg.warnings() {
         eprintln!("tern_config_val: {w}");
     }
@@ -106,7 +99,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
                 .map(|e| e.raw.clone())
                 .filter(|v| !v.trim().is_empty())
         } else {
-            cfg.get(name).map_err(config_error)?
+            cfg.get(name)?
         };
         let Some(value) = value else {
             out.flush()?;

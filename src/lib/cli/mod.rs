@@ -94,6 +94,43 @@ pub enum CliError {
     Output(#[from] io::Error),
 }
 
+/// The machine's errors as a tool reports them. What `Machine::detect`
+/// finds wrong is a slot knob (or the machine behind it), so the hint
+/// points at the page that describes them; the slots table's own errors
+/// have no hint to give.
+impl From<crate::machine::MachineError> for CliError {
+    fn from(e: crate::machine::MachineError) -> CliError {
+        use crate::machine::MachineError as M;
+        let hint = match &e {
+            M::Config(_) | M::Knob { .. } | M::Detect { .. } => {
+                Some("tern_status(1) describes the slot knobs".to_string())
+            }
+            _ => None,
+        };
+        CliError::Failed {
+            msg: e.to_string(),
+            hint,
+        }
+    }
+}
+
+/// A negotiation pass's errors keep the hints their layer's own
+/// conversion gives (a queue error says what to do about the SPOOL).
+impl From<crate::negotiator::NegotiatorError> for CliError {
+    fn from(e: crate::negotiator::NegotiatorError) -> CliError {
+        use crate::negotiator::NegotiatorError as N;
+        match e {
+            N::Queue(e) => env::queue_error(e),
+            N::Config(e) => e.into(),
+            N::Machine(e) => e.into(),
+            e @ N::Io { .. } => CliError::Failed {
+                msg: e.to_string(),
+                hint: None,
+            },
+        }
+    }
+}
+
 impl CliError {
     /// The process exit code: 2 for a tool used wrongly (bad options, bad
     /// environment), 0 for a reader that went away (`tern_q | head`), and 1
@@ -291,55 +328,112 @@ pub fn normalize_argv(
     argv: Vec<OsString>,
     strays: Option<&str>,
 ) -> Result<Vec<OsString>, CliError> {
-    let (longs, shorts) = option_table(cmd);
-    let mut out = Vec::with_capacity(argv.len());
+    let mut n = Normalizer::new(cmd, strays, argv.len());
     let mut iter = argv.into_iter();
-    out.extend(iter.next());
-    let mut values_pending = 0usize;
-    let mut rest_verbatim = false;
+    n.out.extend(iter.next());
     for raw in iter {
-        if rest_verbatim {
-            out.push(raw);
-            continue;
+        n.push(raw)?;
+    }
+    Ok(n.out)
+}
+
+/// The state of [`normalize_argv`] between arguments.
+struct Normalizer<'a> {
+    tool: String,
+    table: OptionTable,
+    strays: Option<&'a str>,
+    out: Vec<OsString>,
+    /// Arguments still to pass on as the last option's values.
+    values_pending: usize,
+    /// When the last option opens a list (`-af`): the error to give if its
+    /// first value looks like an option, as condor_q refuses
+    /// `-af:h -af ClusterId` ("requires at least one attribute").
+    list_opened: Option<String>,
+    /// After `--`: everything is passed on as it is.
+    rest_verbatim: bool,
+}
+
+impl<'a> Normalizer<'a> {
+    fn new(cmd: &mut Command, strays: Option<&'a str>, len: usize) -> Self {
+        Normalizer {
+            tool: cmd.get_name().to_string(),
+            table: option_table(cmd),
+            strays,
+            out: Vec::with_capacity(len),
+            values_pending: 0,
+            list_opened: None,
+            rest_verbatim: false,
         }
-        if values_pending > 0 {
-            values_pending -= 1;
-            out.push(raw);
-            continue;
+    }
+
+    /// Passes on one argument, rewritten if it is an option.
+    fn push(&mut self, raw: OsString) -> Result<(), CliError> {
+        if self.rest_verbatim {
+            self.out.push(raw);
+            return Ok(());
         }
-        let Some(text) = raw.to_str() else {
-            out.push(raw);
-            continue;
+        if self.values_pending > 0 {
+            return self.value(raw);
+        }
+        let Some(text) = raw.to_str().map(str::to_string) else {
+            self.out.push(raw);
+            return Ok(());
         };
         if text == "--" {
-            rest_verbatim = true;
-            out.push(raw);
-            continue;
+            self.rest_verbatim = true;
+            self.out.push(raw);
+            return Ok(());
         }
-        let stray = || match strays {
-            Some(s) => OsString::from(format!("--{s}={text}")),
-            None => OsString::from(text),
-        };
         if text == "-" {
-            out.push(raw);
-            continue;
+            self.out.push(raw);
+            return Ok(());
         }
-        if is_negative_number(text) {
-            out.push(stray());
-            continue;
+        if is_negative_number(&text) {
+            let stray = self.stray(&text);
+            self.out.push(stray);
+            return Ok(());
         }
         let Some(body) = text.strip_prefix("--").or_else(|| text.strip_prefix('-')) else {
-            out.push(raw);
-            continue;
+            self.out.push(raw);
+            return Ok(());
         };
-        if let Some(words) = colon_form(&longs, body) {
-            // The last word is an option whose values follow, if any.
-            if let Some(last) = words.last().filter(|w| !w.contains('=')) {
-                values_pending = resolve_long(&longs, last, text)?.map_or(0, |(_, t)| t);
-            }
-            out.extend(words.into_iter().map(|w| OsString::from(format!("--{w}"))));
-            continue;
+        if let Some(words) = colon_form(&self.table.longs, body) {
+            return self.colon(&text, words);
         }
+        self.option(raw, &text, body)
+    }
+
+    /// One value of the last option, passed on verbatim; but the first
+    /// value of a list must not be the next option.
+    fn value(&mut self, raw: OsString) -> Result<(), CliError> {
+        self.values_pending -= 1;
+        if let Some(msg) = self.list_opened.take()
+            && raw.to_str().is_some_and(|t| t.starts_with('-'))
+        {
+            return Err(CliError::Usage {
+                msg,
+                hint: Some(format!("{} -af Owner ClusterId", self.tool)),
+            });
+        }
+        self.out.push(raw);
+        Ok(())
+    }
+
+    /// A colon form: the options it stands for; the last one's values
+    /// follow, if it takes any.
+    fn colon(&mut self, text: &str, words: Vec<String>) -> Result<(), CliError> {
+        if let Some(last) = words.last().filter(|w| !w.contains('=')) {
+            let long = resolve_long(&self.table.longs, last, text)?;
+            self.expect_values(long);
+        }
+        self.out
+            .extend(words.into_iter().map(|w| OsString::from(format!("--{w}"))));
+        Ok(())
+    }
+
+    /// `-name`, `--name` or `-name=value`: the long option it names (or a
+    /// short option's letter, or a stray).
+    fn option(&mut self, raw: OsString, text: &str, body: &str) -> Result<(), CliError> {
         let (name, value) = match body.split_once('=') {
             Some((n, v)) => (n, Some(v)),
             None => (body, None),
@@ -349,44 +443,84 @@ pub fn normalize_argv(
         if single_dash
             && value.is_none()
             && let (Some(c), None) = (chars.next(), chars.next())
-            && shorts.contains(&c)
+            && self.table.shorts.contains(&c)
         {
-            out.push(raw);
-            continue;
+            self.out.push(raw);
+            return Ok(());
         }
-        let Some((long, takes)) = resolve_long(&longs, name, text)? else {
-            if strays.is_none() {
+        let Some((long, takes)) = resolve_long(&self.table.longs, name, text)? else {
+            if self.strays.is_none() {
                 return Err(CliError::Usage {
                     msg: format!("unknown option '{text}'"),
                     hint: Some(format!(
                         "'{} -help' lists the options; put '--' before an argument that starts with '-'",
-                        cmd.get_name()
+                        self.tool
                     )),
                 });
             }
-            out.push(stray());
-            continue;
+            let stray = self.stray(text);
+            self.out.push(stray);
+            return Ok(());
         };
         match value {
-            Some(v) => out.push(OsString::from(format!("--{long}={v}"))),
+            Some(v) => self.out.push(OsString::from(format!("--{long}={v}"))),
             None => {
-                out.push(OsString::from(format!("--{long}")));
-                values_pending = takes;
+                self.out.push(OsString::from(format!("--{long}")));
+                self.expect_values(Some((long, takes)));
             }
         }
+        Ok(())
     }
-    Ok(out)
+
+    /// Counts the values the option `long` (as resolved) takes.
+    fn expect_values(&mut self, long: Option<(String, usize)>) {
+        let Some((long, takes)) = long else {
+            return;
+        };
+        self.values_pending = takes;
+        self.list_opened = self.table.list_error(&long);
+    }
+
+    /// An argument that names no option, for a tool that takes them.
+    fn stray(&self, text: &str) -> OsString {
+        match self.strays {
+            Some(s) => OsString::from(format!("--{s}={text}")),
+            None => OsString::from(text),
+        }
+    }
 }
 
 /// A long option's name (or alias), the index of its argument, and how
 /// many values follow it.
 type Long = (String, usize, usize);
 
-/// The long options and the short letters of `cmd`.
-fn option_table(cmd: &mut Command) -> (Vec<Long>, Vec<char>) {
+/// What [`normalize_argv`] knows of a tool's options.
+struct OptionTable {
+    longs: Vec<Long>,
+    shorts: Vec<char>,
+    /// The options that take an open list of values (`-af`), by argument
+    /// index, with the error for a list that is empty.
+    lists: Vec<(usize, String)>,
+}
+
+impl OptionTable {
+    /// The error for an empty list after the long option `long`, if it
+    /// opens one.
+    fn list_error(&self, long: &str) -> Option<String> {
+        let (_, i, _) = self.longs.iter().find(|(l, _, _)| l == long)?;
+        self.lists
+            .iter()
+            .find(|(j, _)| j == i)
+            .map(|(_, msg)| msg.clone())
+    }
+}
+
+/// The long options, the short letters and the open lists of `cmd`.
+fn option_table(cmd: &mut Command) -> OptionTable {
     cmd.build();
     let mut longs: Vec<Long> = Vec::new();
     let mut shorts: Vec<char> = Vec::new();
+    let mut lists = Vec::new();
     for (i, arg) in cmd.get_arguments().enumerate() {
         let takes = if arg.get_action().takes_values() {
             arg.get_num_args()
@@ -397,6 +531,15 @@ fn option_table(cmd: &mut Command) -> (Vec<Long>, Vec<char>) {
         };
         if let Some(l) = arg.get_long() {
             longs.push((l.to_string(), i, takes));
+            if takes > 0
+                && arg
+                    .get_num_args()
+                    .is_some_and(|r| r.max_values() == usize::MAX)
+            {
+                // The tools' only open lists are -af's, of attributes:
+                // condor_q's words.
+                lists.push((i, format!("-{l} requires at least one attribute")));
+            }
         }
         for a in arg.get_all_aliases().into_iter().flatten() {
             longs.push((a.to_string(), i, takes));
@@ -404,7 +547,11 @@ fn option_table(cmd: &mut Command) -> (Vec<Long>, Vec<char>) {
         shorts.extend(arg.get_short());
         shorts.extend(arg.get_all_short_aliases().into_iter().flatten());
     }
-    (longs, shorts)
+    OptionTable {
+        longs,
+        shorts,
+        lists,
+    }
 }
 
 /// An HTCondor option spelled `-name:value`, which clap cannot read, and
@@ -695,8 +842,8 @@ mod tests {
             &["--af-flags=h", "--autoformat", "A"],
         );
         ok(&["-autof:V", "A"], &["--af-flags=V", "--autoformat", "A"]);
-        // The attribute right after the flags is a value, dash or not.
-        ok(&["-af:", "-x"], &["--af-flags=", "--autoformat", "-x"]);
+        // The attribute right after the flags is a value, whatever it is.
+        ok(&["-af:", "x:y"], &["--af-flags=", "--autoformat", "x:y"]);
         ok(&["-wide:90"], &["--output-width=90"]);
         ok(&["-w:90"], &["--output-width=90"]);
         ok(&["-dry-run:json"], &["--json-dry-run"]);
@@ -707,6 +854,28 @@ mod tests {
             &["--constraint", "-af:x", "--format", "-af:y", "-wide:1"],
         );
         ok(&["-const=a:b"], &["--constraint=a:b"]);
+    }
+
+    #[test]
+    fn an_autoformat_list_without_attributes_is_a_usage_error() {
+        // condor_q: "-autoformat requires at least one attribute parameter"
+        // when the next argument starts with '-', colon form or not; the
+        // next -af used to be taken as the first one's attribute.
+        for args in [
+            &["-af:h", "-af", "ClusterId"][..],
+            &["-af", "-af", "ClusterId"],
+            &["-af:", "-x"],
+            &["-autoformat:j", "-const", "true", "-af", "Owner"],
+        ] {
+            let e = colons(args).unwrap_err();
+            assert_eq!(e.to_string(), "-autoformat requires at least one attribute");
+            assert_eq!(e.exit_code(), 2, "{args:?}");
+        }
+        // Only the first value is checked: a later one is clap's to read.
+        assert_eq!(
+            colons(&["-af:h", "A", "-af", "B"]).unwrap(),
+            ["--af-flags=h", "--autoformat", "A", "--af", "B"]
+        );
     }
 
     #[test]

@@ -58,13 +58,6 @@ pub fn main() -> ExitCode {
     run_tool("tern_negotiate", run)
 }
 
-fn failed(msg: impl std::fmt::Display) -> CliError {
-    CliError::Failed {
-        msg: msg.to_string(),
-        hint: None,
-    }
-}
-
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let (args, _) = parse_args::<Args>(argv)?;
     if args.interval.is_some() && !args.looping {
@@ -73,14 +66,14 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             hint: Some("tern_negotiate -loop -interval 30".into()),
         });
     }
-    let cfg = Config::load().map_err(failed)?;
+    // Not ToolEnv::open: cron runs this every minute and mails whatever it
+    // prints on stderr, so the configuration's warnings (which the other
+    // tools show) stay unsaid here; its errors still stop the pass.
+    let cfg = Config::load()?;
     let spool = spool_dir(&cfg)?;
     let interval = match args.interval {
         Some(i) => i,
-        None => cfg
-            .get_int("NEGOTIATOR_INTERVAL", 60)
-            .map_err(failed)?
-            .max(1) as u64,
+        None => cfg.get_int("NEGOTIATOR_INTERVAL", 60)?.max(1) as u64,
     };
     let opts = Options {
         dry_run: args.dry_run,
@@ -88,7 +81,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         reconfig: args.reconfig,
     };
     loop {
-        let ran = negotiator::negotiate(&cfg, &spool, &opts).map_err(failed)?;
+        let ran = negotiator::negotiate(&cfg, &spool, &opts)?;
         if let Ran::Ran(report) = ran
             && (args.dry_run || args.verbose)
         {

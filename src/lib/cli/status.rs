@@ -146,15 +146,9 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let env = ToolEnv::open("tern_status")?;
     let cfg = &env.cfg;
     let now = crate::clock::now();
-    let machine = Machine::detect(cfg).map_err(|e| CliError::Failed {
-        msg: e.to_string(),
-        hint: Some("tern_status(1) describes the slot knobs".into()),
-    })?;
+    let machine = Machine::detect(cfg)?;
     let mut rows = match env.queue(false)? {
-        Some(q) => machine::load_slots(q.conn()).map_err(|e| CliError::Failed {
-            msg: e.to_string(),
-            hint: None,
-        })?,
+        Some(q) => machine::load_slots(q.conn())?,
         None => Vec::new(),
     };
     if rows.is_empty() {

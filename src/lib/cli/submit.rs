@@ -76,23 +76,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     // are relative to the current directory, as condor_submit reads them.
     let dir = std::env::current_dir()
         .map_err(|e| failed(format!("cannot read the current directory: {e}")))?;
-    let (text, name) = if file == "-" {
-        let mut t = String::new();
-        io::stdin()
-            .read_to_string(&mut t)
-            .map_err(|e| CliError::Read {
-                path: "<stdin>".into(),
-                source: e,
-            })?;
-        (t, "<stdin>".to_string())
-    } else {
-        let p = PathBuf::from(&file);
-        let t = std::fs::read_to_string(&p).map_err(|e| CliError::Read {
-            path: p.clone(),
-            source: e,
-        })?;
-        (t, file.clone())
-    };
+    let (text, name) = read_description(&file)?;
     let text = with_command_line(&text, &args, &name)?;
     let parsed = submit::parse(&text, &name, &dir, cfg).map_err(|e| failed(e.to_string()))?;
     let owner = env.user.clone();
@@ -113,43 +97,86 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             submit::materialize(&parsed, cfg, &opts).map_err(|e| failed(e.to_string()))
         })?;
         drop(queue);
-        // The jobs are in the queue now, whatever happens to their logs.
-        let logged = crate::userlog::log_submit(&cluster, id);
-        // Start them now rather than at the next cron pass. A pass that
-        // cannot be started is no failure: cron runs one every minute.
-        if cfg
-            .get_bool("NEGOTIATE_ON_SUBMIT", true)
-            .map_err(|e| failed(e.to_string()))?
-            && let Err(e) = crate::negotiator::launch::spawn_background_pass(cfg)
-        {
-            eprintln!(
-                "tern_submit: warning: cannot start tern_negotiate ({e}); the jobs start at the next pass"
-            );
-        }
-        for w in &cluster.warnings {
-            eprintln!("{w}");
-        }
-        let n = cluster.procs.len();
-        let stdout = io::stdout();
-        let mut out = stdout.lock();
-        if args.terse {
-            if n > 0 {
-                writeln!(out, "{id}.0 - {id}.{}", n - 1)?;
-            }
-        } else {
-            writeln!(out, "{n} job(s) submitted to cluster {id}.")?;
-        }
-        return logged.map_err(|e| {
-            failed(format!(
-                "{n} job(s) were submitted to cluster {id}, but their submit events were not logged: {e}"
-            ))
-        });
+        return announce(cfg, &args, id, &cluster);
     }
-    // A dry run numbers the cluster as a submit would, without writing.
+    dry_run(&env, &args, &parsed, opts)
+}
+
+/// The description's text and the name its errors give it: standard
+/// input for `-` (or no file).
+fn read_description(file: &str) -> Result<(String, String), CliError> {
+    if file == "-" {
+        let mut t = String::new();
+        io::stdin()
+            .read_to_string(&mut t)
+            .map_err(|e| CliError::Read {
+                path: "<stdin>".into(),
+                source: e,
+            })?;
+        return Ok((t, "<stdin>".to_string()));
+    }
+    let p = PathBuf::from(file);
+    let t = std::fs::read_to_string(&p).map_err(|e| CliError::Read {
+        path: p.clone(),
+        source: e,
+    })?;
+    Ok((t, file.to_string()))
+}
+
+/// After cluster `id` is in the queue: its submit events, a negotiation
+/// pass, the warnings and the "submitted" line.
+fn announce(
+    cfg: &crate::config::Config,
+    args: &Args,
+    id: i64,
+    cluster: &submit::Cluster,
+) -> Result<(), CliError> {
+    // The jobs are in the queue now, whatever happens to their logs.
+    let logged = crate::userlog::log_submit(cluster, id);
+    // Start them now rather than at the next cron pass. A pass that
+    // cannot be started is no failure: cron runs one every minute.
+    if cfg
+        .get_bool("NEGOTIATE_ON_SUBMIT", true)
+        .map_err(|e| failed(e.to_string()))?
+        && let Err(e) = crate::negotiator::launch::spawn_background_pass(cfg)
+    {
+        eprintln!(
+            "tern_submit: warning: cannot start tern_negotiate ({e}); the jobs start at the next pass"
+        );
+    }
+    for w in &cluster.warnings {
+        eprintln!("{w}");
+    }
+    let n = cluster.procs.len();
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    if args.terse {
+        if n > 0 {
+            writeln!(out, "{id}.0 - {id}.{}", n - 1)?;
+        }
+    } else {
+        writeln!(out, "{n} job(s) submitted to cluster {id}.")?;
+    }
+    logged.map_err(|e| {
+        failed(format!(
+            "{n} job(s) were submitted to cluster {id}, but their submit events were not logged: {e}"
+        ))
+    })
+}
+
+/// `-dry-run` and `-dry-run:json`: the job ads a submit would store,
+/// numbered as it would number them, with nothing written.
+fn dry_run(
+    env: &ToolEnv,
+    args: &Args,
+    parsed: &submit::SubmitFile,
+    mut opts: SubmitOptions,
+) -> Result<(), CliError> {
+    let cfg = &env.cfg;
     if let Some(q) = env.queue(false)? {
         opts.cluster = q.next_cluster()?;
     }
-    let cluster = submit::materialize(&parsed, cfg, &opts).map_err(|e| failed(e.to_string()))?;
+    let cluster = submit::materialize(parsed, cfg, &opts).map_err(|e| failed(e.to_string()))?;
     for w in &cluster.warnings {
         eprintln!("{w}");
     }

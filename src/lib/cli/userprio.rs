@@ -379,6 +379,55 @@ fn table(recs: &[Submitter], cols: &[Col], tm_last: i64, min_last_usage: i64) ->
     if recs.is_empty() {
         return String::new();
     }
+    let visible = visible_rows(recs, cols, min_last_usage);
+    let max_name = visible
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(10, 99)
+        .max(format!("Number of users: {}", recs.len()).len());
+
+    let mut s = String::new();
+    s.push_str(&format!("Last Priority Update: {}\n", format_date(tm_last)));
+    push_heads(&mut s, cols, max_name);
+    let (mut total_in_use, mut total_usage) = (0.0, 0.0);
+    for r in &visible {
+        let cells = cols.iter().map(|c| cell(c, r, tm_last)).collect();
+        push_line(&mut s, fit_left(&r.name, max_name), cells);
+        total_in_use += r.weighted_resources_used;
+        total_usage += r.weighted_accumulated_usage;
+    }
+    push_dashes(&mut s, cols, max_name);
+    let cells = cols
+        .iter()
+        .map(|c| {
+            let w = c.head().0;
+            match c {
+                Col::ResUsed => float(w, 0, total_in_use),
+                Col::WtResUsed => float(w, 2, total_usage / 3600.0),
+                Col::UseTime2 => date_time(w, min_last_usage),
+                Col::UseDeltaT if min_last_usage > 0 => delta(w, tm_last - min_last_usage),
+                _ => " ".repeat(w),
+            }
+        })
+        .collect();
+    push_line(
+        &mut s,
+        fit_left(&format!("Number of users: {}", visible.len()), max_name),
+        cells,
+    );
+    s
+}
+
+/// The submitters the table shows, in its order: by effective priority
+/// when it shows one, else by usage when it shows that, each then by name;
+/// those last used before `min_last_usage` left out.
+fn visible_rows<'a>(
+    recs: &'a [Submitter],
+    cols: &[Col],
+    min_last_usage: i64,
+) -> Vec<&'a Submitter> {
     let mut rows: Vec<&Submitter> = recs.iter().collect();
     if cols.contains(&Col::Priority) {
         rows.sort_by(|a, b| {
@@ -393,112 +442,83 @@ fn table(recs: &[Submitter], cols: &[Col], tm_last: i64, min_last_usage: i64) ->
                 .then(a.name.cmp(&b.name))
         });
     }
-    // A record never used counts as last used at -1.
-    let last_usage = |r: &Submitter| {
-        if r.last_usage_time == 0 {
-            -1
-        } else {
-            r.last_usage_time
-        }
-    };
-    let visible: Vec<&Submitter> = rows
-        .into_iter()
-        .filter(|r| last_usage(r) >= min_last_usage)
-        .collect();
-    let mut max_name = visible
-        .iter()
-        .map(|r| r.name.chars().count())
-        .max()
-        .unwrap_or(0)
-        .clamp(10, 99);
-    max_name = max_name.max(format!("Number of users: {}", recs.len()).len());
+    rows.retain(|r| last_usage(r) >= min_last_usage);
+    rows
+}
 
-    let mut s = String::new();
-    s.push_str(&format!("Last Priority Update: {}\n", format_date(tm_last)));
-    let line = |s: &mut String, name: String, cells: Vec<String>| {
-        s.push_str(&name);
-        for c in cells {
-            s.push(' ');
-            s.push_str(&c);
-        }
-        s.push('\n');
-    };
-    line(
-        &mut s,
+/// When a submitter last used the pool; a record never used counts as
+/// last used at -1.
+fn last_usage(r: &Submitter) -> i64 {
+    if r.last_usage_time == 0 {
+        -1
+    } else {
+        r.last_usage_time
+    }
+}
+
+/// One line of the table: the name column, then each cell after a space.
+fn push_line(s: &mut String, name: String, cells: Vec<String>) {
+    s.push_str(&name);
+    for c in cells {
+        s.push(' ');
+        s.push_str(&c);
+    }
+    s.push('\n');
+}
+
+/// The two heading lines and the dashes under them.
+fn push_heads(s: &mut String, cols: &[Col], max_name: usize) {
+    push_line(
+        s,
         " ".repeat(max_name),
         cols.iter()
             .map(|c| center(c.head().1, c.head().0))
             .collect(),
     );
-    line(
-        &mut s,
+    push_line(
+        s,
         fit_left("User Name", max_name),
         cols.iter()
             .map(|c| center(c.head().2, c.head().0))
             .collect(),
     );
-    let dashes = |s: &mut String| {
-        line(
-            s,
-            "-".repeat(max_name),
-            cols.iter().map(|c| "-".repeat(c.head().0)).collect(),
-        )
-    };
-    dashes(&mut s);
-    let (mut total_in_use, mut total_usage) = (0.0, 0.0);
-    for r in &visible {
-        let cells = cols
-            .iter()
-            .map(|c| {
-                let w = c.head().0;
-                match c {
-                    Col::Priority => float(w, 2, r.effective),
-                    Col::RealPrio => float(
-                        w,
-                        2,
-                        if r.factor > 0.0 {
-                            r.effective / r.factor
-                        } else {
-                            0.0
-                        },
-                    ),
-                    Col::Factor if r.factor > 0.0 => float(w, 2, r.factor),
-                    Col::Factor => " ".repeat(w),
-                    Col::ResUsed => float(w, 0, r.weighted_resources_used),
-                    Col::WtResUsed => float(w, 2, r.weighted_accumulated_usage / 3600.0),
-                    Col::UseTime1 => date_time(w, r.begin_usage_time),
-                    Col::UseTime2 => date_time(w, last_usage(r)),
-                    Col::UseDeltaT => delta(w, tm_last - last_usage(r)),
-                    Col::Floor if r.floor > 0.0 => float(w, 2, r.floor),
-                    Col::Ceiling if r.ceiling > -1.0 => float(w, 2, r.ceiling),
-                    Col::Floor | Col::Ceiling => " ".repeat(w),
-                }
-            })
-            .collect();
-        line(&mut s, fit_left(&r.name, max_name), cells);
-        total_in_use += r.weighted_resources_used;
-        total_usage += r.weighted_accumulated_usage;
-    }
-    dashes(&mut s);
-    let cells = cols
-        .iter()
-        .map(|c| {
-            let w = c.head().0;
-            match c {
-                Col::ResUsed => float(w, 0, total_in_use),
-                Col::WtResUsed => float(w, 2, total_usage / 3600.0),
-                Col::UseTime2 => date_time(w, min_last_usage),
-                Col::UseDeltaT if min_last_usage > 0 => delta(w, tm_last - min_last_usage),
-                _ => " ".repeat(w),
-            }
-        })
-        .collect();
-    line(
-        &mut s,
-        fit_left(&format!("Number of users: {}", visible.len()), max_name),
-        cells,
+    push_dashes(s, cols, max_name);
+}
+
+/// A line of dashes as wide as each column.
+fn push_dashes(s: &mut String, cols: &[Col], max_name: usize) {
+    push_line(
+        s,
+        "-".repeat(max_name),
+        cols.iter().map(|c| "-".repeat(c.head().0)).collect(),
     );
-    s
+}
+
+/// Submitter `r`'s cell in column `c`.
+fn cell(c: &Col, r: &Submitter, tm_last: i64) -> String {
+    let w = c.head().0;
+    match c {
+        Col::Priority => float(w, 2, r.effective),
+        Col::RealPrio => float(
+            w,
+            2,
+            if r.factor > 0.0 {
+                r.effective / r.factor
+            } else {
+                0.0
+            },
+        ),
+        Col::Factor if r.factor > 0.0 => float(w, 2, r.factor),
+        Col::Factor => " ".repeat(w),
+        Col::ResUsed => float(w, 0, r.weighted_resources_used),
+        Col::WtResUsed => float(w, 2, r.weighted_accumulated_usage / 3600.0),
+        Col::UseTime1 => date_time(w, r.begin_usage_time),
+        Col::UseTime2 => date_time(w, last_usage(r)),
+        Col::UseDeltaT => delta(w, tm_last - last_usage(r)),
+        Col::Floor if r.floor > 0.0 => float(w, 2, r.floor),
+        Col::Ceiling if r.ceiling > -1.0 => float(w, 2, r.ceiling),
+        Col::Floor | Col::Ceiling => " ".repeat(w),
+    }
 }
 
 /// `text` left-aligned in `width` (cut to it).

@@ -427,30 +427,13 @@ impl Queue {
 
     /// The cluster ad of `cluster` (cached for the life of the handle).
     pub fn cluster_ad(&self, cluster: i64) -> Result<Rc<ClassAd>, QueueError> {
-        if let Some(ad) = self.clusters.borrow().get(&cluster) {
-            return Ok(ad.clone());
-        }
-        let text: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT ad FROM clusters WHERE cluster = ?1",
-                [cluster],
-                |r| r.get(0),
-            )
-            .optional()?;
-        let text = text
-            .ok_or_else(|| QueueError::Invalid(format!("cluster {cluster} has no cluster ad")))?;
-        let ad = Rc::new(parse_stored(&self.path, &text)?);
-        self.clusters.borrow_mut().insert(cluster, ad.clone());
-        Ok(ad)
+        rows::cluster_ad(&self.conn, &self.path, &self.clusters, cluster)
     }
 
     /// A job's full ad: its cluster ad, its differences, and the hot
     /// attributes from their columns.
     pub fn full_ad(&self, row: &JobRow) -> Result<ClassAd, QueueError> {
-        let mut ad = (*self.cluster_ad(row.id.cluster)?).clone();
-        overlay(&self.path, &mut ad, row)?;
-        Ok(ad)
+        rows::full_ad(&self.conn, &self.path, &self.clusters, row)
     }
 
     /// The jobs a selection names, with their full ads, constraint applied.

@@ -79,6 +79,48 @@ pub(super) fn row_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<JobRow> {
     })
 }
 
+/// The clusters' ads read so far by one handle (a cluster ad never
+/// changes, so they are kept for the handle's life).
+pub(super) type ClusterCache = RefCell<HashMap<i64, Rc<ClassAd>>>;
+
+/// The cluster ad of `cluster`, from `cache` or the clusters table; a
+/// cluster without one is `Invalid`, whether a reader or a writer asks.
+pub(super) fn cluster_ad(
+    conn: &Connection,
+    path: &Path,
+    cache: &ClusterCache,
+    cluster: i64,
+) -> Result<Rc<ClassAd>, QueueError> {
+    if let Some(ad) = cache.borrow().get(&cluster) {
+        return Ok(ad.clone());
+    }
+    let text: Option<String> = conn
+        .query_row(
+            "SELECT ad FROM clusters WHERE cluster = ?1",
+            [cluster],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let text =
+        text.ok_or_else(|| QueueError::Invalid(format!("cluster {cluster} has no cluster ad")))?;
+    let ad = Rc::new(parse_stored(path, &text)?);
+    cache.borrow_mut().insert(cluster, ad.clone());
+    Ok(ad)
+}
+
+/// A job's full ad: its cluster ad, its differences, and the hot
+/// attributes from their columns.
+pub(super) fn full_ad(
+    conn: &Connection,
+    path: &Path,
+    cache: &ClusterCache,
+    row: &JobRow,
+) -> Result<ClassAd, QueueError> {
+    let mut ad = (*cluster_ad(conn, path, cache, row.id.cluster)?).clone();
+    overlay(path, &mut ad, row)?;
+    Ok(ad)
+}
+
 /// Adds a row's differences and hot columns to a copy of its cluster ad.
 pub(super) fn overlay(path: &Path, ad: &mut ClassAd, row: &JobRow) -> Result<(), QueueError> {
     if row.diff.len() > 4 {

@@ -512,3 +512,17 @@ fn a_database_of_every_older_schema_opens_migrated_with_its_rows() {
         assert_eq!(c, 3, "schema {k}: the next cluster");
     }
 }
+
+#[test]
+fn a_missing_cluster_ad_is_one_error_for_readers_and_writers() {
+    let (_dir, mut q) = queue();
+    let want = "cluster 77 has no cluster ad";
+    match q.cluster_ad(77) {
+        Err(QueueError::Invalid(m)) => assert_eq!(m, want),
+        other => panic!("reader: {other:?}"),
+    }
+    match q.write(10, |w| w.cluster_ad(77).map(|_| ())) {
+        Err(QueueError::Invalid(m)) => assert_eq!(m, want),
+        other => panic!("writer: {other:?}"),
+    }
+}

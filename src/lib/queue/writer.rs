@@ -147,24 +147,12 @@ impl<A> Writer<'_, A> {
 
     /// The cluster ad of `cluster` (cached: a cluster ad never changes).
     pub fn cluster_ad(&self, cluster: i64) -> Result<Rc<ClassAd>, QueueError> {
-        if let Some(ad) = self.clusters.borrow().get(&cluster) {
-            return Ok(ad.clone());
-        }
-        let text: String = self.tx.query_row(
-            "SELECT ad FROM clusters WHERE cluster = ?1",
-            [cluster],
-            |r| r.get(0),
-        )?;
-        let ad = Rc::new(parse_stored(&self.path, &text)?);
-        self.clusters.borrow_mut().insert(cluster, ad.clone());
-        Ok(ad)
+        rows::cluster_ad(&self.tx, &self.path, self.clusters, cluster)
     }
 
     /// A job's full ad.
     pub fn full_ad(&self, row: &JobRow) -> Result<ClassAd, QueueError> {
-        let mut ad = (*self.cluster_ad(row.id.cluster)?).clone();
-        overlay(&self.path, &mut ad, row)?;
-        Ok(ad)
+        rows::full_ad(&self.tx, &self.path, self.clusters, row)
     }
 
     /// Applies one change to one job (`ad` is its full ad as read in this

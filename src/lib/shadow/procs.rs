@@ -268,23 +268,14 @@ pub fn usage(pids: &[i32]) -> Usage {
 /// Sends `sig` to the job's process group and to every process below the
 /// shadow (those that left the group too).
 pub fn signal_all(pgid: i32, sig: libc::c_int) -> i64 {
+    use crate::sys::pids::{signal_group, signal_process};
     let me = std::process::id() as i32;
-    let mut n = 0;
-    // SAFETY: kill(2) with a valid signal.
-    unsafe {
-        if pgid > 1 && libc::kill(-pgid, sig) == 0 {
-            n += 1;
-        }
-    }
-    for p in descendants(me) {
-        // SAFETY: as above; the pids are our own descendants.
-        unsafe {
-            if libc::kill(p, sig) == 0 {
-                n += 1;
-            }
-        }
-    }
-    n
+    let group = i64::from(signal_group(pgid, sig));
+    let below = descendants(me)
+        .into_iter()
+        .filter(|&p| signal_process(p, sig))
+        .count() as i64;
+    group + below
 }
 
 /// Makes the child `cmd` starts take `id` between fork and exec: every

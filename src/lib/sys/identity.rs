@@ -2,7 +2,7 @@
 //! looked up by name in the passwd and group databases (NSS included).
 //! The shadow uses these to run a job as its Owner when it runs as root.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 
 /// A user to run as: ids and supplementary groups.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,22 +23,31 @@ pub fn is_root() -> bool {
 /// it holds a NUL, which no user name does).
 pub fn user(name: &str) -> Option<Identity> {
     let cname = CString::new(name).ok()?;
-    let (uid, gid) = passwd_ids(&cname)?;
+    let pw = passwd(&cname)?;
     Some(Identity {
-        uid,
-        gid,
-        groups: group_list(&cname, gid),
+        uid: pw.uid,
+        gid: pw.gid,
+        groups: group_list(&cname, pw.gid),
     })
 }
 
-/// getpwnam_r: the user's uid and primary gid.
-fn passwd_ids(name: &CString) -> Option<(libc::uid_t, libc::gid_t)> {
+/// A user's entry in the password database.
+pub(crate) struct Passwd {
+    pub uid: libc::uid_t,
+    pub gid: libc::gid_t,
+    /// `None` when the entry has no home directory.
+    pub home: Option<String>,
+}
+
+/// getpwnam_r: the one password-database lookup (uid, primary gid, home),
+/// for running a job as its Owner and for the ClassAd `userHome()`.
+pub(crate) fn passwd(name: &CStr) -> Option<Passwd> {
     // SAFETY: an all-zero passwd is a valid value to be overwritten.
     let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
     let mut buf = vec![0 as libc::c_char; 16384];
     let mut out: *mut libc::passwd = std::ptr::null_mut();
     // SAFETY: getpwnam_r fills the passwd and the buffer we own, and sets
-    // `out` to `&pw` or null; nothing outlives the call but the ids we copy.
+    // `out` to `&pw` or null; nothing outlives the call but what we copy.
     let rc = unsafe {
         libc::getpwnam_r(
             name.as_ptr(),
@@ -51,7 +60,22 @@ fn passwd_ids(name: &CString) -> Option<(libc::uid_t, libc::gid_t)> {
     if rc != 0 || out.is_null() {
         return None;
     }
-    Some((pw.pw_uid, pw.pw_gid))
+    let home = if pw.pw_dir.is_null() {
+        None
+    } else {
+        // SAFETY: pw_dir points to a NUL-terminated string inside `buf`,
+        // which is still alive; we copy it out.
+        Some(
+            unsafe { CStr::from_ptr(pw.pw_dir) }
+                .to_string_lossy()
+                .into_owned(),
+        )
+    };
+    Some(Passwd {
+        uid: pw.pw_uid,
+        gid: pw.pw_gid,
+        home,
+    })
 }
 
 /// getgrouplist: every group of the user, `gid` included, growing the
@@ -83,5 +107,13 @@ mod tests {
         assert!(root.groups.contains(&0));
         assert_eq!(user("no-such-user-tern-test"), None);
         assert_eq!(user("nul\0name"), None);
+    }
+
+    #[test]
+    fn one_lookup_gives_ids_and_home() {
+        let pw = passwd(c"root").expect("every Linux has root");
+        assert_eq!((pw.uid, pw.gid), (0, 0));
+        assert_eq!(pw.home, super::super::host::home_dir("root"));
+        assert!(pw.home.is_some());
     }
 }

@@ -16,17 +16,7 @@ pub struct LocalTime {
 /// `secs` since the epoch in local time; the epoch itself when the C
 /// library cannot convert it.
 pub fn local_time(secs: i64) -> LocalTime {
-    let t: libc::time_t = secs;
-    // SAFETY: localtime_r fills the plain-data tm we own; both pointers are
-    // valid for the call.
-    let tm = unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        if libc::localtime_r(&t, &mut tm).is_null() {
-            None
-        } else {
-            Some(tm)
-        }
-    };
+    let tm = super::tz::local_tm(secs);
     match tm {
         Some(tm) => LocalTime {
             year: tm.tm_year as i64 + 1900,

@@ -185,10 +185,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let queue = env.queue(false)?;
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    match opts.view {
-        View::Analyze(depth) => show_analysis(queue.as_ref(), cfg, depth, &opts, &ctx, &mut out)?,
-        _ => show(queue.as_ref(), &opts, &ctx, &mut out)?,
-    }
+    show(queue.as_ref(), cfg, &opts, &ctx, &mut out)?;
     if matches!(opts.view, View::Batch | View::NoBatch | View::Run) && opts.custom.is_none() {
         waiting_note(queue.as_ref(), &opts, &ctx, &mut out)?;
     }
@@ -354,9 +351,11 @@ fn output_width(opts: &Options) -> Option<usize> {
     crate::sys::term::stdout_width()
 }
 
-/// Prints the view the options ask for.
+/// Prints the view the options ask for (`cfg` is the configuration the
+/// tool loaded, which the analysis reads the machine from).
 pub fn show(
     q: Option<&Queue>,
+    cfg: &Config,
     opts: &Options,
     ctx: &Context,
     out: &mut impl Write,
@@ -381,10 +380,7 @@ pub fn show(
         View::NoBatch | View::Hold | View::Run => show_jobs(q, opts, ctx, &mut totals, out),
         View::Custom => show_custom(q, opts, ctx, &mut totals, out),
         View::Long | View::Json => show_ads(q, opts, ctx, &mut totals, out),
-        View::Analyze(depth) => {
-            let cfg = Config::load()?;
-            show_analysis(q, &cfg, depth, opts, ctx, out)
-        }
+        View::Analyze(depth) => show_analysis(q, cfg, depth, opts, ctx, out),
     }
 }
 

@@ -164,17 +164,10 @@ impl<'a> Analyzer<'a> {
     }
 }
 
-fn machine_error(e: machine::MachineError) -> CliError {
-    CliError::Failed {
-        msg: format!("cannot read this machine's slots: {e}"),
-        hint: None,
-    }
-}
-
 fn load_pool(cfg: &Config, q: Option<&Queue>, now: i64) -> Result<Pool, CliError> {
-    let m = Machine::detect(cfg).map_err(machine_error)?;
+    let m = Machine::detect(cfg)?;
     let mut rows = match q {
-        Some(q) => machine::load_slots(q.conn()).map_err(machine_error)?,
+        Some(q) => machine::load_slots(q.conn())?,
         None => Vec::new(),
     };
     if rows.is_empty() {
