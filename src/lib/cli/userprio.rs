@@ -197,10 +197,7 @@ fn apply(env: &ToolEnv, edit: &Edit, now: i64) -> Result<(), CliError> {
     if !authority.may_edit_priorities() {
         return Err(denied());
     }
-    let knobs = Knobs::from_config(cfg).map_err(|e| CliError::Failed {
-        msg: e.to_string(),
-        hint: None,
-    })?;
+    let knobs = Knobs::from_config(cfg)?;
     let mut q = env.queue_created()?;
     userprio::edit(&mut q, &authority, edit, &knobs, now).map_err(|e| match e {
         EditError::NotPermitted { .. } => denied(),
