@@ -13,6 +13,11 @@ use std::fmt;
 use crate::classad::Expr;
 
 /// A job's `JobStatus`.
+///
+/// SQL that selects by status writes the number as a literal
+/// (`status = 1 /* Idle */`), not as a bound parameter: with the value
+/// bound, SQLite prepares such a statement again at each run, which
+/// doubled the parse work of a shadow's loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(i64)]
 pub enum JobStatus {

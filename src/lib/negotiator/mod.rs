@@ -432,9 +432,9 @@ fn charge_usage(
             .conn()
             .prepare_cached(
                 "SELECT cluster, owner FROM clusters c WHERE EXISTS \
-                 (SELECT 1 FROM procs p WHERE p.cluster = c.cluster AND p.status = ?1)",
+                 (SELECT 1 FROM procs p WHERE p.cluster = c.cluster AND p.status = 1 /* Idle */)",
             )?
-            .query_map([JobStatus::Idle.code()], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<Result<_, _>>()?;
         for (cluster, owner) in idle {
             let cad = w.cluster_ad(cluster)?;
@@ -621,11 +621,11 @@ pub fn owed_elsewhere(
 ) -> Result<bool, QueueError> {
     let mut any_other = false;
     for sql in [
-        "SELECT owner FROM procs WHERE status = ?2 AND owner < ?1 ORDER BY owner DESC LIMIT 1",
-        "SELECT owner FROM procs WHERE status = ?2 AND owner > ?1 ORDER BY owner LIMIT 1",
+        "SELECT owner FROM procs WHERE status = 1 /* Idle */ AND owner < ?1 ORDER BY owner DESC LIMIT 1",
+        "SELECT owner FROM procs WHERE status = 1 /* Idle */ AND owner > ?1 ORDER BY owner LIMIT 1",
     ] {
         let mut st = conn.prepare_cached(sql)?;
-        let mut rows = st.query(rusqlite::params![owner, JobStatus::Idle.code()])?;
+        let mut rows = st.query([owner])?;
         if rows.next()?.is_some() {
             any_other = true;
         }
@@ -634,12 +634,10 @@ pub fn owed_elsewhere(
         return Ok(false);
     }
     let mut st = conn.prepare_cached(
-        "SELECT DISTINCT owner FROM procs WHERE status = ?2 AND owner <> ?1 LIMIT 64",
+        "SELECT DISTINCT owner FROM procs WHERE status = 1 /* Idle */ AND owner <> ?1 LIMIT 64",
     )?;
     let others: Vec<String> = st
-        .query_map(rusqlite::params![owner, JobStatus::Idle.code()], |r| {
-            r.get(0)
-        })?
+        .query_map([owner], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
     let total: i64 = conn
         .prepare_cached(

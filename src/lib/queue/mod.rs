@@ -569,9 +569,9 @@ impl Queue {
     pub fn idle_rows(&self) -> Result<Vec<JobRow>, QueueError> {
         let mut st = self.conn.prepare_cached(
             "SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM procs \
-             WHERE status = ?1 ORDER BY cluster, proc",
+             WHERE status = 1 /* Idle */ ORDER BY cluster, proc",
         )?;
-        let rows = st.query_map([JobStatus::Idle.code()], row_from)?;
+        let rows = st.query_map([], row_from)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

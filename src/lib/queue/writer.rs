@@ -139,9 +139,9 @@ impl<A> Writer<'_, A> {
     pub fn idle_rows_of(&self, owner: &str, limit: i64) -> Result<Vec<JobRow>, QueueError> {
         let mut st = self.tx.prepare_cached(
             "SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM procs \
-             WHERE status = ?3 AND owner = ?1 ORDER BY prio DESC, cluster, proc LIMIT ?2",
+             WHERE status = 1 /* Idle */ AND owner = ?1 ORDER BY prio DESC, cluster, proc LIMIT ?2",
         )?;
-        let rows = st.query_map(params![owner, limit, JobStatus::Idle.code()], row_from)?;
+        let rows = st.query_map(params![owner, limit], row_from)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
