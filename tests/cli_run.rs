@@ -614,7 +614,9 @@ fn a_two_cpu_job_takes_two_cpus_of_the_partitionable_slot() {
 
 #[test]
 fn periodic_remove_removes_a_running_job() {
-    let env = RunEnv::new();
+    // Time-driven expressions of a job that does not change: evaluated
+    // every PERIODIC_EXPR_INTERVAL (see cli_negotiate), here each second.
+    let env = RunEnv::new().knob("PERIODIC_EXPR_INTERVAL", "1");
     let c = env.submit(
         "prm.sub",
         &job(
@@ -639,8 +641,8 @@ fn periodic_remove_removes_a_running_job() {
 #[test]
 fn periodic_hold_holds_a_running_job_and_periodic_release_releases_it() {
     // Held during its first run, released two seconds later; the second
-    // run exits at once.
-    let env = RunEnv::new();
+    // run exits at once. The expressions are evaluated each second.
+    let env = RunEnv::new().knob("PERIODIC_EXPR_INTERVAL", "1");
     let c = env.submit(
         "ph.sub",
         &job(

@@ -16,7 +16,7 @@ use crate::common::rng::Rng;
 /// on cluster 1.
 const TOOLS: &[(&str, &[&str])] = &[
     ("tern_submit", &["job.sub"]),
-    ("tern_q", &[]),
+    ("tern_q", &["1"]),
     ("tern_history", &[]),
     ("tern_rm", &["1"]),
     ("tern_hold", &["1"]),
@@ -56,14 +56,19 @@ fn good_queue() -> Vec<u8> {
 
 /// The page number (from 1) of the procs table's root in a database image.
 fn procs_root_page(bytes: &[u8]) -> usize {
+    root_page(bytes, "procs")
+}
+
+/// The page number (from 1) of table `name`'s root in a database image.
+fn root_page(bytes: &[u8], name: &str) -> usize {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("copy.db");
     std::fs::write(&p, bytes).unwrap();
     let c = rusqlite::Connection::open(&p).unwrap();
     let root: i64 = c
         .query_row(
-            "SELECT rootpage FROM sqlite_master WHERE name = 'procs'",
-            [],
+            "SELECT rootpage FROM sqlite_master WHERE name = ?1",
+            [name],
             |r| r.get(0),
         )
         .unwrap();
@@ -196,9 +201,9 @@ fn a_damaged_page_inside_queue_db_is_refused_untouched() {
     std::fs::write(&db, &bytes).unwrap();
     for (tool, args) in TOOLS {
         let r = env.run(tool, *args);
-        // Writers check the database before their first write and refuse it
-        // with the damage message; readers fail when they reach the page.
-        // Either way nothing is written.
+        // Writers meet the page when they read the job and refuse with the
+        // damage message; readers fail when they reach the page. Either way
+        // nothing is written.
         if *tool == "tern_q" {
             assert_eq!(r.code, 1, "{tool}: {r:?}");
             assert!(r.stderr.contains("malformed"), "{tool}: {}", r.stderr);
@@ -217,6 +222,72 @@ fn a_damaged_page_inside_queue_db_is_refused_untouched() {
         );
         assert_eq!(listing(&spool), ["queue.db"], "{tool} left files behind");
     }
+}
+
+#[test]
+fn the_pass_checks_every_page_when_its_check_is_due() {
+    // History's root: a page no pass reads, so only the check finds it.
+    let mut bytes = good_queue();
+    let page = 4096 * (root_page(&bytes, "history") - 1);
+    for b in &mut bytes[page..page + 4096] {
+        *b = 0xde;
+    }
+    let (env, spool) = env();
+    // No slot starts a job: a pass that runs changes only its own records.
+    let env = env.var("_TERN_START", Some("False"));
+    std::fs::create_dir_all(&spool).unwrap();
+    let db = spool.join("queue.db");
+    std::fs::write(&db, &bytes).unwrap();
+    let damage = damaged("")
+        .replace("{tool}", "tern_negotiate")
+        .replace("{db}", db.to_str().unwrap());
+    let prefix = damage.split(" ()").next().unwrap();
+    for args in [&[][..], &["-check"][..]] {
+        let r = env.run("tern_negotiate", args);
+        assert_eq!(r.code, 1, "{args:?}: {r:?}");
+        assert!(r.stderr.starts_with(prefix), "{args:?}: {}", r.stderr);
+        assert!(
+            std::fs::read(&db).unwrap() == bytes,
+            "{args:?} changed queue.db"
+        );
+    }
+    // With the check off, the pass never reads the page and runs.
+    let off = env.var("_TERN_QUEUE_CHECK_INTERVAL", Some("0"));
+    let r = off.run("tern_negotiate", [] as [&str; 0]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+}
+
+#[test]
+fn a_healthy_queue_checks_ok_once_per_interval() {
+    let (env, spool) = env();
+    let env = env.var("_TERN_START", Some("False"));
+    assert_eq!(env.run("tern_submit", ["job.sub"]).code, 0);
+    let r = env.run("tern_negotiate", ["-check"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "ok\n"), "{r:?}");
+    let last_check = || -> Option<i64> {
+        rusqlite::Connection::open(spool.join("queue.db"))
+            .unwrap()
+            .query_row("SELECT value FROM meta WHERE key = 'last_check'", [], |r| {
+                r.get(0)
+            })
+            .ok()
+    };
+    let pass_at = |t: i64| {
+        let out = env
+            .command("tern_negotiate")
+            .env("TERN_NOW", t.to_string())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    let t0 = crate::common::NOW;
+    pass_at(t0);
+    assert_eq!(last_check(), Some(t0));
+    // Within the hour: no check; past it: checked again.
+    pass_at(t0 + 3000);
+    assert_eq!(last_check(), Some(t0));
+    pass_at(t0 + 3600);
+    assert_eq!(last_check(), Some(t0 + 3600));
 }
 
 const SPOOL_HINT: &str = "hint: set SPOOL (or _TERN_SPOOL) to a directory you can write\n";

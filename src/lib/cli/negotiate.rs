@@ -14,6 +14,7 @@ use super::env::spool_dir;
 use super::{CliError, parse_args, run_tool};
 use crate::config::Config;
 use crate::negotiator::{self, Options, Ran};
+use crate::queue::{Queue, QueueError};
 
 /// Run one negotiation pass: reconcile running jobs with their shadows,
 /// apply periodic job policies, match idle jobs to this machine's slots and
@@ -22,7 +23,7 @@ use crate::negotiator::{self, Options, Ran};
 #[command(
     name = "tern_negotiate",
     version,
-    after_help = "Examples:\n  tern_negotiate\n  tern_negotiate -dry-run\n  tern_negotiate -loop -interval 30\n\nFrom cron, as the safety net:\n  * * * * * tern_negotiate"
+    after_help = "Examples:\n  tern_negotiate\n  tern_negotiate -dry-run\n  tern_negotiate -loop -interval 30\n  tern_negotiate -check\n\nFrom cron, as the safety net:\n  * * * * * tern_negotiate"
 )]
 pub struct Args {
     /// Print what the pass would do (matches, rejections, requeues,
@@ -52,6 +53,11 @@ pub struct Args {
     /// Print what the pass did
     #[arg(long, short = 'v')]
     pub verbose: bool,
+
+    /// Check every page and index of the queue database now (PRAGMA
+    /// integrity_check), print "ok" or the damage, and run no pass
+    #[arg(long, conflicts_with_all = ["dry_run", "looping", "reconfig"])]
+    pub check: bool,
 }
 
 pub fn main() -> ExitCode {
@@ -75,6 +81,9 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         Some(i) => i,
         None => cfg.get_int("NEGOTIATOR_INTERVAL", 60)?.max(1) as u64,
     };
+    if args.check {
+        return check(&spool);
+    }
     let opts = Options {
         dry_run: args.dry_run,
         wait: args.wait || args.looping,
@@ -101,4 +110,23 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         crate::shadow::procs::reap();
         std::thread::sleep(std::time::Duration::from_secs(interval));
     }
+}
+
+/// `-check`: the whole `PRAGMA integrity_check`, beyond the pass's
+/// periodic quick check. A damaged queue is the damage error (exit 1).
+fn check(spool: &std::path::Path) -> Result<(), CliError> {
+    let Some(q) = Queue::open(spool, false)? else {
+        println!("ok (no queue yet in {})", spool.display());
+        return Ok(());
+    };
+    let found = q.integrity_check()?;
+    if found != "ok" {
+        return Err(QueueError::Corrupt {
+            path: q.path().to_path_buf(),
+            msg: found.replace('\n', "; "),
+        }
+        .into());
+    }
+    println!("ok");
+    Ok(())
 }

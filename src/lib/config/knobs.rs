@@ -199,6 +199,12 @@ pub static KNOBS: &[Knob] = &[
         "This machine's operating system as HTCondor names it.",
     ),
     k(
+        "PERIODIC_EXPR_INTERVAL",
+        "60",
+        Int,
+        "Seconds between two evaluations of the periodic expressions (PeriodicHold, PeriodicRelease, PeriodicRemove) of a job that has not changed (a changed job is evaluated by the next pass); 0 evaluates every job in every pass.",
+    ),
+    k(
         "PREEMPTION_RANK",
         "(RemoteUserPrio * 1000000) - ifThenElse(isUndefined(TotalJobRuntime), 0, TotalJobRuntime)",
         Expr,
@@ -221,6 +227,12 @@ pub static KNOBS: &[Knob] = &[
         "false",
         Bool,
         "Whether every user may change every user's jobs (the owner check is off).",
+    ),
+    k(
+        "QUEUE_CHECK_INTERVAL",
+        "3600",
+        Int,
+        "Seconds between two checks of every page of the queue database (PRAGMA quick_check) by tern_negotiate; 0 never checks.",
     ),
     k(
         "QUEUE_LOG_MAX_RECORDS",

@@ -549,11 +549,16 @@ impl Pie<'_> {
 
 /// A scheduler universe job, by the cluster ad (a universe is per cluster).
 fn is_scheduler_universe(q: &Queue, row: &JobRow) -> Result<bool, QueueError> {
-    let cad = q.cluster_ad(row.id.cluster)?;
-    Ok(matches!(
+    Ok(is_scheduler_universe_ad(&*q.cluster_ad(row.id.cluster)?))
+}
+
+/// Whether a cluster ad is of the scheduler universe (the universe is a
+/// cluster attribute).
+pub(super) fn is_scheduler_universe_ad(cad: &ClassAd) -> bool {
+    matches!(
         cad.get("JobUniverse").and_then(|e| e.literal_value()),
         Some(Value::Int(u)) if *u == Universe::Scheduler.code()
-    ))
+    )
 }
 
 /// Whether `hay` contains `needle` (lower-case ASCII), ignoring case,
@@ -601,13 +606,17 @@ pub(crate) fn diff_names(diff: &str) -> Vec<String> {
 }
 
 fn free_capacity(s: &SlotState) -> bool {
-    if s.taken {
-        return false;
-    }
-    match s.row.kind {
-        SlotKind::Partitionable => s.row.cpus > 0,
-        _ => true,
-    }
+    !s.taken && has_room(&s.row)
+}
+
+/// Whether a slot could take a job: it is Unclaimed and, partitionable,
+/// has cpus left.
+pub(super) fn has_room(row: &SlotRow) -> bool {
+    row.state == "Unclaimed"
+        && match row.kind {
+            SlotKind::Partitionable => row.cpus > 0,
+            _ => true,
+        }
 }
 
 fn prio_keys(ad: &Rc<ClassAd>) -> [i64; 4] {

@@ -212,25 +212,29 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     };
     let mut events: Vec<(PathBuf, Event)> = Vec::new();
     reconcile(&mut q, spool, now, opts.dry_run, &mut report, &mut events)?;
-    // One read of every job serves the periodic policies and, unless they
-    // changed something, the matching.
-    let all = q.rows(&crate::queue::Selection::default())?;
-    let changed = periodic::periodic(
+    let mut due = periodic::due(cfg, &q, now, opts.reconfig)?;
+    let mut changed = periodic::periodic(
         &mut q,
-        &all,
+        &due.rows,
         spool,
         now,
         opts.dry_run,
         &mut report,
         &mut events,
     )?;
-    let changed = schedule_cron(cfg, &mut q, &all, now, opts, &mut report, &mut events)? || changed;
-    let idle: Vec<JobRow> = if changed {
-        q.idle_rows()?
-    } else {
-        all.into_iter()
+    if changed {
+        // Jobs the policies removed are gone, others changed status.
+        due.refresh(&q)?;
+    }
+    changed |= schedule_cron(cfg, &mut q, &due.rows, now, opts, &mut report, &mut events)?;
+    let idle: Vec<JobRow> = if due.all && !changed {
+        // The read of every job serves the matching too.
+        std::mem::take(&mut due.rows)
+            .into_iter()
             .filter(|r| r.status() == Some(JobStatus::Idle))
             .collect()
+    } else {
+        idle_to_match(cfg, &q, opts.dry_run)?
     };
     let (outcome, victims) = plan_pass(cfg, &q, &machine, idle, now, opts.dry_run)?;
     report_plan(&mut report, &outcome, &victims);
@@ -239,6 +243,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     }
     let claims = launch::claim(&mut q, spool, &machine, &outcome, now)?;
     request_preemptions(&mut q, spool, &victims, now)?;
+    periodic::record(&mut q, &due, now)?;
     drop(q);
     if let Err(e) = userlog::log_job_events(&events) {
         report.lines.push(format!("warning: {e}"));
@@ -267,8 +272,8 @@ fn open_queue(
         return Ok(None);
     };
     q.set_limits(Limits::from_config(cfg)?);
-    q.skip_write_check();
     if !opts.dry_run {
+        check_when_due(cfg, &mut q, now)?;
         q.write(now, |w| {
             w.set_meta("last_pass", now)?;
             machine::sync_slots(w.conn(), machine, now)?;
@@ -277,6 +282,28 @@ fn open_queue(
         charge_usage(cfg, &mut q, machine, now)?;
     }
     Ok(Some(q))
+}
+
+/// Every QUEUE_CHECK_INTERVAL seconds, a pass reads every page of the
+/// database (`PRAGMA quick_check`) before it writes anything, and a
+/// damaged database stops it with the damage error (which cron mails).
+/// The tools' own writes do not check: a check reads the whole database,
+/// and SQLite refuses a damaged page that any read reaches.
+fn check_when_due(cfg: &Config, q: &mut Queue, now: i64) -> Result<(), NegotiatorError> {
+    let interval = cfg.get_int("QUEUE_CHECK_INTERVAL", 3600)?;
+    if interval <= 0 {
+        return Ok(());
+    }
+    // A clock set back counts as due rather than never.
+    if let Some(last) = q.meta("last_check")?
+        && last <= now
+        && now - last < interval
+    {
+        return Ok(());
+    }
+    q.quick_check()?;
+    q.write(now, |w| w.set_meta("last_check", now))?;
+    Ok(())
 }
 
 /// CronTab jobs: their next DeferralTime, before they are matched (and,
@@ -311,6 +338,25 @@ fn schedule_cron(
         deferral::apply(q, &decisions, now, events)?;
     }
     Ok(!decisions.is_empty())
+}
+
+/// The idle jobs the matching looks at. With no slot free and preemption
+/// off, only scheduler universe jobs can start (they need no slot), so a
+/// pass on a busy machine reads only theirs: one probe per cluster with
+/// idle jobs, not every idle job.
+fn idle_to_match(cfg: &Config, q: &Queue, dry: bool) -> Result<Vec<JobRow>, NegotiatorError> {
+    let slots = machine::load_slots(q.conn())?;
+    let room = (slots.is_empty() && dry) || slots.iter().any(matchmaking::has_room);
+    if room || preemption_policy(cfg)?.is_some() || cfg.get_bool("STARTD_RANK_PREEMPTION", false)? {
+        return Ok(q.idle_rows()?);
+    }
+    let mut rows = Vec::new();
+    for (cluster, _) in q.clusters_with_idle()? {
+        if matchmaking::is_scheduler_universe_ad(&*q.cluster_ad(cluster)?) {
+            rows.extend(q.idle_rows_of_cluster(cluster)?);
+        }
+    }
+    Ok(rows)
 }
 
 /// The matches of the idle jobs to the slots, and (with preemption on) the
@@ -428,15 +474,7 @@ fn charge_usage(
         let uses = accountant::in_use(w.conn(), machine, &knobs, now)?;
         accountant::update(w.conn(), &accountant::weights(&uses), now, &knobs)?;
         accountant::note_claims(w.conn(), &uses)?;
-        let idle: Vec<(i64, String)> = w
-            .conn()
-            .prepare_cached(
-                "SELECT cluster, owner FROM clusters c WHERE EXISTS \
-                 (SELECT 1 FROM procs p WHERE p.cluster = c.cluster AND p.status = 1 /* Idle */)",
-            )?
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<Result<_, _>>()?;
-        for (cluster, owner) in idle {
+        for (cluster, owner) in crate::queue::clusters_with_idle(w.conn())? {
             let cad = w.cluster_ad(cluster)?;
             let name = matchmaking::submitter_of_job(&cad, &owner, &uid);
             accountant::ensure(w.conn(), &name, now, &knobs)?;

@@ -10,9 +10,85 @@ use std::rc::Rc;
 
 use super::{NegotiatorError, Report, matchmaking, policy};
 use crate::classad::Expr;
-use crate::queue::{Change, JobId, JobRow, Queue, joblock};
+use crate::config::Config;
+use crate::queue::{Change, JobId, JobRow, Queue, Selection, joblock};
 use crate::userlog::{self, Event};
 use crate::vocab::{JobStatus, Request};
+
+/// The jobs whose periodic expressions (and cron schedules) a pass
+/// evaluates. Every PERIODIC_EXPR_INTERVAL seconds that is every job, as
+/// the schedd evaluates them on its timer; in the passes between, only the
+/// jobs the transaction log shows changed since the last pass looked, so a
+/// pass that follows a submit reads the new jobs rather than the queue.
+pub(super) struct Due {
+    pub rows: Vec<JobRow>,
+    /// Whether `rows` is every job in the queue.
+    pub all: bool,
+    /// The log position `rows` reflect: the next pass looks after it.
+    seq: i64,
+}
+
+/// Which jobs are due (see [`Due`]); `force` (`-reconfig`) makes it every
+/// job. An interval of 0 or less evaluates every job in every pass; a
+/// clock set back, a first pass and a log trimmed past the last position
+/// do too.
+pub(super) fn due(cfg: &Config, q: &Queue, now: i64, force: bool) -> Result<Due, NegotiatorError> {
+    let interval = cfg.get_int("PERIODIC_EXPR_INTERVAL", 60)?;
+    // Read before the rows: a change made while they are read is looked
+    // at again by the next pass, never missed.
+    let seq = q.log_end()?;
+    let last = (q.meta("periodic_at")?, q.meta("periodic_seq")?);
+    if let (Some(at), Some(since)) = last
+        && !force
+        && interval > 0
+        && at <= now
+        && now - at < interval
+        && let Some(rows) = q.rows_changed_since(since)?
+    {
+        return Ok(Due {
+            rows,
+            all: false,
+            seq,
+        });
+    }
+    Ok(Due {
+        rows: q.rows(&Selection::default())?,
+        all: true,
+        seq,
+    })
+}
+
+impl Due {
+    /// The rows read again after the periodic step changed jobs: each as
+    /// it is now, the jobs that left the queue dropped.
+    pub(super) fn refresh(&mut self, q: &Queue) -> Result<(), NegotiatorError> {
+        self.rows = if self.all {
+            q.rows(&Selection::default())?
+        } else {
+            let mut rows = Vec::with_capacity(self.rows.len());
+            for r in &self.rows {
+                rows.extend(q.row(r.id)?);
+            }
+            rows
+        };
+        Ok(())
+    }
+}
+
+/// Records how far the pass looked, at its end: the pass's own changes
+/// (a claim, a rejection noted in the job) are not changes the next pass
+/// must evaluate again, another tool's changes are.
+pub(super) fn record(q: &mut Queue, due: &Due, now: i64) -> Result<(), NegotiatorError> {
+    let seq = q.seen_through(due.seq);
+    q.write(now, |w| {
+        w.set_meta("periodic_seq", seq)?;
+        if due.all {
+            w.set_meta("periodic_at", now)?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
 
 /// Step 2: PeriodicHold, PeriodicRelease and PeriodicRemove of every job
 /// that has them. A running job's hold or removal is a request to its

@@ -44,21 +44,126 @@ impl HotRow<'_> {
 /// outside 1..=7.
 pub type StatusCounts = [i64; 8];
 
+/// Which rows a scan reads; every empty part leaves the scan unrestricted
+/// by it. A job is read when it is in one of `clusters` or is one of
+/// `jobs` (when either is given), and its owner is one of `owners`, and
+/// its status one of `statuses`. The reads go through the indexes, so a
+/// scan of one job or one cluster costs the same in a queue of any size.
+#[derive(Clone, Debug, Default)]
+pub struct ScanRange {
+    pub clusters: Vec<i64>,
+    pub jobs: Vec<JobId>,
+    pub owners: Vec<String>,
+    pub statuses: Vec<JobStatus>,
+}
+
+impl ScanRange {
+    /// The key ranges to read, in id order and disjoint: a whole cluster
+    /// (proc `None`) or one job. A job in a named cluster is covered by
+    /// the cluster. Empty when the range names no ids.
+    fn keys(&self) -> Vec<(i64, Option<i64>)> {
+        let mut keys: Vec<(i64, Option<i64>)> = self.clusters.iter().map(|&c| (c, None)).collect();
+        keys.extend(
+            self.jobs
+                .iter()
+                .filter(|j| !self.clusters.contains(&j.cluster))
+                .map(|j| (j.cluster, Some(j.proc))),
+        );
+        // (c, None) sorts before (c, Some(_)); both never occur together.
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    /// ` AND owner IN (...) AND status IN (...)`, with the owners bound
+    /// after `first` parameters (statuses are literal numbers).
+    fn conditions(&self, first: usize) -> String {
+        let mut sql = String::new();
+        if !self.owners.is_empty() {
+            let marks: Vec<String> = (0..self.owners.len())
+                .map(|i| format!("?{}", first + i + 1))
+                .collect();
+            sql.push_str(&format!(" AND owner IN ({})", marks.join(", ")));
+        }
+        if !self.statuses.is_empty() {
+            let codes: Vec<String> = self.statuses.iter().map(|s| s.code().to_string()).collect();
+            sql.push_str(&format!(" AND status IN ({})", codes.join(", ")));
+        }
+        sql
+    }
+}
+
 impl Queue {
     /// Calls `f` for every job in the queue, in id order. The stored
     /// differences are read only when `with_diff`.
     pub fn scan<E: From<QueueError>>(
         &self,
         with_diff: bool,
+        f: impl FnMut(&HotRow<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.scan_range(&ScanRange::default(), with_diff, f)
+    }
+
+    /// Calls `f` for every job in `range`, in id order. The stored
+    /// differences are read only when `with_diff`.
+    pub fn scan_range<E: From<QueueError>>(
+        &self,
+        range: &ScanRange,
+        with_diff: bool,
         mut f: impl FnMut(&HotRow<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let sql = if with_diff {
-            "SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM procs ORDER BY cluster, proc"
+        let columns = if with_diff {
+            "cluster, proc, status, owner, prio, qdate, entered, ad"
         } else {
-            "SELECT cluster, proc, status, owner, prio, qdate, entered FROM procs ORDER BY cluster, proc"
+            "cluster, proc, status, owner, prio, qdate, entered"
         };
-        let mut st = self.conn.prepare(sql).map_err(QueueError::from)?;
-        let mut rows = st.query([]).map_err(QueueError::from)?;
+        let owners = range
+            .owners
+            .iter()
+            .map(|o| rusqlite::types::Value::Text(o.clone()));
+        let keys = range.keys();
+        if keys.is_empty() {
+            let sql = format!(
+                "SELECT {columns} FROM procs WHERE 1{} ORDER BY cluster, proc",
+                range.conditions(0)
+            );
+            let params: Vec<rusqlite::types::Value> = owners.collect();
+            return self.scan_sql(&sql, &params, with_diff, &mut f);
+        }
+        let whole = format!(
+            "SELECT {columns} FROM procs WHERE cluster = ?1{} ORDER BY cluster, proc",
+            range.conditions(1)
+        );
+        let one = format!(
+            "SELECT {columns} FROM procs WHERE cluster = ?1 AND proc = ?2{}",
+            range.conditions(2)
+        );
+        for (cluster, proc) in keys {
+            let mut params = vec![rusqlite::types::Value::Integer(cluster)];
+            let sql = match proc {
+                None => &whole,
+                Some(p) => {
+                    params.push(rusqlite::types::Value::Integer(p));
+                    &one
+                }
+            };
+            params.extend(owners.clone());
+            self.scan_sql(sql, &params, with_diff, &mut f)?;
+        }
+        Ok(())
+    }
+
+    fn scan_sql<E: From<QueueError>>(
+        &self,
+        sql: &str,
+        params: &[rusqlite::types::Value],
+        with_diff: bool,
+        f: &mut impl FnMut(&HotRow<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut st = self.conn.prepare_cached(sql).map_err(QueueError::from)?;
+        let mut rows = st
+            .query(rusqlite::params_from_iter(params))
+            .map_err(QueueError::from)?;
         while let Some(r) = rows.next().map_err(QueueError::from)? {
             let owner = text(r, 3).map_err(QueueError::from)?;
             let diff = if with_diff {
@@ -81,6 +186,28 @@ impl Queue {
             f(&row)?;
         }
         Ok(())
+    }
+
+    /// Job counts by status of the whole queue and of `owner`'s jobs, from
+    /// the counts the queue keeps (no job row is read).
+    pub fn job_counts(&self, owner: &str) -> Result<(StatusCounts, StatusCounts), QueueError> {
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT owner, status, n FROM job_counts WHERE n > 0")?;
+        let mut rows = st.query([])?;
+        let (mut all, mut mine) = (StatusCounts::default(), StatusCounts::default());
+        while let Some(r) = rows.next()? {
+            let status: i64 = r.get(1)?;
+            let n: i64 = r.get(2)?;
+            if JobStatus::from_code(status).is_none() {
+                continue;
+            }
+            all[status as usize] += n;
+            if text(r, 0)? == owner {
+                mine[status as usize] += n;
+            }
+        }
+        Ok((all, mine))
     }
 
     /// The stored cluster ad of `cluster`, parsed (not cached).

@@ -21,6 +21,7 @@ pub mod joblock;
 pub mod listing;
 mod rows;
 pub mod schema;
+mod txlog;
 mod writer;
 
 use std::cell::RefCell;
@@ -29,7 +30,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
 use crate::classad::unparse::{ad_to_string, unparse};
 use crate::classad::{self, ClassAd, Expr, Value};
@@ -38,6 +39,7 @@ use crate::vocab::{JobStatus, Request};
 pub use authority::Authority;
 pub use rows::matches_constraint;
 use rows::*;
+use txlog::log_bounds;
 use writer::*;
 pub use writer::{Change, ForUser, System, Writer};
 
@@ -202,10 +204,11 @@ pub struct Queue {
     path: PathBuf,
     clusters: RefCell<HashMap<i64, Rc<ClassAd>>>,
     limits: Limits,
-    /// Whether `check_before_writing` has passed.
-    checked: bool,
     /// Write transactions so far (the limits are checked every 64th).
     writes: u64,
+    /// The log records this handle's transactions wrote, as (first, last)
+    /// sequence numbers in commit order (see [`Queue::seen_through`]).
+    own_log: Vec<(i64, i64)>,
 }
 
 /// The knobs the store reads.
@@ -293,8 +296,8 @@ impl Queue {
             path,
             clusters: RefCell::new(HashMap::new()),
             limits: Limits::default(),
-            checked: false,
             writes: 0,
+            own_log: Vec::new(),
         }))
     }
 
@@ -314,16 +317,15 @@ impl Queue {
     }
 
     /// Trims the log and history when a write took them past their limits
-    /// (a cheap check; the trim itself is its own transaction).
+    /// (two index reads and the kept history count: nothing is counted;
+    /// the trim itself is its own transaction).
     fn keep_within_limits(&mut self) -> Result<(), QueueError> {
-        let (first, last): (i64, i64) = self.conn.query_row(
-            "SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM txlog",
+        let (first, last) = log_bounds(&self.conn)?;
+        let history: i64 = self.conn.query_row(
+            "SELECT value FROM meta WHERE key = 'history_jobs'",
             [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| r.get(0),
         )?;
-        let history: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM history", [], |r| r.get(0))?;
         if last - first + 1 > self.limits.log_max_records || history > self.limits.history_max_jobs
         {
             let limits = self.limits.clone();
@@ -333,12 +335,15 @@ impl Queue {
     }
 
     /// `PRAGMA integrity_check`: "ok" or the problems found.
+    /// A page too damaged to read is [`QueueError::Corrupt`].
     pub fn integrity_check(&self) -> Result<String, QueueError> {
-        let rows: Vec<String> = self
-            .conn
-            .prepare("PRAGMA integrity_check")?
-            .query_map([], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
+        let read = || -> rusqlite::Result<Vec<String>> {
+            self.conn
+                .prepare("PRAGMA integrity_check")?
+                .query_map([], |r| r.get(0))?
+                .collect()
+        };
+        let rows = read().map_err(|e| corrupt(&self.path, e))?;
         Ok(rows.join("\n"))
     }
 
@@ -352,26 +357,21 @@ impl Queue {
     }
 
     fn immediate(&mut self) -> Result<rusqlite::Transaction<'_>, QueueError> {
-        self.check_before_writing()?;
         self.conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(busy)
     }
 
-    /// Before a tool's first write, `PRAGMA quick_check`: a database with a
-    /// damaged page is refused rather than written into.
-    fn check_before_writing(&mut self) -> Result<(), QueueError> {
-        if self.checked {
-            return Ok(());
-        }
+    /// `PRAGMA quick_check`: every page of the database read and checked
+    /// (a whole-database read: the pass runs it at most every
+    /// QUEUE_CHECK_INTERVAL, and `tern_negotiate -check` on demand). A
+    /// damaged database is [`QueueError::Corrupt`].
+    pub fn quick_check(&self) -> Result<(), QueueError> {
         let result: Result<String, rusqlite::Error> =
             self.conn
                 .query_row("PRAGMA quick_check(1)", [], |r| r.get(0));
         match result {
-            Ok(ok) if ok == "ok" => {
-                self.checked = true;
-                Ok(())
-            }
+            Ok(ok) if ok == "ok" => Ok(()),
             Ok(problem) => Err(QueueError::Corrupt {
                 path: self.path.clone(),
                 msg: problem.replace('\n', " "),
@@ -400,6 +400,8 @@ impl Queue {
             }
             .into());
         }
+        let path = self.path.clone();
+        let sql = |e: rusqlite::Error| damage(&path, QueueError::from(e));
         let tx = self.immediate()?;
         let id: i64 = tx
             .query_row(
@@ -407,15 +409,15 @@ impl Queue {
                 [],
                 |r| r.get(0),
             )
-            .map_err(QueueError::from)?;
+            .map_err(sql)?;
         let cluster = build(id)?;
-        insert_cluster(&tx, id, owner, &cluster).map_err(QueueError::from)?;
+        insert_cluster(&tx, id, owner, &cluster).map_err(sql)?;
         tx.execute(
             "UPDATE meta SET value = ?1 WHERE key = 'next_cluster'",
             [id + 1],
         )
-        .map_err(QueueError::from)?;
-        tx.commit().map_err(QueueError::from)?;
+        .map_err(sql)?;
+        tx.commit().map_err(sql)?;
         self.keep_within_limits()?;
         Ok((id, cluster))
     }
@@ -513,7 +515,6 @@ impl Queue {
         f: impl FnOnce(&mut Writer<'_, A>) -> Result<T, QueueError>,
     ) -> Result<T, QueueError> {
         let path = self.path.clone();
-        self.check_before_writing()?;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -522,28 +523,21 @@ impl Queue {
             tx,
             path,
             now,
-            began: false,
+            began: None,
             emptied: Vec::new(),
             clusters: &self.clusters,
             authority,
             access: std::marker::PhantomData,
         };
-        let out = f(&mut w)?;
-        w.finish()?;
+        let out = f(&mut w).map_err(|e| damage(&self.path, e))?;
+        if let Some(range) = w.finish().map_err(|e| damage(&self.path, e))? {
+            self.own_log.push(range);
+        }
         self.writes += 1;
         if self.writes % 64 == 1 {
             self.keep_within_limits()?;
         }
         Ok(out)
-    }
-
-    /// Skips the `PRAGMA quick_check` before the first write. For the pass
-    /// and the shadows only: they run all the time, a check of a queue of
-    /// 100k jobs costs tens of milliseconds each time, and they read every
-    /// row they change first (SQLite refuses a damaged page it reads). The
-    /// tools people run keep the check.
-    pub fn skip_write_check(&mut self) {
-        self.checked = true;
     }
 
     /// The connection, for reads of tables other modules own (slots).
@@ -575,6 +569,22 @@ impl Queue {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The clusters that have idle jobs, with their owners, in id order
+    /// (one index probe per cluster).
+    pub fn clusters_with_idle(&self) -> Result<Vec<(i64, String)>, QueueError> {
+        clusters_with_idle(&self.conn)
+    }
+
+    /// The idle jobs of one cluster, in id order.
+    pub fn idle_rows_of_cluster(&self, cluster: i64) -> Result<Vec<JobRow>, QueueError> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM procs \
+             WHERE status = 1 /* Idle */ AND cluster = ?1 ORDER BY proc",
+        )?;
+        let rows = st.query_map([cluster], row_from)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Jobs in any of `statuses`, in id order.
     pub fn rows_in(&self, statuses: &[JobStatus]) -> Result<Vec<JobRow>, QueueError> {
         let list: Vec<String> = statuses.iter().map(|s| s.code().to_string()).collect();
@@ -603,75 +613,44 @@ impl Queue {
     }
 
     /// Trims the transaction log to `limits.log_max_records` (never below a
-    /// registered follower) and history to `limits.history_max_jobs`.
+    /// registered follower) and history to `limits.history_max_jobs`. Each
+    /// goes down to nine tenths of its limit, so that a queue at its limits
+    /// trims once per tenth rather than at every write; the cost is the
+    /// records and jobs removed, not the size of the log or history.
     pub fn trim(&mut self, limits: &Limits) -> Result<(), QueueError> {
         let tx = self.immediate()?;
-        let max_seq: i64 =
-            tx.query_row("SELECT coalesce(max(seq), 0) FROM txlog", [], |r| r.get(0))?;
-        let min_follower: Option<i64> = tx
-            .query_row("SELECT min(position) FROM followers", [], |r| r.get(0))
-            .optional()?
-            .flatten();
-        let mut cut = max_seq - limits.log_max_records;
-        if let Some(f) = min_follower {
-            cut = cut.min(f);
+        let (first, max_seq) = log_bounds(&tx)?;
+        if max_seq - first + 1 > limits.log_max_records {
+            let min_follower: Option<i64> = tx
+                .query_row("SELECT min(position) FROM followers", [], |r| r.get(0))
+                .optional()?
+                .flatten();
+            let mut cut = max_seq - after_trim(limits.log_max_records);
+            if let Some(f) = min_follower {
+                cut = cut.min(f);
+            }
+            if cut >= first {
+                tx.execute("DELETE FROM txlog WHERE seq <= ?1", [cut])?;
+            }
         }
-        if cut > 0 {
-            tx.execute("DELETE FROM txlog WHERE seq <= ?1", [cut])?;
-        }
-        let jobs: i64 = tx.query_row("SELECT count(*) FROM history", [], |r| r.get(0))?;
-        if jobs > limits.history_max_jobs {
+        let kept: i64 = tx.query_row(
+            "SELECT value FROM meta WHERE key = 'history_jobs'",
+            [],
+            |r| r.get(0),
+        )?;
+        if kept > limits.history_max_jobs {
+            // The kept count may be high (see schema step 4): count once.
+            let jobs: i64 = tx.query_row("SELECT count(*) FROM history", [], |r| r.get(0))?;
+            let mut left = jobs;
+            if jobs > limits.history_max_jobs {
+                left -= trim_history(&tx, jobs - after_trim(limits.history_max_jobs))?;
+            }
             tx.execute(
-                "DELETE FROM history WHERE (cluster, proc) IN \
-                 (SELECT cluster, proc FROM history ORDER BY completed, cluster, proc LIMIT ?1)",
-                [jobs - limits.history_max_jobs],
-            )?;
-            tx.execute(
-                "DELETE FROM history_clusters WHERE cluster NOT IN (SELECT DISTINCT cluster FROM history) \
-                 AND cluster NOT IN (SELECT cluster FROM clusters)",
-                [],
+                "UPDATE meta SET value = ?1 WHERE key = 'history_jobs'",
+                [left],
             )?;
         }
         tx.commit()?;
-        Ok(())
-    }
-
-    /// Log records after `since`, in order.
-    pub fn log_since(&self, since: i64) -> Result<Vec<LogRecord>, QueueError> {
-        let mut st = self
-            .conn
-            .prepare("SELECT seq, op, key, name, value FROM txlog WHERE seq > ?1 ORDER BY seq")?;
-        let rows = st.query_map([since], |r| {
-            Ok(LogRecord {
-                seq: r.get(0)?,
-                op: r.get(1)?,
-                key: r.get(2)?,
-                name: r.get(3)?,
-                value: r.get(4)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// The first record still in the log (0 when empty).
-    pub fn log_start(&self) -> Result<i64, QueueError> {
-        Ok(self
-            .conn
-            .query_row("SELECT coalesce(min(seq), 0) FROM txlog", [], |r| r.get(0))?)
-    }
-
-    /// Registers (or moves) a follower at `position`.
-    pub fn set_follower(&mut self, name: &str, position: i64) -> Result<(), QueueError> {
-        self.conn.execute(
-            "INSERT INTO followers (name, position) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET position = ?2",
-            params![name, position],
-        )?;
-        Ok(())
-    }
-
-    pub fn remove_follower(&mut self, name: &str) -> Result<(), QueueError> {
-        self.conn
-            .execute("DELETE FROM followers WHERE name = ?1", [name])?;
         Ok(())
     }
 
@@ -740,6 +719,48 @@ impl Queue {
     }
 }
 
+/// [`Queue::clusters_with_idle`], also inside a write.
+pub fn clusters_with_idle(conn: &Connection) -> Result<Vec<(i64, String)>, QueueError> {
+    let mut st = conn.prepare_cached(
+        "SELECT cluster, owner FROM clusters c WHERE EXISTS \
+         (SELECT 1 FROM procs p WHERE p.cluster = c.cluster AND p.status = 1 /* Idle */)",
+    )?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// What a trim leaves of `limit`: nine tenths (all of a limit under 10).
+fn after_trim(limit: i64) -> i64 {
+    limit - limit / 10
+}
+
+/// Removes the `n` oldest completions from history, and the cluster ads
+/// of history that no job of theirs needs any more. Returns how many
+/// jobs went.
+fn trim_history(tx: &rusqlite::Transaction<'_>, n: i64) -> Result<i64, QueueError> {
+    let clusters: Vec<i64> = tx
+        .prepare(
+            "SELECT DISTINCT cluster FROM \
+             (SELECT cluster FROM history ORDER BY completed, cluster, proc LIMIT ?1)",
+        )?
+        .query_map([n], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let gone = tx.execute(
+        "DELETE FROM history WHERE (cluster, proc) IN \
+         (SELECT cluster, proc FROM history ORDER BY completed, cluster, proc LIMIT ?1)",
+        [n],
+    )?;
+    let mut orphan = tx.prepare(
+        "DELETE FROM history_clusters WHERE cluster = ?1 \
+         AND NOT EXISTS (SELECT 1 FROM history WHERE cluster = ?1) \
+         AND NOT EXISTS (SELECT 1 FROM clusters WHERE cluster = ?1)",
+    )?;
+    for c in clusters {
+        orphan.execute([c])?;
+    }
+    Ok(gone as i64)
+}
+
 fn corrupt(path: &Path, e: rusqlite::Error) -> QueueError {
     use rusqlite::ErrorCode::*;
     match e {
@@ -761,6 +782,22 @@ fn corrupt(path: &Path, e: rusqlite::Error) -> QueueError {
             path: path.to_path_buf(),
             msg: other.to_string(),
         },
+    }
+}
+
+/// A write that met a damaged page (SQLite reports it on the read) is
+/// the damage error, which names the file; the transaction rolled back.
+fn damage(path: &Path, e: QueueError) -> QueueError {
+    match e {
+        QueueError::Sqlite(rusqlite::Error::SqliteFailure(f, msg))
+            if matches!(
+                f.code,
+                rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase
+            ) =>
+        {
+            corrupt(path, rusqlite::Error::SqliteFailure(f, msg))
+        }
+        other => other,
     }
 }
 

@@ -148,6 +148,43 @@ pub const MIGRATIONS: &[&str] = &[
         weight REAL NOT NULL
     ) WITHOUT ROWID;
     "#,
+    // 4: job counts by owner and status, and the number of jobs in
+    // history, kept by triggers, so that the totals lines of a listing of
+    // one job and the history limit of a write count nothing.
+    r#"
+    INSERT OR REPLACE INTO meta (key, value) SELECT 'history_jobs', count(*) FROM history;
+    -- An INSERT OR REPLACE over a row already in history counts it twice
+    -- (REPLACE fires no delete trigger): the count is an upper bound that
+    -- Queue::trim sets back to the exact number.
+    CREATE TRIGGER history_jobs_insert AFTER INSERT ON history BEGIN
+        UPDATE meta SET value = value + 1 WHERE key = 'history_jobs';
+    END;
+    CREATE TRIGGER history_jobs_delete AFTER DELETE ON history BEGIN
+        UPDATE meta SET value = value - 1 WHERE key = 'history_jobs';
+    END;
+
+    CREATE TABLE job_counts (
+        owner  TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        n      INTEGER NOT NULL,
+        PRIMARY KEY (owner, status)
+    ) WITHOUT ROWID;
+    INSERT INTO job_counts (owner, status, n)
+        SELECT owner, status, count(*) FROM procs GROUP BY owner, status;
+    CREATE TRIGGER job_counts_insert AFTER INSERT ON procs BEGIN
+        INSERT INTO job_counts (owner, status, n) VALUES (NEW.owner, NEW.status, 1)
+            ON CONFLICT (owner, status) DO UPDATE SET n = n + 1;
+    END;
+    CREATE TRIGGER job_counts_delete AFTER DELETE ON procs BEGIN
+        UPDATE job_counts SET n = n - 1 WHERE owner = OLD.owner AND status = OLD.status;
+    END;
+    CREATE TRIGGER job_counts_update AFTER UPDATE OF owner, status ON procs
+    WHEN OLD.owner IS NOT NEW.owner OR OLD.status IS NOT NEW.status BEGIN
+        UPDATE job_counts SET n = n - 1 WHERE owner = OLD.owner AND status = OLD.status;
+        INSERT INTO job_counts (owner, status, n) VALUES (NEW.owner, NEW.status, 1)
+            ON CONFLICT (owner, status) DO UPDATE SET n = n + 1;
+    END;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -232,6 +232,57 @@ fn bad_databases_are_refused_without_damage() {
     );
 }
 
+/// The kept job counts are what counting the rows gives.
+fn assert_counts_agree(q: &Queue) {
+    let counted: Vec<(String, i64, i64)> = q
+        .conn
+        .prepare("SELECT owner, status, count(*) FROM procs GROUP BY owner, status ORDER BY 1, 2")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let kept: Vec<(String, i64, i64)> = q
+        .conn
+        .prepare("SELECT owner, status, n FROM job_counts WHERE n > 0 ORDER BY 1, 2")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(kept, counted);
+}
+
+#[test]
+fn job_counts_follow_every_write() {
+    let (_d, mut q) = queue();
+    submit_text(&mut q, "executable = /bin/echo\nqueue 3\n", "alice");
+    submit_text(&mut q, "executable = /bin/echo\nqueue 2\n", "bob");
+    assert_counts_agree(&q);
+    let one = |c, p| Selection {
+        jobs: vec![JobId {
+            cluster: c,
+            proc: p,
+        }],
+        ..Default::default()
+    };
+    q.modify(&one(1, 1), 10, |_, _| {
+        Change::Set(vec![("JobStatus".into(), JobStatus::Held.expr())])
+    })
+    .unwrap();
+    assert_counts_agree(&q);
+    q.modify(&one(2, 0), 11, |_, _| Change::Leave {
+        set: vec![("JobStatus".into(), JobStatus::Removed.expr())],
+    })
+    .unwrap();
+    assert_counts_agree(&q);
+    let (all, mine) = q.job_counts("alice").unwrap();
+    assert_eq!(all[JobStatus::Idle as usize], 3);
+    assert_eq!(all[JobStatus::Held as usize], 1);
+    assert_eq!(mine[JobStatus::Idle as usize], 2);
+    assert_eq!(mine.iter().sum::<i64>(), 3);
+}
+
 #[test]
 fn writes_keep_the_log_and_history_within_their_limits() {
     let (_d, mut q) = queue();
@@ -248,6 +299,7 @@ fn writes_keep_the_log_and_history_within_their_limits() {
     })
     .unwrap();
     assert_eq!(q.history(&Selection::default(), None).unwrap().len(), 3);
+    assert_eq!(q.meta("history_jobs").unwrap(), Some(3));
     assert!(q.log_since(0).unwrap().len() <= 20);
 }
 
@@ -507,6 +559,7 @@ fn a_database_of_every_older_schema_opens_migrated_with_its_rows() {
         assert_eq!(tables(&q.conn), want_tables, "schema {k}: the tables");
         assert_eq!(contents(&q), want, "schema {k}: the rows read back");
         assert_eq!(q.integrity_check().unwrap(), "ok", "schema {k}");
+        assert_counts_agree(&q);
         // And it takes new jobs after the old ones.
         let c = submit_text(&mut q, "executable = /bin/echo\nqueue\n", "carol");
         assert_eq!(c, 3, "schema {k}: the next cluster");
@@ -525,4 +578,53 @@ fn a_missing_cluster_ad_is_one_error_for_readers_and_writers() {
         Err(QueueError::Invalid(m)) => assert_eq!(m, want),
         other => panic!("writer: {other:?}"),
     }
+}
+
+#[test]
+fn changes_since_a_position_name_the_changed_jobs_and_skip_our_own() {
+    let (d, mut q) = queue();
+    submit_text(&mut q, "executable = /bin/echo\nqueue 3\n", "alice");
+    submit_text(&mut q, "executable = /bin/echo\nqueue 2\n", "bob");
+    let start = q.log_end().unwrap();
+    let ids =
+        |rows: Vec<JobRow>| -> Vec<String> { rows.iter().map(|r| r.id.to_string()).collect() };
+    assert_eq!(
+        ids(q.rows_changed_since(start).unwrap().unwrap()),
+        Vec::<String>::new()
+    );
+    let one = |c, p| Selection {
+        jobs: vec![JobId {
+            cluster: c,
+            proc: p,
+        }],
+        ..Default::default()
+    };
+    let hold =
+        |_: &JobRow, _: &ClassAd| Change::Set(vec![("JobStatus".into(), JobStatus::Held.expr())]);
+    // Another handle's change, then ours: we see through nothing of it.
+    let mut other = Queue::open(&d.path().join("spool"), false)
+        .unwrap()
+        .unwrap();
+    other.modify(&one(1, 1), 10, hold).unwrap();
+    q.modify(&one(2, 0), 11, hold).unwrap();
+    assert_eq!(
+        ids(q.rows_changed_since(start).unwrap().unwrap()),
+        ["1.1", "2.0"]
+    );
+    assert_eq!(q.seen_through(start), start);
+    // Only ours after it: all of it is seen.
+    let mid = q.log_end().unwrap();
+    q.modify(&one(1, 2), 12, hold).unwrap();
+    assert_eq!(q.seen_through(mid), q.log_end().unwrap());
+    // A job that left is not a row; a trimmed log answers None.
+    q.modify(&one(1, 0), 13, |_, _| Change::Leave {
+        set: vec![("JobStatus".into(), JobStatus::Removed.expr())],
+    })
+    .unwrap();
+    assert_eq!(ids(q.rows_changed_since(mid).unwrap().unwrap()), ["1.2"]);
+    q.conn
+        .execute("DELETE FROM txlog WHERE seq <= ?1", [mid + 1])
+        .unwrap();
+    assert!(q.rows_changed_since(mid).unwrap().is_none());
+    assert!(q.rows_changed_since(mid + 1).unwrap().is_some());
 }

@@ -71,7 +71,9 @@ pub struct Writer<'q, A = System> {
     pub(super) tx: rusqlite::Transaction<'q>,
     pub(super) path: PathBuf,
     pub(super) now: i64,
-    pub(super) began: bool,
+    /// The sequence number of this transaction's BEGIN record, once it
+    /// changed a job.
+    pub(super) began: Option<i64>,
     pub(super) emptied: Vec<i64>,
     pub(super) clusters: &'q RefCell<HashMap<i64, Rc<ClassAd>>>,
     /// The user this transaction writes for; `None` for the system (the
@@ -168,9 +170,9 @@ impl<A> Writer<'_, A> {
         }
         // The stored owner, not the caller's row: a row is plain data.
         self.check_id(row.id)?;
-        if !self.began {
+        if self.began.is_none() {
             log_record(&self.tx, op::BEGIN, "", "", "")?;
-            self.began = true;
+            self.began = Some(self.tx.last_insert_rowid());
         }
         apply(&self.tx, row, ad, change, self.now)?;
         if let Change::Leave { .. } = change {
@@ -223,8 +225,10 @@ impl<A> Writer<'_, A> {
         Ok(())
     }
 
-    /// Clusters left without jobs go to history; then commit.
-    pub(super) fn finish(mut self) -> Result<(), QueueError> {
+    /// Clusters left without jobs go to history; then commit. Returns the
+    /// first and last sequence numbers of the records this transaction
+    /// logged, if it logged any.
+    pub(super) fn finish(mut self) -> Result<Option<(i64, i64)>, QueueError> {
         self.emptied.sort();
         self.emptied.dedup();
         for &c in &self.emptied {
@@ -244,11 +248,15 @@ impl<A> Writer<'_, A> {
                 self.clusters.borrow_mut().remove(&c);
             }
         }
-        if self.began {
-            log_record(&self.tx, op::END, "", "", "")?;
-        }
+        let logged = match self.began {
+            Some(first) => {
+                log_record(&self.tx, op::END, "", "", "")?;
+                Some((first, self.tx.last_insert_rowid()))
+            }
+            None => None,
+        };
         self.tx.commit()?;
-        Ok(())
+        Ok(logged)
     }
 }
 

@@ -192,7 +192,6 @@ impl Shadow {
             spool: spool.clone(),
         })?;
         q.set_limits(Limits::from_config(&cfg)?);
-        q.skip_write_check();
         let seconds = |knob: &str, default: i64, min: i64| -> Result<u64, ConfigError> {
             Ok(cfg.get_int(knob, default)?.max(min) as u64)
         };

@@ -1,4 +1,4 @@
-//! Which jobs `tern_q` shows, read in one pass over the queue: the
+//! Which jobs `tern_q` shows, read through the queue's indexes: the
 //! [`Filter`] built from the command line, the hot columns of each row
 //! (ClusterId, ProcId, JobStatus, Owner, JobPrio, QDate,
 //! EnteredCurrentStatus) that answer most of it without an ad, and the
@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use crate::classad::ast::{AttrRef, Expr};
 use crate::classad::{ClassAd, Value, eval_in};
-use crate::queue::listing::{AdBuilder, HotRow, StatusCounts};
+use crate::queue::listing::{AdBuilder, HotRow, ScanRange, StatusCounts};
 use crate::queue::{JobId, JobRow, Queue};
 use crate::vocab::JobStatus;
 
@@ -67,6 +67,21 @@ impl Filter {
         true
     }
 
+    /// The rows the filter can show, for the scan to read through the
+    /// indexes; [`Filter::hot_match`] still decides each one.
+    pub(super) fn range(&self, me: &str) -> ScanRange {
+        ScanRange {
+            clusters: self.clusters.clone(),
+            jobs: self.jobs.clone(),
+            owners: if self.only_mine {
+                vec![me.to_string()]
+            } else {
+                self.owners.clone()
+            },
+            statuses: self.statuses.map(<[JobStatus]>::to_vec).unwrap_or_default(),
+        }
+    }
+
     /// The whole test, for a job whose full ad is at hand (the -run and
     /// -hold status filter aside: the caller chose the statuses).
     pub(super) fn matches_row(&self, row: &JobRow, ad: &Rc<ClassAd>, me: &str) -> bool {
@@ -107,9 +122,11 @@ pub(super) fn count(c: &mut StatusCounts, status: i64) {
     }
 }
 
-/// Runs the query: every job goes through the filter, and `take` gets
-/// the shown ones, with the job's full ad when `full` (built once per job
-/// and shared with the constraint). `seen` sees every job first.
+/// Runs the query: the jobs in the filter's range ([`Filter::range`]) go
+/// through the filter, and `take` gets the shown ones, with the job's full
+/// ad when `full` (built once per job and shared with the constraint).
+/// `seen` sees every job of the range first. The totals of all jobs and of
+/// `me`'s come from the queue's counts, not from the scan.
 pub(super) fn select(
     q: Option<&Queue>,
     filter: &Filter,
@@ -122,11 +139,8 @@ pub(super) fn select(
     let Some(q) = q else { return Ok(()) };
     let need_ads = full || !filter.constraints_hot;
     let mut builder = AdBuilder::new();
-    q.scan(need_ads, |row| -> Result<(), CliError> {
-        count(&mut totals.all, row.status);
-        if row.owner == me {
-            count(&mut totals.mine, row.status);
-        }
+    (totals.all, totals.mine) = q.job_counts(me)?;
+    q.scan_range(&filter.range(me), need_ads, |row| -> Result<(), CliError> {
         seen(row);
         if !filter.hot_match(row, me) {
             return Ok(());
