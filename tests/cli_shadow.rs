@@ -134,3 +134,58 @@ fn a_shadow_started_by_hand_says_what_it_lacks() {
     env.run("tern_shadow", ["1.0", "slot1", "c1"])
         .fails(1, want);
 }
+
+/// HTCondor counts a start (NumJobStarts) and dates it
+/// (JobCurrentStartExecutingDate) only once the job executes; the shadow's
+/// start is NumShadowStarts and JobRunCount. tern counted a start whose
+/// exec failed: here the executable is not a program (ENOEXEC), the job
+/// goes on hold, and it never started.
+#[test]
+fn a_start_whose_exec_failed_is_not_counted() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = RunEnv::new().knob("NEGOTIATE_ON_EXIT", "false");
+    let prog = env.path("not-a-program");
+    std::fs::write(&prog, "neither a script nor a binary\n").unwrap();
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let id = format!(
+        "{}.0",
+        env.submit(
+            "bad.sub",
+            &format!("executable = {}\nqueue\n", prog.display())
+        )
+    );
+    env.negotiate();
+    env.wait_for(&format!("job {id} held"), TIMEOUT, || {
+        env.status(&id) == Some(5)
+    });
+    assert_eq!(
+        env.q_af(
+            &id,
+            &[
+                "HoldReasonCode",
+                "NumShadowStarts",
+                "JobRunCount",
+                "NumJobStarts",
+                "JobCurrentStartExecutingDate"
+            ]
+        )
+        .as_deref(),
+        Some("6 1 1 0 undefined"),
+        "{}",
+        env.diagnosis()
+    );
+    // A job that runs counts one start of each kind.
+    let sub = format!(
+        "executable = {}\narguments = \"exit 0\"\nqueue\n",
+        fake_job().display()
+    );
+    let ok = format!("{}.0", env.submit("ok.sub", &sub));
+    env.negotiate();
+    env.wait_for(&format!("job {ok} done"), TIMEOUT, || {
+        env.status(&ok).is_none()
+    });
+    let h = env.history_af(&ok, &["NumShadowStarts", "JobRunCount", "NumJobStarts"]);
+    assert_eq!(h.as_deref(), Some("1 1 1"));
+    let exec = env.history_af(&ok, &["JobCurrentStartExecutingDate > 0"]);
+    assert_eq!(exec.as_deref(), Some("true"));
+}
