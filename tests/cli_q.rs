@@ -567,6 +567,28 @@ fn cmd_column_prints_new_syntax_arguments_as_condor_q() {
         .ok("-c export' 'PATH=/usr/bin;' 'echo' 'hi\n");
 }
 
+// condor_q's CMD column takes Arguments when the job has it, an empty one
+// too, and Args (old syntax) only when it lacks Arguments
+// (ArgList::GetArgsStringForDisplay); tern_q skipped an empty Arguments.
+#[test]
+fn cmd_column_takes_args_only_when_arguments_is_absent() {
+    let q = Q::new();
+    q.submit("queue 1\n");
+    q.submit("arguments = one two\nqueue 1\n");
+    q.q(&["-af:r", "Arguments", "Args"])
+        .ok("\"\" undefined\nundefined \"one two\"\n");
+    q.change(
+        1,
+        0,
+        NOW,
+        Change::Set(vec![("Args".into(), Expr::string("old style"))]),
+    );
+    let r = q.q(&["-nobatch"]);
+    assert!(r.stdout.contains(" prog\n"), "{r:?}");
+    assert!(r.stdout.contains(" prog one two\n"), "{r:?}");
+    assert!(!r.stdout.contains("old style"), "{r:?}");
+}
+
 #[test]
 fn format_prints_printf_conversions_without_a_newline() {
     let q = two_jobs();
