@@ -247,3 +247,53 @@ fn a_slot_rank_preempts_for_a_job_it_prefers_when_enabled() {
     );
     env.run_ok("tern_rm", ["-all"]);
 }
+
+/// Submitter a (effective priority 500,000) holds both slots and b (500)
+/// arrives: b's share is 2 x 1000/1001 = 1.998 slots. The pie spin rounds
+/// a share up (HTCondor's SubmitterLimitPermits), and preemption now goes
+/// by the same rule; it used to stop at b's exact share and leave b one
+/// slot. Then -better-analyze of b's idle job counts the slots running b's
+/// own jobs as its own, not as "serving other users" (b is an accounting
+/// group: the slots name the submitter, not the job's User).
+#[test]
+fn preemption_rounds_a_share_up_as_the_pie_spin_does() {
+    let env = env("2")
+        .knob("NUM_SLOTS", "2")
+        .knob("UID_DOMAIN", "test")
+        .knob("PREEMPTION_REQUIREMENTS", "True");
+    let a = submit(&env, "a.sub", "accounting_group = a", 4);
+    env.negotiate();
+    assert!(
+        wait_until(Duration::from_secs(30), || running(&env, a) == 2),
+        "{}",
+        env.diagnosis()
+    );
+    let user = env
+        .run_ok("tern_q", [&format!("{a}.0"), "-af", "Owner"])
+        .trim()
+        .to_string();
+    env.run_ok(
+        "tern_userprio",
+        ["-setprio", &format!("a.{user}@test"), "500"],
+    );
+    let b = submit(&env, "b.sub", "accounting_group = b", 4);
+    let mut done = false;
+    for _ in 0..20 {
+        env.negotiate();
+        if wait_until(Duration::from_secs(1), || running(&env, b) == 2) {
+            done = true;
+            break;
+        }
+    }
+    assert!(done, "{}", env.diagnosis());
+    env.negotiate();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!((running(&env, a), running(&env, b)), (0, 2));
+    let report = env.run_ok("tern_q", ["-better-analyze", &format!("{b}.3")]);
+    assert!(
+        report.contains("    2 slots match and are already running your jobs\n"),
+        "{report}"
+    );
+    assert!(!report.contains("serving other users"), "{report}");
+    env.run_ok("tern_rm", ["-all"]);
+}

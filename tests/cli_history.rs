@@ -270,3 +270,29 @@ fn every_option_is_on_the_page() {
     use clap::CommandFactory;
     check_page("tern_history", tern::cli::history::Args::command());
 }
+
+// condor_history's CMD column (render_job_description, as condor_q's) is
+// the executable's base name and Arguments exactly as stored, in
+// HTCondor's canonical new syntax where only blanks inside a word are
+// quoted; and -af:r of a name the job lacks is `undefined`, as condor_q
+// (it printed the name).
+#[test]
+fn cmd_column_prints_new_syntax_arguments_as_condor_history() {
+    let env = TestEnv::with_spool();
+    env.write(
+        "sh.sub",
+        "executable = /bin/sh\narguments = \"-c 'export PATH=/usr/bin; echo hi'\"\n+Foo = Bar\nhold = true\nqueue\n",
+    );
+    assert_eq!(env.run("tern_submit", ["sh.sub"]).code, 0);
+    assert_eq!(run_at(&env, NOW + 60, "tern_rm", &["1.0"]).code, 0);
+    let r = env.run("tern_history", Vec::<&str>::new());
+    assert!(
+        r.stdout
+            .ends_with(" sh -c export' 'PATH=/usr/bin;' 'echo' 'hi\n"),
+        "{r:?}"
+    );
+    ok(
+        &env.run("tern_history", ["-af:r", "Foo", "Missing", "Missing + 1"]),
+        "Bar undefined Missing + 1\n",
+    );
+}

@@ -505,6 +505,90 @@ fn autoformat_flags() {
         .ok("\"x 0\" 0\n\"x 1\" 1\n");
 }
 
+// condor_q's -af:r prints an attribute's own expression, so a value that
+// is a bare reference (`Foo = Bar`) prints as `Bar`; a name the job lacks
+// is `undefined` (it used to print the name itself), and any other
+// expression prints unparsed.
+#[test]
+fn autoformat_raw_prints_undefined_for_a_missing_bare_reference() {
+    let q = Q::new();
+    q.submit("+Foo = Bar\n+Baz = 1 + 2\nqueue 1\n");
+    q.q(&[
+        "-af:r",
+        "Foo",
+        "Baz",
+        "Missing",
+        "MY.Missing",
+        "Missing + 1",
+    ])
+    .ok("Bar 1 + 2 undefined undefined Missing + 1\n");
+    q.q(&["-format", "%r|", "Foo", "-format", "%r\\n", "Missing"])
+        .ok("Bar|undefined\n");
+}
+
+// The prio column mirrors JobPrio only when JobPrio is an integer: after
+// `tern_qedit JobPrio '1 + 6'` condor_q shows 7 (and `-af:r` the
+// expression); tern_q used to show the column's stale 0 in every view
+// that read JobPrio from the columns.
+#[test]
+fn autoformat_jobprio_evaluates_an_expression_not_the_column() {
+    let q = two_jobs();
+    let r = q.env.run("tern_qedit", ["1.1", "JobPrio", "1 + 6"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    q.q(&["-af", "JobPrio"]).ok("0\n7\n");
+    q.q(&["-af:r", "JobPrio"]).ok("0\n1 + 6\n");
+    q.q(&["-af", "ProcId", "JobPrio + 1"]).ok("0 1\n1 8\n");
+    q.q(&["-const", "JobPrio == 7", "-af", "ProcId"]).ok("1\n");
+    q.q(&["-const", "JobPrio == 0", "-af", "ProcId"]).ok("0\n");
+    // The integer case still comes from the column, and says so.
+    let r = q.env.run("tern_qedit", ["1.0", "JobPrio", "5"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    q.q(&["-af", "JobPrio"]).ok("5\n7\n");
+    let nobatch = q.q(&["-nobatch"]);
+    assert!(nobatch.stdout.contains(" I  7 "), "{nobatch:?}");
+}
+
+// condor_q's CMD column (render_job_description) is the executable's base
+// name and the Arguments attribute exactly as stored: new-syntax arguments
+// in HTCondor's canonical form, where only the blanks inside a word are
+// quoted. condor_submit stores `"-c 'export PATH=/usr/bin; echo hi'"` as
+// `-c export' 'PATH=/usr/bin;' 'echo' 'hi`, and condor_q prints that.
+#[test]
+fn cmd_column_prints_new_syntax_arguments_as_condor_q() {
+    let q = Q::new();
+    q.submit("arguments = \"-c 'export PATH=/usr/bin; echo hi'\"\nqueue 1\n");
+    let r = q.q(&["-nobatch"]);
+    assert!(
+        r.stdout
+            .contains(" prog -c export' 'PATH=/usr/bin;' 'echo' 'hi\n"),
+        "{r:?}"
+    );
+    q.q(&["-af", "Arguments"])
+        .ok("-c export' 'PATH=/usr/bin;' 'echo' 'hi\n");
+}
+
+// condor_q's CMD column takes Arguments when the job has it, an empty one
+// too, and Args (old syntax) only when it lacks Arguments
+// (ArgList::GetArgsStringForDisplay); tern_q skipped an empty Arguments.
+#[test]
+fn cmd_column_takes_args_only_when_arguments_is_absent() {
+    let q = Q::new();
+    q.submit("queue 1\n");
+    q.submit("arguments = one two\nqueue 1\n");
+    q.q(&["-af:r", "Arguments", "Args"])
+        .ok("\"\" undefined\nundefined \"one two\"\n");
+    q.change(
+        1,
+        0,
+        NOW,
+        Change::Set(vec![("Args".into(), Expr::string("old style"))]),
+    );
+    let r = q.q(&["-nobatch"]);
+    assert!(r.stdout.contains(" prog\n"), "{r:?}");
+    assert!(r.stdout.contains(" prog one two\n"), "{r:?}");
+    assert!(!r.stdout.contains("old style"), "{r:?}");
+}
+
 #[test]
 fn format_prints_printf_conversions_without_a_newline() {
     let q = two_jobs();

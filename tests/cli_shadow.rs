@@ -6,7 +6,7 @@
 //! they were about. A removal sends `remove_kill_sig` and a hold
 //! `hold_kill_sig` when the job has one.
 
-use crate::common::{RunEnv, TIMEOUT, TestEnv, fake_job};
+use crate::common::{RunEnv, TIMEOUT, TestEnv, alive, fake_job};
 
 /// Submits fake_job recording the first signal it gets into `sig`, with
 /// the submit `lines`, and waits until it runs (its `touch` has run, so
@@ -133,4 +133,99 @@ fn a_shadow_started_by_hand_says_what_it_lacks() {
                 hint: TERN_SHADOW_LOCK_FD is set by tern_negotiate only\n";
     env.run("tern_shadow", ["1.0", "slot1", "c1"])
         .fails(1, want);
+}
+
+/// HTCondor counts a start (NumJobStarts) and dates it
+/// (JobCurrentStartExecutingDate) only once the job executes; the shadow's
+/// start is NumShadowStarts and JobRunCount. tern counted a start whose
+/// exec failed: here the executable is not a program (ENOEXEC), the job
+/// goes on hold, and it never started.
+#[test]
+fn a_start_whose_exec_failed_is_not_counted() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = RunEnv::new().knob("NEGOTIATE_ON_EXIT", "false");
+    let prog = env.path("not-a-program");
+    std::fs::write(&prog, "neither a script nor a binary\n").unwrap();
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let id = format!(
+        "{}.0",
+        env.submit(
+            "bad.sub",
+            &format!("executable = {}\nqueue\n", prog.display())
+        )
+    );
+    env.negotiate();
+    env.wait_for(&format!("job {id} held"), TIMEOUT, || {
+        env.status(&id) == Some(5)
+    });
+    assert_eq!(
+        env.q_af(
+            &id,
+            &[
+                "HoldReasonCode",
+                "NumShadowStarts",
+                "JobRunCount",
+                "NumJobStarts",
+                "JobCurrentStartExecutingDate"
+            ]
+        )
+        .as_deref(),
+        Some("6 1 1 0 undefined"),
+        "{}",
+        env.diagnosis()
+    );
+    // A job that runs counts one start of each kind.
+    let sub = format!(
+        "executable = {}\narguments = \"exit 0\"\nqueue\n",
+        fake_job().display()
+    );
+    let ok = format!("{}.0", env.submit("ok.sub", &sub));
+    env.negotiate();
+    env.wait_for(&format!("job {ok} done"), TIMEOUT, || {
+        env.status(&ok).is_none()
+    });
+    let h = env.history_af(&ok, &["NumShadowStarts", "JobRunCount", "NumJobStarts"]);
+    assert_eq!(h.as_deref(), Some("1 1 1"));
+    let exec = env.history_af(&ok, &["JobCurrentStartExecutingDate > 0"]);
+    assert_eq!(exec.as_deref(), Some("true"));
+}
+
+/// A dead shadow's job group is killed by the next pass only while it is
+/// still the job's: the lock records the group's leader with its start
+/// time, and a group id given out again since (here a stranger leading a
+/// group with that id, but started at another time) is left alone. The
+/// pass once killed any group with the recorded id.
+#[test]
+fn reconcile_leaves_a_reused_process_group_alone() {
+    use std::os::unix::process::CommandExt;
+    let env = RunEnv::new().knob("NEGOTIATE_ON_SUBMIT", "false");
+    // A job no slot can run, so the passes only reconcile it.
+    let c = env.submit(
+        "job.sub",
+        "executable = /bin/sleep\narguments = 300\nrequirements = TARGET.Memory < 0\nqueue\n",
+    );
+    let mut stranger = std::process::Command::new("sleep")
+        .arg("300")
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pgid = stranger.id() as i32;
+    let started = tern::sys::pids::start_time(pgid).expect("the stranger's start time");
+    let lock = env.spool().join("shadow").join(format!("{c}.0.lock"));
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    // As a dead shadow left it: its pid, the job group and its start.
+    let dead_shadow = |start: u64| {
+        crate::common::queue::set_status(&env, c, 0, 2);
+        std::fs::write(&lock, format!("4194303\n{pgid} {start}\n")).unwrap();
+        env.negotiate();
+        assert_eq!(env.status(&format!("{c}.0")), Some(1), "requeued");
+    };
+    dead_shadow(started + 1);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(alive(pgid), "a reused group was killed");
+    // The group still led by the recorded process is the job's: killed.
+    dead_shadow(started);
+    let status = stranger.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGKILL));
 }

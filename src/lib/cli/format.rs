@@ -154,9 +154,10 @@ pub fn job_description(ad: &Rc<ClassAd>) -> String {
         return format!("({d})");
     }
     let base = cmd.rsplit('/').next().unwrap_or(&cmd).to_string();
+    // ArgList::GetArgsStringForDisplay: Arguments as stored when the job
+    // has it (an empty one too), else Args.
     let args = ad
         .eval_str("Arguments")
-        .filter(|a| !a.is_empty())
         .or_else(|| ad.eval_str("Args"))
         .unwrap_or_default();
     if args.is_empty() {

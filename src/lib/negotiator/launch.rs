@@ -38,8 +38,8 @@ pub fn claim_id(now: i64) -> String {
 }
 
 /// The attributes a claim sets on its job: Running, where, the match, and
-/// the start (JobStartDate the first time, JobCurrentStartDate,
-/// NumJobStarts).
+/// the shadow's start (JobStartDate the first time, JobCurrentStartDate,
+/// NumShadowStarts and JobRunCount).
 pub fn claim_attrs(
     ad: &crate::classad::ClassAd,
     slot_name: &str,
@@ -55,6 +55,7 @@ pub fn claim_attrs(
         Some(Value::Int(i)) => Some(*i),
         _ => None,
     };
+    let shadow_starts = int("NumShadowStarts").unwrap_or(0) + 1;
     let mut set = vec![
         ("JobStatus".to_string(), JobStatus::Running.expr()),
         (
@@ -63,18 +64,14 @@ pub fn claim_attrs(
         ),
         ("LastMatchTime".to_string(), Expr::int(now)),
         ("NumJobMatches".to_string(), Expr::int(matches + 1)),
-        // The start, recorded with the claim (the shadow starts the job at
-        // once), so a Running job never shows the previous run's dates.
+        // The shadow's start, recorded with the claim (schedd's side in
+        // HTCondor), so a Running job never shows the previous run's start
+        // date. NumJobStarts and JobCurrentStartExecutingDate wait for the
+        // job to execute (the shadow's `executing`): a failed exec is no
+        // start.
         ("JobCurrentStartDate".to_string(), Expr::int(now)),
-        ("JobCurrentStartExecutingDate".to_string(), Expr::int(now)),
-        (
-            "NumJobStarts".to_string(),
-            Expr::int(int("NumJobStarts").unwrap_or(0) + 1),
-        ),
-        (
-            "NumShadowStarts".to_string(),
-            Expr::int(int("NumShadowStarts").unwrap_or(0) + 1),
-        ),
+        ("NumShadowStarts".to_string(), Expr::int(shadow_starts)),
+        ("JobRunCount".to_string(), Expr::int(shadow_starts)),
     ];
     if int("JobStartDate").is_none() {
         set.push(("JobStartDate".into(), Expr::int(now)));

@@ -83,6 +83,28 @@ impl FairShare {
     }
 }
 
+/// What is left of a submitter's fair share (spec 3.3): its share of the
+/// slot weight `total`, in inverse proportion to its effective priority
+/// `ep` among submitters whose inverse EPs sum to `inverse`, less the
+/// weight `held` it holds already; never below 0.
+pub fn share_left(ep: f64, inverse: f64, total: f64, held: f64) -> f64 {
+    ((1.0 / ep) / inverse * total - held).max(0.0)
+}
+
+/// Slack for the sums of slot weights and shares in floating point.
+const SHARE_EPSILON: f64 = 1e-9;
+
+/// The one share rule, HTCondor's SubmitterLimitPermits: a submitter with
+/// `left` of its share (see [`share_left`]), having taken `taken` in this
+/// spin, may take a match costing `cost` when it fits, or as its first
+/// match of a spin while any share is left (one round-up a spin, so a
+/// fraction of a slot is not stranded). The pie spin matches by it, and
+/// preemption takes slots for a submitter by it, each preemption counting
+/// as a spin of its own, as the next pass's spin gives the freed slot.
+pub fn share_permits(left: f64, taken: f64, cost: f64) -> bool {
+    taken + cost <= left + SHARE_EPSILON || (taken <= 0.0 && left > SHARE_EPSILON)
+}
+
 /// The ranking expressions of a pass.
 pub struct Ranks {
     pub pre: Expr,
@@ -448,8 +470,7 @@ impl Pie<'_> {
             let inverse: f64 = live.iter().map(|&s| 1.0 / eps[s]).sum();
             let mut matched_any = false;
             for &s in &live {
-                let share = (1.0 / eps[s]) / inverse;
-                let limit = (share * total_weight - used[s]).max(0.0);
+                let limit = share_left(eps[s], inverse, total_weight, used[s]);
                 let (submitter, jobs) = &by_submitter[s];
                 if self.serve(submitter, jobs, &mut cursors[s], limit, &mut used[s])? {
                     matched_any = true;
@@ -514,7 +535,7 @@ impl Pie<'_> {
             let cost = self.fair.weight(&piece, &mut self.ev);
             // HTCondor's SubmitterLimitPermits: within the limit, or the
             // first match of the spin while any limit is left.
-            if !(this_spin + cost <= limit || (this_spin <= 0.0 && limit > 0.0)) {
+            if !share_permits(limit, this_spin, cost) {
                 give_back(&mut self.states[i], carve, &slot_ad);
                 *cursor -= 1;
                 break;

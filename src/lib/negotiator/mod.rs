@@ -510,9 +510,11 @@ fn reconcile(
             continue;
         };
         // Whatever the dead shadow left running must not run beside the
-        // job's next run.
-        if let Some(pgid) = lock.recorded_job_pgid() {
-            crate::sys::pids::signal_group(pgid, libc::SIGKILL);
+        // job's next run; but the group id may have been given out again
+        // since, so only the group whose leader started when recorded is
+        // killed (a record without a start time cannot tell: left alone).
+        if let Some((pgid, Some(started))) = lock.recorded_job_group() {
+            crate::sys::pids::signal_group_started(pgid, started, libc::SIGKILL);
         }
         put_right(q, id, now, report, events)?;
         joblock::remove(spool, lock);

@@ -9,15 +9,17 @@
 //! matches it, PREEMPTION_REQUIREMENTS is true (the slot is MY, with
 //! `RemoteUserPrio`, the job TARGET, with `SubmitterUserPrio`) and its
 //! job's retirement time (MaxJobRetirementTime, evaluated on the job) has
-//! passed. Candidates go best PREEMPTION_RANK first, until the shares are
-//! fair. Victims are vacated through their shadow (KillSig, the vacate
+//! passed. Candidates go best PREEMPTION_RANK first, while the pie spin's
+//! share rule ([`share_permits`], which rounds a share up) lets the
+//! waiting submitter take more and the holder is left nearer its share
+//! than the waiting one is. Victims are vacated through their shadow (KillSig, the vacate
 //! time, SIGKILL) and go back to Idle with event 004; the slot they free is
 //! matched by the next pass, which the shadow starts.
 
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::matchmaking::{FairShare, submitter_of_job};
+use super::matchmaking::{FairShare, share_left, share_permits, submitter_of_job};
 use crate::classad::{ClassAd, Evaluator, Expr, MatchContext, Value};
 use crate::machine::{self, Machine, SlotKind, SlotRow};
 use crate::queue::{JobId, JobRow, Queue, QueueError};
@@ -102,7 +104,7 @@ pub fn victims(
         }
     }
     let inverse: f64 = names.iter().map(|n| 1.0 / fair.ep(n)).sum();
-    let share = |n: &str| (1.0 / fair.ep(n)) / inverse * total;
+    let left = |n: &str, held: f64| share_left(fair.ep(n), inverse, total, held);
     next_job.sort_by(|a, b| {
         fair.ep(&a.0)
             .partial_cmp(&fair.ep(&b.0))
@@ -130,9 +132,18 @@ pub fn victims(
                 }
                 let w = weight(s, &mut ev);
                 let theirs = used.get(holder).copied().unwrap_or(0.0);
-                // Only while it leaves the holder no worse off than the
-                // needy one would be: the shares become fair, not reversed.
-                if theirs - w < share(holder) - 1e-9 || mine + w > share(needy) + 1e-9 {
+                // The needy one takes the slot by the pie spin's share rule
+                // (so it is not left one slot short of a share the spin
+                // would round up to), from a holder above its share, and
+                // only while the holder is left short of its share by less
+                // than the needy one is now: shares move toward fair and
+                // never swap back and forth between passes.
+                let needy_left = left(needy, mine);
+                let holder_short = left(holder, theirs - w);
+                if !share_permits(needy_left, 0.0, w)
+                    || left(holder, theirs) > 0.0
+                    || holder_short >= needy_left - 1e-9
+                {
                     continue;
                 }
                 let Some(rank) = judge.rank(s, holder, needy, job, &mut ev)? else {

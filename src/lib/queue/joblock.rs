@@ -60,25 +60,32 @@ pub fn is_held(spool: &Path, id: JobId) -> bool {
 
 impl JobLock {
     /// Writes the holder's pid into the file, so tools can wake it, and
-    /// the job's process group once it runs, so that the pass can kill
-    /// what a dead shadow left running.
+    /// the job's process group once it runs, with its leader's start time,
+    /// so that the pass can kill what a dead shadow left running and only
+    /// that (a process group id is reused once the group is gone).
     pub fn write_pid(&mut self, pid: u32, job_pgid: Option<i32>) -> io::Result<()> {
         use std::os::unix::fs::FileExt;
         // One fixed-width write in place: no truncation, which costs more
         // than the write on a busy shadow.
         let text = match job_pgid {
-            Some(g) => format!("{pid}\n{g}\n"),
+            Some(g) => match crate::sys::pids::start_time(g) {
+                Some(t) => format!("{pid}\n{g} {t}\n"),
+                None => format!("{pid}\n{g}\n"),
+            },
             None => format!("{pid}\n"),
         };
         self.file
-            .write_all_at(format!("{text:<24}").as_bytes(), 0)?;
+            .write_all_at(format!("{text:<40}").as_bytes(), 0)?;
         Ok(())
     }
 
-    /// The job process group a (now dead) holder recorded.
-    pub fn recorded_job_pgid(&self) -> Option<i32> {
+    /// The job process group a (now dead) holder recorded, and when its
+    /// leader started when the holder could tell.
+    pub fn recorded_job_group(&self) -> Option<(i32, Option<u64>)> {
         let text = std::fs::read_to_string(path_of(&self.file)?).ok()?;
-        text.lines().nth(1)?.trim().parse().ok()
+        let mut words = text.lines().nth(1)?.split_whitespace();
+        let pgid = words.next()?.parse().ok()?;
+        Some((pgid, words.next().and_then(|t| t.parse().ok())))
     }
 }
 

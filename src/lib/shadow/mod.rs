@@ -260,6 +260,7 @@ impl Shadow {
         let end = match start::prepare(Rc::new(run_ad)).and_then(|p| self.start(id, &ad, &p)) {
             Err(hold) => RunEnd::failed(hold),
             Ok(pid) => {
+                let ad = self.executing(id, &ad)?;
                 let _ = lock.write_pid(std::process::id(), Some(pid));
                 self.supervise(id, &ad, pid)?
             }

@@ -11,15 +11,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::rc::Rc;
 
-use crate::classad::ClassAd;
-use crate::queue::JobId;
+use crate::classad::{ClassAd, Expr, Value};
+use crate::queue::{Change, JobId};
 use crate::submit::args::split_v2;
 use crate::sys::identity::{self, Identity};
 use crate::sys::io_error_text as io_text;
 use crate::userlog::{self, Event, EventKind};
 use crate::vocab::{Hold, hold_code};
 
-use super::{Shadow, procs};
+use super::{Shadow, ShadowError, procs};
 
 /// What the shadow needs to start a job.
 pub(super) struct Plan {
@@ -285,6 +285,39 @@ impl Shadow {
                 e.raw_os_error().unwrap_or(0) as i64,
             )
         })
+    }
+
+    /// The job executes: count the start and date it. HTCondor's shadow
+    /// does both (NumJobStarts, JobCurrentStartExecutingDate) only once
+    /// the starter reports the job running, so a start whose exec failed
+    /// counts nothing; the claim counted the shadow's start
+    /// (NumShadowStarts, JobRunCount). The ad the shadow's policy reads
+    /// gets the same values, as HTCondor's shadow updates its copy.
+    pub(super) fn executing(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+    ) -> Result<Rc<ClassAd>, ShadowError> {
+        let now = crate::clock::now();
+        let mut set = Vec::new();
+        self.q.write(now, |w| {
+            let Some(r) = w.row(id)? else { return Ok(()) };
+            let cur = w.full_ad(&r)?;
+            let starts = match cur.get("NumJobStarts").and_then(|e| e.literal_value()) {
+                Some(Value::Int(i)) => *i,
+                _ => 0,
+            };
+            set = vec![
+                ("NumJobStarts".to_string(), Expr::int(starts + 1)),
+                ("JobCurrentStartExecutingDate".to_string(), Expr::int(now)),
+            ];
+            w.change(&r, &cur, &Change::Set(set.clone()))
+        })?;
+        let mut updated = (**ad).clone();
+        for (n, e) in set {
+            updated.insert(&n, e);
+        }
+        Ok(Rc::new(updated))
     }
 
     /// Writes the start's event 001 (the start's attributes were recorded

@@ -21,3 +21,31 @@ pub fn signal_group(pgid: i32, sig: i32) -> bool {
     // SAFETY: as above.
     unsafe { libc::kill(-pgid, sig) == 0 }
 }
+
+/// When process `pid` started, in clock ticks after boot (field 22 of
+/// `/proc/PID/stat`); `None` when there is no such process. With the pid
+/// it names one process for good: a reused pid has a later start.
+pub fn start_time(pid: i32) -> Option<u64> {
+    if pid <= 0 {
+        return None;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold blanks
+    // and parentheses: count the fields after its last ')', which is
+    // field 3 (the state).
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(22 - 3)?.parse().ok()
+}
+
+/// Sends `sig` to the group `pgid` only if it is still the group whose
+/// leader (pid `pgid`) started at `started`. A live process with that pid
+/// and another start time means the pid was given out again, which Linux
+/// does only once the old group has no process left: nothing of ours to
+/// signal. A leader that has exited may have left members behind, and a
+/// pid that leads a live group is not given out, so the group is signalled.
+pub fn signal_group_started(pgid: i32, started: u64, sig: i32) -> bool {
+    match start_time(pgid) {
+        Some(t) if t != started => false,
+        _ => signal_group(pgid, sig),
+    }
+}

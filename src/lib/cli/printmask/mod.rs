@@ -35,15 +35,17 @@ use printf::{Kind, pad};
 /// One row to print: the values the mask reads.
 pub trait Row {
     /// The value of fast attribute `i`, an index into the names given to
-    /// [`PrintMask::bind_fast`].
-    fn fast(&self, i: usize) -> Value;
+    /// [`PrintMask::bind_fast`]; `None` when this row's copy of it is not
+    /// the ad's value (the column then reads [`Row::ad`], which must be
+    /// the full ad).
+    fn fast(&self, i: usize) -> Option<Value>;
     /// The ad the other columns read, when there is one.
     fn ad(&self) -> Option<&Rc<ClassAd>>;
 }
 
 impl Row for Rc<ClassAd> {
-    fn fast(&self, _: usize) -> Value {
-        Value::Undefined
+    fn fast(&self, _: usize) -> Option<Value> {
+        None
     }
     fn ad(&self) -> Option<&Rc<ClassAd>> {
         Some(self)
@@ -270,6 +272,14 @@ impl PrintMask {
             .all(|c| c.format.spec.is_none() || c.fast.is_some() || cheap(&c.expr))
     }
 
+    /// Whether some column's conversion reads an expression `pred`
+    /// accepts (a fast column's expression is its attribute name).
+    pub fn reads_any(&self, pred: impl Fn(&Expr) -> bool) -> bool {
+        self.columns
+            .iter()
+            .any(|c| c.format.spec.is_some() && pred(&c.expr))
+    }
+
     /// Whether some column reads an ad (a conversion not bound to a fast
     /// attribute).
     pub fn needs_ad(&self) -> bool {
@@ -444,20 +454,26 @@ fn render_cell(c: &Column, row: &impl Row, out: &mut String) {
         return;
     };
     let ad = row.ad();
-    let found = match (c.fast, ad, c.attr.as_deref()) {
+    let fast = c.fast.and_then(|h| row.fast(h));
+    let found = match (&fast, ad, c.attr.as_deref()) {
         (Some(_), _, _) => true,
         (None, Some(ad), Some(a)) => ad.contains(a),
         _ => false,
     };
-    let value = || match (c.fast, ad) {
-        (Some(h), _) => row.fast(h),
+    let value = || match (&fast, ad) {
+        (Some(v), _) => v.clone(),
         (None, Some(ad)) if found => eval_attr(ad, c.attr.as_deref().unwrap_or_default()),
         (None, Some(ad)) => eval_in(ad, &c.expr),
         (None, None) => eval_in(&Rc::new(ClassAd::new()), &c.expr),
     };
-    let raw = || match (c.fast, ad, c.attr.as_deref()) {
-        (Some(h), _, _) => unparse_old(&Expr::Lit(row.fast(h))),
+    // condor_q's raw form (AttrListPrintMask::display): the attribute's
+    // own expression when the row has it; else the text unparsed, except
+    // that a bare attribute reference the row lacks is `undefined`, not
+    // its own name.
+    let raw = || match (&fast, ad, c.attr.as_deref()) {
+        (Some(v), _, _) => unparse_old(&Expr::Lit(v.clone())),
         (None, Some(ad), Some(a)) if found => ad.get(a).map(unparse_old).unwrap_or_default(),
+        _ if matches!(c.expr, Expr::Attr(_)) => "undefined".to_string(),
         _ => unparse_old(&c.expr),
     };
     let f = &c.format;
@@ -606,8 +622,8 @@ mod tests {
     struct Fast(i64, i64);
 
     impl Row for Fast {
-        fn fast(&self, i: usize) -> Value {
-            Value::Int([self.0, self.1][i])
+        fn fast(&self, i: usize) -> Option<Value> {
+            Some(Value::Int([self.0, self.1][i]))
         }
         fn ad(&self) -> Option<&Rc<ClassAd>> {
             None

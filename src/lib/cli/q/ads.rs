@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use super::format::project;
 use super::printmask::Row;
-use super::select::{Totals, hot_ad, hot_only, hot_value, select};
+use super::select::{HOT, Totals, hot_ad, hot_only, hot_value, prio_in_ad, select};
 use super::{CliError, Context, Options, View};
 use crate::classad::json::ad_to_json;
 use crate::classad::{ClassAd, Expr, Value};
@@ -67,8 +67,9 @@ struct QueueRow<'r, 'a> {
 }
 
 impl Row for QueueRow<'_, '_> {
-    fn fast(&self, i: usize) -> Value {
-        hot_value(self.row, i)
+    fn fast(&self, i: usize) -> Option<Value> {
+        // The prio column is JobPrio only when that is an integer.
+        (HOT[i] != "JobPrio" || !prio_in_ad(self.row)).then(|| hot_value(self.row, i))
     }
     fn ad(&self) -> Option<&Rc<ClassAd>> {
         self.ad.as_ref()

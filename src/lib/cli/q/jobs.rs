@@ -69,7 +69,8 @@ pub(super) fn show_jobs(
                 },
                 run_time: run_time(&ad, row.status(), ctx.now),
                 st: status_chars(&ad, row.status()),
-                prio: row.prio,
+                // An expression JobPrio lives in the ad, not the column.
+                prio: ad.eval_int("JobPrio").unwrap_or(row.prio),
                 size: memory_usage(&ad),
                 last,
             });

@@ -49,7 +49,7 @@ use ads::{show_ads, show_custom};
 use batch::show_batch;
 pub use batch::{BatchLine, job_ids_text, render_batch, shrink_batch_widths};
 use jobs::{show_jobs, waiting_note};
-pub use select::{Filter, hot_only};
+pub use select::{Filter, hot_only, reads_jobprio};
 use select::{HOT, Totals, select};
 
 /// Show the jobs in the queue.
@@ -248,6 +248,8 @@ pub fn parse(argv: Vec<OsString>) -> Result<Options, CliError> {
     }
     let mut filter = filter(&args)?;
     let custom = custom_columns(&matches)?;
+    filter.reads_prio = (filter.constraints_hot && filter.constraints.iter().any(reads_jobprio))
+        || custom.as_ref().is_some_and(|m| m.reads_any(reads_jobprio));
     let analyze = if args.better_analyze {
         Some(Depth::Better)
     } else if args.analyze {

@@ -42,6 +42,11 @@ pub struct Filter {
     pub constraints: Vec<Expr>,
     /// The constraints read only hot attributes.
     pub constraints_hot: bool,
+    /// Something read from the hot columns (a constraint or a column)
+    /// reads JobPrio. The prio column holds the job's JobPrio only when
+    /// that is an integer; a job whose ad sets it to an expression is
+    /// then read from its full ad (see [`prio_in_ad`]).
+    pub reads_prio: bool,
 }
 
 impl Filter {
@@ -137,7 +142,9 @@ pub(super) fn select(
     mut take: impl FnMut(&HotRow<'_>, Option<Rc<ClassAd>>) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     let Some(q) = q else { return Ok(()) };
-    let need_ads = full || !filter.constraints_hot;
+    // Reading JobPrio from the columns needs the stored differences too,
+    // as text only, to tell the rows whose JobPrio is an expression.
+    let need_ads = full || !filter.constraints_hot || filter.reads_prio;
     let mut builder = AdBuilder::new();
     (totals.all, totals.mine) = q.job_counts(me)?;
     q.scan_range(&filter.range(me), need_ads, |row| -> Result<(), CliError> {
@@ -146,8 +153,14 @@ pub(super) fn select(
             return Ok(());
         }
         let mut ad: Option<Rc<ClassAd>> = None;
+        let prio_expr = filter.reads_prio && prio_in_ad(row);
+        if prio_expr {
+            ad = Some(Rc::new(builder.full_ad(q, row)?));
+        }
         if !filter.constraints.is_empty() {
-            let test = if filter.constraints_hot {
+            let test = if let Some(a) = &ad {
+                a.clone()
+            } else if filter.constraints_hot {
                 Rc::new(hot_ad(row))
             } else {
                 let a = Rc::new(builder.full_ad(q, row)?);
@@ -168,6 +181,16 @@ pub(super) fn select(
         }
         take(row, ad)
     })
+}
+
+/// Whether the job's JobPrio is an expression kept in its stored
+/// differences (the queue keeps an integer JobPrio in the prio column
+/// and anything else in the ad, where it wins). A textual test on the
+/// new-syntax difference text: a false positive only costs building the
+/// full ad.
+pub(super) fn prio_in_ad(row: &HotRow<'_>) -> bool {
+    row.diff
+        .is_some_and(|d| d.len() > 4 && d.to_ascii_lowercase().contains(" jobprio = "))
 }
 
 /// A job's hot attributes as an ad.
@@ -198,6 +221,13 @@ pub(super) fn hot_value(row: &HotRow<'_>, which: usize) -> Value {
 
 fn hot_index(name: &str) -> Option<usize> {
     HOT.iter().position(|h| h.eq_ignore_ascii_case(name))
+}
+
+/// Whether an expression reads JobPrio (see [`Filter::reads_prio`]).
+pub fn reads_jobprio(e: &Expr) -> bool {
+    let mut found = false;
+    e.walk_attrs(&mut |a| found |= a.name.key() == "jobprio");
+    found
 }
 
 /// Whether an expression reads nothing but hot attributes of the job (so

@@ -226,12 +226,26 @@ fn target_for(slot: &Slot, job: &Rc<ClassAd>, ev: &mut Evaluator) -> (Rc<ClassAd
     (slot.ad.clone(), true)
 }
 
+/// The submitter a job's slots are charged to, as the pass names it in
+/// the slot's RemoteUser: `AccountingGroup@domain` for a job in an
+/// accounting group, else its User (`owner@domain`). Comparing the slot
+/// with the User alone counted a group job's own slots as other users'.
+fn submitter(job: &Rc<ClassAd>) -> Option<String> {
+    let Value::Str(user) = eval_attr(job, "User") else {
+        return None;
+    };
+    match eval_attr(job, "AccountingGroup") {
+        Value::Str(g) if !g.is_empty() => {
+            let domain = user.rsplit_once('@').map_or("", |(_, d)| d);
+            Some(format!("{g}@{domain}"))
+        }
+        _ => Some(user.to_string()),
+    }
+}
+
 /// condor_q's doJobRunAnalysis without user priorities.
 fn count_slots(job: &Rc<ClassAd>, pool: &Pool, ev: &mut Evaluator) -> Counts {
-    let user = match eval_attr(job, "User") {
-        Value::Str(s) => Some(s.to_string()),
-        _ => None,
-    };
+    let user = submitter(job);
     let mut c = Counts::default();
     for slot in &pool.slots {
         c.total += 1;
