@@ -97,7 +97,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             submit::materialize(&parsed, cfg, &opts).map_err(|e| failed(e.to_string()))
         })?;
         drop(queue);
-        return announce(cfg, &args, id, &cluster);
+        return announce(cfg, &env.spool, &args, id, &cluster);
     }
     dry_run(&env, &args, &parsed, opts)
 }
@@ -127,18 +127,20 @@ fn read_description(file: &str) -> Result<(String, String), CliError> {
 /// pass, the warnings and the "submitted" line.
 fn announce(
     cfg: &crate::config::Config,
+    spool: &std::path::Path,
     args: &Args,
     id: i64,
     cluster: &submit::Cluster,
 ) -> Result<(), CliError> {
     // The jobs are in the queue now, whatever happens to their logs.
     let logged = crate::userlog::log_submit(cluster, id);
-    // Start them now rather than at the next cron pass. A pass that
-    // cannot be started is no failure: cron runs one every minute.
+    // Start them now rather than at the next cron pass: a pass running
+    // now is left the mark, else one is started. A pass that cannot be
+    // started is no failure: cron runs one every minute.
     if cfg
         .get_bool("NEGOTIATE_ON_SUBMIT", true)
         .map_err(|e| failed(e.to_string()))?
-        && let Err(e) = crate::negotiator::launch::spawn_background_pass(cfg)
+        && let Err(e) = crate::negotiator::request_pass(cfg, spool)
     {
         eprintln!(
             "tern_submit: warning: cannot start tern_negotiate ({e}); the jobs start at the next pass"

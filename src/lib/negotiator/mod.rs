@@ -113,8 +113,34 @@ pub fn negotiate(cfg: &Config, spool: &Path, opts: &Options) -> Result<Ran, Nego
         if wanted_path(spool).exists() && rounds < 100 && try_lock(&lock)? {
             continue;
         }
+        // After 100 rounds a mark still there goes to a fresh pass, so no
+        // submit waits for cron.
+        if rounds >= 100 && wanted_path(spool).exists() {
+            drop(lock);
+            request_pass(cfg, spool)?;
+        }
         return Ok(Ran::Ran(total));
     }
+}
+
+/// Asks for a pass soon, as tern_submit does after a submit and a shadow
+/// when its slot falls free. A pass holding the lock now is left the mark
+/// (it runs once more before it ends, see [`negotiate`]), so a loop of
+/// submits starts no process while a pass runs; with no pass running, one
+/// is started in the background. Returns whether it started one.
+pub fn request_pass(cfg: &Config, spool: &Path) -> Result<bool, NegotiatorError> {
+    let lock = open_lock(spool)?;
+    if !try_lock(&lock)? {
+        mark_wanted(spool)?;
+        // The holder may have looked for marks just before we made ours:
+        // then it is gone or going, and the lock is free.
+        if !try_lock(&lock)? {
+            return Ok(false);
+        }
+    }
+    drop(lock);
+    launch::spawn_background_pass(cfg).map_err(io("cannot start tern_negotiate"))?;
+    Ok(true)
 }
 
 fn open_lock(spool: &Path) -> Result<File, NegotiatorError> {
@@ -698,4 +724,20 @@ pub fn owed_elsewhere(
             .map(|o| 1.0 / fair.ep(&matchmaking::submitter_of(o, uid_domain)))
             .sum::<f64>();
     Ok(held as f64 > mine / all * total as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_while_a_pass_holds_the_lock_leaves_the_mark_and_starts_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path();
+        let held = open_lock(spool).unwrap();
+        held.lock().unwrap();
+        // false: no pass was started; the holder takes the mark on.
+        assert!(!request_pass(&Config::defaults(), spool).unwrap());
+        assert!(wanted_path(spool).exists());
+    }
 }

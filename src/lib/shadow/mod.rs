@@ -155,7 +155,7 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
         }
     }
     if sh.cfg.get_bool("NEGOTIATE_ON_EXIT", true).unwrap_or(true) {
-        let _ = launch::spawn_background_pass(&sh.cfg);
+        let _ = crate::negotiator::request_pass(&sh.cfg, &sh.spool);
     }
     Ok(())
 }
