@@ -456,3 +456,77 @@ fn an_unknown_option_is_a_usage_error() {
         "{r:?}"
     );
 }
+
+/// The one job ad `-dry-run` makes of `text`.
+fn one_ad(env: &TestEnv, text: &str) -> Ad {
+    env.write("job.sub", text);
+    let mut ads = dry_run_ads(&submit(env, &["-dry-run", "job.sub"]));
+    assert_eq!(ads.len(), 1, "{ads:?}");
+    ads.remove(0)
+}
+
+#[test]
+fn old_syntax_arguments_take_backslash_quote_as_a_literal_quote() {
+    let env = TestEnv::new();
+    let ad = one_ad(
+        &env,
+        "executable = /bin/echo\narguments = one \\\"two\\\" three\nqueue\n",
+    );
+    assert_eq!(attr(&ad, "Args"), r#""one \"two\" three""#);
+    assert!(!ad.contains_key("Arguments"), "{ad:?}");
+}
+
+#[test]
+fn queue_keyword_with_no_items_after_it_is_refused_with_its_line() {
+    let env = TestEnv::new();
+    env.write("job.sub", "executable = /bin/echo\n\nqueue x y z in\n");
+    let r = submit(&env, &["-dry-run", "job.sub"]);
+    r.fails(
+        1,
+        "tern_submit: error: job.sub:3: Invalid Queue count expression: 'x y z in' has no items \
+         after 'in', so HTCondor reads all of it as the queue count\n",
+    );
+}
+
+#[test]
+fn max_retries_keeps_the_users_on_exit_remove_and_on_exit_hold() {
+    let env = TestEnv::new();
+    let ad = one_ad(
+        &env,
+        "executable = /bin/echo\nmax_retries = 2\nretry_until = 7\n\
+         on_exit_remove = ExitCode =?= 3\non_exit_hold = ExitBySignal\nqueue\n",
+    );
+    assert_eq!(
+        attr(&ad, "OnExitRemove"),
+        "NumJobCompletions > JobMaxRetries || ExitCode =?= 0 || ExitCode =?= 7 || ExitCode =?= 3"
+    );
+    assert_eq!(attr(&ad, "OnExitHold"), "ExitBySignal");
+}
+
+#[test]
+fn transfer_output_files_of_two_quotes_is_the_empty_list() {
+    let env = TestEnv::new();
+    let ad = one_ad(
+        &env,
+        "executable = /bin/echo\ntransfer_output_files = \"\"\nqueue\n",
+    );
+    assert_eq!(attr(&ad, "TransferOutput"), "\"\"");
+}
+
+#[test]
+fn disk_usage_sums_the_executable_and_the_input_files() {
+    let env = TestEnv::new();
+    env.write("job.sh", &"#".repeat(1500)); // 2 KiB rounded up
+    env.write("in.dat", &"x".repeat(2048)); // 2 KiB
+    std::fs::create_dir(env.path("dir")).unwrap();
+    env.write("dir/a", &"y".repeat(600));
+    env.write("dir/b", &"y".repeat(600)); // 1200 bytes together: 2 KiB
+    env.write("stdin.txt", "z"); // 1 KiB
+    let ad = one_ad(
+        &env,
+        "executable = job.sh\ninput = stdin.txt\n\
+         transfer_input_files = in.dat, dir, missing.dat\nqueue\n",
+    );
+    assert_eq!(attr(&ad, "DiskUsage"), "7");
+    assert_eq!(attr(&ad, "TransferInputSizeMB"), "0");
+}
