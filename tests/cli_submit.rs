@@ -530,3 +530,28 @@ fn disk_usage_sums_the_executable_and_the_input_files() {
     assert_eq!(attr(&ad, "DiskUsage"), "7");
     assert_eq!(attr(&ad, "TransferInputSizeMB"), "0");
 }
+
+#[test]
+fn job_attribute_names_are_aliases_of_their_commands() {
+    let env = TestEnv::new();
+    let ad = one_ad(
+        &env,
+        "executable = /bin/echo\nJobBatchName = x_$(Cluster)\nRequestMemory = 100\nqueue\n",
+    );
+    assert_eq!(attr(&ad, "JobBatchName"), "\"x_1\"");
+    assert_eq!(attr(&ad, "RequestMemory"), "100");
+}
+
+#[test]
+fn combined_file_part_macros_and_choice_with_a_boolean_index_expand() {
+    let env = TestEnv::new();
+    let ad = one_ad(
+        &env,
+        "executable = /bin/echo\nf = /data/run42/sim.tar.gz\n\
+         arguments = $Fdnx(f) $Fddn(f) $CHOICE(true, a, b)\nqueue\n",
+    );
+    assert_eq!(
+        attr(&ad, "Args"),
+        "\"run42/sim.tar.gz data/run42/sim.tar b\""
+    );
+}

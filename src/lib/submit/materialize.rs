@@ -10,8 +10,8 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::queue::{self, ItemSource, QueueSpec};
 use super::{
-    COMMANDS, Cluster, Kind, MacroDef, PROC_VARS, QueueStmt, SubmitError, SubmitFile,
-    SubmitOptions, collect_refs, job,
+    ALIASES, COMMANDS, Cluster, Kind, MacroDef, PROC_VARS, QueueStmt, SubmitError, SubmitFile,
+    SubmitOptions, collect_refs, command_of_alias, job,
 };
 use crate::classad::{self, ClassAd, Evaluator, Expr, Scope, Value};
 use crate::config::Config;
@@ -54,11 +54,14 @@ struct ProcCommands<'a> {
 
 impl job::Commands for ProcCommands<'_> {
     fn command(&mut self, name: &str) -> Result<Option<(String, Origin)>, SubmitError> {
-        let found = if name.bytes().any(|b| b.is_ascii_uppercase()) {
-            self.m.table.get(&name.to_ascii_lowercase())
-        } else {
-            self.m.table.get(name)
-        };
+        let lower = name.to_ascii_lowercase();
+        // A command not given is looked up under condor_submit's alias.
+        let found = self.m.table.get(&lower).or_else(|| {
+            ALIASES
+                .iter()
+                .filter(|(c, _)| *c == lower)
+                .find_map(|(_, a)| self.m.table.get(*a))
+        });
         let Some(def) = found else {
             return Ok(None);
         };
@@ -350,6 +353,7 @@ fn unused_warnings(file: &SubmitFile, used: &HashSet<String>) -> Vec<String> {
         if let Kind::Set { name, value } = &st.kind {
             let key = name.to_ascii_lowercase();
             if !COMMANDS.contains(&key.as_str())
+                && command_of_alias(&key).is_none()
                 && !key.starts_with("request_")
                 && !key.contains('.')
                 && !used.contains(&key)
@@ -414,12 +418,16 @@ fn dynamic_commands(
     let touches = |text: &str| {
         text.contains("$RANDOM_") || refs_of(text).iter().any(|r| dyn_names.contains(r))
     };
+    // An alias stands for its command (see ALIASES).
     let commands = table
         .iter()
         .filter(|(k, d)| {
-            (COMMANDS.contains(&k.as_str()) || k.starts_with("request_")) && touches(&d.raw)
+            (COMMANDS.contains(&k.as_str())
+                || command_of_alias(k).is_some()
+                || k.starts_with("request_"))
+                && touches(&d.raw)
         })
-        .map(|(k, _)| k.clone())
+        .map(|(k, _)| command_of_alias(k).map_or_else(|| k.clone(), String::from))
         .collect();
     let attrs_dynamic = attrs
         .iter()
