@@ -555,3 +555,22 @@ fn combined_file_part_macros_and_choice_with_a_boolean_index_expand() {
         "\"run42/sim.tar.gz data/run42/sim.tar b\""
     );
 }
+
+#[test]
+fn old_syntax_arguments_of_a_later_proc_are_not_hidden_by_the_clusters_arguments() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "executable = /bin/echo\nqueue\narguments = x y\nqueue\n\
+         arguments = $(a)\nqueue a from (\n\"q r\"\nold style\n)\n",
+    );
+    let ads = dry_run_ads(&submit(&env, &["-dry-run", "job.sub"]));
+    assert_eq!(ads.len(), 4);
+    assert_eq!(attr(&ads[0], "Arguments"), "\"\"");
+    for (ad, args) in [(&ads[1], "\"x y\""), (&ads[3], "\"old style\"")] {
+        assert_eq!(attr(ad, "Args"), args);
+        assert_eq!(attr(ad, "Arguments"), "undefined");
+    }
+    assert_eq!(attr(&ads[2], "Arguments"), "\"q r\"");
+    assert!(!ads[2].contains_key("Args"), "{:?}", ads[2]);
+}

@@ -328,6 +328,17 @@ impl Materializer<'_> {
                         Some(base) => {
                             let mut d = diff_ads(base, &ad);
                             d.remove("ProcId");
+                            // The cluster's arguments in the other syntax
+                            // would win over this statement's (see
+                            // job::process).
+                            for (set, other) in [("Args", "Arguments"), ("Arguments", "Args")] {
+                                if ad.get(set).is_some()
+                                    && ad.get(other).is_none()
+                                    && base.get(other).is_some()
+                                {
+                                    d.insert(other, Expr::Lit(Value::Undefined));
+                                }
+                            }
                             d
                         }
                     };
