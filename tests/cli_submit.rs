@@ -359,7 +359,12 @@ fn an_error_names_the_file_and_line_and_prints_no_ads() {
 fn queue_zero_makes_no_jobs() {
     let env = TestEnv::new();
     env.write("job.sub", "executable = /bin/echo\nqueue 0\n");
-    submit(&env, &["-dry-run", "job.sub"]).ok("");
+    let r = submit(&env, &["-dry-run", "job.sub"]);
+    let warning = "WARNING: \"job.sub\" has only empty \"queue\" commands -- no jobs queued\n";
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (0, "", warning)
+    );
     let r = submit(&env, &["-dry-run:json", "job.sub"]);
     assert_eq!(r.code, 0, "{r:?}");
     let json: serde_json::Value = serde_json::from_str(&r.stdout).expect("valid JSON");
@@ -573,4 +578,30 @@ fn old_syntax_arguments_of_a_later_proc_are_not_hidden_by_the_clusters_arguments
     }
     assert_eq!(attr(&ads[2], "Arguments"), "\"q r\"");
     assert!(!ads[2].contains_key("Args"), "{:?}", ads[2]);
+}
+
+#[test]
+fn an_empty_item_list_queues_nothing_with_condor_submits_warning() {
+    let env = TestEnv::new();
+    env.write("empty.txt", "");
+    let warning = "WARNING: \"job.sub\" has only empty \"queue\" commands -- no jobs queued\n";
+    // The unused-line warning is left out: nothing was built to use `unused`.
+    for queue in [
+        "queue x in ()",
+        "queue x from empty.txt",
+        "queue f matching *.none",
+    ] {
+        env.write(
+            "job.sub",
+            &format!("executable = /bin/echo\nunused = 1\n{queue}\n"),
+        );
+        let r = submit(&env, &["-dry-run", "job.sub"]);
+        assert_eq!(
+            (r.code, r.stdout.as_str(), r.stderr.as_str()),
+            (0, "", warning),
+            "{queue}"
+        );
+        // -terse leaves the warning out, as condor_submit -terse does.
+        submit(&env, &["-terse", "-dry-run", "job.sub"]).ok("");
+    }
 }

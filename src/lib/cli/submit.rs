@@ -144,9 +144,7 @@ fn announce(
             "tern_submit: warning: cannot start tern_negotiate ({e}); the jobs start at the next pass"
         );
     }
-    for w in &cluster.warnings {
-        eprintln!("{w}");
-    }
+    print_warnings(args, cluster);
     let n = cluster.procs.len();
     let stdout = io::stdout();
     let mut out = stdout.lock();
@@ -164,6 +162,17 @@ fn announce(
     })
 }
 
+/// The cluster's warnings on standard error; `-terse` leaves out the one
+/// that nothing was queued, as condor_submit does.
+fn print_warnings(args: &Args, cluster: &submit::Cluster) {
+    if args.terse && cluster.procs.is_empty() {
+        return;
+    }
+    for w in &cluster.warnings {
+        eprintln!("{w}");
+    }
+}
+
 /// `-dry-run` and `-dry-run:json`: the job ads a submit would store,
 /// numbered as it would number them, with nothing written.
 fn dry_run(
@@ -177,9 +186,7 @@ fn dry_run(
         opts.cluster = q.next_cluster()?;
     }
     let cluster = submit::materialize(parsed, cfg, &opts).map_err(|e| failed(e.to_string()))?;
-    for w in &cluster.warnings {
-        eprintln!("{w}");
-    }
+    print_warnings(args, &cluster);
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     if args.dry_run_json {

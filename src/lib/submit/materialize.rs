@@ -154,10 +154,21 @@ pub fn materialize(
             ),
         });
     }
+    // `queue 0` or an empty item list (`queue x in ()`, an empty file)
+    // queues nothing, which condor_submit says instead of the unused-line
+    // warnings (nothing was built to use them).
+    let warnings = if m.procs.is_empty() {
+        vec![format!(
+            "WARNING: \"{}\" has only empty \"queue\" commands -- no jobs queued",
+            file.name
+        )]
+    } else {
+        unused_warnings(file, &m.used)
+    };
     Ok(Cluster {
         cluster_ad: m.cluster_ad.unwrap_or_default(),
         procs: m.procs,
-        warnings: unused_warnings(file, &m.used),
+        warnings,
     })
 }
 
