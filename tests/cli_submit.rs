@@ -605,3 +605,32 @@ fn an_empty_item_list_queues_nothing_with_condor_submits_warning() {
         submit(&env, &["-terse", "-dry-run", "job.sub"]).ok("");
     }
 }
+
+#[test]
+fn transfer_output_false_keeps_the_stream_out_of_the_sandbox() {
+    let env = TestEnv::new();
+    let ad = one_ad(
+        &env,
+        "executable = /bin/echo\ninput = in.txt\noutput = out.txt\nerror = err.txt\n\
+         stream_output = true\ntransfer_output = false\nTransferErr = false\nqueue\n",
+    );
+    assert_eq!(attr(&ad, "TransferOut"), "false");
+    assert_eq!(attr(&ad, "TransferErr"), "false");
+    assert!(!ad.contains_key("StreamOut"), "{ad:?}");
+    assert!(!ad.contains_key("StreamErr"), "{ad:?}");
+    assert_eq!(attr(&ad, "StreamIn"), "false");
+    assert!(!ad.contains_key("TransferIn"), "{ad:?}");
+}
+
+#[test]
+fn a_relative_executable_is_found_from_the_submit_directory_not_initialdir() {
+    let env = TestEnv::new();
+    std::fs::create_dir(env.path("run")).unwrap();
+    std::fs::create_dir(env.path("bin")).unwrap();
+    env.write("bin/job.sh", &"#".repeat(3000)); // 3 KiB
+    let ad = one_ad(&env, "initialdir = run\nexecutable = bin/job.sh\nqueue\n");
+    let cmd = env.path("bin/job.sh").display().to_string();
+    assert_eq!(attr(&ad, "Cmd"), format!("\"{cmd}\""));
+    assert_eq!(attr(&ad, "ExecutableSize"), "3");
+    assert_eq!(attr(&ad, "DiskUsage"), "3");
+}
