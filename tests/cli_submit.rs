@@ -541,10 +541,13 @@ fn job_attribute_names_are_aliases_of_their_commands() {
     let env = TestEnv::new();
     let ad = one_ad(
         &env,
-        "executable = /bin/echo\nJobBatchName = x_$(Cluster)\nRequestMemory = 100\nqueue\n",
+        "executable = /bin/echo\nJobBatchName = x_$(Cluster)\nRequestMemory = 100\n\
+         ShouldTransferFiles = YES\nWhenToTransferOutput = ON_EXIT_OR_EVICT\nqueue\n",
     );
     assert_eq!(attr(&ad, "JobBatchName"), "\"x_1\"");
     assert_eq!(attr(&ad, "RequestMemory"), "100");
+    assert_eq!(attr(&ad, "ShouldTransferFiles"), "\"YES\"");
+    assert_eq!(attr(&ad, "WhenToTransferOutput"), "\"ON_EXIT_OR_EVICT\"");
 }
 
 #[test]

@@ -255,6 +255,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("request_disk", "requestdisk"),
     ("request_memory", "requestmemory"),
     ("run_as_owner", "runasowner"),
+    ("should_transfer_files", "shouldtransferfiles"),
     ("stream_error", "streamerr"),
     ("stream_input", "streamin"),
     ("stream_output", "streamout"),
@@ -268,6 +269,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("transfer_output_files", "transferoutputfiles"),
     ("universe", "jobuniverse"),
     ("want_graceful_removal", "wantgracefulremoval"),
+    ("when_to_transfer_output", "whentotransferoutput"),
 ];
 
 /// The command `name` (lower case) is the alias of, if any.
