@@ -556,11 +556,11 @@ fn combined_file_part_macros_and_choice_with_a_boolean_index_expand() {
     let ad = one_ad(
         &env,
         "executable = /bin/echo\nf = /data/run42/sim.tar.gz\n\
-         arguments = $Fdnx(f) $Fddn(f) $CHOICE(true, a, b)\nqueue\n",
+         arguments = $Fdnx(f) $Fddn(f) $CHOICE(true, a, b) $F(f)\nqueue\n",
     );
     assert_eq!(
         attr(&ad, "Args"),
-        "\"run42/sim.tar.gz data/run42/sim.tar b\""
+        "\"run42/sim.tar.gz data/run42/sim.tar b /data/run42/sim.tar.gz\""
     );
 }
 

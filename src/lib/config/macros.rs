@@ -372,8 +372,7 @@ fn is_function(word: &str) -> bool {
             | "RANDOM_INTEGER"
             | "DIRNAME"
             | "BASENAME"
-    ) || (word.len() > 1
-        && word.starts_with('F')
+    ) || (word.starts_with('F')
         && word[1..]
             .bytes()
             .all(|b| b"fpdnxbqauw".contains(&(b | 0x20))))
@@ -873,6 +872,9 @@ mod tests {
         assert_eq!(x(&m, "$FDNX(P)"), "to/sim.tar.gz");
         assert_eq!(x(&m, "$Fdnxq(P)"), "\"to/sim.tar.gz\"");
         assert_eq!(x(&m, "$Fpnb(P)"), "/path/to/sim.tar");
+        // Regression: no flags at all is the value, unquoted.
+        assert_eq!(x(&m, "$F(P)"), "/path/to/sim.tar.gz");
+        assert_eq!(x(&m, "$F(L)"), "a, b, c");
         assert_eq!(x(&m, "$BASENAME(P)"), "sim.tar.gz");
         assert_eq!(x(&m, "$DIRNAME(P)"), "/path/to/");
         assert!(Expander::new(&m).expand("$INT(S)").is_err());
