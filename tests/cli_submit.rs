@@ -637,3 +637,19 @@ fn a_relative_executable_is_found_from_the_submit_directory_not_initialdir() {
     assert_eq!(attr(&ad, "ExecutableSize"), "3");
     assert_eq!(attr(&ad, "DiskUsage"), "3");
 }
+
+#[test]
+fn a_queue_variable_named_as_a_command_is_that_command() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "executable = /bin/echo\narguments = ignored\n\
+         queue JobBatchName, arguments from (\nb1 -n 10\nb2 \"-m 'x y'\"\n)\n",
+    );
+    let ads = dry_run_ads(&submit(&env, &["-dry-run", "job.sub"]));
+    assert_eq!(ads.len(), 2);
+    assert_eq!(attr(&ads[0], "Args"), "\"-n 10\"");
+    assert_eq!(attr(&ads[0], "JobBatchName"), "\"b1\"");
+    assert_eq!(attr(&ads[1], "Arguments"), "\"-m x' 'y\"");
+    assert_eq!(attr(&ads[1], "JobBatchName"), "\"b2\"");
+}

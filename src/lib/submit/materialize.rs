@@ -55,12 +55,23 @@ struct ProcCommands<'a> {
 impl job::Commands for ProcCommands<'_> {
     fn command(&mut self, name: &str) -> Result<Option<(String, Origin)>, SubmitError> {
         let lower = name.to_ascii_lowercase();
-        // A command not given is looked up under condor_submit's alias.
-        let found = self.m.table.get(&lower).or_else(|| {
+        // A queue variable may be the command itself (`queue arguments from
+        // list`): condor_submit's item values are live macros that hide the
+        // file's. A command not given is looked up under its alias.
+        let lookup = |key: &str| -> Option<MacroDef> {
+            if let Some(v) = self.m.vars.get(key) {
+                return Some(MacroDef {
+                    raw: v.clone(),
+                    origin: self.queue_origin.clone(),
+                });
+            }
+            self.m.table.get(key).cloned()
+        };
+        let found = lookup(&lower).or_else(|| {
             ALIASES
                 .iter()
                 .filter(|(c, _)| *c == lower)
-                .find_map(|(_, a)| self.m.table.get(*a))
+                .find_map(|(_, a)| lookup(a))
         });
         let Some(def) = found else {
             return Ok(None);
@@ -94,7 +105,15 @@ impl job::Commands for ProcCommands<'_> {
         Ok(out)
     }
     fn names(&self) -> Vec<String> {
-        self.m.table.keys().cloned().collect()
+        let mut names: Vec<String> = self.m.table.keys().cloned().collect();
+        names.extend(
+            self.m
+                .vars
+                .keys()
+                .filter(|k| !self.m.table.contains_key(*k))
+                .cloned(),
+        );
+        names
     }
     fn queue_origin(&self) -> Origin {
         self.queue_origin.clone()
@@ -441,16 +460,23 @@ fn dynamic_commands(
         text.contains("$RANDOM_") || refs_of(text).iter().any(|r| dyn_names.contains(r))
     };
     // An alias stands for its command (see ALIASES).
-    let commands = table
+    let is_command = |k: &str| {
+        COMMANDS.contains(&k) || command_of_alias(k).is_some() || k.starts_with("request_")
+    };
+    let as_command = |k: &String| command_of_alias(k).map_or_else(|| k.clone(), String::from);
+    // A queue variable named as a command changes it per proc.
+    let mut commands: Vec<String> = spec
+        .vars
         .iter()
-        .filter(|(k, d)| {
-            (COMMANDS.contains(&k.as_str())
-                || command_of_alias(k).is_some()
-                || k.starts_with("request_"))
-                && touches(&d.raw)
-        })
-        .map(|(k, _)| command_of_alias(k).map_or_else(|| k.clone(), String::from))
+        .map(|v| v.to_ascii_lowercase())
+        .filter(|v| is_command(v))
+        .map(|v| as_command(&v))
         .collect();
+    for (k, d) in table {
+        if is_command(k) && touches(&d.raw) && !commands.contains(&as_command(k)) {
+            commands.push(as_command(k));
+        }
+    }
     let attrs_dynamic = attrs
         .iter()
         .any(|(_, v, _)| v.as_deref().is_some_and(touches));
