@@ -72,6 +72,9 @@ impl Build<'_> {
             self.ad
                 .insert("FileSystemDomain", string(self.ctx.filesystem_domain));
         }
+        // Files named for transfer when transfer is off: condor_submit's
+        // check (F). `transfer_output_files = ""` counts as naming some.
+        let mut named = Vec::new();
         for (cmd, attr) in [
             ("transfer_input_files", "TransferInput"),
             ("transfer_output_files", "TransferOutput"),
@@ -82,8 +85,26 @@ impl Build<'_> {
                     .map(str::trim)
                     .filter(|s| !s.is_empty())
                     .collect();
+                if !list.is_empty() || (cmd == "transfer_output_files" && v.trim() == "\"\"") {
+                    named.push(cmd);
+                }
                 self.ad.insert(attr, string(&list.join(",")));
             }
+        }
+        if should == "NO" && !named.is_empty() {
+            let o = self
+                .c
+                .command("should_transfer_files")?
+                .map(|(_, o)| o)
+                .unwrap_or_else(|| self.q.clone());
+            return Err(err(
+                &o,
+                format!(
+                    "you specified files you want Condor to transfer via \"{}\", but you disabled \
+                     should_transfer_files.",
+                    named.join("\" and \"")
+                ),
+            ));
         }
         if let Some((v, o)) = self.c.command("transfer_executable")? {
             let b = bool_value(&v).ok_or_else(|| {
