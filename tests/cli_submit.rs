@@ -653,3 +653,16 @@ fn a_queue_variable_named_as_a_command_is_that_command() {
     assert_eq!(attr(&ads[1], "Arguments"), "\"-m x' 'y\"");
     assert_eq!(attr(&ads[1], "JobBatchName"), "\"b2\"");
 }
+
+#[test]
+fn retry_until_true_is_exit_code_one_as_htcondor_reads_it() {
+    let env = TestEnv::new();
+    let ad = one_ad(
+        &env,
+        "executable = /bin/echo\nmax_retries = 2\nretry_until = true\nqueue\n",
+    );
+    assert_eq!(
+        attr(&ad, "OnExitRemove"),
+        "NumJobCompletions > JobMaxRetries || ExitCode =?= 0 || ExitCode =?= 1"
+    );
+}

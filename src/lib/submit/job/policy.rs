@@ -272,9 +272,29 @@ impl Build<'_> {
                 )
             })?;
             remove.push_str(" || ");
-            match eval_const(&e) {
-                Value::Int(code) => remove.push_str(&format!("ExitCode =?= {code}")),
-                _ => remove.push_str(&wrap_for_or(&e, v)),
+            // As string_is_long_param reads it: with no attribute
+            // references, a number or boolean is the code (a real
+            // truncated, true 1).
+            let mut refs = false;
+            e.walk_attrs(&mut |_| refs = true);
+            let code = match eval_const(&e) {
+                _ if refs => None,
+                Value::Int(i) => Some(i),
+                Value::Real(r) => Some(r as i64),
+                Value::Bool(b) => Some(i64::from(b)),
+                _ => None,
+            };
+            match code {
+                Some(c) if i32::try_from(c).is_err() => {
+                    return Err(err(
+                        o,
+                        format!(
+                            "retry_until={v} is invalid, it must be an integer or boolean expression."
+                        ),
+                    ));
+                }
+                Some(c) => remove.push_str(&format!("ExitCode =?= {c}")),
+                None => remove.push_str(&wrap_for_or(&e, v)),
             }
         }
         // A user's on_exit_remove is one more way out of the retries.
@@ -293,10 +313,11 @@ impl Build<'_> {
 }
 
 /// `text` as an operand of `||`: in parentheses when its top operator binds
-/// less tightly (condor_submit's WrapExprTreeInParensForOp).
+/// less tightly (condor_submit's WrapExprTreeInParensForOp). Only `?:` with
+/// three operands: HTCondor's precedence table leaves `x ?: y` bare.
 fn wrap_for_or(e: &Expr, text: &str) -> String {
     match e {
-        Expr::Cond(_) | Expr::Elvis(_) => format!("({})", text.trim()),
+        Expr::Cond(_) => format!("({})", text.trim()),
         _ => text.trim().to_string(),
     }
 }
