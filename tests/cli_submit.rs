@@ -593,6 +593,8 @@ fn an_empty_item_list_queues_nothing_with_condor_submits_warning() {
         "queue x in ()",
         "queue x from empty.txt",
         "queue f matching *.none",
+        "queue f matching ()",
+        "queue x from (\n)",
     ] {
         env.write(
             "job.sub",
@@ -665,4 +667,14 @@ fn retry_until_true_is_exit_code_one_as_htcondor_reads_it() {
         attr(&ad, "OnExitRemove"),
         "NumJobCompletions > JobMaxRetries || ExitCode =?= 0 || ExitCode =?= 1"
     );
+}
+
+#[test]
+fn an_empty_one_line_from_list_is_one_job_with_the_variable_empty() {
+    let env = TestEnv::new();
+    let ad = one_ad(
+        &env,
+        "executable = /bin/echo\narguments = [$(x)]\nqueue x from ()\n",
+    );
+    assert_eq!(attr(&ad, "Args"), "\"[]\"");
 }

@@ -187,6 +187,10 @@ fn item_source(
             ItemSource::In(split_items(&text))
         }
         "from" => match inline {
+            // A list on the statement's own line is one row, even an empty
+            // one (`queue x from ()` is a job with x empty, as in
+            // condor_submit's parse_queue_args).
+            Some(lines) if tail.trim() != "(" => ItemSource::FromLines(vec![lines.join(" ")]),
             Some(lines) => {
                 ItemSource::FromLines(lines.into_iter().filter(|l| !l.trim().is_empty()).collect())
             }
@@ -205,9 +209,11 @@ fn item_source(
             }
         },
         _ => {
+            let listed = inline.is_some();
             let text = inline.map(|l| l.join("\n")).unwrap_or(tail);
             let globs = split_items(&text);
-            if globs.is_empty() {
+            // An empty `( )` list matches nothing, as in condor_submit.
+            if globs.is_empty() && !listed {
                 return Err("'queue … matching' needs at least one pattern".into());
             }
             // Neither word: both files and directories match.
@@ -434,6 +440,16 @@ mod tests {
             parse("x in ()", None).unwrap().source,
             ItemSource::In(vec![])
         );
+        // Regression: as condor_submit reads them, an empty one-line `from`
+        // list is one empty row and an empty `matching` list no pattern.
+        assert_eq!(
+            parse("x from ()", None).unwrap().source,
+            ItemSource::FromLines(vec![String::new()])
+        );
+        assert!(matches!(
+            parse("x matching ()", None).unwrap().source,
+            ItemSource::Matching { globs, .. } if globs.is_empty()
+        ));
     }
 
     #[test]
