@@ -678,3 +678,16 @@ fn an_empty_one_line_from_list_is_one_job_with_the_variable_empty() {
     );
     assert_eq!(attr(&ad, "Args"), "\"[]\"");
 }
+
+#[test]
+fn a_submit_that_queues_nothing_prints_no_submitted_line() {
+    let env = TestEnv::new();
+    env.write("none.sub", "executable = /bin/echo\nqueue 0\n");
+    let r = submit(&env, &["none.sub"]);
+    let warning = "WARNING: \"none.sub\" has only empty \"queue\" commands -- no jobs queued\n";
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (0, "", warning)
+    );
+    submit(&env, &["-terse", "none.sub"]).ok("");
+}

@@ -135,9 +135,10 @@ fn announce(
     let logged = crate::userlog::log_submit(cluster, id);
     // Start them now rather than at the next cron pass. A pass that
     // cannot be started is no failure: cron runs one every minute.
-    if cfg
-        .get_bool("NEGOTIATE_ON_SUBMIT", true)
-        .map_err(|e| failed(e.to_string()))?
+    if !cluster.procs.is_empty()
+        && cfg
+            .get_bool("NEGOTIATE_ON_SUBMIT", true)
+            .map_err(|e| failed(e.to_string()))?
         && let Err(e) = crate::negotiator::launch::spawn_background_pass(cfg)
     {
         eprintln!(
@@ -148,12 +149,13 @@ fn announce(
     let n = cluster.procs.len();
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    if args.terse {
-        if n > 0 {
+    // Nothing queued, no cluster: condor_submit prints no line for it.
+    if n > 0 {
+        if args.terse {
             writeln!(out, "{id}.0 - {id}.{}", n - 1)?;
+        } else {
+            writeln!(out, "{n} job(s) submitted to cluster {id}.")?;
         }
-    } else {
-        writeln!(out, "{n} job(s) submitted to cluster {id}.")?;
     }
     logged.map_err(|e| {
         failed(format!(
