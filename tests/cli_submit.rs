@@ -359,7 +359,12 @@ fn an_error_names_the_file_and_line_and_prints_no_ads() {
 fn queue_zero_makes_no_jobs() {
     let env = TestEnv::new();
     env.write("job.sub", "executable = /bin/echo\nqueue 0\n");
-    submit(&env, &["-dry-run", "job.sub"]).ok("");
+    let r = submit(&env, &["-dry-run", "job.sub"]);
+    let warning = "WARNING: \"job.sub\" has only empty \"queue\" commands -- no jobs queued\n";
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (0, "", warning)
+    );
     let r = submit(&env, &["-dry-run:json", "job.sub"]);
     assert_eq!(r.code, 0, "{r:?}");
     let json: serde_json::Value = serde_json::from_str(&r.stdout).expect("valid JSON");
@@ -455,4 +460,234 @@ fn an_unknown_option_is_a_usage_error() {
             .starts_with("tern_submit: error: unknown option '-bogus'\n"),
         "{r:?}"
     );
+}
+
+/// The one job ad `-dry-run` makes of `text`.
+fn one_ad(env: &TestEnv, text: &str) -> Ad {
+    env.write("job.sub", text);
+    let mut ads = dry_run_ads(&submit(env, &["-dry-run", "job.sub"]));
+    assert_eq!(ads.len(), 1, "{ads:?}");
+    ads.remove(0)
+}
+
+#[test]
+fn old_syntax_arguments_take_backslash_quote_as_a_literal_quote() {
+    let env = TestEnv::new();
+    let ad = one_ad(
+        &env,
+        "executable = /bin/echo\narguments = one \\\"two\\\" three\nqueue\n",
+    );
+    assert_eq!(attr(&ad, "Args"), r#""one \"two\" three""#);
+    assert!(!ad.contains_key("Arguments"), "{ad:?}");
+}
+
+#[test]
+fn queue_keyword_with_no_items_after_it_is_refused_with_its_line() {
+    let env = TestEnv::new();
+    env.write("job.sub", "executable = /bin/echo\n\nqueue x y z in\n");
+    let r = submit(&env, &["-dry-run", "job.sub"]);
+    r.fails(
+        1,
+        "tern_submit: error: job.sub:3: Invalid Queue count expression: 'x y z in' has no items \
+         after 'in', so HTCondor reads all of it as the queue count\n",
+    );
+}
+
+#[test]
+fn max_retries_keeps_the_users_on_exit_remove_and_on_exit_hold() {
+    let env = TestEnv::new();
+    let ad = one_ad(
+        &env,
+        "executable = /bin/echo\nmax_retries = 2\nretry_until = 7\n\
+         on_exit_remove = ExitCode =?= 3\non_exit_hold = ExitBySignal\nqueue\n",
+    );
+    assert_eq!(
+        attr(&ad, "OnExitRemove"),
+        "NumJobCompletions > JobMaxRetries || ExitCode =?= 0 || ExitCode =?= 7 || ExitCode =?= 3"
+    );
+    assert_eq!(attr(&ad, "OnExitHold"), "ExitBySignal");
+}
+
+#[test]
+fn transfer_output_files_of_two_quotes_is_the_empty_list() {
+    let env = TestEnv::new();
+    let ad = one_ad(
+        &env,
+        "executable = /bin/echo\ntransfer_output_files = \"\"\nqueue\n",
+    );
+    assert_eq!(attr(&ad, "TransferOutput"), "\"\"");
+}
+
+#[test]
+fn disk_usage_sums_the_executable_and_the_input_files() {
+    let env = TestEnv::new();
+    env.write("job.sh", &"#".repeat(1500)); // 2 KiB rounded up
+    env.write("in.dat", &"x".repeat(2048)); // 2 KiB
+    std::fs::create_dir(env.path("dir")).unwrap();
+    env.write("dir/a", &"y".repeat(600));
+    env.write("dir/b", &"y".repeat(600)); // 1200 bytes together: 2 KiB
+    env.write("stdin.txt", "z"); // 1 KiB
+    let ad = one_ad(
+        &env,
+        "executable = job.sh\ninput = stdin.txt\n\
+         transfer_input_files = in.dat, dir, missing.dat\nqueue\n",
+    );
+    assert_eq!(attr(&ad, "DiskUsage"), "7");
+    assert_eq!(attr(&ad, "TransferInputSizeMB"), "0");
+}
+
+#[test]
+fn job_attribute_names_are_aliases_of_their_commands() {
+    let env = TestEnv::new();
+    let ad = one_ad(
+        &env,
+        "executable = /bin/echo\nJobBatchName = x_$(Cluster)\nRequestMemory = 100\n\
+         ShouldTransferFiles = YES\nWhenToTransferOutput = ON_EXIT_OR_EVICT\nqueue\n",
+    );
+    assert_eq!(attr(&ad, "JobBatchName"), "\"x_1\"");
+    assert_eq!(attr(&ad, "RequestMemory"), "100");
+    assert_eq!(attr(&ad, "ShouldTransferFiles"), "\"YES\"");
+    assert_eq!(attr(&ad, "WhenToTransferOutput"), "\"ON_EXIT_OR_EVICT\"");
+}
+
+#[test]
+fn combined_file_part_macros_and_choice_with_a_boolean_index_expand() {
+    let env = TestEnv::new();
+    let ad = one_ad(
+        &env,
+        "executable = /bin/echo\nf = /data/run42/sim.tar.gz\n\
+         arguments = $Fdnx(f) $Fddn(f) $CHOICE(true, a, b) $F(f)\nqueue\n",
+    );
+    assert_eq!(
+        attr(&ad, "Args"),
+        "\"run42/sim.tar.gz data/run42/sim.tar b /data/run42/sim.tar.gz\""
+    );
+}
+
+#[test]
+fn old_syntax_arguments_of_a_later_proc_are_not_hidden_by_the_clusters_arguments() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "executable = /bin/echo\nqueue\narguments = x y\nqueue\n\
+         arguments = $(a)\nqueue a from (\n\"q r\"\nold style\n)\n",
+    );
+    let ads = dry_run_ads(&submit(&env, &["-dry-run", "job.sub"]));
+    assert_eq!(ads.len(), 4);
+    assert_eq!(attr(&ads[0], "Arguments"), "\"\"");
+    for (ad, args) in [(&ads[1], "\"x y\""), (&ads[3], "\"old style\"")] {
+        assert_eq!(attr(ad, "Args"), args);
+        assert_eq!(attr(ad, "Arguments"), "undefined");
+    }
+    assert_eq!(attr(&ads[2], "Arguments"), "\"q r\"");
+    assert!(!ads[2].contains_key("Args"), "{:?}", ads[2]);
+}
+
+#[test]
+fn an_empty_item_list_queues_nothing_with_condor_submits_warning() {
+    let env = TestEnv::new();
+    env.write("empty.txt", "");
+    let warning = "WARNING: \"job.sub\" has only empty \"queue\" commands -- no jobs queued\n";
+    // The unused-line warning is left out: nothing was built to use `unused`.
+    for queue in [
+        "queue x in ()",
+        "queue x from empty.txt",
+        "queue f matching *.none",
+        "queue f matching ()",
+        "queue x from (\n)",
+    ] {
+        env.write(
+            "job.sub",
+            &format!("executable = /bin/echo\nunused = 1\n{queue}\n"),
+        );
+        let r = submit(&env, &["-dry-run", "job.sub"]);
+        assert_eq!(
+            (r.code, r.stdout.as_str(), r.stderr.as_str()),
+            (0, "", warning),
+            "{queue}"
+        );
+        // -terse leaves the warning out, as condor_submit -terse does.
+        submit(&env, &["-terse", "-dry-run", "job.sub"]).ok("");
+    }
+}
+
+#[test]
+fn transfer_output_false_keeps_the_stream_out_of_the_sandbox() {
+    let env = TestEnv::new();
+    let ad = one_ad(
+        &env,
+        "executable = /bin/echo\ninput = in.txt\noutput = out.txt\nerror = err.txt\n\
+         stream_output = true\ntransfer_output = false\nTransferErr = false\nqueue\n",
+    );
+    assert_eq!(attr(&ad, "TransferOut"), "false");
+    assert_eq!(attr(&ad, "TransferErr"), "false");
+    assert!(!ad.contains_key("StreamOut"), "{ad:?}");
+    assert!(!ad.contains_key("StreamErr"), "{ad:?}");
+    assert_eq!(attr(&ad, "StreamIn"), "false");
+    assert!(!ad.contains_key("TransferIn"), "{ad:?}");
+}
+
+#[test]
+fn a_relative_executable_is_found_from_the_submit_directory_not_initialdir() {
+    let env = TestEnv::new();
+    std::fs::create_dir(env.path("run")).unwrap();
+    std::fs::create_dir(env.path("bin")).unwrap();
+    env.write("bin/job.sh", &"#".repeat(3000)); // 3 KiB
+    let ad = one_ad(&env, "initialdir = run\nexecutable = bin/job.sh\nqueue\n");
+    let cmd = env.path("bin/job.sh").display().to_string();
+    assert_eq!(attr(&ad, "Cmd"), format!("\"{cmd}\""));
+    assert_eq!(attr(&ad, "ExecutableSize"), "3");
+    assert_eq!(attr(&ad, "DiskUsage"), "3");
+}
+
+#[test]
+fn a_queue_variable_named_as_a_command_is_that_command() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "executable = /bin/echo\narguments = ignored\n\
+         queue JobBatchName, arguments from (\nb1 -n 10\nb2 \"-m 'x y'\"\n)\n",
+    );
+    let ads = dry_run_ads(&submit(&env, &["-dry-run", "job.sub"]));
+    assert_eq!(ads.len(), 2);
+    assert_eq!(attr(&ads[0], "Args"), "\"-n 10\"");
+    assert_eq!(attr(&ads[0], "JobBatchName"), "\"b1\"");
+    assert_eq!(attr(&ads[1], "Arguments"), "\"-m x' 'y\"");
+    assert_eq!(attr(&ads[1], "JobBatchName"), "\"b2\"");
+}
+
+#[test]
+fn retry_until_true_is_exit_code_one_as_htcondor_reads_it() {
+    let env = TestEnv::new();
+    let ad = one_ad(
+        &env,
+        "executable = /bin/echo\nmax_retries = 2\nretry_until = true\nqueue\n",
+    );
+    assert_eq!(
+        attr(&ad, "OnExitRemove"),
+        "NumJobCompletions > JobMaxRetries || ExitCode =?= 0 || ExitCode =?= 1"
+    );
+}
+
+#[test]
+fn an_empty_one_line_from_list_is_one_job_with_the_variable_empty() {
+    let env = TestEnv::new();
+    let ad = one_ad(
+        &env,
+        "executable = /bin/echo\narguments = [$(x)]\nqueue x from ()\n",
+    );
+    assert_eq!(attr(&ad, "Args"), "\"[]\"");
+}
+
+#[test]
+fn a_submit_that_queues_nothing_prints_no_submitted_line() {
+    let env = TestEnv::new();
+    env.write("none.sub", "executable = /bin/echo\nqueue 0\n");
+    let r = submit(&env, &["none.sub"]);
+    let warning = "WARNING: \"none.sub\" has only empty \"queue\" commands -- no jobs queued\n";
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (0, "", warning)
+    );
+    submit(&env, &["-terse", "none.sub"]).ok("");
 }

@@ -8,7 +8,9 @@ job ads are compared attribute by attribute (and tern's old-syntax -dry-run
 output must give the same ads as its JSON): every value is parsed with
 `classad.ExprTree` and printed again, so the two sides are compared in one
 canonical form. Attributes listed in allowlist.toml (host- or tool-dependent
-ones, each with its reason) may differ or be missing on one side.
+ones, each with its reason) may differ or be missing on one side; a [case.NAME]
+entry lets the named attributes of that one case differ (where tern knowingly
+departs from HTCondor there), also with its reason.
 
 The oracle runs in a child process per case (the bindings can abort the
 interpreter), so one bad case cannot stop the run.
@@ -201,7 +203,12 @@ def load_allowlist(path):
         if not entry.get("reason"):
             raise SystemExit(f"{path}: attribute {name} has no reason")
         allowed[name.lower()] = entry["reason"]
-    return allowed
+    per_case = {}
+    for name, entry in data.get("case", {}).items():
+        if not entry.get("reason") or not entry.get("attributes"):
+            raise SystemExit(f"{path}: case {name} needs attributes and a reason")
+        per_case[name] = {a.lower() for a in entry["attributes"]}
+    return allowed, per_case
 
 
 def compare_ads(oracle_ads, tern_ads, allowed):
@@ -245,8 +252,11 @@ def main():
         return 0
     if not (a.tern and a.cases and a.allowlist):
         ap.error("--tern, --cases and --allowlist are required")
-    allowed = load_allowlist(a.allowlist)
+    allowed, per_case = load_allowlist(a.allowlist)
     cases = sorted(f for f in os.listdir(a.cases) if f.endswith(".sub"))
+    stale = set(per_case) - {c.removesuffix(".sub") for c in cases}
+    if stale:
+        raise SystemExit(f"{a.allowlist}: entries for missing cases: {', '.join(sorted(stale))}")
     if a.names:
         want = {n.removesuffix(".sub") for n in a.names}
         cases = [c for c in cases if c.removesuffix(".sub") in want]
@@ -269,7 +279,7 @@ def main():
             failed += 1
             print(f"FAIL {name}: tern rejected it\n    tern: {t['error']}")
             continue
-        problems, excused = compare_ads(o["ads"], t["ads"], allowed)
+        problems, excused = compare_ads(o["ads"], t["ads"], allowed | dict.fromkeys(per_case.get(name, ())))
         old = run_tern_old(os.path.abspath(a.tern), path)
         if old != t["ads"]:
             problems.append("tern's -dry-run (old syntax) and -dry-run:json give different ads")

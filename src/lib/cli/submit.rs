@@ -137,33 +137,44 @@ fn announce(
     // Start them now rather than at the next cron pass: a pass running
     // now is left the mark, else one is started. A pass that cannot be
     // started is no failure: cron runs one every minute.
-    if cfg
-        .get_bool("NEGOTIATE_ON_SUBMIT", true)
-        .map_err(|e| failed(e.to_string()))?
+    if !cluster.procs.is_empty()
+        && cfg
+            .get_bool("NEGOTIATE_ON_SUBMIT", true)
+            .map_err(|e| failed(e.to_string()))?
         && let Err(e) = crate::negotiator::request_pass(cfg, spool)
     {
         eprintln!(
             "tern_submit: warning: cannot start tern_negotiate ({e}); the jobs start at the next pass"
         );
     }
-    for w in &cluster.warnings {
-        eprintln!("{w}");
-    }
+    print_warnings(args, cluster);
     let n = cluster.procs.len();
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    if args.terse {
-        if n > 0 {
+    // Nothing queued, no cluster: condor_submit prints no line for it.
+    if n > 0 {
+        if args.terse {
             writeln!(out, "{id}.0 - {id}.{}", n - 1)?;
+        } else {
+            writeln!(out, "{n} job(s) submitted to cluster {id}.")?;
         }
-    } else {
-        writeln!(out, "{n} job(s) submitted to cluster {id}.")?;
     }
     logged.map_err(|e| {
         failed(format!(
             "{n} job(s) were submitted to cluster {id}, but their submit events were not logged: {e}"
         ))
     })
+}
+
+/// The cluster's warnings on standard error; `-terse` leaves out the one
+/// that nothing was queued, as condor_submit does.
+fn print_warnings(args: &Args, cluster: &submit::Cluster) {
+    if args.terse && cluster.procs.is_empty() {
+        return;
+    }
+    for w in &cluster.warnings {
+        eprintln!("{w}");
+    }
 }
 
 /// `-dry-run` and `-dry-run:json`: the job ads a submit would store,
@@ -179,9 +190,7 @@ fn dry_run(
         opts.cluster = q.next_cluster()?;
     }
     let cluster = submit::materialize(parsed, cfg, &opts).map_err(|e| failed(e.to_string()))?;
-    for w in &cluster.warnings {
-        eprintln!("{w}");
-    }
+    print_warnings(args, &cluster);
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     if args.dry_run_json {

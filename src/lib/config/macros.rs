@@ -258,13 +258,34 @@ impl<'a> Expander<'a> {
                 if args.len() < 2 {
                     return err("$CHOICE() needs an index and a list");
                 }
-                let i = self.int_arg(args[0], "$CHOICE index")?;
+                // The index is read as condor_submit's string_is_long_param
+                // does: an integer, else any expression with an integer
+                // value (a real is truncated, a boolean is 0 or 1).
+                let i = match self.eval_arg(args[0], "$CHOICE index")?.1 {
+                    Value::Int(i) => i,
+                    Value::Real(r) => r as i64,
+                    Value::Bool(b) => b as i64,
+                    _ => {
+                        return err(format!(
+                            "$CHOICE index: '{}' is not an integer",
+                            args[0].trim()
+                        ));
+                    }
+                };
+                // Empty entries do not count: in a list macro those that are
+                // blank, inline only those with no characters at all (`a,,b`
+                // has two entries, `a, ,b` three), as HTCondor's tokenizer
+                // splits them.
                 let items: Vec<String> = if args.len() == 2 {
                     let list = self.arg_value(args[1])?;
-                    list.split(',').map(|s| s.trim().to_string()).collect()
+                    list.split(',')
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
                 } else {
                     args[1..]
                         .iter()
+                        .filter(|a| !a.is_empty())
                         .map(|a| self.expand(a.trim()))
                         .collect::<Result<_, _>>()?
                 };
@@ -351,9 +372,10 @@ fn is_function(word: &str) -> bool {
             | "RANDOM_INTEGER"
             | "DIRNAME"
             | "BASENAME"
-    ) || (word.len() > 1
-        && word.starts_with('F')
-        && word[1..].bytes().all(|b| b"fpdnxbqauw".contains(&b)))
+    ) || (word.starts_with('F')
+        && word[1..]
+            .bytes()
+            .all(|b| b"fpdnxbqauw".contains(&(b | 0x20))))
 }
 
 /// The index of the `)` matching the `(` at the start of `s`.
@@ -419,71 +441,206 @@ fn substr(s: &[char], start: i64, len: Option<i64>) -> String {
     s[from as usize..to as usize].iter().collect()
 }
 
-/// `$F` path pieces. Flags: `p` parent directory, `d` last directory, `n`
-/// name without extension, `x` extension, `b` bare (drop the trailing `/` or
-/// leading `.`), `f` full path, `q` double quotes (`a`: single), `u`/`w`
-/// forward/back slashes.
+/// `$F` path pieces, exactly as HTCondor's config.cpp computes them (its
+/// quirks included). Flags, in any case and combination: `p` directory path,
+/// `d` the last directory (`dd` the last two, ...), `n` name without
+/// extension, `x` extension, `b` bare (no trailing `/` for `p`/`d`, no
+/// leading `.` for `x`), `f` full path from the current directory first, `q`
+/// double quotes (`a`: single), `u`/`w` forward/back slashes. Enclosing
+/// quotes of the value are dropped. `$DIRNAME` is `p`, `$BASENAME` is `nx`.
 pub fn path_parts(path: &str, flags: &str) -> String {
-    let has = |c: char| flags.contains(c);
-    let mut p = path.to_string();
-    if has('f')
-        && !p.starts_with('/')
-        && let Ok(cwd) = std::env::current_dir()
+    let (mut parts, mut num_dirs) = (0u8, 0usize);
+    let (mut quoted, mut full, mut bare, mut arg_quote) = (false, false, false, false);
+    let mut to: u8 = 0;
+    for c in flags.bytes() {
+        match c | 0x20 {
+            b'x' => parts |= 1,
+            b'n' => parts |= 2,
+            b'p' => parts |= 4,
+            b'd' => {
+                parts |= 8;
+                num_dirs += 1;
+            }
+            b'a' => arg_quote = true,
+            b'b' => bare = true,
+            b'f' => full = true,
+            b'w' => to = b'\\',
+            b'u' => to = b'/',
+            b'q' => quoted = true,
+            _ => {}
+        }
+    }
+    let q = match (quoted, arg_quote) {
+        (false, _) => 0,
+        (true, true) => b'\'',
+        (true, false) => b'"',
+    };
+    let v = unquote(path.as_bytes());
+    let mut buf = if full && !v.starts_with(b"/") {
+        match std::env::current_dir() {
+            Ok(cwd) => full_path_quoted(cwd.to_string_lossy().as_bytes(), v, q, to),
+            Err(_) => path_quoted(v, q, to),
+        }
+    } else if full || parts != 0 || to != 0 || bare {
+        path_quoted(v, q, to)
+    } else {
+        strip_and_quote(v, q)
+    };
+    let mut ixend = buf.len();
+    // condor_basename (only '/' on Unix) and the extension's '.', which is
+    // never the name's first character.
+    let ixn = buf.iter().rposition(|&c| c == b'/').map_or(0, |i| i + 1);
+    let ixx = (ixn + 1..ixend)
+        .rev()
+        .find(|&i| buf[i] == b'.')
+        .unwrap_or(ixend);
+    if ixn == 0 && parts & 3 != 0 {
+        parts &= !(4 | 8);
+    }
+    // Room for the quotes the fix-up below may write past the end.
+    buf.extend_from_slice(&[0, 0, 0]);
+    let mut tv;
+    match parts & 0xF {
+        1 => {
+            tv = ixx;
+            if bare && ixx < ixend {
+                tv += 1;
+            }
+        }
+        3 => tv = ixn,
+        2 => {
+            tv = ixn;
+            ixend = ixx;
+        }
+        0 | 7 | 5 => tv = 0,
+        4 => {
+            tv = 0;
+            ixend = if bare && ixn > 0 { ixn - 1 } else { ixn };
+        }
+        6 => {
+            tv = 0;
+            ixend = ixx;
+        }
+        _ if ixn > 0 => {
+            tv = basename_plus_dirs(&buf[..ixend], num_dirs);
+            match parts & 3 {
+                2 => ixend = ixx,
+                0 => ixend = if bare { ixn - 1 } else { ixn },
+                _ => {}
+            }
+        }
+        _ => {
+            // Only directories wanted and there are none.
+            ixend = 1;
+            tv = 1;
+        }
+    }
+    if quoted {
+        if buf[tv] != q {
+            tv -= 1;
+            buf[tv] = q;
+        }
+        if ixend > 1 && buf[ixend - 1] == q {
+            ixend -= 1;
+        }
+        buf[ixend] = q;
+        ixend += 1;
+    }
+    if tv >= ixend {
+        return String::new();
+    }
+    String::from_utf8_lossy(&buf[tv..ixend]).into_owned()
+}
+
+/// strlen_unquote: the value without one pair of enclosing `"` or `'`.
+fn unquote(v: &[u8]) -> &[u8] {
+    match v {
+        [f, inner @ .., l] if f == l && (*f == b'"' || *f == b'\'') => inner,
+        _ => v,
+    }
+}
+
+/// strcpy_quoted: drops a leading `"` (or `q`) and its partner at the end,
+/// then encloses in `q` when `q` is not 0.
+fn strip_and_quote(v: &[u8], q: u8) -> Vec<u8> {
+    let mut s = v;
+    let mut qc = 0;
+    if let Some(&f) = s.first()
+        && (f == b'"' || (q != 0 && f == q))
     {
-        p = format!("{}/{}", cwd.display(), p);
+        qc = f;
+        s = &s[1..];
     }
-    let (dir, file) = match p.rfind(['/', '\\']) {
-        Some(i) => (p[..=i].to_string(), p[i + 1..].to_string()),
-        None => (String::new(), p.clone()),
-    };
-    let (stem, ext) = match file.rfind('.') {
-        Some(i) if i > 0 => (file[..i].to_string(), file[i..].to_string()),
-        _ => (file.clone(), String::new()),
-    };
-    let bare = has('b');
-    let mut out = String::new();
-    if has('f') && !has('p') && !has('d') && !has('n') && !has('x') {
-        out = p.clone();
+    if qc != 0 && s.last() == Some(&qc) {
+        s = &s[..s.len() - 1];
     }
-    if has('p') {
-        out.push_str(&dir);
-    } else if has('d') {
-        let trimmed = dir.trim_end_matches(['/', '\\']);
-        let last = match trimmed.rfind(['/', '\\']) {
-            Some(i) => &dir[i + 1..],
-            None => &dir[..],
-        };
-        out.push_str(last);
+    let mut out = Vec::with_capacity(s.len() + 2);
+    if q != 0 {
+        out.push(q);
     }
-    if bare && (has('p') || has('d')) && !has('n') && !has('x') {
-        while out.len() > 1 && (out.ends_with('/') || out.ends_with('\\')) {
-            out.pop();
-        }
-    }
-    if has('n') {
-        out.push_str(&stem);
-    }
-    if has('x') {
-        if bare && !has('n') {
-            out.push_str(ext.trim_start_matches('.'));
-        } else {
-            out.push_str(&ext);
-        }
-    }
-    if !has('p') && !has('d') && !has('n') && !has('x') && !has('f') {
-        out = p.clone();
-    }
-    if has('u') {
-        out = out.replace('\\', "/");
-    }
-    if has('w') {
-        out = out.replace('/', "\\");
-    }
-    if has('q') {
-        let q = if has('a') { '\'' } else { '"' };
-        out = format!("{q}{out}{q}");
+    out.extend_from_slice(s);
+    if q != 0 {
+        out.push(q);
     }
     out
+}
+
+/// strdup_path_quoted: [`strip_and_quote`] with the path separators made
+/// `to` (when not 0).
+fn path_quoted(v: &[u8], q: u8, to: u8) -> Vec<u8> {
+    let mut out = strip_and_quote(v, q);
+    to_separator(&mut out, to);
+    out
+}
+
+fn to_separator(s: &mut [u8], to: u8) {
+    if to != 0 {
+        let from = if to == b'/' { b'\\' } else { b'/' };
+        for c in s.iter_mut().filter(|c| **c == from) {
+            *c = to;
+        }
+    }
+}
+
+/// strdup_full_path_quoted for a relative `name`: `cwd` (less one trailing
+/// separator) and `name` (less a leading `./`) joined.
+fn full_path_quoted(cwd: &[u8], name: &[u8], q: u8, to: u8) -> Vec<u8> {
+    let mut cwd = cwd;
+    if let Some(&l) = cwd.last()
+        && (l == b'/' || (to != 0 && l == to))
+    {
+        cwd = &cwd[..cwd.len() - 1];
+    }
+    let mut name = name;
+    if name.len() > 2 && name[0] == b'.' && (name[1] == b'/' || (to != 0 && name[1] == to)) {
+        name = &name[2..];
+    }
+    let mut out = Vec::new();
+    if q != 0 {
+        out.push(q);
+    }
+    out.extend_from_slice(&strip_and_quote(cwd, 0));
+    out.push(if to != 0 { to } else { b'/' });
+    let n = strip_and_quote(name, q);
+    out.extend_from_slice(if q != 0 { &n[1..n.len() - 1] } else { &n[..] });
+    to_separator(&mut out, to);
+    if q != 0 {
+        out.push(q);
+    }
+    out
+}
+
+/// condor_basename_plus_dirs: where the name and its last `num_dirs`
+/// directories start.
+fn basename_plus_dirs(path: &[u8], num_dirs: usize) -> usize {
+    let seps: Vec<usize> = path
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c == b'/' || **c == b'\\')
+        .map(|(i, _)| i + 1)
+        .collect();
+    let keep = seps.len().saturating_sub(num_dirs);
+    if keep > 0 { seps[keep - 1] } else { 0 }
 }
 
 /// printf of one integer with `%d`-family conversions and flags.
@@ -696,6 +853,10 @@ mod tests {
         assert_eq!(x(&m, "$CHOICE(1,L)"), "b");
         assert_eq!(x(&m, "$CHOICE(2,p,q,r)"), "r");
         assert!(Expander::new(&m).expand("$CHOICE(5,L)").is_err());
+        // Regression: a boolean or real index, and empty entries skipped.
+        assert_eq!(x(&m, "$CHOICE(true,p,q,r)"), "q");
+        assert_eq!(x(&m, "$CHOICE(1.0,p,,q)"), "q");
+        assert_eq!(x(&m, "$CHOICE(1,p, ,q)"), "");
         assert_eq!(x(&m, "$Fp(P)"), "/path/to/");
         assert_eq!(x(&m, "$Fd(P)"), "to/");
         assert_eq!(x(&m, "$Fdb(P)"), "to");
@@ -705,6 +866,15 @@ mod tests {
         assert_eq!(x(&m, "$Fnx(P)"), "sim.tar.gz");
         assert_eq!(x(&m, "$Fq(P)"), "\"/path/to/sim.tar.gz\"");
         assert_eq!(x(&m, "$Fqa(P)"), "'/path/to/sim.tar.gz'");
+        // Regression: combined flags, as HTCondor computes them.
+        assert_eq!(x(&m, "$Fdnx(P)"), "to/sim.tar.gz");
+        assert_eq!(x(&m, "$Fddn(P)"), "path/to/sim.tar");
+        assert_eq!(x(&m, "$FDNX(P)"), "to/sim.tar.gz");
+        assert_eq!(x(&m, "$Fdnxq(P)"), "\"to/sim.tar.gz\"");
+        assert_eq!(x(&m, "$Fpnb(P)"), "/path/to/sim.tar");
+        // Regression: no flags at all is the value, unquoted.
+        assert_eq!(x(&m, "$F(P)"), "/path/to/sim.tar.gz");
+        assert_eq!(x(&m, "$F(L)"), "a, b, c");
         assert_eq!(x(&m, "$BASENAME(P)"), "sim.tar.gz");
         assert_eq!(x(&m, "$DIRNAME(P)"), "/path/to/");
         assert!(Expander::new(&m).expand("$INT(S)").is_err());

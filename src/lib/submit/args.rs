@@ -144,17 +144,25 @@ pub fn arguments(value: &str) -> Result<(&'static str, String), String> {
             ))
         }
         None => {
-            if let Some(q) = value.find('"') {
-                return Err(format!(
-                    "Found illegal unescaped double-quote: {}\nThe full arguments you specified were: {}",
-                    &value[q..],
-                    value.trim()
-                ));
+            // Old syntax: `\"` is a literal double quote (condor_submit's
+            // V1WackedToV1Raw); a bare one is an error.
+            let mut raw = String::with_capacity(value.len());
+            let mut rest = value;
+            while let Some(c) = rest.chars().next() {
+                if let Some(after) = rest.strip_prefix("\\\"") {
+                    raw.push('"');
+                    rest = after;
+                } else if c == '"' {
+                    return Err(format!(
+                        "Found illegal unescaped double-quote: {rest}\nThe full arguments you specified were: {}",
+                        value.trim()
+                    ));
+                } else {
+                    raw.push(c);
+                    rest = &rest[c.len_utf8()..];
+                }
             }
-            Ok((
-                "Args",
-                value.split_whitespace().collect::<Vec<_>>().join(" "),
-            ))
+            Ok(("Args", raw.split_whitespace().collect::<Vec<_>>().join(" ")))
         }
     }
 }
@@ -241,6 +249,11 @@ mod tests {
             arguments("\"a\" b")
                 .unwrap_err()
                 .starts_with("Unexpected characters following double-quote.")
+        );
+        // Regression: `\"` in the old syntax is a literal double quote.
+        assert_eq!(
+            arguments("one \\\"two\\\" three").unwrap(),
+            ("Args", "one \"two\" three".into())
         );
         assert!(
             arguments("a\"b")

@@ -10,8 +10,8 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::queue::{self, ItemSource, QueueSpec};
 use super::{
-    COMMANDS, Cluster, Kind, MacroDef, PROC_VARS, QueueStmt, SubmitError, SubmitFile,
-    SubmitOptions, collect_refs, job,
+    ALIASES, COMMANDS, Cluster, Kind, MacroDef, PROC_VARS, QueueStmt, SubmitError, SubmitFile,
+    SubmitOptions, collect_refs, command_of_alias, job,
 };
 use crate::classad::{self, ClassAd, Evaluator, Expr, Scope, Value};
 use crate::config::Config;
@@ -54,11 +54,25 @@ struct ProcCommands<'a> {
 
 impl job::Commands for ProcCommands<'_> {
     fn command(&mut self, name: &str) -> Result<Option<(String, Origin)>, SubmitError> {
-        let found = if name.bytes().any(|b| b.is_ascii_uppercase()) {
-            self.m.table.get(&name.to_ascii_lowercase())
-        } else {
-            self.m.table.get(name)
+        let lower = name.to_ascii_lowercase();
+        // A queue variable may be the command itself (`queue arguments from
+        // list`): condor_submit's item values are live macros that hide the
+        // file's. A command not given is looked up under its alias.
+        let lookup = |key: &str| -> Option<MacroDef> {
+            if let Some(v) = self.m.vars.get(key) {
+                return Some(MacroDef {
+                    raw: v.clone(),
+                    origin: self.queue_origin.clone(),
+                });
+            }
+            self.m.table.get(key).cloned()
         };
+        let found = lookup(&lower).or_else(|| {
+            ALIASES
+                .iter()
+                .filter(|(c, _)| *c == lower)
+                .find_map(|(_, a)| lookup(a))
+        });
         let Some(def) = found else {
             return Ok(None);
         };
@@ -91,7 +105,15 @@ impl job::Commands for ProcCommands<'_> {
         Ok(out)
     }
     fn names(&self) -> Vec<String> {
-        self.m.table.keys().cloned().collect()
+        let mut names: Vec<String> = self.m.table.keys().cloned().collect();
+        names.extend(
+            self.m
+                .vars
+                .keys()
+                .filter(|k| !self.m.table.contains_key(*k))
+                .cloned(),
+        );
+        names
     }
     fn queue_origin(&self) -> Origin {
         self.queue_origin.clone()
@@ -151,10 +173,21 @@ pub fn materialize(
             ),
         });
     }
+    // `queue 0` or an empty item list (`queue x in ()`, an empty file)
+    // queues nothing, which condor_submit says instead of the unused-line
+    // warnings (nothing was built to use them).
+    let warnings = if m.procs.is_empty() {
+        vec![format!(
+            "WARNING: \"{}\" has only empty \"queue\" commands -- no jobs queued",
+            file.name
+        )]
+    } else {
+        unused_warnings(file, &m.used)
+    };
     Ok(Cluster {
         cluster_ad: m.cluster_ad.unwrap_or_default(),
         procs: m.procs,
-        warnings: unused_warnings(file, &m.used),
+        warnings,
     })
 }
 
@@ -325,6 +358,17 @@ impl Materializer<'_> {
                         Some(base) => {
                             let mut d = diff_ads(base, &ad);
                             d.remove("ProcId");
+                            // The cluster's arguments in the other syntax
+                            // would win over this statement's (see
+                            // job::process).
+                            for (set, other) in [("Args", "Arguments"), ("Arguments", "Args")] {
+                                if ad.get(set).is_some()
+                                    && ad.get(other).is_none()
+                                    && base.get(other).is_some()
+                                {
+                                    d.insert(other, Expr::Lit(Value::Undefined));
+                                }
+                            }
                             d
                         }
                     };
@@ -350,6 +394,7 @@ fn unused_warnings(file: &SubmitFile, used: &HashSet<String>) -> Vec<String> {
         if let Kind::Set { name, value } = &st.kind {
             let key = name.to_ascii_lowercase();
             if !COMMANDS.contains(&key.as_str())
+                && command_of_alias(&key).is_none()
                 && !key.starts_with("request_")
                 && !key.contains('.')
                 && !used.contains(&key)
@@ -414,13 +459,24 @@ fn dynamic_commands(
     let touches = |text: &str| {
         text.contains("$RANDOM_") || refs_of(text).iter().any(|r| dyn_names.contains(r))
     };
-    let commands = table
+    // An alias stands for its command (see ALIASES).
+    let is_command = |k: &str| {
+        COMMANDS.contains(&k) || command_of_alias(k).is_some() || k.starts_with("request_")
+    };
+    let as_command = |k: &String| command_of_alias(k).map_or_else(|| k.clone(), String::from);
+    // A queue variable named as a command changes it per proc.
+    let mut commands: Vec<String> = spec
+        .vars
         .iter()
-        .filter(|(k, d)| {
-            (COMMANDS.contains(&k.as_str()) || k.starts_with("request_")) && touches(&d.raw)
-        })
-        .map(|(k, _)| k.clone())
+        .map(|v| v.to_ascii_lowercase())
+        .filter(|v| is_command(v))
+        .map(|v| as_command(&v))
         .collect();
+    for (k, d) in table {
+        if is_command(k) && touches(&d.raw) && !commands.contains(&as_command(k)) {
+            commands.push(as_command(k));
+        }
+    }
     let attrs_dynamic = attrs
         .iter()
         .any(|(_, v, _)| v.as_deref().is_some_and(touches));

@@ -86,6 +86,16 @@ pub fn parse(rest: &str, block: Option<Vec<String>>) -> Result<QueueSpec, String
         .iter()
         .find_map(|k| find_word(&lower, k).map(|p| (*k, p)));
     let Some((kw, pos)) = kw else {
+        // condor_submit takes `in`, `from` or `matching` as the keyword only
+        // when something follows it; `queue x y z in` is read as the count
+        // expression "x y z in" and refused. Say why.
+        let last = lower.split_whitespace().last().unwrap_or("");
+        if block.is_none() && ["in", "from", "matching"].contains(&last) {
+            return Err(format!(
+                "Invalid Queue count expression: '{rest}' has no items after '{last}', so HTCondor \
+                 reads all of it as the queue count"
+            ));
+        }
         if block.is_some() {
             return Err("a '(' list needs 'in' or 'from' before it".into());
         }
@@ -177,6 +187,10 @@ fn item_source(
             ItemSource::In(split_items(&text))
         }
         "from" => match inline {
+            // A list on the statement's own line is one row, even an empty
+            // one (`queue x from ()` is a job with x empty, as in
+            // condor_submit's parse_queue_args).
+            Some(lines) if tail.trim() != "(" => ItemSource::FromLines(vec![lines.join(" ")]),
             Some(lines) => {
                 ItemSource::FromLines(lines.into_iter().filter(|l| !l.trim().is_empty()).collect())
             }
@@ -195,9 +209,11 @@ fn item_source(
             }
         },
         _ => {
+            let listed = inline.is_some();
             let text = inline.map(|l| l.join("\n")).unwrap_or(tail);
             let globs = split_items(&text);
-            if globs.is_empty() {
+            // An empty `( )` list matches nothing, as in condor_submit.
+            if globs.is_empty() && !listed {
                 return Err("'queue … matching' needs at least one pattern".into());
             }
             // Neither word: both files and directories match.
@@ -218,8 +234,9 @@ fn find_word(s: &str, w: &str) -> Option<usize> {
         let at = from + p;
         let before = at == 0 || b[at - 1].is_ascii_whitespace() || b[at - 1] == b',';
         let end = at + w.len();
+        // At the very end of the line the word is no keyword (see `parse`).
         let after =
-            end == b.len() || b[end].is_ascii_whitespace() || b[end] == b'[' || b[end] == b'(';
+            end < b.len() && (b[end].is_ascii_whitespace() || b[end] == b'[' || b[end] == b'(');
         if before && after {
             return Some(at);
         }
@@ -407,6 +424,32 @@ mod tests {
             p("a,b from items.lst").source,
             ItemSource::FromFile("items.lst".into())
         );
+    }
+
+    #[test]
+    fn keyword_with_nothing_after_it_is_refused() {
+        for line in ["x y z in", "x from", "in", "f matching"] {
+            let e = parse(line, None).unwrap_err();
+            assert!(
+                e.starts_with("Invalid Queue count expression"),
+                "{line}: {e}"
+            );
+        }
+        // An explicit empty list is no error: it queues nothing.
+        assert_eq!(
+            parse("x in ()", None).unwrap().source,
+            ItemSource::In(vec![])
+        );
+        // Regression: as condor_submit reads them, an empty one-line `from`
+        // list is one empty row and an empty `matching` list no pattern.
+        assert_eq!(
+            parse("x from ()", None).unwrap().source,
+            ItemSource::FromLines(vec![String::new()])
+        );
+        assert!(matches!(
+            parse("x matching ()", None).unwrap().source,
+            ItemSource::Matching { globs, .. } if globs.is_empty()
+        ));
     }
 
     #[test]

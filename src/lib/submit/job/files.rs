@@ -58,7 +58,9 @@ impl Build<'_> {
         let Some((exe, exe_o)) = self.c.command("executable")? else {
             return Err(err(&self.q, "No 'executable' parameter was provided"));
         };
-        let exe_path = absolute(&self.iwd, &exe);
+        // Relative to where tern_submit runs, not to initialdir (condor_submit's
+        // full_path(name, false)).
+        let exe_path = absolute(self.ctx.cwd, &exe);
         let size_kib = match std::fs::metadata(&exe_path) {
             Ok(m) => m.len().div_ceil(1024) as i64,
             Err(e) => {
@@ -85,32 +87,37 @@ impl Build<'_> {
     }
 
     /// SetStdin, SetStdout, SetStderr: In/Out/Err and their streaming;
-    /// a stream not given is /dev/null and not transferred.
+    /// a stream not given is /dev/null and not transferred, and
+    /// `transfer_input` (`_output`, `_error`) = false keeps a named one from
+    /// being transferred: TransferIn (Out, Err) = false and no StreamIn.
     pub(super) fn set_std_files(&mut self) -> Result<(), SubmitError> {
-        for (cmds, attr, transfer, stream, stream_cmds) in [
+        for (cmds, attr, transfer, transfer_cmd, stream, stream_cmd) in [
             (
                 &["input", "stdin"][..],
                 "In",
                 "TransferIn",
+                "transfer_input",
                 "StreamIn",
-                &["stream_input"][..],
+                "stream_input",
             ),
             (
                 &["output", "stdout"][..],
                 "Out",
                 "TransferOut",
+                "transfer_output",
                 "StreamOut",
-                &["stream_output"][..],
+                "stream_output",
             ),
             (
                 &["error", "stderr"][..],
                 "Err",
                 "TransferErr",
+                "transfer_error",
                 "StreamErr",
-                &["stream_error"][..],
+                "stream_error",
             ),
         ] {
-            if !self.want(cmds) && !self.want(stream_cmds) {
+            if !self.want(cmds) && !self.want(&[stream_cmd, transfer_cmd]) {
                 continue;
             }
             let mut given = None;
@@ -120,17 +127,27 @@ impl Build<'_> {
                     break;
                 }
             }
+            let wanted = match self.c.command(transfer_cmd)? {
+                Some((b, o)) => bool_value(&b).ok_or_else(|| {
+                    err(
+                        &o,
+                        format!("{transfer_cmd}={b} is invalid, must eval to a boolean."),
+                    )
+                })?,
+                None => true,
+            };
             match given {
-                Some((v, _)) if !v.is_empty() => {
+                Some((v, _)) if !v.is_empty() && v != "/dev/null" => {
                     self.ad.insert(attr, string(&v));
-                    let s = match self.c.command(stream_cmds[0])? {
+                    if !wanted {
+                        self.ad.insert(transfer, boolean(false));
+                        continue;
+                    }
+                    let s = match self.c.command(stream_cmd)? {
                         Some((b, o)) => bool_value(&b).ok_or_else(|| {
                             err(
                                 &o,
-                                format!(
-                                    "{}={b} is invalid, must eval to a boolean.",
-                                    stream_cmds[0]
-                                ),
+                                format!("{stream_cmd}={b} is invalid, must eval to a boolean."),
                             )
                         })?,
                         None => false,

@@ -173,6 +173,7 @@ pub fn build(
     b.set_environment()?;
     b.set_request_resources()?;
     b.set_transfer_files()?;
+    b.set_disk_usage()?;
     b.set_priority()?;
     b.set_accounting_group()?;
     b.set_kill_sig()?;
@@ -266,7 +267,6 @@ impl Build<'_> {
             ("MaxHosts", 1),
             ("CurrentHosts", 0),
             ("JobSubmitMethod", 0),
-            ("TransferInputSizeMB", 0),
         ] {
             ad.insert(n, int(v));
         }

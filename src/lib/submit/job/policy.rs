@@ -5,7 +5,7 @@
 use crate::vocab::{JobStatus, hold_code, signal_name};
 
 use super::{
-    Build, SubmitError, Value, bool_value, boolean, err, eval_const, int, parse_rhs, string,
+    Build, Expr, SubmitError, Value, bool_value, boolean, err, eval_const, int, parse_rhs, string,
 };
 
 impl Build<'_> {
@@ -210,7 +210,13 @@ impl Build<'_> {
     /// SetJobRetries: `max_retries`, `success_exit_code` and `retry_until`
     /// become JobMaxRetries and the OnExitRemove that retries.
     pub(super) fn set_job_retries(&mut self) -> Result<(), SubmitError> {
-        if !self.want(&["max_retries", "success_exit_code", "retry_until"]) {
+        if !self.want(&[
+            "max_retries",
+            "success_exit_code",
+            "retry_until",
+            "on_exit_remove",
+            "on_exit_hold",
+        ]) {
             return Ok(());
         }
         let max_retries = self.c.command("max_retries")?;
@@ -255,13 +261,63 @@ impl Build<'_> {
             None => remove.push_str("ExitCode is 0"),
         }
         if let Some((v, o)) = &retry_until {
-            parse_rhs("OnExitRemove", v, o)?;
+            // An integer is a futility exit code; anything else is an
+            // expression (condor_submit's SetJobRetries).
+            let e = parse_rhs("OnExitRemove", v, o).map_err(|_| {
+                err(
+                    o,
+                    format!(
+                        "retry_until={v} is invalid, it must be an integer or boolean expression."
+                    ),
+                )
+            })?;
             remove.push_str(" || ");
-            remove.push_str(v);
+            // As string_is_long_param reads it: with no attribute
+            // references, a number or boolean is the code (a real
+            // truncated, true 1).
+            let mut refs = false;
+            e.walk_attrs(&mut |_| refs = true);
+            let code = match eval_const(&e) {
+                _ if refs => None,
+                Value::Int(i) => Some(i),
+                Value::Real(r) => Some(r as i64),
+                Value::Bool(b) => Some(i64::from(b)),
+                _ => None,
+            };
+            match code {
+                Some(c) if i32::try_from(c).is_err() => {
+                    return Err(err(
+                        o,
+                        format!(
+                            "retry_until={v} is invalid, it must be an integer or boolean expression."
+                        ),
+                    ));
+                }
+                Some(c) => remove.push_str(&format!("ExitCode =?= {c}")),
+                None => remove.push_str(&wrap_for_or(&e, v)),
+            }
+        }
+        // A user's on_exit_remove is one more way out of the retries.
+        if let Some((v, o)) = self.c.command("on_exit_remove")? {
+            let e = parse_rhs("OnExitRemove", &v, &o)?;
+            remove.push_str(" || ");
+            remove.push_str(&wrap_for_or(&e, &v));
         }
         self.ad
             .insert("OnExitRemove", parse_rhs("OnExitRemove", &remove, &self.q)?);
-        self.ad.insert("OnExitHold", boolean(false));
+        if self.lookup("OnExitHold").is_none() {
+            self.ad.insert("OnExitHold", boolean(false));
+        }
         Ok(())
+    }
+}
+
+/// `text` as an operand of `||`: in parentheses when its top operator binds
+/// less tightly (condor_submit's WrapExprTreeInParensForOp). Only `?:` with
+/// three operands: HTCondor's precedence table leaves `x ?: y` bare.
+fn wrap_for_or(e: &Expr, text: &str) -> String {
+    match e {
+        Expr::Cond(_) => format!("({})", text.trim()),
+        _ => text.trim().to_string(),
     }
 }

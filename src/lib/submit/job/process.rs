@@ -2,6 +2,8 @@
 
 use super::super::args;
 use super::{Build, SubmitError, bool_value, err, string};
+use crate::classad::Value;
+use crate::classad::ast::Expr;
 
 impl Build<'_> {
     /// SetArguments: Arguments (or the old syntax's Args); empty when none
@@ -14,11 +16,24 @@ impl Build<'_> {
             if let Some((v, o)) = self.c.command(n)? {
                 let (attr, val) = args::arguments(&v).map_err(|m| err(&o, m))?;
                 self.ad.insert(attr, string(&val));
+                self.hide_other_arguments(attr);
                 return Ok(());
             }
         }
         self.ad.insert("Arguments", string(""));
+        self.hide_other_arguments("Arguments");
         Ok(())
+    }
+
+    /// A proc built on the cluster ad must not inherit the other syntax's
+    /// attribute: Arguments wins over Args when both are there, so a proc
+    /// whose `arguments` are old syntax would run with the cluster's
+    /// (often empty) Arguments. condor_submit leaves it inherited.
+    fn hide_other_arguments(&mut self, set: &str) {
+        let other = if set == "Args" { "Arguments" } else { "Args" };
+        if self.base.is_some_and(|b| b.get(other).is_some()) {
+            self.ad.insert(other, Expr::Lit(Value::Undefined));
+        }
     }
 
     /// SetEnvironment: `environment` (new syntax) or `env` (old), plus
