@@ -79,3 +79,80 @@ fn every_option_is_on_its_page() {
         check_page(tool.name, (tool.command)());
     }
 }
+
+/// Whether man-db's `man` can be run here.
+fn have_man() -> bool {
+    Command::new("man")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The README installs with `./install.sh`; right after it `man tern_q` must
+/// find the page with no MANPATH, because man-db searches `PREFIX/share/man`
+/// for every `PREFIX/bin` on PATH. The pages part of the script is run alone
+/// (`--man-only`: no release build in a test) into a fresh root whose `bin`
+/// stands for the installed tools.
+#[test]
+fn install_script_puts_every_page_where_man_finds_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inst = tmp.path().join("inst root");
+    let bin = inst.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let out = Command::new("sh")
+        .arg(root().join("install.sh"))
+        .args(["--man-only", "--root"])
+        .arg(&inst)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", tmp.path())
+        .output()
+        .expect("sh runs install.sh");
+    assert!(
+        out.status.success(),
+        "install.sh --man-only failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pages = pages();
+    for page in &pages {
+        let section = page.parent().unwrap().file_name().unwrap();
+        let installed = inst
+            .join("share/man")
+            .join(section)
+            .join(page.file_name().unwrap());
+        assert_eq!(
+            std::fs::read(&installed).ok(),
+            Some(std::fs::read(page).unwrap()),
+            "{} is not installed as {}",
+            page.display(),
+            installed.display()
+        );
+    }
+    if !have_man() {
+        eprintln!("skipped the man -w half: no man here (apt-get install man-db)");
+        return;
+    }
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    for page in &pages {
+        let name = page.file_stem().unwrap().to_string_lossy();
+        let section = page.extension().unwrap().to_string_lossy();
+        // No MANPATH, and a HOME with no ~/.manpath: only PATH leads man here.
+        let out = Command::new("man")
+            .args(["-w", &*section, &*name])
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", tmp.path())
+            .output()
+            .expect("man runs");
+        let expected = inst
+            .join(format!("share/man/man{section}"))
+            .join(page.file_name().unwrap());
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim_end(),
+            expected.to_string_lossy(),
+            "man -w {section} {name} with {} on PATH: {}",
+            bin.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
