@@ -19,6 +19,9 @@
 #                 2000 `pueue add /bin/true` (one client call each, as a user
 #                 adds them), then `pueue wait`. Adding is part of the time.
 #
+# tern is also held to the floor: the "tern/floor" line is tern's time over
+# xargs's, best over best (target <= 1.5x).
+#
 # Every peer's clock runs from before the first add to the last completion,
 # as a user sees it. Runs are interleaved (floor, tern, tsp, nq, pueue, then
 # again) so a load spike hits every case alike; the best and the median of
@@ -281,6 +284,14 @@ echo "tern/peer = tern's seconds per job over the peer's (best runs); below 1 me
 if [[ -n $tern_best ]]; then
     verdict=$(awk -v t="$tern_best" -v j="$jobs" 'BEGIN { if (t * 2000 / j <= 4) print "meets"; else print "misses" }')
     echo "target: tern <= 4 s for 2000 jobs (>= 500 jobs/s): best $tern_best s, median $tern_med s, $verdict the target"
+fi
+# tern against the fork/exec floor of the same run, best over best and
+# median over median (target <= 1.5x).
+if [[ -n $tern_best && -n ${times[floor]:-} ]]; then
+    fb=$(ratio "$tern_best" "$(best "${times[floor]}")")
+    fm=$(ratio "$tern_med" "$(median "${times[floor]}")")
+    verdict=$(awk -v r="$fb" 'BEGIN { if (r <= 1.5) print "meets"; else print "misses" }')
+    echo "tern/floor: ${fb}x best, ${fm}x median (target <= 1.5x: $verdict it)"
 fi
 echo "runs: $runs (all: $(for c in "${cases[@]}"; do printf '%s=[%s] ' "$c" "${times[$c]:-}"; done))"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)  cpus: $(nproc)"
