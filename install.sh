@@ -4,7 +4,10 @@
 #
 #   ./install.sh [--root DIR] [--man-only] [other `cargo install` options]
 #
-# The tools go to ROOT/bin and the pages to ROOT/share/man/man1 and man5.
+# The tools are one program, `tern`, that runs the tool it is named after:
+# cargo installs it to ROOT/bin and each tool's name (tern_q, tern_submit,
+# ...) is a hard link to it there, so the tools together take the room of
+# one. The pages go to ROOT/share/man/man1 and man5.
 # man-db looks for pages in PREFIX/share/man for every PREFIX/bin on PATH, so
 # the pages are found wherever the tools are. ROOT is chosen as cargo
 # chooses its install root: --root DIR, else $CARGO_INSTALL_ROOT, else
@@ -55,7 +58,15 @@ done
 
 if [ -z "$man_only" ]; then
     eval "set -- $pass"
-    cargo install --path "$here" --root "$root" "$@"
+    cargo install --path "$here" --root "$root" --bin tern "$@"
+    # Each name is linked under a temporary name and renamed over any
+    # earlier install (separate binaries), never left half-made.
+    for tool in "$here"/src/bin/*.rs; do
+        name=$(basename "$tool" .rs)
+        ln -f "$root/bin/tern" "$root/bin/.$name.tmp"
+        mv -f "$root/bin/.$name.tmp" "$root/bin/$name"
+    done
+    echo "install.sh: the tools are links to $root/bin/tern"
 fi
 
 # Every page is written under a temporary name and renamed, so an

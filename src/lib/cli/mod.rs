@@ -23,6 +23,7 @@ pub mod format;
 pub mod history;
 pub mod hold;
 pub mod jobsel;
+pub mod multicall;
 pub mod negotiate;
 pub mod printmask;
 pub mod prio;
