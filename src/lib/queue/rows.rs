@@ -53,6 +53,15 @@ pub(super) fn query_rows(
 /// The requests for a job, oldest first. A name this version does not
 /// know (written by a newer tern) is left in the table for that version.
 pub(super) fn read_requests(conn: &Connection, id: JobId) -> Result<Vec<Request>, QueueError> {
+    // The table is nearly always empty, and this statement, bound to a
+    // new job, is compiled again by SQLite (a bound value compared with a
+    // key column may change its plan): look first with no parameters.
+    let any: bool = conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM requests)")?
+        .query_row([], |r| r.get(0))?;
+    if !any {
+        return Ok(Vec::new());
+    }
     let mut st = conn.prepare_cached(
         "SELECT kind FROM requests WHERE cluster = ?1 AND proc = ?2 ORDER BY made, kind",
     )?;

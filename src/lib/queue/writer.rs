@@ -138,12 +138,17 @@ impl<A> Writer<'_, A> {
     }
 
     /// Idle jobs of `owner`, best JobPrio first, at most `limit`.
+    /// The owner and the limit are written into the statement, not bound:
+    /// SQLite compiles a statement again whenever a value compared with an
+    /// indexed column is bound anew, and a shadow asks this once per job
+    /// with the same owner (one cached statement per owner).
     pub fn idle_rows_of(&self, owner: &str, limit: i64) -> Result<Vec<JobRow>, QueueError> {
-        let mut st = self.tx.prepare_cached(
+        let mut st = self.tx.prepare_cached(&format!(
             "SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM procs \
-             WHERE status = 1 /* Idle */ AND owner = ?1 ORDER BY prio DESC, cluster, proc LIMIT ?2",
-        )?;
-        let rows = st.query_map(params![owner, limit], row_from)?;
+             WHERE status = 1 /* Idle */ AND owner = {} ORDER BY prio DESC, cluster, proc LIMIT {limit}",
+            sql_text(owner)
+        ))?;
+        let rows = st.query_map([], row_from)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -453,4 +458,18 @@ pub(super) fn insert_cluster(
     }
     log.execute(params![op::END, "", "", ""])?;
     Ok(())
+}
+
+/// `text` as an SQL string literal (quotes doubled, as SQLite reads them).
+fn sql_text(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+#[cfg(test)]
+mod sql_text_tests {
+    #[test]
+    fn quotes_are_doubled() {
+        assert_eq!(super::sql_text("o'brien"), "'o''brien'");
+        assert_eq!(super::sql_text(""), "''");
+    }
 }

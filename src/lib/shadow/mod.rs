@@ -133,6 +133,9 @@ struct Shadow {
     update_initial: u64,
     update_every: u64,
     killing_timeout: u64,
+    /// A job that executed, and when, not yet recorded in the queue (see
+    /// [`Shadow::executing`]).
+    pending_exec: Option<(JobId, i64)>,
 }
 
 pub fn run(args: Args) -> Result<(), ShadowError> {
@@ -210,6 +213,7 @@ impl Shadow {
             claim,
             signals,
             start_suspended: false,
+            pending_exec: None,
         })
     }
 
@@ -260,7 +264,7 @@ impl Shadow {
         let end = match start::prepare(Rc::new(run_ad)).and_then(|p| self.start(id, &ad, &p)) {
             Err(hold) => RunEnd::failed(hold),
             Ok(pid) => {
-                let ad = self.executing(id, &ad)?;
+                let ad = self.executing(id, &ad);
                 let _ = lock.write_pid(std::process::id(), Some(pid));
                 self.supervise(id, &ad, pid)?
             }

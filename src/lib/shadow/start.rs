@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::rc::Rc;
 
 use crate::classad::{ClassAd, Expr, Value};
-use crate::queue::{Change, JobId};
+use crate::queue::{Change, JobId, QueueError, Writer};
 use crate::submit::args::split_v2;
 use crate::sys::identity::{self, Identity};
 use crate::sys::io_error_text as io_text;
@@ -292,34 +292,54 @@ impl Shadow {
     /// the starter reports the job running, so a start whose exec failed
     /// counts nothing; the claim counted the shadow's start
     /// (NumShadowStarts, JobRunCount). The ad the shadow's policy reads
-    /// gets the same values, as HTCondor's shadow updates its copy.
-    pub(super) fn executing(
-        &mut self,
-        id: JobId,
-        ad: &Rc<ClassAd>,
-    ) -> Result<Rc<ClassAd>, ShadowError> {
+    /// gets the values at once; the queue gets them from
+    /// [`Shadow::record_executing`], which supervision calls once the job
+    /// has run `EXEC_RECORD_AFTER`, or with the end of the run in one
+    /// transaction: a job of a few milliseconds (a stream of short jobs
+    /// on a reused claim) then costs one commit, not two. A shadow killed
+    /// before either loses the count, as a starter's lost update does.
+    pub(super) fn executing(&mut self, id: JobId, ad: &Rc<ClassAd>) -> Rc<ClassAd> {
         let now = crate::clock::now();
-        let mut set = Vec::new();
-        self.q.write(now, |w| {
-            let Some(r) = w.row(id)? else { return Ok(()) };
-            let cur = w.full_ad(&r)?;
-            let starts = match cur.get("NumJobStarts").and_then(|e| e.literal_value()) {
-                Some(Value::Int(i)) => *i,
-                _ => 0,
-            };
-            set = vec![
-                ("NumJobStarts".to_string(), Expr::int(starts + 1)),
-                ("JobCurrentStartExecutingDate".to_string(), Expr::int(now)),
-            ];
-            w.change(&r, &cur, &Change::Set(set.clone()))
-        })?;
+        self.pending_exec = Some((id, now));
         let mut updated = (**ad).clone();
-        for (n, e) in set {
+        for (n, e) in executing_attrs(ad, now) {
             updated.insert(&n, e);
         }
-        Ok(Rc::new(updated))
+        Rc::new(updated)
     }
 
+    /// Writes the pending execute attributes (see [`Shadow::executing`]).
+    pub(super) fn record_executing(&mut self) -> Result<(), ShadowError> {
+        let Some((id, at)) = self.pending_exec.take() else {
+            return Ok(());
+        };
+        self.q
+            .write(crate::clock::now(), |w| record_in(w, id, at))?;
+        Ok(())
+    }
+}
+
+/// NumJobStarts one more than in `ad`, and the date the job executed.
+fn executing_attrs(ad: &ClassAd, at: i64) -> Vec<(String, Expr)> {
+    let starts = match ad.get("NumJobStarts").and_then(|e| e.literal_value()) {
+        Some(Value::Int(i)) => *i,
+        _ => 0,
+    };
+    vec![
+        ("NumJobStarts".to_string(), Expr::int(starts + 1)),
+        ("JobCurrentStartExecutingDate".to_string(), Expr::int(at)),
+    ]
+}
+
+/// Records in `w`'s transaction that job `id` executed at `at`.
+pub(super) fn record_in(w: &mut Writer<'_>, id: JobId, at: i64) -> Result<(), QueueError> {
+    let Some(r) = w.row(id)? else { return Ok(()) };
+    let cur = w.full_ad(&r)?;
+    let set = executing_attrs(&cur, at);
+    w.change(&r, &cur, &Change::Set(set))
+}
+
+impl Shadow {
     /// Writes the start's event 001 (the start's attributes were recorded
     /// with the claim, so JobStatus 2 never shows beside the previous
     /// run's start date).

@@ -25,6 +25,10 @@ use super::{Shadow, ShadowError, Stop};
 /// How often requests are read even without a wake-up (a lost SIGUSR1).
 const POLL: Duration = Duration::from_secs(5);
 
+/// How long a job runs before its execute attributes are written on their
+/// own; a job that ends sooner has them written with its end.
+const EXEC_RECORD_AFTER: Duration = Duration::from_millis(50);
+
 /// What the loop knows about the running job.
 struct Watch {
     /// The job's process (and process group).
@@ -42,6 +46,8 @@ struct Watch {
     exit: Option<ExitStatus>,
     next_update: Instant,
     next_poll: Instant,
+    /// When to write the execute attributes, until they are written.
+    record_exec: Option<Instant>,
 }
 
 impl Watch {
@@ -88,6 +94,7 @@ impl Shadow {
             exit: None,
             next_update: start + Duration::from_secs(self.update_initial),
             next_poll: start + POLL,
+            record_exec: Some(start + EXEC_RECORD_AFTER),
         };
         if self.start_suspended {
             // Suspended while it waited for its deferral time: it starts
@@ -113,6 +120,10 @@ impl Shadow {
                 break;
             }
             let now = Instant::now();
+            if watch.record_exec.is_some_and(|t| now >= t) {
+                self.record_executing()?;
+                watch.record_exec = None;
+            }
             if let Some(k) = watch.kill_at
                 && now >= k
             {
@@ -333,8 +344,8 @@ fn suspension_attrs(cur: &Rc<ClassAd>, suspend: bool, now: i64) -> Vec<(String, 
 /// Milliseconds until the loop has something to do by the clock.
 fn until_next(watch: &Watch) -> i64 {
     let mut deadline = watch.next_update.min(watch.next_poll);
-    if let Some(k) = watch.kill_at {
-        deadline = deadline.min(k);
+    for t in [watch.kill_at, watch.record_exec].into_iter().flatten() {
+        deadline = deadline.min(t);
     }
     let ms = deadline
         .saturating_duration_since(Instant::now())
