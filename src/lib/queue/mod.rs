@@ -515,10 +515,7 @@ impl Queue {
         f: impl FnOnce(&mut Writer<'_, A>) -> Result<T, QueueError>,
     ) -> Result<T, QueueError> {
         let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(busy)?;
+        let tx = Tx::begin(&self.conn).map_err(busy)?;
         let mut w = Writer {
             tx,
             path,
