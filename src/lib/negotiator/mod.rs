@@ -239,7 +239,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     let mut events: Vec<(PathBuf, Event)> = Vec::new();
     reconcile(&mut q, spool, now, opts.dry_run, &mut report, &mut events)?;
     let mut due = periodic::due(cfg, &q, now, opts.reconfig)?;
-    let mut changed = periodic::periodic(
+    let changed = periodic::periodic(
         &mut q,
         &due.rows,
         spool,
@@ -252,9 +252,10 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         // Jobs the policies removed are gone, others changed status.
         due.refresh(&q)?;
     }
-    changed |= schedule_cron(cfg, &mut q, &due.rows, now, opts, &mut report, &mut events)?;
-    let idle: Vec<JobRow> = if due.all && !changed {
-        // The read of every job serves the matching too.
+    let cron_changed = schedule_cron(cfg, &mut q, &due.rows, now, opts, &mut report, &mut events)?;
+    let idle: Vec<JobRow> = if due.all && !cron_changed {
+        // The read of every job (refreshed after the policies changed
+        // some) serves the matching too.
         std::mem::take(&mut due.rows)
             .into_iter()
             .filter(|r| r.status() == Some(JobStatus::Idle))

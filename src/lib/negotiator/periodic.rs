@@ -26,6 +26,8 @@ pub(super) struct Due {
     pub all: bool,
     /// The log position `rows` reflect: the next pass looks after it.
     seq: i64,
+    /// The position the last pass recorded, if any.
+    since: Option<i64>,
 }
 
 /// Which jobs are due (see [`Due`]); `force` (`-reconfig`) makes it every
@@ -37,8 +39,8 @@ pub(super) fn due(cfg: &Config, q: &Queue, now: i64, force: bool) -> Result<Due,
     // Read before the rows: a change made while they are read is looked
     // at again by the next pass, never missed.
     let seq = q.log_end()?;
-    let last = (q.meta("periodic_at")?, q.meta("periodic_seq")?);
-    if let (Some(at), Some(since)) = last
+    let since = q.meta("periodic_seq")?;
+    if let (Some(at), Some(since)) = (q.meta("periodic_at")?, since)
         && !force
         && interval > 0
         && at <= now
@@ -49,12 +51,14 @@ pub(super) fn due(cfg: &Config, q: &Queue, now: i64, force: bool) -> Result<Due,
             rows,
             all: false,
             seq,
+            since: Some(since),
         });
     }
     Ok(Due {
         rows: q.rows(&Selection::default())?,
         all: true,
         seq,
+        since,
     })
 }
 
@@ -78,8 +82,12 @@ impl Due {
 /// Records how far the pass looked, at its end: the pass's own changes
 /// (a claim, a rejection noted in the job) are not changes the next pass
 /// must evaluate again, another tool's changes are.
+/// A pass that found nothing new writes nothing.
 pub(super) fn record(q: &mut Queue, due: &Due, now: i64) -> Result<(), NegotiatorError> {
     let seq = q.seen_through(due.seq);
+    if !due.all && due.since == Some(seq) {
+        return Ok(());
+    }
     q.write(now, |w| {
         w.set_meta("periodic_seq", seq)?;
         if due.all {
