@@ -8,6 +8,7 @@ use std::rc::Rc;
 
 use crate::classad::ast::{AttrRef, Expr};
 use crate::classad::{ClassAd, Value, eval_in};
+use crate::negotiator::matchmaking::contains_lower;
 use crate::queue::listing::{AdBuilder, HotRow, ScanRange, StatusCounts};
 use crate::queue::{JobId, JobRow, Queue};
 use crate::vocab::JobStatus;
@@ -190,7 +191,7 @@ pub(super) fn select(
 /// full ad.
 pub(super) fn prio_in_ad(row: &HotRow<'_>) -> bool {
     row.diff
-        .is_some_and(|d| d.len() > 4 && d.to_ascii_lowercase().contains(" jobprio = "))
+        .is_some_and(|d| d.len() > 4 && contains_lower(d, b" jobprio = "))
 }
 
 /// A job's hot attributes as an ad.
