@@ -61,18 +61,7 @@ bin=$work/bin
 # Submit files are read relative to here.
 cd "$work"
 
-# Processes of this run (shadows, their jobs): their environment names $work.
-own_pids() {
-    # One grep over every environment (a grep per process costs seconds on
-    # a loaded machine); the script itself is left out.
-    grep -lsF "${1:-$work}" /proc/[0-9]*/environ 2>/dev/null |
-        sed -n 's,^/proc/\([0-9]*\)/environ$,\1,p' | grep -vx "$$" || true
-}
-cleanup() {
-    set +e
-    for pid in $(own_pids); do kill -KILL "$pid" 2>/dev/null; done
-    rm -rf "$work"
-}
+. "$root/bench/common.sh"
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 

@@ -48,18 +48,7 @@ mkdir "$work/bin"
 cp "$target"/release/tern_{submit,negotiate,shadow,q,rm} "$work/bin/"
 bin=$work/bin
 
-# Processes of this run (shadows, jobs): their environment names $work.
-own_pids() {
-    # One grep over every environment (a grep per process costs seconds on
-    # a loaded machine); the script itself is left out.
-    grep -lsF "${1:-$work}" /proc/[0-9]*/environ 2>/dev/null |
-        sed -n 's,^/proc/\([0-9]*\)/environ$,\1,p' | grep -vx "$$" || true
-}
-cleanup() {
-    set +e
-    for pid in $(own_pids); do kill -KILL "$pid" 2>/dev/null; done
-    rm -rf "$work"
-}
+. "$root/bench/common.sh"
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -173,9 +162,6 @@ for ((r = 1; r <= runs; r++)); do
     done
 done
 
-best() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | head -n 1; }
-median() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.1f", a / b; else print "-" }'; }
 
 declare -A label=(
     [nomatch]="(a) tern_negotiate, START = false"
@@ -197,7 +183,7 @@ for c in "${cases[@]}"; do
     tgt="-"
     [[ $c == nomatch || $c == start ]] && tgt="0.5"
     printf '%-38s %8s %8s %7s %7s %9s %9s\n' "${label[$c]}" "$b" "$m" "$tgt" \
-        "$(awk -v k="${rss[$c]}" 'BEGIN { printf "%.0f", k / 1024 }')" "$(ratio "$b" "$tot_best")" "$(ratio "$b" "$sql_best")"
+        "$(awk -v k="${rss[$c]}" 'BEGIN { printf "%.0f", k / 1024 }')" "$(ratio "$b" "$tot_best" 1)" "$(ratio "$b" "$sql_best" 1)"
 done
 echo "/tern_q, /sqlite3 = the case's best time over the baseline's best time"
 for c in nomatch start; do

@@ -55,50 +55,13 @@ mkdir "$work/bin"
 cp "$target"/release/tern_{submit,negotiate,shadow,q,history,rm} "$work/bin/"
 bin=$work/bin
 
-cleanup() {
-    local pid
-    set +e
-    for s in "$work"/tsp.*/socket; do
-        [[ -S $s ]] && TS_SOCKET=$s tsp -K >/dev/null 2>&1
-    done
-    # Whatever is left of our own runs (tern's shadows, nq jobs, tsp's
-    # server and clients, pueued): processes whose environment names this
-    # run's directory (a spool, NQDIR, TS_SOCKET or BENCH_MARK), by pid.
-    for pid in $(own_pids); do kill -KILL "$pid" 2>/dev/null; done
-    rm -rf "$work"
-}
-own_pids() {
-    # One grep over every environment (a grep per process costs seconds on
-    # a loaded machine); the script itself is left out.
-    grep -lsF "${1:-$work}" /proc/[0-9]*/environ 2>/dev/null |
-        sed -n 's,^/proc/\([0-9]*\)/environ$,\1,p' | grep -vx "$$" || true
-}
+. "$root/bench/common.sh"
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-now() { echo "$EPOCHREALTIME"; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
-past() { awk -v d="$1" -v t="$EPOCHREALTIME" 'BEGIN { exit !(t > d) }'; }
-deadline() { awk -v t="$EPOCHREALTIME" -v s="$timeout_s" 'BEGIN { printf "%.3f", t + s }'; }
-fail() { echo "$1: $2" >&2; return 1; }
-
 # ---- installing the peers ---------------------------------------------------
-have() { command -v "$1" >/dev/null 2>&1; }
-apt_install() {
-    local sudo=""
-    [[ $(id -u) == 0 ]] || { have sudo && sudo=sudo; } || return 1
-    $sudo apt-get install -y -q "$@" >"$work/apt.log" 2>&1 ||
-        { $sudo apt-get update -q >/dev/null 2>&1 && $sudo apt-get install -y -q "$@" >"$work/apt.log" 2>&1; }
-}
 peers=()
-if [[ $skip != *" tsp "* ]]; then
-    have tsp || apt_install task-spooler || true
-    if have tsp; then peers+=(tsp); else echo "skipping task-spooler: tsp missing, apt-get install task-spooler failed" >&2; fi
-fi
-if [[ $skip != *" nq "* ]]; then
-    have nq || apt_install nq || true
-    if have nq; then peers+=(nq); else echo "skipping nq: nq missing, apt-get install nq failed" >&2; fi
-fi
+add_apt_peers
 if [[ $skip != *" pueue "* ]]; then
     export PATH=$PATH:${CARGO_HOME:-$HOME/.cargo}/bin
     if ! { have pueue && have pueued; }; then
@@ -149,61 +112,6 @@ run_tern() {
     rm -rf "$spool"
     elapsed "$t0" "$t1"
 }
-# Shadows leave after the queue is empty; wait for them so the next case
-# does not share the cpus with them.
-wait_for_shadows() {
-    local i
-    for i in $(seq 250); do
-        [[ -z $(own_pids "$1") ]] && return 0
-        sleep 0.02
-    done
-}
-
-run_tsp() {
-    local dir=$work/tsp.$1 t0 t1 end
-    mkdir -p "$dir"
-    export TS_SOCKET=$dir/socket TMPDIR=$dir TS_MAXFINISHED=$((jobs + 10)) TS_MAXCONN=$((jobs + 10))
-    # The first client starts the server, which inherits this environment.
-    export BENCH_MARK=$work
-    tsp -S 2 >/dev/null
-    end=$(deadline)
-    t0=$(now)
-    for ((i = 0; i < jobs; i++)); do tsp /bin/true >/dev/null; done
-    timeout "$timeout_s" tsp -w >/dev/null 2>&1 || true
-    while tsp -l | awk 'NR > 1 && ($2 == "running" || $2 == "queued") { f = 1 } END { exit !f }'; do
-        past "$end" && { fail tsp "jobs still queued after ${timeout_s}s"; tsp -K; return 1; }
-        sleep 0.02
-    done
-    t1=$(now)
-    local done_n
-    done_n=$(tsp -l | awk 'NR > 1 && $2 == "finished" && $4 == 0' | wc -l)
-    tsp -K >/dev/null 2>&1 || true
-    unset TS_SOCKET TMPDIR TS_MAXFINISHED TS_MAXCONN
-    [[ $done_n == "$jobs" ]] || fail tsp "$done_n jobs finished with 0, not $jobs" || return 1
-    rm -rf "$dir"
-    elapsed "$t0" "$t1"
-}
-
-# How many of the jobs in nq directory $1 have finished with status 0.
-nq_done() { { grep -ls -F '[exited with status 0.]' "$1"/q0/,* "$1"/q1/,* || true; } | wc -l; }
-run_nq() {
-    local dir=$work/nq.$1 t0 t1 n end
-    mkdir -p "$dir/q0" "$dir/q1"
-    t0=$(now)
-    for ((i = 0; i < jobs; i++)); do NQDIR=$dir/q$((i % 2)) nq -q /bin/true; done
-    NQDIR=$dir/q0 timeout "$timeout_s" nq -w || { fail nq "queue 0 not done after ${timeout_s}s"; return 1; }
-    NQDIR=$dir/q1 timeout "$timeout_s" nq -w || { fail nq "queue 1 not done after ${timeout_s}s"; return 1; }
-    # A finished job's output file ends with its exit status, and `nq -w`
-    # can return just before the last job has written it (about one run in
-    # three here): the clock runs until every job's status is there.
-    end=$(deadline)
-    while n=$(nq_done "$dir") && ((n < jobs)) && ! past "$end"; do sleep 0.005; done
-    t1=$(now)
-    [[ $n == "$jobs" ]] || fail nq "$n jobs finished, not $jobs" || return 1
-    rm -rf "$dir"
-    elapsed "$t0" "$t1"
-}
-
 run_pueue() {
     local dir=$work/pueue.$1 t0 t1 n cfg
     mkdir -p "$dir/data" "$dir/runtime"
@@ -255,11 +163,6 @@ for ((r = 1; r <= runs; r++)); do
     done
 done
 
-# best and median of a list of seconds
-best() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | head -n 1; }
-median() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t > 0) printf "%.0f", n / t; else print "-" }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
 
 declare -A label=(
     [floor]="floor: xargs -P2 -n1 /bin/true"
