@@ -31,6 +31,12 @@ fn submit(env: &TestEnv, t: i64, name: &str, body: &str) {
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
 }
 
+/// Job 1.0, submitted at NOW, with `periodic_hold = <test><at>`, `test`
+/// being e.g. "time() >= ".
+fn submit_hold_when(env: &TestEnv, test: &str, at: i64) {
+    submit(env, NOW, "job.sub", &format!("periodic_hold = {test}{at}\n"));
+}
+
 /// A pass at `t`.
 fn pass(env: &TestEnv, t: i64) {
     let r = run_at(env, t, "tern_negotiate", &[]);
@@ -50,12 +56,7 @@ fn status(env: &TestEnv, job: &str) -> String {
 #[test]
 fn an_unchanged_job_is_evaluated_once_per_interval() {
     let env = env();
-    submit(
-        &env,
-        NOW,
-        "job.sub",
-        &format!("periodic_hold = time() >= {}\n", NOW + 30),
-    );
+    submit_hold_when(&env, "time() >= ", NOW + 30);
     pass(&env, NOW);
     assert_eq!(status(&env, "1.0"), "1");
     // The pass at NOW looked at every job; the job has not changed since.
@@ -97,12 +98,7 @@ fn a_changed_or_new_job_is_evaluated_by_the_next_pass() {
 #[test]
 fn an_interval_of_zero_evaluates_every_job_in_every_pass() {
     let env = env().var("_TERN_PERIODIC_EXPR_INTERVAL", Some("0"));
-    submit(
-        &env,
-        NOW,
-        "job.sub",
-        &format!("periodic_hold = time() >= {}\n", NOW + 30),
-    );
+    submit_hold_when(&env, "time() >= ", NOW + 30);
     pass(&env, NOW);
     pass(&env, NOW + 30);
     assert_eq!(status(&env, "1.0"), "5");
@@ -111,12 +107,7 @@ fn an_interval_of_zero_evaluates_every_job_in_every_pass() {
 #[test]
 fn a_clock_set_back_evaluates_every_job() {
     let env = env();
-    submit(
-        &env,
-        NOW,
-        "job.sub",
-        &format!("periodic_hold = time() < {}\n", NOW + 50),
-    );
+    submit_hold_when(&env, "time() < ", NOW + 50);
     pass(&env, NOW + 100);
     assert_eq!(status(&env, "1.0"), "1");
     pass(&env, NOW);
@@ -126,12 +117,7 @@ fn a_clock_set_back_evaluates_every_job() {
 #[test]
 fn a_dry_run_reports_what_the_next_pass_would_evaluate() {
     let env = env();
-    submit(
-        &env,
-        NOW,
-        "job.sub",
-        &format!("periodic_hold = time() >= {}\n", NOW + 30),
-    );
+    submit_hold_when(&env, "time() >= ", NOW + 30);
     pass(&env, NOW);
     let dry = |t: i64| {
         let r = run_at(&env, t, "tern_negotiate", &["-dry-run"]);
