@@ -34,7 +34,12 @@ fn submit(env: &TestEnv, t: i64, name: &str, body: &str) {
 /// Job 1.0, submitted at NOW, with `periodic_hold = <test><at>`, `test`
 /// being e.g. "time() >= ".
 fn submit_hold_when(env: &TestEnv, test: &str, at: i64) {
-    submit(env, NOW, "job.sub", &format!("periodic_hold = {test}{at}\n"));
+    submit(
+        env,
+        NOW,
+        "job.sub",
+        &format!("periodic_hold = {test}{at}\n"),
+    );
 }
 
 /// A pass at `t`.
