@@ -233,6 +233,29 @@ fn a_job_runs_in_its_iwd_with_its_arguments_environment_and_input() {
     );
 }
 
+/// tern's processes start with transparent huge pages off (a start-up
+/// cost), and the flag survives fork and exec: the job must not inherit it.
+#[test]
+fn a_job_sees_the_machines_huge_page_setting_not_terns() {
+    let env = RunEnv::new();
+    let c = env.submit(
+        "thp.sub",
+        "executable = /bin/grep\narguments = \"THP_enabled /proc/self/status\"\n\
+         output = thp.out\nqueue\n",
+    );
+    assert_eq!(wait_history(&env, &format!("{c}.0"), TIMEOUT), 4);
+    let mine = std::fs::read_to_string("/proc/self/status").unwrap();
+    if !mine.contains("THP_enabled") {
+        return; // a kernel older than 5.0 reports nothing to compare
+    }
+    // This test process is a tern process too (it links the library).
+    assert!(mine.contains("THP_enabled:\t0"), "{mine}");
+    assert_eq!(
+        std::fs::read_to_string(env.path("thp.out")).unwrap(),
+        "THP_enabled:\t1\n"
+    );
+}
+
 #[test]
 fn rm_of_a_running_job_kills_it_and_moves_it_to_the_history() {
     let env = RunEnv::new();

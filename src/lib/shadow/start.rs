@@ -362,6 +362,7 @@ impl Shadow {
 /// Starts the plan: with posix_spawn as the shadow's own user, or by fork
 /// and exec as the job's owner.
 fn spawn(plan: &Plan) -> std::io::Result<i32> {
+    crate::sys::thp::allow();
     match plan.ident.clone() {
         None => crate::sys::spawn(&crate::sys::Spawn {
             exe: &plan.exe,

@@ -7,6 +7,7 @@ pub mod identity;
 pub mod inherited;
 pub mod pids;
 pub mod term;
+pub mod thp;
 pub mod time;
 pub mod tz;
 
