@@ -639,7 +639,10 @@ fn a_two_cpu_job_takes_two_cpus_of_the_partitionable_slot() {
 fn periodic_remove_removes_a_running_job() {
     // Time-driven expressions of a job that does not change: evaluated
     // every PERIODIC_EXPR_INTERVAL (see cli_negotiate), here each second.
-    let env = RunEnv::new().knob("PERIODIC_EXPR_INTERVAL", "1");
+    // No usage sample (and so no 006 event) races the removal.
+    let env = RunEnv::new()
+        .knob("PERIODIC_EXPR_INTERVAL", "1")
+        .knob("STARTER_INITIAL_UPDATE_INTERVAL", "300");
     let c = env.submit(
         "prm.sub",
         &job(
@@ -664,8 +667,11 @@ fn periodic_remove_removes_a_running_job() {
 #[test]
 fn periodic_hold_holds_a_running_job_and_periodic_release_releases_it() {
     // Held during its first run, released two seconds later; the second
-    // run exits at once. The expressions are evaluated each second.
-    let env = RunEnv::new().knob("PERIODIC_EXPR_INTERVAL", "1");
+    // run exits at once. The expressions are evaluated each second; no
+    // usage sample (and so no 006 event) races the hold.
+    let env = RunEnv::new()
+        .knob("PERIODIC_EXPR_INTERVAL", "1")
+        .knob("STARTER_INITIAL_UPDATE_INTERVAL", "300");
     let c = env.submit(
         "ph.sub",
         &job(
