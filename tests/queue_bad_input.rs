@@ -51,6 +51,12 @@ fn good_queue() -> Vec<u8> {
             .unwrap();
         }
     }
+    // The queue's last writes are still in its write-ahead log (closing
+    // leaves it): copy them into queue.db, as a backup would.
+    rusqlite::Connection::open(spool.join("queue.db"))
+        .unwrap()
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
     std::fs::read(spool.join("queue.db")).unwrap()
 }
 

@@ -628,3 +628,32 @@ fn changes_since_a_position_name_the_changed_jobs_and_skip_our_own() {
     assert!(q.rows_changed_since(mid).unwrap().is_none());
     assert!(q.rows_changed_since(mid + 1).unwrap().is_some());
 }
+
+/// Closing leaves the write-ahead log for the next process, but never
+/// lets it grow past WAL_KEEP_BYTES and one write; a handle that wrote
+/// nothing to it leaves no log behind.
+#[test]
+fn closing_keeps_the_log_short_and_a_reader_leaves_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    let wal = db_path(&spool).with_extension("db-wal");
+    let mut most = 0;
+    for _ in 0..40 {
+        let mut q = Queue::open(&spool, true).unwrap().unwrap();
+        submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+        drop(q);
+        let n = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        most = most.max(n);
+    }
+    assert!(most > 0, "the log is left for the next process");
+    assert!(most < WAL_KEEP_BYTES + (200 << 10), "log grew to {most}");
+    // Copy everything into queue.db: then a reader writes nothing.
+    Connection::open(db_path(&spool))
+        .unwrap()
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    let q = Queue::open(&spool, false).unwrap().unwrap();
+    assert_eq!(q.idle_rows().unwrap().len(), 40);
+    drop(q);
+    assert!(!wal.exists(), "a reader left a log behind");
+}
