@@ -1,0 +1,99 @@
+//! `.job.ad` and `.machine.ad`: the starter's copy of the job ad and the
+//! slot ad, in old ClassAd syntax (`Attr = value` lines, as `tern_q -l`
+//! prints them), written into the sandbox before anything is transferred
+//! and, as in HTCondor 24.0, not rewritten while the job runs.
+
+use std::io::Write;
+use std::rc::Rc;
+
+use crate::classad::ClassAd;
+use crate::classad::unparse::ad_to_old;
+use crate::sys::identity::Identity;
+use crate::sys::io_error_text as io_text;
+use crate::vocab::{Hold, hold_code};
+
+use super::Sandbox;
+
+/// Writes both files; a failure is a hold naming the file.
+pub fn write(
+    sb: &Sandbox,
+    job: &ClassAd,
+    machine: &ClassAd,
+    owner: Option<&Identity>,
+) -> Result<(), Hold> {
+    for (name, ad) in [(super::JOB_AD_FILE, job), (super::MACHINE_AD_FILE, machine)] {
+        let path = sb.path(name);
+        let r = std::fs::File::create(&path).and_then(|mut f| {
+            f.write_all(ad_to_old(ad, true).as_bytes())?;
+            if let Some(id) = owner {
+                std::os::unix::fs::fchown(&f, Some(id.uid), Some(id.gid))?;
+            }
+            Ok(())
+        });
+        r.map_err(|e| {
+            Hold::new(
+                format!("Failed to write {}: {}", path.display(), io_text(&e)),
+                hold_code::FAILED_TO_CREATE_PROCESS,
+                e.raw_os_error().unwrap_or(0) as i64,
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The starter's copy of the job ad under file transfer
+/// (`JICShadow::initWithFileTransfer`): Iwd is the sandbox (the old one
+/// kept as OrigIwd, Cmd as OrigCmd), and a stdout or stderr that is a real
+/// file and not streamed becomes `_condor_stdout` / `_condor_stderr`
+/// (both `_condor_stdout` when Err names Out's file), the old names kept as
+/// OriginalOut / OriginalErr.
+pub fn starter_copy(ad: &Rc<ClassAd>, sb: &Sandbox) -> ClassAd {
+    let mut out = (**ad).clone();
+    if !sb.transfer {
+        return out;
+    }
+    let s = |v: &str| crate::classad::Expr::string(v);
+    if let Some(iwd) = ad.eval_str("Iwd") {
+        out.insert("OrigIwd", s(&iwd));
+    }
+    out.insert("Iwd", s(&sb.dir.display().to_string()));
+    if let Some(cmd) = ad.eval_str("Cmd") {
+        out.insert("OrigCmd", s(&cmd));
+    }
+    let file = |attr: &str| {
+        ad.eval_str(attr)
+            .filter(|v| !v.is_empty() && v != "/dev/null")
+    };
+    let streamed = |attr: &str| ad.eval(attr).is_true();
+    // A streamed file is written in place, under the old Iwd.
+    let orig_iwd = std::path::PathBuf::from(ad.eval_str("Iwd").unwrap_or_else(|| "/".into()));
+    for (attr, stream) in [("Out", "StreamOut"), ("Err", "StreamErr")] {
+        if let Some(f) = file(attr).filter(|_| streamed(stream)) {
+            out.insert(attr, s(&orig_iwd.join(f).display().to_string()));
+        }
+    }
+    // stdin was copied in under its base name.
+    if let Some(i) = file("In")
+        && let Some(base) = std::path::Path::new(&i).file_name()
+    {
+        out.insert("In", s(&base.to_string_lossy()));
+    }
+    let out_name = file("Out").filter(|_| !streamed("StreamOut"));
+    if let Some(o) = &out_name {
+        out.insert("OriginalOut", s(o));
+        out.insert("Out", s(super::STDOUT_FILE));
+    }
+    if let Some(e) = file("Err").filter(|_| !streamed("StreamErr")) {
+        out.insert("OriginalErr", s(&e));
+        let same = out_name.as_deref() == Some(e.as_str());
+        out.insert(
+            "Err",
+            s(if same {
+                super::STDOUT_FILE
+            } else {
+                super::STDERR_FILE
+            }),
+        );
+    }
+    out
+}

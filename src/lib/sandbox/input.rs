@@ -1,0 +1,279 @@
+//! Input transfer: the files a job names are copied into its sandbox
+//! before it starts (HTCondor's `FileTransfer::SimpleInit` and upload).
+//!
+//! The list is `TransferInput` (comma-separated, relative to Iwd or
+//! absolute), then stdin (`In`, unless /dev/null), then the executable
+//! (`Cmd`, unless `TransferExecutable` is false), so a later entry wins a
+//! clash of names as in HTCondor. A file lands at `sandbox/<base name>`
+//! (a symlink is followed); a directory `d` is copied whole to
+//! `sandbox/d`, and `d/` copies its contents to the top. `file://` URLs
+//! are local paths. The first failure holds the job with code 13, the
+//! errno as subcode and HTCondor's text, and nothing of it runs.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use crate::classad::ClassAd;
+use crate::sys::identity::Identity;
+use crate::vocab::{Hold, hold_code};
+
+use super::{Moved, Sandbox, Sides};
+
+/// One thing to copy in.
+#[derive(Debug, PartialEq)]
+enum Source {
+    /// A local path, and whether it ended with a slash.
+    Path(PathBuf, bool),
+    /// A URL of a scheme tern cannot fetch.
+    Url { scheme: String },
+}
+
+/// Copies the job's inputs into the sandbox; the totals, or the hold.
+pub fn stage_in(
+    sb: &Sandbox,
+    ad: &Rc<ClassAd>,
+    sides: &Sides,
+    owner: Option<&Identity>,
+) -> Result<Moved, Hold> {
+    let iwd = PathBuf::from(ad.eval_str("Iwd").unwrap_or_else(|| "/".into()));
+    let mut moved = Moved {
+        started: crate::clock::now(),
+        ..Moved::default()
+    };
+    for entry in entries(ad) {
+        match source(&entry, &iwd) {
+            Source::Url { scheme } => {
+                return Err(Hold::new(
+                    format!(
+                        "Transfer input files failure at execution point {} using protocol {scheme}. \
+                         Details: FILETRANSFER: plugin for type {scheme} not found!",
+                        sides.ep
+                    ),
+                    hold_code::TRANSFER_INPUT_ERROR,
+                    0,
+                ));
+            }
+            Source::Path(path, contents) => {
+                let mut copier = Copier {
+                    owner,
+                    moved: &mut moved,
+                };
+                copier
+                    .entry(&path, contents, &sb.dir)
+                    .map_err(|e| input_hold(sides, &e))?;
+            }
+        }
+    }
+    // The executable runs whatever mode it had.
+    if sb.transfer
+        && transfers_executable(ad)
+        && let Some(exe) = ad
+            .eval_str("Cmd")
+            .as_deref()
+            .and_then(|c| Path::new(c).file_name().map(|b| sb.dir.join(b)))
+    {
+        let _ = fs::set_permissions(&exe, fs::Permissions::from_mode(0o755));
+    }
+    moved.finished = crate::clock::now();
+    Ok(moved)
+}
+
+/// The entries to copy, in order: TransferInput, In, Cmd.
+fn entries(ad: &Rc<ClassAd>) -> Vec<String> {
+    let mut out: Vec<String> = ad
+        .eval_str("TransferInput")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    if let Some(i) = ad
+        .eval_str("In")
+        .filter(|i| !i.is_empty() && i != "/dev/null")
+    {
+        out.push(i);
+    }
+    if transfers_executable(ad)
+        && let Some(c) = ad.eval_str("Cmd").filter(|c| !c.is_empty())
+    {
+        out.push(c);
+    }
+    out
+}
+
+/// TransferExecutable is absent unless false.
+fn transfers_executable(ad: &Rc<ClassAd>) -> bool {
+    !matches!(
+        ad.eval("TransferExecutable"),
+        crate::classad::Value::Bool(false)
+    )
+}
+
+/// Where an entry comes from: a URL's scheme is a letter then letters,
+/// digits, `+`, `-` or `.`, before `://`.
+fn source(entry: &str, iwd: &Path) -> Source {
+    if let Some((scheme, rest)) = entry.split_once("://")
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    {
+        if scheme.eq_ignore_ascii_case("file") {
+            return Source::Path(PathBuf::from(rest), rest.ends_with('/'));
+        }
+        return Source::Url {
+            scheme: scheme.to_string(),
+        };
+    }
+    Source::Path(iwd.join(entry), entry.ends_with('/'))
+}
+
+/// HTCondor's hold for a source it could not read (spec 6.3): code 13,
+/// the errno as subcode, the absolute path.
+fn input_hold(sides: &Sides, e: &CopyError) -> Hold {
+    Hold::new(
+        format!(
+            "Transfer input files failure at access point {} while sending files to execution \
+             point {}. Details: reading from file {}: (errno {}) {}",
+            sides.ap,
+            sides.ep,
+            e.path.display(),
+            e.errno,
+            e.text
+        ),
+        hold_code::TRANSFER_INPUT_ERROR,
+        e.errno as i64,
+    )
+}
+
+/// The C library's text for an error (without Rust's `(os error N)`).
+pub(super) fn strerror(e: &io::Error) -> String {
+    crate::sys::io_error_text(e)
+}
+
+/// Copies files and trees, counting what it moved.
+pub(super) struct Copier<'a> {
+    pub owner: Option<&'a Identity>,
+    pub moved: &'a mut Moved,
+}
+
+/// A failed copy: the path that failed, the errno and the text.
+#[derive(Debug)]
+pub(super) struct CopyError {
+    pub path: PathBuf,
+    pub errno: i32,
+    pub text: String,
+}
+
+impl CopyError {
+    pub fn io(path: &Path, e: &io::Error) -> CopyError {
+        CopyError {
+            path: path.to_path_buf(),
+            errno: e.raw_os_error().unwrap_or(0),
+            text: strerror(e),
+        }
+    }
+}
+
+/// `map_err` for an I/O step on `path`.
+fn at(path: &Path) -> impl FnOnce(io::Error) -> CopyError + '_ {
+    move |e| CopyError::io(path, &e)
+}
+
+impl Copier<'_> {
+    /// One entry into `dest_dir`: a file to `dest_dir/<base>`, a directory
+    /// whole to `dest_dir/<base>`, or with `contents` (a trailing slash)
+    /// the directory's entries to `dest_dir`.
+    pub fn entry(&mut self, src: &Path, contents: bool, dest_dir: &Path) -> Result<(), CopyError> {
+        let meta = fs::metadata(src).map_err(at(src))?;
+        if contents && meta.is_dir() {
+            return self.dir_contents(src, dest_dir);
+        }
+        let Some(base) = src.file_name() else {
+            return Err(CopyError::io(
+                src,
+                &io::Error::from_raw_os_error(libc::EISDIR),
+            ));
+        };
+        if meta.is_dir() {
+            // HTCondor refuses a symlink to a directory named without a
+            // trailing slash, its text glued to the errno's.
+            if fs::symlink_metadata(src).is_ok_and(|m| m.file_type().is_symlink()) {
+                let mut e = CopyError::io(src, &io::Error::from_raw_os_error(libc::EISDIR));
+                e.text
+                    .push_str("- Transfer of symlinks to directories is not supported.");
+                return Err(e);
+            }
+            let dest = dest_dir.join(base);
+            self.make_dir(&dest, &meta)?;
+            return self.dir_contents(src, &dest);
+        }
+        if meta.is_file() {
+            return self.file(src, &dest_dir.join(base), &meta);
+        }
+        // Sockets, FIFOs and devices are skipped, as HTCondor does.
+        Ok(())
+    }
+
+    fn dir_contents(&mut self, src: &Path, dest: &Path) -> Result<(), CopyError> {
+        let rd = fs::read_dir(src).map_err(at(src))?;
+        let mut names: Vec<_> = rd.flatten().map(|e| e.file_name()).collect();
+        names.sort();
+        for n in names {
+            let p = src.join(&n);
+            let meta = fs::metadata(&p).map_err(at(&p))?;
+            if meta.is_dir() {
+                let d = dest.join(&n);
+                self.make_dir(&d, &meta)?;
+                self.dir_contents(&p, &d)?;
+            } else if meta.is_file() {
+                self.file(&p, &dest.join(&n), &meta)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn make_dir(&mut self, dest: &Path, meta: &fs::Metadata) -> Result<(), CopyError> {
+        match fs::create_dir(dest) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dest.is_dir() => {}
+            Err(e) => return Err(CopyError::io(dest, &e)),
+        }
+        // Writable by the copy itself while it fills the directory.
+        let mode = meta.permissions().mode() & 0o7777 | 0o700;
+        fs::set_permissions(dest, fs::Permissions::from_mode(mode)).map_err(at(dest))?;
+        self.chown(dest)
+    }
+
+    /// A regular file: its bytes and permission bits (the mtime is the
+    /// copy's), streamed, never read whole into memory.
+    pub fn file(&mut self, src: &Path, dest: &Path, meta: &fs::Metadata) -> Result<(), CopyError> {
+        if dest.is_dir() {
+            fs::remove_dir_all(dest).map_err(at(dest))?;
+        }
+        let n = fs::copy(src, dest).map_err(|e| {
+            // Which side failed: the source if it cannot be opened.
+            match fs::File::open(src) {
+                Err(se) => CopyError::io(src, &se),
+                Ok(_) => CopyError::io(dest, &e),
+            }
+        })?;
+        let mode = meta.permissions().mode() & 0o7777;
+        fs::set_permissions(dest, fs::Permissions::from_mode(mode)).map_err(at(dest))?;
+        self.chown(dest)?;
+        self.moved.bytes += n;
+        self.moved.files += 1;
+        Ok(())
+    }
+
+    fn chown(&self, p: &Path) -> Result<(), CopyError> {
+        if let Some(id) = self.owner {
+            std::os::unix::fs::lchown(p, Some(id.uid), Some(id.gid)).map_err(at(p))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,229 @@
+//! The job's sandbox: what HTCondor's starter does around a run.
+//!
+//! Each run gets a fresh scratch directory `$(EXECUTE)/dir_<pid>` (the
+//! shadow's pid, as HTCondor names it after the starter's), mode 0700 and
+//! owned by the job's user. With file transfer the job runs inside it: the
+//! executable, the input files and stdin are copied in ([`input`]), the
+//! job writes `_condor_stdout`/`_condor_stderr` there, and at exit the
+//! output set goes back to Iwd ([`output`]). Without transfer the job runs
+//! in Iwd and the sandbox is only its scratch space (`TMPDIR`). Either
+//! way the job's environment is built as the starter builds it ([`env`])
+//! and `.job.ad`/`.machine.ad` are written first ([`adfiles`]). The
+//! directory goes when the run ends, unless `KEEP_SANDBOX` says otherwise.
+//!
+//! One machine means one file system: "transfer" is a local copy, and
+//! IF_NEEDED resolves by comparing the job's FileSystemDomain with this
+//! machine's, which for a job submitted here means no transfer.
+
+pub mod adfiles;
+pub mod env;
+pub mod input;
+pub mod output;
+mod remap;
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use crate::classad::ClassAd;
+use crate::config::{Config, ConfigError};
+use crate::sys::identity::Identity;
+use crate::sys::io_error_text as io_text;
+use crate::vocab::{Hold, hold_code};
+
+/// The names the starter writes into a sandbox, never returned as output.
+pub const JOB_AD_FILE: &str = ".job.ad";
+pub const MACHINE_AD_FILE: &str = ".machine.ad";
+pub const STDOUT_FILE: &str = "_condor_stdout";
+pub const STDERR_FILE: &str = "_condor_stderr";
+
+/// The knobs a sandbox reads, once per shadow.
+#[derive(Clone, Debug)]
+pub struct Knobs {
+    /// EXECUTE: where sandboxes are made.
+    pub execute: PathBuf,
+    /// FILESYSTEM_DOMAIN: IF_NEEDED transfers only to another one.
+    pub filesystem_domain: String,
+    /// KEEP_SANDBOX: leave each sandbox in place after its run.
+    pub keep: bool,
+    /// STARTER_JOB_ENVIRONMENT: variables every job starts with.
+    pub job_environment: String,
+    /// STARTER_NUM_THREADS_ENV_VARS: set to the slot's cpus when empty.
+    pub thread_vars: Vec<String>,
+}
+
+impl Knobs {
+    /// `filesystem_domain` is the machine's (FILESYSTEM_DOMAIN, by default
+    /// the host name).
+    pub fn from_config(cfg: &Config, filesystem_domain: &str) -> Result<Knobs, ConfigError> {
+        let spool = cfg.get("SPOOL")?.unwrap_or_default();
+        let execute = cfg
+            .get("EXECUTE")?
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| format!("{spool}/execute"));
+        Ok(Knobs {
+            execute: PathBuf::from(execute),
+            filesystem_domain: filesystem_domain.to_string(),
+            keep: cfg.get_bool("KEEP_SANDBOX", false)?,
+            job_environment: cfg.get("STARTER_JOB_ENVIRONMENT")?.unwrap_or_default(),
+            thread_vars: cfg
+                .get("STARTER_NUM_THREADS_ENV_VARS")?
+                .unwrap_or_else(|| env::THREAD_VARS.to_string())
+                .split([',', ' ', '\t'])
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect(),
+        })
+    }
+}
+
+/// Whether the job's files are transferred (HTCondor's
+/// `JICShadow::initFileTransfer`): YES always, NO never, IF_NEEDED only
+/// when the job's FileSystemDomain (missing counts as different) is not
+/// this machine's.
+pub fn transfers(ad: &Rc<ClassAd>, filesystem_domain: &str) -> bool {
+    match ad
+        .eval_str("ShouldTransferFiles")
+        .unwrap_or_default()
+        .to_ascii_uppercase()
+        .as_str()
+    {
+        "YES" => true,
+        "IF_NEEDED" => !ad
+            .eval_str("FileSystemDomain")
+            .is_some_and(|d| d.eq_ignore_ascii_case(filesystem_domain)),
+        _ => false,
+    }
+}
+
+/// One run's scratch directory.
+#[derive(Debug)]
+pub struct Sandbox {
+    pub dir: PathBuf,
+    /// Whether the job's files are copied in and out.
+    pub transfer: bool,
+    keep: bool,
+}
+
+impl Sandbox {
+    /// Makes `$(EXECUTE)/dir_<tag>` afresh (a leftover of an earlier run
+    /// of the same name is removed first), mode 0700, owned by `owner`
+    /// when the shadow runs as root. A sandbox that cannot be made is a
+    /// hold naming the path.
+    pub fn create(
+        knobs: &Knobs,
+        tag: &str,
+        transfer: bool,
+        owner: Option<&Identity>,
+    ) -> Result<Sandbox, Hold> {
+        use std::os::unix::fs::DirBuilderExt;
+        let dir = knobs.execute.join(format!("dir_{tag}"));
+        let fail = |what: &str, e: std::io::Error| {
+            Hold::new(
+                format!(
+                    "Failed to {what} the job's scratch directory {}: {}",
+                    dir.display(),
+                    io_text(&e)
+                ),
+                hold_code::FAILED_TO_CREATE_PROCESS,
+                e.raw_os_error().unwrap_or(0) as i64,
+            )
+        };
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(&knobs.execute)
+            .map_err(|e| fail("make the parent of", e))?;
+        if dir.symlink_metadata().is_ok() {
+            std::fs::remove_dir_all(&dir).map_err(|e| fail("clear", e))?;
+        }
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| fail("make", e))?;
+        if let Some(id) = owner {
+            std::os::unix::fs::chown(&dir, Some(id.uid), Some(id.gid))
+                .map_err(|e| fail("give the job's owner", e))?;
+        }
+        Ok(Sandbox {
+            dir,
+            transfer,
+            keep: knobs.keep,
+        })
+    }
+
+    /// A path inside the sandbox.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Removes the sandbox and everything in it (unless KEEP_SANDBOX).
+    /// A failure is reported, not fatal: the next run of the same name
+    /// clears it.
+    pub fn remove(self) {
+        if self.keep {
+            return;
+        }
+        if let Err(e) = remove_tree(&self.dir) {
+            eprintln!(
+                "tern_shadow: cannot remove the sandbox {}: {}",
+                self.dir.display(),
+                io_text(&e)
+            );
+        }
+    }
+}
+
+/// Removes a tree the job may have left unwritable (a directory of mode
+/// 0500 cannot be emptied until it is made writable again).
+fn remove_tree(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(_) => {
+            for entry in walk_dirs(dir) {
+                let _ = std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o700));
+            }
+            std::fs::remove_dir_all(dir)
+        }
+    }
+}
+
+/// Every directory under `dir`, `dir` first (symlinks not followed).
+fn walk_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    let mut i = 0;
+    while i < out.len() {
+        if let Ok(rd) = std::fs::read_dir(&out[i]) {
+            for e in rd.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    out.push(e.path());
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Where a transfer happened, for HTCondor's hold texts: this machine is
+/// both the access point and the execution point.
+#[derive(Clone, Debug)]
+pub struct Sides {
+    /// `<slot>@<host>`.
+    pub ep: String,
+    /// The host name.
+    pub ap: String,
+}
+
+/// The totals of one direction of a transfer.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Moved {
+    pub bytes: u64,
+    pub files: u64,
+    pub started: i64,
+    pub finished: i64,
+}
+
+#[cfg(test)]
+mod tests;
