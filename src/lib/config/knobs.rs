@@ -80,9 +80,9 @@ pub static KNOBS: &[Knob] = &[
     ),
     k(
         "EXECUTE",
-        "$(SPOOL)",
+        "$(SPOOL)/execute",
         Path,
-        "Directory whose free space is the machine's Disk.",
+        "The directory under which each run gets its own scratch directory (the job's sandbox), dir_<pid>, removed when the run ends; its free space is the machine's Disk.",
     ),
     k(
         "FILESYSTEM_DOMAIN",
@@ -101,6 +101,12 @@ pub static KNOBS: &[Knob] = &[
         "100000",
         Int,
         "Jobs kept in the queue's history; the oldest completions go first.",
+    ),
+    k(
+        "KEEP_SANDBOX",
+        "false",
+        Bool,
+        "Keep each run's sandbox under EXECUTE after the run ends, for debugging; tern-specific, HTCondor always removes it.",
     ),
     k(
         "KILLING_TIMEOUT",
@@ -299,6 +305,18 @@ pub static KNOBS: &[Knob] = &[
         "2",
         Int,
         "Seconds after a job starts before its first usage update.",
+    ),
+    k(
+        "STARTER_JOB_ENVIRONMENT",
+        "",
+        String,
+        "Environment variables every job starts with, before its own environment, in the syntax of the submit command environment.",
+    ),
+    k(
+        "STARTER_NUM_THREADS_ENV_VARS",
+        "CUBACORES GOMAXPROCS JULIA_NUM_THREADS MKL_NUM_THREADS NUMEXPR_NUM_THREADS OMP_NUM_THREADS OMP_THREAD_LIMIT OPENBLAS_NUM_THREADS PYTHON_CPU_COUNT ROOT_MAX_THREADS TF_LOOP_PARALLEL_ITERATIONS TF_NUM_THREADS",
+        List,
+        "Variables set to the slot's cpus in a job's environment when the job left them empty.",
     ),
     k(
         "STARTER_UPDATE_INTERVAL",

@@ -26,6 +26,7 @@ use super::supervise::real;
 use super::{Shadow, ShadowError, Stop, release_slot_if};
 
 /// How a run ended.
+#[derive(Default)]
 pub(super) struct RunEnd {
     /// The wait status, when the job's process ended by itself or by our
     /// signal.
@@ -34,6 +35,13 @@ pub(super) struct RunEnd {
     pub usage: procs::Usage,
     /// The job could not be started.
     pub failed: Option<Hold>,
+    /// The output transfer after a run that exited by itself failed.
+    pub output_failed: Option<Hold>,
+    /// Attributes the run's file transfers left (see `transfer.rs`).
+    pub attrs: Vec<(String, Expr)>,
+    /// This run's bytes out of and into the sandbox.
+    pub sent: f64,
+    pub received: f64,
 }
 
 impl RunEnd {
@@ -44,6 +52,7 @@ impl RunEnd {
             stop: Some(stop),
             usage: procs::Usage::default(),
             failed: None,
+            ..RunEnd::default()
         }
     }
 
@@ -54,6 +63,7 @@ impl RunEnd {
             stop: None,
             usage: procs::Usage::default(),
             failed: Some(hold),
+            ..RunEnd::default()
         }
     }
 }
@@ -164,7 +174,9 @@ fn fate(
         return not_started(ad, id, hold, now);
     }
     let usage = if started {
-        usage_attrs(ad, &end.usage)
+        let mut u = usage_attrs(ad, &end.usage);
+        u.extend(end.attrs.iter().cloned());
+        u
     } else {
         Vec::new()
     };
@@ -175,6 +187,11 @@ fn fate(
         Some(JobStatus::Held) => Some(Stop::Hold),
         _ => end.stop,
     };
+    if stop.is_none()
+        && let Some(hold) = &end.output_failed
+    {
+        return output_failed(ad, id, usage, hold, now);
+    }
     match stop {
         Some(Stop::Remove) => removed(ad, id, usage, now),
         Some(Stop::Hold) => held(ad, id, usage, now),
@@ -208,6 +225,23 @@ fn not_started(ad: &Rc<ClassAd>, id: JobId, hold: &Hold, now: i64) -> Fate {
         && let Change::Update { set, .. } = &mut c
     {
         set.push((policy::RECOMPUTE.into(), Expr::Lit(Value::Bool(true))));
+    }
+    Fate::new(c, vec![event]).no_reuse()
+}
+
+/// A run whose output could not be brought back is held (code 12): its
+/// usage is kept, and it runs again from the start when released.
+fn output_failed(
+    ad: &Rc<ClassAd>,
+    id: JobId,
+    usage: Vec<(String, Expr)>,
+    hold: &Hold,
+    now: i64,
+) -> Fate {
+    let event = Event::held(id, &hold.reason, hold.code, hold.subcode);
+    let mut c = policy::hold(ad, now, &hold.reason, hold.code, hold.subcode, true);
+    if let Change::Update { set, .. } = &mut c {
+        set.extend(usage);
     }
     Fate::new(c, vec![event]).no_reuse()
 }
@@ -313,7 +347,7 @@ fn self_exit(
             for n in policy::running_attrs(ad).into_iter().chain(delete) {
                 set.push((n, Expr::Lit(Value::Undefined)));
             }
-            let event = terminated_event(id, now, end, exit);
+            let event = terminated_event(ad, id, now, end, exit);
             let mut fate = Fate::new(policy::leave_or_stay(ad, set), vec![event]);
             fate.leaves = !ad.eval("LeaveJobInQueue").is_true();
             fate
@@ -381,7 +415,7 @@ fn rusage_of(u: &procs::Usage) -> Rusage {
     }
 }
 
-fn terminated_event(id: JobId, now: i64, end: &RunEnd, exit: Exit) -> Event {
+fn terminated_event(ad: &Rc<ClassAd>, id: JobId, now: i64, end: &RunEnd, exit: Exit) -> Event {
     let r = rusage_of(&end.usage);
     Event {
         id: id.into(),
@@ -392,10 +426,10 @@ fn terminated_event(id: JobId, now: i64, end: &RunEnd, exit: Exit) -> Event {
             run_local: Rusage::default(),
             total_remote: r,
             total_local: Rusage::default(),
-            sent_bytes: 0.0,
-            received_bytes: 0.0,
-            total_sent_bytes: 0.0,
-            total_received_bytes: 0.0,
+            sent_bytes: end.sent,
+            received_bytes: end.received,
+            total_sent_bytes: ad.eval_real("BytesSent").unwrap_or(0.0) + end.sent,
+            total_received_bytes: ad.eval_real("BytesRecvd").unwrap_or(0.0) + end.received,
             resources: Vec::new(),
         })),
     }
@@ -419,8 +453,8 @@ fn evicted_event(
             },
             run_remote: rusage_of(&end.usage),
             run_local: Rusage::default(),
-            sent_bytes: 0.0,
-            received_bytes: 0.0,
+            sent_bytes: end.sent,
+            received_bytes: end.received,
             reason: reason.map(String::from),
             resources: Vec::new(),
         },
@@ -446,6 +480,7 @@ mod tests {
             stop: None,
             usage: procs::Usage::default(),
             failed: None,
+            ..RunEnd::default()
         }
     }
 

@@ -30,6 +30,7 @@ mod finish;
 pub mod procs;
 mod start;
 mod supervise;
+mod transfer;
 
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -136,6 +137,8 @@ struct Shadow {
     /// A job that executed, and when, not yet recorded in the queue (see
     /// [`Shadow::executing`]).
     pending_exec: Option<(JobId, i64)>,
+    /// Where and how runs get their sandboxes.
+    sandbox: crate::sandbox::Knobs,
 }
 
 pub fn run(args: Args) -> Result<(), ShadowError> {
@@ -203,6 +206,7 @@ impl Shadow {
             update_every: seconds("STARTER_UPDATE_INTERVAL", 300, 1)?,
             killing_timeout: seconds("KILLING_TIMEOUT", 30, 0)?,
             knobs: Knobs::from_config(&cfg)?,
+            sandbox: crate::sandbox::Knobs::from_config(&cfg, &machine.filesystem_domain)?,
             uid_domain: crate::negotiator::uid_domain(&cfg)?,
             host: machine.host.clone(),
             cfg,
@@ -259,9 +263,18 @@ impl Shadow {
                 return self.finish(id, lock, RunEnd::stopped(stop), false);
             }
         }
-        let run_ad = crate::negotiator::dollar::substituted(&ad)
-            .map_err(|msg| ShadowError::Substitute { job: id, msg })?;
-        let end = match start::prepare(Rc::new(run_ad)).and_then(|p| self.start(id, &ad, &p)) {
+        let run_ad = Rc::new(
+            crate::negotiator::dollar::substituted(&ad)
+                .map_err(|msg| ShadowError::Substitute { job: id, msg })?,
+        );
+        // The sandbox and the inputs; a failure holds the job, which
+        // then never started (no 001, NumJobStarts unchanged).
+        let staged = match self.stage(id, &run_ad) {
+            Ok(s) => s,
+            Err(hold) => return self.finish(id, lock, RunEnd::failed(hold), false),
+        };
+        let plan = start::prepare(staged.run.clone(), staged.env.clone());
+        let end = match plan.and_then(|p| self.start(id, &ad, &p)) {
             Err(hold) => RunEnd::failed(hold),
             Ok(pid) => {
                 let ad = self.executing(id, &ad);
@@ -269,6 +282,7 @@ impl Shadow {
                 self.supervise(id, &ad, pid)?
             }
         };
+        let end = self.unstage(id, &run_ad, staged, end);
         let started = end.failed.is_none();
         self.finish(id, lock, end, started)
     }

@@ -37,12 +37,12 @@ pub(super) struct Plan {
 /// Resolves the job's files. A missing Iwd or executable, or an input or
 /// output file that cannot be opened, is a hold with HTCondor's code and a
 /// reason that names the path.
-pub(super) fn prepare(ad: Rc<ClassAd>) -> Result<Plan, Hold> {
+/// `env` is the job's whole environment (see [`crate::sandbox::env`]).
+pub(super) fn prepare(ad: Rc<ClassAd>, env: Vec<(String, String)>) -> Result<Plan, Hold> {
     let ident = identity(&ad)?;
     let iwd = working_dir(&ad)?;
     let exe = executable(&ad, &iwd)?;
     let args = arguments(&ad)?;
-    let env = environment(&ad, &iwd)?;
     let files = Files {
         ad: &ad,
         iwd: &iwd,
@@ -67,7 +67,7 @@ pub(super) fn prepare(ad: Rc<ClassAd>) -> Result<Plan, Hold> {
 /// Owner, with the owner's groups; an owner this machine does not know is
 /// a hold (FailedToAccessUserAccount). Otherwise the job runs as the
 /// shadow's user, who submitted it.
-fn identity(ad: &Rc<ClassAd>) -> Result<Option<Identity>, Hold> {
+pub(super) fn identity(ad: &Rc<ClassAd>) -> Result<Option<Identity>, Hold> {
     if !identity::is_root() {
         return Ok(None);
     }
@@ -139,44 +139,6 @@ fn arguments(ad: &Rc<ClassAd>) -> Result<Vec<String>, Hold> {
             .map(|a| a.split_whitespace().map(String::from).collect())
             .unwrap_or_default()),
     }
-}
-
-/// Environment (the V2 syntax), else the old `;`-separated Env, plus the
-/// variables HTCondor's starter sets when the job does not.
-fn environment(ad: &Rc<ClassAd>, iwd: &Path) -> Result<Vec<(String, String)>, Hold> {
-    let pair = |w: &str| {
-        w.split_once('=')
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-    };
-    let mut env: Vec<(String, String)> = match ad.eval_str("Environment") {
-        Some(e) if !e.is_empty() => split_v2(&e, &e, "environment")
-            .map_err(|m| {
-                Hold::new(
-                    format!("Environment: {m}"),
-                    hold_code::FAILED_TO_CREATE_PROCESS,
-                    0,
-                )
-            })?
-            .iter()
-            .filter_map(|w| pair(w))
-            .collect(),
-        _ => ad
-            .eval_str("Env")
-            .map(|e| e.split(';').filter_map(|w| pair(w.trim())).collect())
-            .unwrap_or_default(),
-    };
-    let cpus = ad.eval_int("RequestCpus").unwrap_or(1).max(1);
-    for (n, v) in [
-        ("_CONDOR_JOB_IWD", iwd.display().to_string()),
-        ("_CONDOR_SCRATCH_DIR", iwd.display().to_string()),
-        ("OMP_NUM_THREADS", cpus.to_string()),
-        ("BATCH_SYSTEM", "HTCondor".to_string()),
-    ] {
-        if !env.iter().any(|(k, _)| k == n) {
-            env.push((n.to_string(), v));
-        }
-    }
-    Ok(env)
 }
 
 /// Opens the job's standard files (In, Out, Err; relative to Iwd,
@@ -413,7 +375,7 @@ mod tests {
     }
 
     fn hold_of(ad: Rc<ClassAd>) -> Hold {
-        match prepare(ad) {
+        match prepare(ad, Vec::new()) {
             Ok(_) => panic!("expected a hold"),
             Err(h) => h,
         }
@@ -448,26 +410,14 @@ mod tests {
     }
 
     #[test]
-    fn a_plan_has_the_arguments_and_the_starters_environment() {
+    fn a_plan_has_the_arguments_and_the_environment_it_is_given() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        let ad = job(
-            d,
-            "Cmd = \"/bin/true\"; Arguments = \"a 'b c'\"; Environment = \"X=1 OMP_NUM_THREADS=3\"; RequestCpus = 2",
-        );
-        let plan = prepare(ad).map_err(|h| h.to_string()).unwrap();
+        let ad = job(d, "Cmd = \"/bin/true\"; Arguments = \"a 'b c'\"");
+        let env = vec![("X".to_string(), "1".to_string())];
+        let plan = prepare(ad, env.clone()).map_err(|h| h.to_string()).unwrap();
         assert_eq!(plan.args, ["a", "b c"]);
-        let get = |n: &str| {
-            plan.env
-                .iter()
-                .find(|(k, _)| k == n)
-                .map(|(_, v)| v.as_str())
-        };
-        assert_eq!(get("X"), Some("1"));
-        // The job's own value wins over the starter's.
-        assert_eq!(get("OMP_NUM_THREADS"), Some("3"));
-        assert_eq!(get("BATCH_SYSTEM"), Some("HTCondor"));
-        assert_eq!(get("_CONDOR_JOB_IWD"), Some(&*d.display().to_string()));
+        assert_eq!(plan.env, env);
         assert_eq!(plan.ident, None);
     }
 

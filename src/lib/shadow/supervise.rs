@@ -146,7 +146,7 @@ impl Shadow {
             status: watch.exit,
             stop: watch.stop,
             usage: watch.usage,
-            failed: None,
+            ..RunEnd::default()
         })
     }
 

@@ -241,6 +241,29 @@ impl Event {
         )
     }
 
+    /// 040, a step of a file transfer, now (HTCondor's
+    /// `FileTransferEvent`; tern never queues a transfer, so there are no
+    /// "Entered queue" steps). It reads back as [`EventKind::Other`].
+    pub fn file_transfer(id: impl Into<EventId>, step: TransferStep) -> Event {
+        let (first, body) = match step {
+            TransferStep::InputStarted => (
+                "Started transferring input files",
+                vec![format!("\tTransferring to host: {STARTER_ADDRESS}")],
+            ),
+            TransferStep::InputFinished => ("Finished transferring input files", vec![]),
+            TransferStep::OutputStarted => ("Started transferring output files", vec![]),
+            TransferStep::OutputFinished => ("Finished transferring output files", vec![]),
+        };
+        Event::now(
+            id,
+            EventKind::Other {
+                number: 40,
+                first_line: first.to_string(),
+                body,
+            },
+        )
+    }
+
     /// 013 with `reason`, now.
     pub fn released(id: impl Into<EventId>, reason: &str) -> Event {
         Event::now(
@@ -251,6 +274,19 @@ impl Event {
         )
     }
 }
+
+/// The steps of a file transfer a 040 event reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransferStep {
+    InputStarted,
+    InputFinished,
+    OutputStarted,
+    OutputFinished,
+}
+
+/// The starter's address in a 040 event: tern's sandbox is on this
+/// machine and has no port.
+pub const STARTER_ADDRESS: &str = "<127.0.0.1:0>";
 
 fn non_empty(s: &str) -> Option<String> {
     (!s.is_empty()).then(|| s.to_string())

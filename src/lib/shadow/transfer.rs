@@ -1,0 +1,261 @@
+//! The shadow's side of the sandbox ([`crate::sandbox`]): makes a run's
+//! scratch directory, writes the ad files, copies the inputs in with their
+//! 040 events, and after the run copies the output back, records what
+//! moved (HTCondor's transfer attributes) and removes the directory.
+
+use std::rc::Rc;
+
+use crate::classad::{ClassAd, Expr};
+use crate::machine;
+use crate::queue::JobId;
+use crate::sandbox::{self, Moved, Sandbox, Sides, adfiles, input, output};
+use crate::userlog::{self, Event, TransferStep};
+use crate::vocab::Hold;
+
+use super::Shadow;
+use super::finish::RunEnd;
+
+/// A run's sandbox, ready for the job.
+pub(super) struct Staged {
+    sb: Sandbox,
+    catalog: output::Catalog,
+    input: Option<Moved>,
+    /// The ad the job is started from: the starter's copy, with Cmd in the
+    /// sandbox when the executable was transferred.
+    pub run: Rc<ClassAd>,
+    /// The job's environment.
+    pub env: Vec<(String, String)>,
+}
+
+impl Shadow {
+    fn sides(&self) -> Sides {
+        Sides {
+            ep: format!("{}@{}", self.slot, self.host),
+            ap: self.host.clone(),
+        }
+    }
+
+    /// Makes the sandbox of a run of `ad` (its `$$()` expanded) and copies
+    /// the inputs in. A failure is the hold it means, the sandbox gone.
+    pub(super) fn stage(&mut self, id: JobId, ad: &Rc<ClassAd>) -> Result<Staged, Hold> {
+        let owner = super::start::identity(ad)?;
+        let transfer = sandbox::transfers(ad, &self.machine.filesystem_domain);
+        let tag = std::process::id().to_string();
+        let sb = Sandbox::create(&self.sandbox, &tag, transfer, owner.as_ref())?;
+        match self.fill(id, ad, &sb, owner.as_ref()) {
+            Ok((catalog, input, run, env)) => Ok(Staged {
+                sb,
+                catalog,
+                input,
+                run,
+                env,
+            }),
+            Err(h) => {
+                sb.remove();
+                Err(h)
+            }
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn fill(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        sb: &Sandbox,
+        owner: Option<&crate::sys::identity::Identity>,
+    ) -> Result<
+        (
+            output::Catalog,
+            Option<Moved>,
+            Rc<ClassAd>,
+            Vec<(String, String)>,
+        ),
+        Hold,
+    > {
+        let starter = adfiles::starter_copy(ad, sb);
+        let now = crate::clock::now();
+        let slot_ad = machine::load_slot(self.q.conn(), &self.slot)
+            .ok()
+            .flatten()
+            .map(|row| machine::slot_ad(&self.machine, &row, now))
+            .unwrap_or_default();
+        adfiles::write(sb, &starter, &slot_ad, owner)?;
+        let mut input = None;
+        if sb.transfer {
+            self.log(ad, id, TransferStep::InputStarted);
+            input = Some(input::stage_in(sb, ad, &self.sides(), owner)?);
+            self.log(ad, id, TransferStep::InputFinished);
+        }
+        let catalog = output::Catalog::take(sb);
+        let mut run = starter.clone();
+        if sb.transfer
+            && !matches!(
+                ad.eval("TransferExecutable"),
+                crate::classad::Value::Bool(false)
+            )
+            && let Some(base) = ad
+                .eval_str("Cmd")
+                .and_then(|c| std::path::Path::new(&c).file_name().map(|b| sb.dir.join(b)))
+        {
+            run.insert("Cmd", Expr::string(&base.display().to_string()));
+        }
+        let run = Rc::new(run);
+        let cpus =
+            slot_ad_cpus(&slot_ad).unwrap_or_else(|| ad.eval_int("RequestCpus").unwrap_or(1));
+        let job_iwd = run.eval_str("Iwd").unwrap_or_else(|| "/".into());
+        let ctx = sandbox::env::Context {
+            scratch: &sb.dir,
+            job_iwd: std::path::Path::new(&job_iwd),
+            slot: &self.slot,
+            cpus,
+            transfer: sb.transfer,
+        };
+        let env = sandbox::env::build(
+            &run,
+            &self.sandbox.job_environment,
+            &self.sandbox.thread_vars,
+            &ctx,
+        )
+        .map_err(|m| Hold::new(m, crate::vocab::hold_code::FAILED_TO_CREATE_PROCESS, 0))?;
+        Ok((catalog, input, run, env))
+    }
+
+    /// After the run: a job that exited by itself sends its output back
+    /// (a failure becomes the run's hold); the transfer attributes go with
+    /// the end; the sandbox goes.
+    pub(super) fn unstage(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        staged: Staged,
+        mut end: RunEnd,
+    ) -> RunEnd {
+        let Staged {
+            sb, catalog, input, ..
+        } = staged;
+        let exited = end.status.is_some() && end.stop.is_none() && end.failed.is_none();
+        let mut out = None;
+        if sb.transfer && exited {
+            self.log(ad, id, TransferStep::OutputStarted);
+            let owner = super::start::identity(ad).ok().flatten();
+            let (moved, hold) = output::stage_out(&sb, ad, &catalog, &self.sides(), owner.as_ref());
+            self.log(ad, id, TransferStep::OutputFinished);
+            out = Some(moved);
+            end.output_failed = hold;
+        }
+        if sb.transfer {
+            end.attrs.extend(transfer_attrs(ad, input, out, &sb));
+        }
+        end.received = input.map_or(0, |m| m.bytes) as f64;
+        end.sent = out.map_or(0, |m| m.bytes) as f64;
+        sb.remove();
+        end
+    }
+
+    fn log(&self, ad: &Rc<ClassAd>, id: JobId, step: TransferStep) {
+        if let Some(p) = userlog::user_log_path(ad) {
+            let _ = userlog::log_job_events(&[(p, Event::file_transfer(id, step))]);
+        }
+    }
+}
+
+fn slot_ad_cpus(slot_ad: &ClassAd) -> Option<i64> {
+    match slot_ad.get("Cpus").and_then(|e| e.literal_value()) {
+        Some(crate::classad::Value::Int(i)) => Some(*i),
+        _ => None,
+    }
+}
+
+/// HTCondor's record of a run's transfers (spec section 4): the dates of
+/// each direction, the bytes (cumulative over runs), the file counts and
+/// the sandbox's size in DiskUsage (the largest seen).
+fn transfer_attrs(
+    ad: &Rc<ClassAd>,
+    input: Option<Moved>,
+    out: Option<Moved>,
+    sb: &Sandbox,
+) -> Vec<(String, Expr)> {
+    let mut set = Vec::new();
+    let real = |v: f64| Expr::Lit(crate::classad::Value::Real(v));
+    let prev = |n: &str| -> f64 {
+        match ad.eval(n) {
+            crate::classad::Value::Int(i) => i as f64,
+            crate::classad::Value::Real(r) => r,
+            _ => 0.0,
+        }
+    };
+    for (m, start, finish, dstart, dfinish, bytes, stats) in [
+        (
+            input,
+            "TransferInStarted",
+            "TransferInFinished",
+            "JobCurrentStartTransferInputDate",
+            "JobCurrentFinishTransferInputDate",
+            "BytesRecvd",
+            "TransferInputStats",
+        ),
+        (
+            out,
+            "TransferOutStarted",
+            "TransferOutFinished",
+            "JobCurrentStartTransferOutputDate",
+            "JobCurrentFinishTransferOutputDate",
+            "BytesSent",
+            "TransferOutputStats",
+        ),
+    ] {
+        let Some(m) = m else { continue };
+        set.push((start.to_string(), Expr::int(m.started)));
+        set.push((finish.to_string(), Expr::int(m.finished)));
+        set.push((dstart.to_string(), Expr::int(m.started)));
+        set.push((dfinish.to_string(), Expr::int(m.finished)));
+        set.push((bytes.to_string(), real(prev(bytes) + m.bytes as f64)));
+        let total = prev_count(ad, stats);
+        let text = format!(
+            "[ CedarFilesCountLastRun = {}; CedarFilesCountTotal = {} ]",
+            m.files,
+            total + m.files as i64
+        );
+        if let Ok(e) = crate::classad::parse_expr(&text) {
+            set.push((stats.to_string(), e));
+        }
+    }
+    let (kib, files) = usage_of(&sb.dir);
+    let disk = ad.eval_int("DiskUsage").unwrap_or(0).max(kib);
+    set.push(("DiskUsage".into(), Expr::int(disk)));
+    set.push(("ScratchDirFileCount".into(), Expr::int(files)));
+    set
+}
+
+/// The total count kept in a stats ad from an earlier run.
+fn prev_count(ad: &Rc<ClassAd>, stats: &str) -> i64 {
+    match ad.eval(stats) {
+        crate::classad::Value::Ad(inner) => {
+            inner.ad().eval_int("CedarFilesCountTotal").unwrap_or(0)
+        }
+        _ => 0,
+    }
+}
+
+/// A tree's size in KiB (rounded up) and its file count.
+fn usage_of(dir: &std::path::Path) -> (i64, i64) {
+    let (mut bytes, mut files) = (0u64, 0i64);
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            match e.metadata() {
+                Ok(m) if m.is_dir() => stack.push(e.path()),
+                Ok(m) => {
+                    bytes += m.len();
+                    files += 1;
+                }
+                Err(_) => {}
+            }
+        }
+    }
+    (bytes.div_ceil(1024) as i64, files)
+}
