@@ -266,3 +266,85 @@ fn keep_sandbox_leaves_the_directory_for_debugging() {
     assert!(dirs[0].join("k.txt").is_file());
     assert!(dirs[0].join(".job.ad").is_file());
 }
+
+/// A one-thread HTTP server on the loopback address: `/data.txt` is
+/// "served\n", anything else 404. Serves `n` requests, then stops.
+fn http_server(n: usize) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in l.incoming().take(n) {
+            let Ok(mut s) = stream else { continue };
+            let mut first = String::new();
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            r.read_line(&mut first).unwrap();
+            let mut line = String::new();
+            while r.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let resp = if first.starts_with("GET /data.txt") {
+                "HTTP/1.0 200 OK\r\nContent-Length: 7\r\n\r\nserved\n".to_string()
+            } else {
+                "HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_string()
+            };
+            let _ = s.write_all(resp.as_bytes());
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[test]
+fn http_inputs_are_fetched_and_an_unknown_scheme_holds_naming_it() {
+    let env = RunEnv::new();
+    let base = http_server(2);
+    let c = env.submit(
+        "u.sub",
+        &format!(
+            "executable = /bin/cat\narguments = data.txt\nshould_transfer_files = YES\n\
+             transfer_executable = false\n\
+             transfer_input_files = {base}/data.txt?token=1\noutput = u.out\nqueue\n"
+        ),
+    );
+    assert_eq!(
+        wait_history(&env, &format!("{c}.0")),
+        4,
+        "{}",
+        env.diagnosis()
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.path("u.out")).unwrap(),
+        "served\n"
+    );
+    // A URL that fails: hold 13, curl's exit code 22 (HTTP error) << 8.
+    let c = env.submit(
+        "bad.sub",
+        &format!(
+            "executable = /bin/true\nshould_transfer_files = YES\ntransfer_executable = false\n\
+             transfer_input_files = {base}/missing.txt\nqueue\n"
+        ),
+    );
+    let id = format!("{c}.0");
+    wait_held(&env, &id);
+    let code = env.q_af(&id, &["HoldReasonCode", "HoldReasonSubCode"]);
+    assert_eq!(code.as_deref(), Some(&*format!("13 {}", 22 << 8)));
+    let reason = env.q_af(&id, &["HoldReason"]).unwrap();
+    assert!(
+        reason.contains("using protocol http. Details: fetching"),
+        "{reason}"
+    );
+    let c = env.submit(
+        "s3.sub",
+        "executable = /bin/true\nshould_transfer_files = YES\ntransfer_executable = false\n\
+         transfer_input_files = gopher://example.org/x\nqueue\n",
+    );
+    let id = format!("{c}.0");
+    wait_held(&env, &id);
+    let reason = env.q_af(&id, &["HoldReason"]).unwrap();
+    assert!(
+        reason.ends_with(
+            "using protocol gopher. Details: FILETRANSFER: plugin for type gopher not found!"
+        ),
+        "{reason}"
+    );
+}

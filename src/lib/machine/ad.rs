@@ -97,6 +97,13 @@ pub fn slot_ad(machine: &Machine, row: &SlotRow, now: i64) -> ClassAd {
     s(&mut ad, "FileSystemDomain", &machine.filesystem_domain);
     s(&mut ad, "UidDomain", &machine.uid_domain);
     ad.insert("HasFileTransfer", boolean(true));
+    // The URL schemes the sandbox fetches (HTCondor's curl plugin's, and
+    // file, which it copies itself): jobs with URL inputs match on them.
+    s(
+        &mut ad,
+        "HasFileTransferPluginMethods",
+        "http,https,ftp,file,dav,davs",
+    );
     ad.insert("HasJobDeferral", boolean(true));
     // tern does not measure load per slot: the jobs' share is not known.
     ad.insert("LoadAvg", real(0.0));

@@ -7,7 +7,9 @@
 //! clash of names as in HTCondor. A file lands at `sandbox/<base name>`
 //! (a symlink is followed); a directory `d` is copied whole to
 //! `sandbox/d`, and `d/` copies its contents to the top. `file://` URLs
-//! are local paths. The first failure holds the job with code 13, the
+//! are local paths; `http`, `https`, `ftp`, `dav` and `davs` URLs are
+//! fetched with curl(1) as HTCondor's curl plugin fetches them; any other
+//! scheme holds the job, naming it. The first failure holds the job with code 13, the
 //! errno as subcode and HTCondor's text, and nothing of it runs.
 
 use std::fs;
@@ -45,6 +47,14 @@ pub fn stage_in(
     };
     for entry in entries(ad) {
         match source(&entry, &iwd) {
+            Source::Url { scheme }
+                if CURL_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()) =>
+            {
+                fetch(&entry, &scheme, &sb.dir, sides, owner)?;
+                // HTCondor counts a URL as the length of its text.
+                moved.bytes += entry.len() as u64;
+                moved.files += 1;
+            }
             Source::Url { scheme } => {
                 return Err(Hold::new(
                     format!(
@@ -130,6 +140,73 @@ fn source(entry: &str, iwd: &Path) -> Source {
         };
     }
     Source::Path(iwd.join(entry), entry.ends_with('/'))
+}
+
+/// The schemes HTCondor's curl plugin serves (24.0's FILETRANSFER_PLUGINS),
+/// less `file`, which tern copies itself.
+const CURL_SCHEMES: &[&str] = &["http", "https", "ftp", "dav", "davs"];
+
+/// Fetches a URL into the sandbox as HTCondor's curl plugin does: with
+/// curl(1) (the same library the plugin uses), following redirects,
+/// failing on an HTTP error, to `sandbox/<last path component>` without
+/// its query. A failure is hold 13 with curl's exit code shifted left by 8
+/// as subcode (HTCondor's `exit << 8`) and curl's message.
+fn fetch(
+    url: &str,
+    scheme: &str,
+    dir: &Path,
+    sides: &Sides,
+    owner: Option<&Identity>,
+) -> Result<(), Hold> {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    let name = path
+        .rsplit('/')
+        .next()
+        .filter(|n| !n.is_empty())
+        .unwrap_or("index.html");
+    let dest = dir.join(name);
+    let fail = |detail: String, sub: i64| {
+        Hold::new(
+            format!(
+                "Transfer input files failure at execution point {} using protocol {scheme}. \
+                 Details: {detail}",
+                sides.ep
+            ),
+            hold_code::TRANSFER_INPUT_ERROR,
+            sub,
+        )
+    };
+    let out = std::process::Command::new("curl")
+        .args([
+            "--fail",
+            "--location",
+            "--silent",
+            "--show-error",
+            "--retry",
+            "2",
+        ])
+        .args(["--connect-timeout", "30", "--output"])
+        .arg(&dest)
+        .arg("--")
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| {
+            fail(
+                format!("cannot run curl to fetch {url}: {}", strerror(&e)),
+                0,
+            )
+        })?;
+    if !out.status.success() {
+        let code = out.status.code().unwrap_or(0) as i64;
+        let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        let _ = fs::remove_file(&dest);
+        return Err(fail(format!("fetching {url}: {msg}"), code << 8));
+    }
+    if let Some(id) = owner {
+        let _ = std::os::unix::fs::chown(&dest, Some(id.uid), Some(id.gid));
+    }
+    Ok(())
 }
 
 /// HTCondor's hold for a source it could not read (spec 6.3): code 13,
