@@ -348,3 +348,43 @@ fn http_inputs_are_fetched_and_an_unknown_scheme_holds_naming_it() {
         "{reason}"
     );
 }
+
+#[test]
+fn on_exit_or_evict_saves_the_files_of_a_vacated_run_for_the_next() {
+    let env = RunEnv::new().knob("PERIODIC_EXPR_INTERVAL", "1");
+    let marker = env.path("first-run");
+    script(
+        &env,
+        "job.sh",
+        &format!(
+            "if [ -f state.txt ]; then echo \"resumed from $(cat state.txt)\"; echo final > state.txt; exit 0; fi\n\
+             echo first > state.txt\ntouch {}\nsleep 300\n",
+            marker.display()
+        ),
+    );
+    let c = env.submit(
+        "e.sub",
+        "executable = job.sh\nshould_transfer_files = YES\n\
+         when_to_transfer_output = ON_EXIT_OR_EVICT\noutput = e.out\nlog = e.log\nqueue\n",
+    );
+    let id = format!("{c}.0");
+    env.wait_for("the first run", TIMEOUT, || marker.exists());
+    env.run_ok("tern_vacate_job", [&id]);
+    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    assert_eq!(
+        std::fs::read_to_string(env.path("e.out")).unwrap(),
+        "resumed from first\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.path("state.txt")).unwrap(),
+        "final\n"
+    );
+    let events = job_events(&env.path("e.log"), &id);
+    assert_eq!(events, [0, 40, 40, 1, 40, 40, 4, 40, 40, 1, 40, 40, 5]);
+    check_logs_with_htcondor(&[env.path("e.log")]);
+    // The SPOOL copy goes once the job has left the queue.
+    let saved = env.path(&format!("spool/{c}/0/cluster{c}.proc0.subproc0"));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    env.negotiate();
+    assert!(!saved.exists(), "{} is left", saved.display());
+}

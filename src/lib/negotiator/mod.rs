@@ -271,6 +271,9 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     let claims = launch::claim(&mut q, spool, &machine, &outcome, now)?;
     request_preemptions(&mut q, spool, &victims, now)?;
     periodic::record(&mut q, &due, now)?;
+    if due.all {
+        clear_leftovers(cfg, &machine, spool, &q, &mut report)?;
+    }
     drop(q);
     if let Err(e) = userlog::log_job_events(&events) {
         report.lines.push(format!("warning: {e}"));
@@ -282,6 +285,29 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         }
     }
     Ok(report)
+}
+
+/// With the full evaluation (every PERIODIC_EXPR_INTERVAL): the SPOOL
+/// copies of jobs that left the queue, and the sandboxes of shadows that
+/// died, go.
+fn clear_leftovers(
+    cfg: &Config,
+    machine: &Machine,
+    spool: &Path,
+    q: &Queue,
+    report: &mut Report,
+) -> Result<(), NegotiatorError> {
+    let knobs = crate::sandbox::Knobs::from_config(cfg, &machine.filesystem_domain)?;
+    let spools = crate::sandbox::remove_stale_spools(spool, |cluster, proc| {
+        q.row(JobId { cluster, proc }).ok().flatten().is_some()
+    });
+    let sandboxes = crate::sandbox::remove_orphan_sandboxes(&knobs);
+    if spools + sandboxes > 0 {
+        report.lines.push(format!(
+            "removed {spools} spooled job directories and {sandboxes} orphaned sandboxes"
+        ));
+    }
+    Ok(())
 }
 
 /// The queue with its limits, or `None` before the first submit. A pass

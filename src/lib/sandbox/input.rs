@@ -34,9 +34,11 @@ enum Source {
 }
 
 /// Copies the job's inputs into the sandbox; the totals, or the hold.
+/// `spooled` is the job's SPOOL copy from an evicted run, if it has one.
 pub fn stage_in(
     sb: &Sandbox,
     ad: &Rc<ClassAd>,
+    spooled: Option<&Path>,
     sides: &Sides,
     owner: Option<&Identity>,
 ) -> Result<Moved, Hold> {
@@ -76,6 +78,19 @@ pub fn stage_in(
                     .map_err(|e| input_hold(sides, &e))?;
             }
         }
+    }
+    // What an evicted run saved (ON_EXIT_OR_EVICT) comes last, over any
+    // input of the same name.
+    if let Some(saved) = spooled
+        && saved.is_dir()
+    {
+        let mut copier = Copier {
+            owner,
+            moved: &mut moved,
+        };
+        copier
+            .entry(saved, true, &sb.dir)
+            .map_err(|e| input_hold(sides, &e))?;
     }
     // The executable runs whatever mode it had.
     if sb.transfer

@@ -45,6 +45,8 @@ pub struct Knobs {
     pub filesystem_domain: String,
     /// KEEP_SANDBOX: leave each sandbox in place after its run.
     pub keep: bool,
+    /// SPOOL: where ON_EXIT_OR_EVICT keeps a job's files between runs.
+    pub spool: PathBuf,
     /// STARTER_JOB_ENVIRONMENT: variables every job starts with.
     pub job_environment: String,
     /// STARTER_NUM_THREADS_ENV_VARS: set to the slot's cpus when empty.
@@ -62,6 +64,7 @@ impl Knobs {
             .unwrap_or_else(|| format!("{spool}/execute"));
         Ok(Knobs {
             execute: PathBuf::from(execute),
+            spool: PathBuf::from(&spool),
             filesystem_domain: filesystem_domain.to_string(),
             keep: cfg.get_bool("KEEP_SANDBOX", false)?,
             job_environment: cfg.get("STARTER_JOB_ENVIRONMENT")?.unwrap_or_default(),
@@ -74,6 +77,87 @@ impl Knobs {
                 .collect(),
         })
     }
+}
+
+/// Where a job's files wait between runs under ON_EXIT_OR_EVICT, as
+/// HTCondor lays it out (`spooled_job_files.cpp`):
+/// `$(SPOOL)/<ClusterId % 10000>/<ProcId % 10000>/cluster<C>.proc<P>.subproc0`.
+pub fn job_spool(spool: &Path, cluster: i64, proc_: i64) -> PathBuf {
+    spool
+        .join((cluster % 10000).to_string())
+        .join((proc_ % 10000).to_string())
+        .join(format!("cluster{cluster}.proc{proc_}.subproc0"))
+}
+
+/// Removes the spooled files of jobs that are no longer in the queue
+/// (`in_queue` answers for a cluster and proc); HTCondor removes them when
+/// the job leaves the queue. Returns how many it removed.
+pub fn remove_stale_spools(spool: &Path, in_queue: impl Fn(i64, i64) -> bool) -> usize {
+    let mut removed = 0;
+    let numeric = |p: &Path| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let Ok(top) = std::fs::read_dir(spool) else {
+        return 0;
+    };
+    for a in top
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && numeric(p))
+    {
+        for b in std::fs::read_dir(&a).into_iter().flatten().flatten() {
+            for c in std::fs::read_dir(b.path()).into_iter().flatten().flatten() {
+                let name = c.file_name().to_string_lossy().into_owned();
+                let Some((cl, pr)) = parse_spool_name(&name) else {
+                    continue;
+                };
+                if !in_queue(cl, pr) && remove_tree(&c.path()).is_ok() {
+                    removed += 1;
+                }
+            }
+            let _ = std::fs::remove_dir(b.path());
+        }
+        let _ = std::fs::remove_dir(&a);
+    }
+    removed
+}
+
+/// Removes sandboxes whose shadow is gone (killed before it could clean
+/// up), as HTCondor's startd clears its starters' leftovers: a
+/// `dir_<pid>` whose process no longer exists. A live process of that pid,
+/// a shadow or not, keeps its directory. Nothing is removed when
+/// KEEP_SANDBOX keeps them on purpose. Returns how many it removed.
+pub fn remove_orphan_sandboxes(knobs: &Knobs) -> usize {
+    if knobs.keep {
+        return 0;
+    }
+    let Ok(rd) = std::fs::read_dir(&knobs.execute) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("dir_")
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if crate::sys::pids::start_time(pid).is_none() && remove_tree(&e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// `cluster<C>.proc<P>.subproc0` (and its `.tmp`/`.swap` siblings).
+fn parse_spool_name(name: &str) -> Option<(i64, i64)> {
+    let rest = name.strip_prefix("cluster")?;
+    let (c, rest) = rest.split_once(".proc")?;
+    let (p, _) = rest.split_once(".subproc0")?;
+    Some((c.parse().ok()?, p.parse().ok()?))
 }
 
 /// Whether the job's files are transferred (HTCondor's
@@ -175,7 +259,7 @@ impl Sandbox {
 
 /// Removes a tree the job may have left unwritable (a directory of mode
 /// 0500 cannot be emptied until it is made writable again).
-fn remove_tree(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn remove_tree(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     match std::fs::remove_dir_all(dir) {
         Ok(()) => Ok(()),

@@ -52,6 +52,17 @@ impl Catalog {
         Catalog(map)
     }
 
+    /// Forgets the names restored from an earlier run's SPOOL copy: they
+    /// count as this job's output at its final exit (HTCondor's
+    /// TransferIntermediate).
+    pub fn forget_restored(&mut self, spooled: &Path) {
+        if let Ok(rd) = fs::read_dir(spooled) {
+            for e in rd.flatten() {
+                self.0.remove(&e.file_name());
+            }
+        }
+    }
+
     fn changed(&self, name: &OsString, m: &fs::Metadata) -> bool {
         self.0.get(name) != Some(&stamp(m))
     }
@@ -140,6 +151,88 @@ pub fn stage_out(
     }
     moved.finished = crate::clock::now();
     (moved, first)
+}
+
+/// Saves the output set of an evicted run (ON_EXIT_OR_EVICT) to the job's
+/// SPOOL directory, under the sandbox's own names (no remaps), with
+/// `_condor_stdout` and `_condor_stderr`: into `<dir>.tmp`, then swapped
+/// in for the old copy, so a crash leaves one whole copy. A missing
+/// listed file is the same hold 12/2 as at exit.
+pub fn spool_out(
+    sb: &Sandbox,
+    ad: &Rc<ClassAd>,
+    catalog: &Catalog,
+    dest: &Path,
+    sides: &Sides,
+) -> (Moved, Option<Hold>) {
+    let mut moved = Moved {
+        started: crate::clock::now(),
+        ..Moved::default()
+    };
+    let mut items = match ad.eval_str("TransferOutput") {
+        Some(list) => listed(sb, ad, &list),
+        None => changed(sb, ad, catalog),
+    };
+    for f in [super::STDOUT_FILE, super::STDERR_FILE] {
+        if sb.path(f).is_file()
+            && !items
+                .iter()
+                .any(|i| matches!(i, Item::File { name, .. } if name == f))
+        {
+            items.push(Item::File {
+                src: sb.path(f),
+                name: f.to_string(),
+            });
+        }
+    }
+    let tmp = with_suffix(dest, ".tmp");
+    let swap = with_suffix(dest, ".swap");
+    let _ = super::remove_tree(&tmp);
+    let mut first = None;
+    if let Err(e) = fs::create_dir_all(&tmp) {
+        let f = Failure::Write(CopyError::io(&tmp, &e));
+        return (moved, Some(f.hold(sides)));
+    }
+    let none = Remaps::default();
+    let mut send = Sender {
+        iwd: &tmp,
+        owner: None,
+        moved: &mut moved,
+    };
+    for item in items {
+        let r = match &item {
+            Item::File { src, name } => send.file(src, name, &none),
+            Item::Dir { name } => send.dir(name, &none),
+            Item::Missing { src, .. } => Err(Failure::Read(CopyError::io(
+                src,
+                &io::Error::from_raw_os_error(libc::ENOENT),
+            ))),
+        };
+        if let Err(f) = r
+            && first.is_none()
+        {
+            first = Some(f.hold(sides));
+        }
+    }
+    // The new copy replaces the old one whole.
+    let _ = super::remove_tree(&swap);
+    if dest.exists() {
+        let _ = fs::rename(dest, &swap);
+    }
+    if let Err(e) = fs::rename(&tmp, dest)
+        && first.is_none()
+    {
+        first = Some(Failure::Write(CopyError::io(dest, &e)).hold(sides));
+    }
+    let _ = super::remove_tree(&swap);
+    moved.finished = crate::clock::now();
+    (moved, first)
+}
+
+fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
+    let mut s = p.as_os_str().to_os_string();
+    s.push(suffix);
+    PathBuf::from(s)
 }
 
 /// The explicit list, expanded: directories recursively.

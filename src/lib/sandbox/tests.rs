@@ -15,6 +15,7 @@ fn knobs(dir: &Path) -> Knobs {
         execute: dir.join("execute"),
         filesystem_domain: "here.example".into(),
         keep: false,
+        spool: dir.join("spool"),
         job_environment: String::new(),
         thread_vars: vec!["OMP_NUM_THREADS".into()],
     }
@@ -77,7 +78,7 @@ fn inputs_land_by_base_name_directories_whole_or_by_contents() {
     ))
     .unwrap();
     let sb = Sandbox::create(&knobs(dir.path()), "1", true, None).unwrap();
-    let moved = input::stage_in(&sb, &ad, &sides(), None).unwrap();
+    let moved = input::stage_in(&sb, &ad, None, &sides(), None).unwrap();
     assert_eq!(moved.files, 4);
     assert_eq!(moved.bytes, 1 + 2 + 3 + 10);
     assert_eq!(std::fs::read_to_string(sb.path("d/sub/x")).unwrap(), "xx");
@@ -94,7 +95,7 @@ fn a_missing_input_is_hold_13_with_the_absolute_path() {
     ))
     .unwrap();
     let sb = Sandbox::create(&knobs(dir.path()), "1", true, None).unwrap();
-    let h = input::stage_in(&sb, &ad, &sides(), None).unwrap_err();
+    let h = input::stage_in(&sb, &ad, None, &sides(), None).unwrap_err();
     assert_eq!((h.code, h.subcode), (13, 2));
     assert_eq!(
         h.reason,

@@ -187,7 +187,9 @@ fn fate(
         Some(JobStatus::Held) => Some(Stop::Hold),
         _ => end.stop,
     };
-    if stop.is_none()
+    // A failed transfer holds the job, unless it is being held or removed
+    // anyway.
+    if !matches!(stop, Some(Stop::Remove | Stop::Hold))
         && let Some(hold) = &end.output_failed
     {
         return output_failed(ad, id, usage, hold, now);

@@ -82,12 +82,18 @@ impl Shadow {
             .unwrap_or_default();
         adfiles::write(sb, &starter, &slot_ad, owner)?;
         let mut input = None;
+        let spooled = sandbox::job_spool(&self.sandbox.spool, id.cluster, id.proc);
+        let spooled = spooled.is_dir().then_some(spooled);
         if sb.transfer {
             self.log(ad, id, TransferStep::InputStarted);
-            input = Some(input::stage_in(sb, ad, &self.sides(), owner)?);
+            let moved = input::stage_in(sb, ad, spooled.as_deref(), &self.sides(), owner)?;
+            input = Some(moved);
             self.log(ad, id, TransferStep::InputFinished);
         }
-        let catalog = output::Catalog::take(sb);
+        let mut catalog = output::Catalog::take(sb);
+        if let Some(saved) = &spooled {
+            catalog.forget_restored(saved);
+        }
         let mut run = starter.clone();
         if sb.transfer
             && !matches!(
@@ -143,6 +149,15 @@ impl Shadow {
             self.log(ad, id, TransferStep::OutputFinished);
             out = Some(moved);
             end.output_failed = hold;
+        } else if sb.transfer && end.stop.is_some() && spools_on_evict(ad) {
+            // Told to stop (vacate, preemption, shutdown, hold, remove):
+            // the files so far wait in SPOOL for the next run.
+            self.log(ad, id, TransferStep::OutputStarted);
+            let dest = sandbox::job_spool(&self.sandbox.spool, id.cluster, id.proc);
+            let (moved, hold) = output::spool_out(&sb, ad, &catalog, &dest, &self.sides());
+            self.log(ad, id, TransferStep::OutputFinished);
+            out = Some(moved);
+            end.output_failed = hold;
         }
         if sb.transfer {
             end.attrs.extend(transfer_attrs(ad, input, out, &sb));
@@ -158,6 +173,13 @@ impl Shadow {
             let _ = userlog::log_job_events(&[(p, Event::file_transfer(id, step))]);
         }
     }
+}
+
+/// ON_EXIT_OR_EVICT, unless SpoolOnEvict is false.
+fn spools_on_evict(ad: &Rc<ClassAd>) -> bool {
+    ad.eval_str("WhenToTransferOutput")
+        .is_some_and(|w| w.eq_ignore_ascii_case("ON_EXIT_OR_EVICT"))
+        && !matches!(ad.eval("SpoolOnEvict"), crate::classad::Value::Bool(false))
 }
 
 fn slot_ad_cpus(slot_ad: &ClassAd) -> Option<i64> {
