@@ -35,13 +35,16 @@ enum Source {
 
 /// Copies the job's inputs into the sandbox; the totals, or the hold.
 /// `spooled` is the job's SPOOL copy from an evicted run, if it has one.
+/// `max_mb` is MAX_TRANSFER_INPUT_MB (the job's MaxTransferInputMB wins).
 pub fn stage_in(
     sb: &Sandbox,
     ad: &Rc<ClassAd>,
     spooled: Option<&Path>,
+    max_mb: i64,
     sides: &Sides,
     owner: Option<&Identity>,
 ) -> Result<Moved, Hold> {
+    let mut budget = Budget::for_job(ad, "MaxTransferInputMB", max_mb);
     let iwd = PathBuf::from(ad.eval_str("Iwd").unwrap_or_else(|| "/".into()));
     let mut moved = Moved {
         started: crate::clock::now(),
@@ -72,6 +75,7 @@ pub fn stage_in(
                 let mut copier = Copier {
                     owner,
                     moved: &mut moved,
+                    budget: &mut budget,
                 };
                 copier
                     .entry(&path, contents, &sb.dir)
@@ -87,10 +91,18 @@ pub fn stage_in(
         let mut copier = Copier {
             owner,
             moved: &mut moved,
+            budget: &mut budget,
         };
         copier
             .entry(saved, true, &sb.dir)
             .map_err(|e| input_hold(sides, &e))?;
+    }
+    if let Some(text) = budget.exceeded("upload", sides) {
+        return Err(Hold::new(
+            text,
+            hold_code::MAX_TRANSFER_INPUT_SIZE_EXCEEDED,
+            0,
+        ));
     }
     // The executable runs whatever mode it had.
     if sb.transfer
@@ -251,6 +263,62 @@ pub(super) fn strerror(e: &io::Error) -> String {
 pub(super) struct Copier<'a> {
     pub owner: Option<&'a Identity>,
     pub moved: &'a mut Moved,
+    pub budget: &'a mut Budget,
+}
+
+/// What MAX_TRANSFER_INPUT_MB / MAX_TRANSFER_OUTPUT_MB leave of a
+/// transfer: the file that crosses the limit is copied truncated to what
+/// remains and every later one empty, as HTCondor sends them.
+#[derive(Debug, Default)]
+pub struct Budget {
+    /// Bytes left; `None` for no limit.
+    pub left: Option<u64>,
+    /// The limit in MB, for the message.
+    pub max_mb: i64,
+    /// The first file over the limit and its size.
+    pub over: Option<(PathBuf, u64)>,
+}
+
+impl Budget {
+    /// A limit in MB (1 MB = 1048576 bytes); negative means none.
+    pub fn of_mb(max_mb: i64) -> Budget {
+        Budget {
+            left: (max_mb >= 0).then(|| max_mb as u64 * 1_048_576),
+            max_mb,
+            over: None,
+        }
+    }
+
+    /// The job's own limit (`attr`) or else the knob's.
+    pub fn for_job(ad: &Rc<ClassAd>, attr: &str, knob: i64) -> Budget {
+        Budget::of_mb(ad.eval_int(attr).unwrap_or(knob))
+    }
+
+    /// How many bytes of a file of `len` may be sent; notes the first
+    /// file that crosses the limit.
+    fn take(&mut self, src: &Path, len: u64) -> u64 {
+        let Some(left) = self.left else { return len };
+        let n = len.min(left);
+        self.left = Some(left - n);
+        if n < len && self.over.is_none() {
+            self.over = Some((src.to_path_buf(), len));
+        }
+        n
+    }
+
+    /// HTCondor's text for the crossing (spec 6.3, codes 32 and 33).
+    pub fn exceeded(&self, what: &str, sides: &Sides) -> Option<String> {
+        let (path, len) = self.over.as_ref()?;
+        let mb = |b: u64| b.div_ceil(1_048_576);
+        Some(format!(
+            "Error from {}: Failed to transfer files: |Error: sending file {}: max total {what} \
+             bytes exceeded (max={} MB, this file={} MB)",
+            sides.ep,
+            path.display(),
+            self.max_mb,
+            mb(*len)
+        ))
+    }
 }
 
 /// A failed copy: the path that failed, the errno and the text.
@@ -347,7 +415,13 @@ impl Copier<'_> {
         if dest.is_dir() {
             fs::remove_dir_all(dest).map_err(at(dest))?;
         }
-        let n = fs::copy(src, dest).map_err(|e| {
+        let allowed = self.budget.take(src, meta.len());
+        let n = if allowed == meta.len() {
+            fs::copy(src, dest)
+        } else {
+            copy_prefix(src, dest, allowed)
+        }
+        .map_err(|e| {
             // Which side failed: the source if it cannot be opened.
             match fs::File::open(src) {
                 Err(se) => CopyError::io(src, &se),
@@ -368,4 +442,13 @@ impl Copier<'_> {
         }
         Ok(())
     }
+}
+
+/// The first `n` bytes of `src` into `dest` (created or truncated),
+/// streamed.
+fn copy_prefix(src: &Path, dest: &Path, n: u64) -> io::Result<u64> {
+    use std::io::Read;
+    let from = fs::File::open(src)?;
+    let mut to = fs::File::create(dest)?;
+    io::copy(&mut from.take(n), &mut to)
 }

@@ -47,6 +47,9 @@ pub struct Knobs {
     pub keep: bool,
     /// SPOOL: where ON_EXIT_OR_EVICT keeps a job's files between runs.
     pub spool: PathBuf,
+    /// MAX_TRANSFER_INPUT_MB and MAX_TRANSFER_OUTPUT_MB (-1: no limit).
+    pub max_input_mb: i64,
+    pub max_output_mb: i64,
     /// STARTER_JOB_ENVIRONMENT: variables every job starts with.
     pub job_environment: String,
     /// STARTER_NUM_THREADS_ENV_VARS: set to the slot's cpus when empty.
@@ -65,6 +68,8 @@ impl Knobs {
         Ok(Knobs {
             execute: PathBuf::from(execute),
             spool: PathBuf::from(&spool),
+            max_input_mb: cfg.get_int("MAX_TRANSFER_INPUT_MB", -1)?,
+            max_output_mb: cfg.get_int("MAX_TRANSFER_OUTPUT_MB", -1)?,
             filesystem_domain: filesystem_domain.to_string(),
             keep: cfg.get_bool("KEEP_SANDBOX", false)?,
             job_environment: cfg.get("STARTER_JOB_ENVIRONMENT")?.unwrap_or_default(),

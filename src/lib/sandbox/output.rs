@@ -29,7 +29,7 @@ use crate::classad::ClassAd;
 use crate::sys::identity::Identity;
 use crate::vocab::{Hold, hold_code};
 
-use super::input::{Copier, CopyError};
+use super::input::{Budget, Copier, CopyError};
 use super::remap::Remaps;
 use super::{Moved, Sandbox, Sides};
 
@@ -90,10 +90,14 @@ enum Item {
 
 /// Sends the output set back; the totals, and the hold of the first
 /// failure (every other file is still sent).
+/// `max_mb` is MAX_TRANSFER_OUTPUT_MB (the job's MaxTransferOutputMB
+/// wins); crossing it is hold 33 after every file was sent as far as it
+/// could be.
 pub fn stage_out(
     sb: &Sandbox,
     ad: &Rc<ClassAd>,
     catalog: &Catalog,
+    max_mb: i64,
     sides: &Sides,
     owner: Option<&Identity>,
 ) -> (Moved, Option<Hold>) {
@@ -130,6 +134,7 @@ pub fn stage_out(
         iwd: &iwd,
         owner,
         moved: &mut moved,
+        budget: Budget::for_job(ad, "MaxTransferOutputMB", max_mb),
     };
     for item in items {
         let r = match &item {
@@ -148,6 +153,15 @@ pub fn stage_out(
         {
             first = Some(f.hold(sides));
         }
+    }
+    if first.is_none()
+        && let Some(text) = send.budget.exceeded("download", sides)
+    {
+        first = Some(Hold::new(
+            text,
+            hold_code::MAX_TRANSFER_OUTPUT_SIZE_EXCEEDED,
+            0,
+        ));
     }
     moved.finished = crate::clock::now();
     (moved, first)
@@ -198,6 +212,7 @@ pub fn spool_out(
         iwd: &tmp,
         owner: None,
         moved: &mut moved,
+        budget: Budget::default(),
     };
     for item in items {
         let r = match &item {
@@ -402,6 +417,7 @@ struct Sender<'a> {
     iwd: &'a Path,
     owner: Option<&'a Identity>,
     moved: &'a mut Moved,
+    budget: Budget,
 }
 
 impl Sender<'_> {
@@ -435,6 +451,7 @@ impl Sender<'_> {
         let mut copier = Copier {
             owner: self.owner,
             moved: self.moved,
+            budget: &mut self.budget,
         };
         let r = copier.file(src, &tmp, &meta);
         if let Err(e) = r {

@@ -16,6 +16,8 @@ fn knobs(dir: &Path) -> Knobs {
         filesystem_domain: "here.example".into(),
         keep: false,
         spool: dir.join("spool"),
+        max_input_mb: -1,
+        max_output_mb: -1,
         job_environment: String::new(),
         thread_vars: vec!["OMP_NUM_THREADS".into()],
     }
@@ -78,7 +80,7 @@ fn inputs_land_by_base_name_directories_whole_or_by_contents() {
     ))
     .unwrap();
     let sb = Sandbox::create(&knobs(dir.path()), "1", true, None).unwrap();
-    let moved = input::stage_in(&sb, &ad, None, &sides(), None).unwrap();
+    let moved = input::stage_in(&sb, &ad, None, -1, &sides(), None).unwrap();
     assert_eq!(moved.files, 4);
     assert_eq!(moved.bytes, 1 + 2 + 3 + 10);
     assert_eq!(std::fs::read_to_string(sb.path("d/sub/x")).unwrap(), "xx");
@@ -95,7 +97,7 @@ fn a_missing_input_is_hold_13_with_the_absolute_path() {
     ))
     .unwrap();
     let sb = Sandbox::create(&knobs(dir.path()), "1", true, None).unwrap();
-    let h = input::stage_in(&sb, &ad, None, &sides(), None).unwrap_err();
+    let h = input::stage_in(&sb, &ad, None, -1, &sides(), None).unwrap_err();
     assert_eq!((h.code, h.subcode), (13, 2));
     assert_eq!(
         h.reason,
@@ -128,7 +130,7 @@ fn default_output_is_new_or_changed_top_level_files_with_std_files_remapped() {
         iwd.display()
     ))
     .unwrap();
-    let (moved, hold) = output::stage_out(&sb, &ad, &catalog, &sides(), None);
+    let (moved, hold) = output::stage_out(&sb, &ad, &catalog, -1, &sides(), None);
     assert!(hold.is_none(), "{hold:?}");
     assert_eq!(moved.files, 3);
     let mut names: Vec<String> = std::fs::read_dir(&iwd)
@@ -157,7 +159,7 @@ fn a_missing_listed_output_is_hold_12_and_the_rest_still_lands() {
         iwd.display()
     ))
     .unwrap();
-    let (_, hold) = output::stage_out(&sb, &ad, &Catalog::default(), &sides(), None);
+    let (_, hold) = output::stage_out(&sb, &ad, &Catalog::default(), -1, &sides(), None);
     let h = hold.unwrap();
     assert_eq!((h.code, h.subcode), (12, 2));
     assert_eq!(
@@ -230,4 +232,65 @@ fn the_environment_is_the_starters() {
     assert_eq!(get("_CONDOR_JOB_PIDS"), Some(""));
     assert_eq!(get("BATCH_SYSTEM"), Some("HTCondor"));
     assert_eq!(get("PATH"), None);
+}
+
+#[test]
+fn over_the_input_limit_a_file_is_cut_later_ones_are_empty_and_the_job_is_held_32() {
+    let dir = tempfile::tempdir().unwrap();
+    let iwd = dir.path().join("iwd");
+    std::fs::create_dir_all(&iwd).unwrap();
+    std::fs::write(iwd.join("a"), vec![b'a'; 700_000]).unwrap();
+    std::fs::write(iwd.join("b"), vec![b'b'; 700_000]).unwrap();
+    std::fs::write(iwd.join("c"), "c").unwrap();
+    let ad = rc_ad(&format!(
+        "[Iwd = \"{}\"; TransferInput = \"a,b,c\"; TransferExecutable = false]",
+        iwd.display()
+    ))
+    .unwrap();
+    let sb = Sandbox::create(&knobs(dir.path()), "1", true, None).unwrap();
+    let h = input::stage_in(&sb, &ad, None, 1, &sides(), None).unwrap_err();
+    assert_eq!((h.code, h.subcode), (32, 0));
+    assert_eq!(
+        h.reason,
+        format!(
+            "Error from slot1@here.example: Failed to transfer files: |Error: sending file {}: \
+             max total upload bytes exceeded (max=1 MB, this file=1 MB)",
+            iwd.join("b").display()
+        )
+    );
+    let len = |n: &str| std::fs::metadata(sb.path(n)).unwrap().len();
+    assert_eq!(
+        (len("a"), len("b"), len("c")),
+        (700_000, 1_048_576 - 700_000, 0)
+    );
+    // The job's own limit wins over the knob's.
+    let ad = rc_ad(&format!(
+        "[Iwd = \"{}\"; TransferInput = \"a,b,c\"; TransferExecutable = false; MaxTransferInputMB = 2]",
+        iwd.display()
+    ))
+    .unwrap();
+    assert!(input::stage_in(&sb, &ad, None, 1, &sides(), None).is_ok());
+}
+
+#[test]
+fn over_the_output_limit_the_job_is_held_33() {
+    let dir = tempfile::tempdir().unwrap();
+    let iwd = dir.path().join("iwd");
+    std::fs::create_dir_all(&iwd).unwrap();
+    let sb = Sandbox::create(&knobs(dir.path()), "1", true, None).unwrap();
+    std::fs::write(sb.path("big"), vec![b'x'; 1_500_000]).unwrap();
+    let ad = rc_ad(&format!(
+        "[Iwd = \"{}\"; MaxTransferOutputMB = 1]",
+        iwd.display()
+    ))
+    .unwrap();
+    let (_, hold) = output::stage_out(&sb, &ad, &Catalog::default(), -1, &sides(), None);
+    let h = hold.unwrap();
+    assert_eq!((h.code, h.subcode), (33, 0));
+    assert!(
+        h.reason
+            .contains("max total download bytes exceeded (max=1 MB, this file=2 MB)"),
+        "{h:?}"
+    );
+    assert_eq!(std::fs::metadata(iwd.join("big")).unwrap().len(), 1_048_576);
 }

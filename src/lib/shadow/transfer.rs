@@ -86,7 +86,14 @@ impl Shadow {
         let spooled = spooled.is_dir().then_some(spooled);
         if sb.transfer {
             self.log(ad, id, TransferStep::InputStarted);
-            let moved = input::stage_in(sb, ad, spooled.as_deref(), &self.sides(), owner)?;
+            let moved = input::stage_in(
+                sb,
+                ad,
+                spooled.as_deref(),
+                self.sandbox.max_input_mb,
+                &self.sides(),
+                owner,
+            )?;
             input = Some(moved);
             self.log(ad, id, TransferStep::InputFinished);
         }
@@ -145,7 +152,14 @@ impl Shadow {
         if sb.transfer && exited {
             self.log(ad, id, TransferStep::OutputStarted);
             let owner = super::start::identity(ad).ok().flatten();
-            let (moved, hold) = output::stage_out(&sb, ad, &catalog, &self.sides(), owner.as_ref());
+            let (moved, hold) = output::stage_out(
+                &sb,
+                ad,
+                &catalog,
+                self.sandbox.max_output_mb,
+                &self.sides(),
+                owner.as_ref(),
+            );
             self.log(ad, id, TransferStep::OutputFinished);
             out = Some(moved);
             end.output_failed = hold;
