@@ -204,7 +204,8 @@ impl Build<'_> {
 
     /// Whether the resource requests and Requirements are to be built.
     fn want_requirements(&self) -> bool {
-        self.want(&["requirements", "universe", "should_transfer_files"])
+        self.want(&["requirements", "universe"])
+            || self.want(transfer::REQUIREMENT_CMDS)
             || self.want_prefix("request_")
             || self.want(&CRON_CMDS)
     }
