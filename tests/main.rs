@@ -22,6 +22,7 @@ mod cli_run;
 mod cli_shadow;
 mod cli_status;
 mod cli_submit;
+mod cli_transfer_limits;
 mod cli_userprio;
 mod cli_vacate;
 mod config_man;

@@ -13,12 +13,14 @@
 //! proc's ad.
 
 pub mod args;
+mod input_limit;
 pub mod job;
 mod materialize;
 mod parse;
 pub mod queue;
 pub mod units;
 
+pub use input_limit::hold_over_input_limit;
 pub use materialize::materialize;
 pub use parse::parse;
 

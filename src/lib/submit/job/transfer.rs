@@ -251,8 +251,9 @@ impl Build<'_> {
             .map(|b| (b, o)),
             None => None,
         };
+        // condor_submit checks this in every universe but grid, java and
+        // vm, which tern does not run.
         if should == "NO"
-            && self.universe == crate::vocab::Universe::Vanilla
             && let Some((true, o)) = &transfer_exe
         {
             return Err(err(
