@@ -541,6 +541,44 @@ fn a_job_held_on_its_way_out_leaves_when_released() {
 }
 
 #[test]
+fn forcex_takes_a_held_job_only_if_its_release_would_remove_it() {
+    let env = TestEnv::with_spool();
+    submit(&env, 2, false);
+    outcome(
+        &env.run("tern_hold", ["1"]),
+        0,
+        "All jobs in cluster 1 have been held\n",
+        "",
+    );
+    outcome(
+        &env.run("tern_qedit", ["1.0", "JobStatusOnRelease", "3"]),
+        0,
+        "Set attribute \"JobStatusOnRelease\".\n",
+        "",
+    );
+    outcome(
+        &env.run("tern_rm", ["-forcex", "1.1"]),
+        1,
+        "",
+        "Job 1.1 not in `X' state to be forcibly removed\n",
+    );
+    outcome(
+        &env.run("tern_rm", ["-forcex", "1.0"]),
+        0,
+        "Job 1.0 removed locally (remote state unknown)\n",
+        "",
+    );
+    assert_eq!(queue(&env), ["1.1 5"]);
+    let r = env
+        .run(
+            "tern_history",
+            ["-af", "ProcId", "JobStatus", "LeaveJobInQueue"],
+        )
+        .normalized(&env);
+    assert_eq!(r.stdout, "0 3 false\n");
+}
+
+#[test]
 fn actions_are_written_to_the_job_event_log() {
     let env = TestEnv::with_spool();
     submit(&env, 2, true);
