@@ -319,6 +319,12 @@ pub static KNOBS: &[Knob] = &[
         "Seconds between a running job's usage updates.",
     ),
     k(
+        "SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES",
+        "",
+        String,
+        "should_transfer_files for a job whose submit description gives none (YES, NO, IF_NEEDED or their other names); empty or invalid means IF_NEEDED. Like a default, IF_NEEDED from here becomes YES with when_to_transfer_output = ON_EXIT_OR_EVICT.",
+    ),
+    k(
         "UID_DOMAIN",
         "$(FULL_HOSTNAME)",
         String,

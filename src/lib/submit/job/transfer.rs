@@ -166,8 +166,14 @@ impl Build<'_> {
 
         let should_cmd = self.c.command("should_transfer_files")?;
         let default_should = should_cmd.is_none();
+        // The site's default counts as a default (an invalid one is
+        // ignored, as condor_submit ignores it: users could not fix it).
+        let site_default = self.ctx.default_should_transfer.and_then(should_num);
         let (mut should, should_typed) = match &should_cmd {
-            None => ("IF_NEEDED", "IF_NEEDED".to_string()),
+            None => match (site_default, self.ctx.default_should_transfer) {
+                (Some(s), Some(typed)) => (s, typed.to_string()),
+                _ => ("IF_NEEDED", "IF_NEEDED".to_string()),
+            },
             Some((v, o)) => match should_num(v) {
                 Some(s) => (s, v.clone()),
                 None => {
@@ -209,7 +215,11 @@ impl Build<'_> {
                 )
             })?,
         };
-        if !default_should && when_cmd.is_none() && should == "NO" {
+        // condor_submit does this only for a NO the file gives, so a site
+        // default of NO refuses every description without
+        // `when_to_transfer_output = NONE`; tern takes the site's NO too
+        // (tern_submit(1), DIFFERENCES FROM HTCONDOR).
+        if when_cmd.is_none() && should == "NO" {
             when = "NONE";
         }
         if (should == "NO") != (when == "NONE") {
