@@ -156,6 +156,17 @@ fn leave_released(
     if leaving.is_empty() {
         return Ok(false);
     }
+    // A job on a claimed slot is its shadow's (or, if that is gone, the
+    // next reconcile's) to finish.
+    let slots = crate::machine::load_slots(q.conn())?;
+    leaving.retain(|id| {
+        !slots
+            .iter()
+            .any(|s| s.cluster == Some(id.cluster) && s.proc == Some(id.proc))
+    });
+    if leaving.is_empty() {
+        return Ok(false);
+    }
     for id in &leaving {
         report
             .lines
