@@ -95,7 +95,7 @@ fn another_users_jobs_named_by_user_or_constraint_are_refused_by_every_tool() {
     let before = snapshot(&env);
     // The jobs in a state the action applies to are matched, and refused.
     for (tool, verb, matched) in [
-        ("tern_hold", "hold", 4),
+        ("tern_hold", "hold", 3),
         ("tern_release", "release", 1),
         ("tern_vacate_job", "vacate", 2),
         ("tern_suspend", "suspend", 1),

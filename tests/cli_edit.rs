@@ -482,12 +482,48 @@ fn release_makes_held_jobs_idle_and_keeps_the_last_hold_reason() {
 }
 
 #[test]
-fn a_job_removed_while_held_leaves_when_released() {
+fn removed_and_completed_jobs_cannot_be_held() {
+    // The schedd answers "permission denied" by id, and a cluster or
+    // constraint does not match them at all.
+    let env = TestEnv::with_spool();
+    submit(&env, 2, false);
+    set_status(&env, 1, 0, 3);
+    set_status(&env, 1, 1, 4);
+    outcome(
+        &env.run("tern_hold", ["1.0"]),
+        1,
+        "",
+        "Permission denied to hold job 1.0\n",
+    );
+    outcome(
+        &env.run("tern_hold", ["1.1"]),
+        1,
+        "",
+        "Permission denied to hold job 1.1\n",
+    );
+    outcome(
+        &env.run("tern_hold", ["1"]),
+        1,
+        "",
+        "Couldn't find/hold all jobs in cluster 1\n",
+    );
+    assert_eq!(queue(&env), ["1.0 3", "1.1 4"]);
+    assert_eq!(attr(&ad(&env, 1, 0), "HoldReason"), "-");
+}
+
+#[test]
+fn a_job_held_on_its_way_out_leaves_when_released() {
+    // A system hold of a removed job sets JobStatusOnRelease = 3; here
+    // the attribute is set by hand on a held job.
     let env = TestEnv::with_spool();
     submit(&env, 1, false);
-    set_status(&env, 1, 0, 3);
     outcome(&env.run("tern_hold", ["1.0"]), 0, "Job 1.0 held\n", "");
-    assert_eq!(attr(&ad(&env, 1, 0), "JobStatusOnRelease"), "3");
+    outcome(
+        &env.run("tern_qedit", ["1.0", "JobStatusOnRelease", "3"]),
+        0,
+        "Set attribute \"JobStatusOnRelease\".\n",
+        "",
+    );
     outcome(
         &env.run("tern_release", ["1.0"]),
         0,
@@ -502,6 +538,44 @@ fn a_job_removed_while_held_leaves_when_released() {
         )
         .normalized(&env);
     assert_eq!(r.stdout, "3 via tern_release (by user $USER) undefined\n");
+}
+
+#[test]
+fn forcex_takes_a_held_job_only_if_its_release_would_remove_it() {
+    let env = TestEnv::with_spool();
+    submit(&env, 2, false);
+    outcome(
+        &env.run("tern_hold", ["1"]),
+        0,
+        "All jobs in cluster 1 have been held\n",
+        "",
+    );
+    outcome(
+        &env.run("tern_qedit", ["1.0", "JobStatusOnRelease", "3"]),
+        0,
+        "Set attribute \"JobStatusOnRelease\".\n",
+        "",
+    );
+    outcome(
+        &env.run("tern_rm", ["-forcex", "1.1"]),
+        1,
+        "",
+        "Job 1.1 not in `X' state to be forcibly removed\n",
+    );
+    outcome(
+        &env.run("tern_rm", ["-forcex", "1.0"]),
+        0,
+        "Job 1.0 removed locally (remote state unknown)\n",
+        "",
+    );
+    assert_eq!(queue(&env), ["1.1 5"]);
+    let r = env
+        .run(
+            "tern_history",
+            ["-af", "ProcId", "JobStatus", "LeaveJobInQueue"],
+        )
+        .normalized(&env);
+    assert_eq!(r.stdout, "0 3 false\n");
 }
 
 #[test]

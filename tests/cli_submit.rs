@@ -691,3 +691,61 @@ fn a_submit_that_queues_nothing_prints_no_submitted_line() {
     );
     submit(&env, &["-terse", "none.sub"]).ok("");
 }
+
+/// SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES in force: `(ShouldTransferFiles,
+/// WhenToTransferOutput)` of the one job, or tern_submit's error.
+fn site_default(value: &str, lines: &str) -> Result<(String, Option<String>), String> {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        &format!("executable = /bin/echo\n{lines}queue\n"),
+    );
+    let r = submit_with(
+        &env,
+        &[("_TERN_SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES", value)],
+        &["-dry-run", "job.sub"],
+    );
+    if r.code != 0 {
+        return Err(r.stderr);
+    }
+    let ads = dry_run_ads(&r);
+    Ok((
+        attr(&ads[0], "ShouldTransferFiles").to_string(),
+        ads[0].get("WhenToTransferOutput").cloned(),
+    ))
+}
+
+#[test]
+fn submit_default_should_transfer_files_is_the_sites_default() {
+    let s = |v: &str| v.to_string();
+    assert_eq!(
+        site_default("always", ""),
+        Ok((s("\"YES\""), Some(s("\"ON_EXIT\""))))
+    );
+    // A file's own value wins; an invalid site value is ignored.
+    assert_eq!(
+        site_default("YES", "should_transfer_files = IF_NEEDED\n"),
+        Ok((s("\"IF_NEEDED\""), Some(s("\"ON_EXIT\""))))
+    );
+    assert_eq!(
+        site_default("sometimes", ""),
+        Ok((s("\"IF_NEEDED\""), Some(s("\"ON_EXIT\""))))
+    );
+    // A defaulted IF_NEEDED, the site's too, becomes YES with
+    // ON_EXIT_OR_EVICT.
+    assert_eq!(
+        site_default("IF_NEEDED", "when_to_transfer_output = ON_EXIT_OR_EVICT\n"),
+        Ok((s("\"YES\""), Some(s("\"ON_EXIT_OR_EVICT\""))))
+    );
+    // The site's NO needs no `when_to_transfer_output = NONE` (HTCondor
+    // 24.0 refuses such a description: a bug tern fixes), but an explicit
+    // ON_EXIT still contradicts it.
+    assert_eq!(site_default("NO", ""), Ok((s("\"NO\""), None)));
+    let e = site_default("NO", "when_to_transfer_output = ON_EXIT\n").unwrap_err();
+    assert!(
+        e.contains(
+            "WhenToTransferOutput specified as ON_EXIT yet ShouldTransferFiles defined as NO."
+        ),
+        "{e}"
+    );
+}

@@ -18,6 +18,11 @@ interpreter), so one bad case cannot stop the run.
 Usage (normally through run.sh):
     diff.py --tern PATH --cases DIR --allowlist FILE [-v] [CASE ...]
 
+Cases named err_*.sub hold a mistake instead: both sides must refuse them, and
+tern's message (after its `FILE:LINE: `) must contain condor_submit's (the
+bindings' exception text, or what they printed on stderr), spaces normalised
+and a leading `ERROR: ` dropped.
+
 Prints one line per case and `N passed, M failed` at the end; the exit status
 is 1 when any case failed.
 """
@@ -238,6 +243,30 @@ def compare_ads(oracle_ads, tern_ads, allowed):
     return problems, excused
 
 
+def normalise_message(text):
+    text = " ".join(text.split())
+    return text.removeprefix("ERROR: ").strip()
+
+
+def compare_errors(o, t):
+    """None when both refused the case with the same message, else what is
+    wrong."""
+    if o["ok"]:
+        return "the oracle accepted it"
+    if t["ok"]:
+        return "tern accepted it"
+    # tern: "exit 1: tern_submit: error: FILE:LINE: message"
+    tern_msg = normalise_message(re.sub(r"^exit \d+: tern_submit: error: [^:]+:\d+: ", "", t["error"]))
+    # oracle: "Type: exception text | stderr"; the exception text is the
+    # message unless it is the bindings' generic one.
+    exc, _, stderr = o["error"].partition(" | ")
+    exc = exc.split(": ", 1)[-1]
+    candidates = [normalise_message(x) for x in (exc, stderr) if x and x != "Failed to get next job"]
+    if any(c and c in tern_msg for c in candidates):
+        return None
+    return f"different messages\n    oracle: {' / '.join(candidates)}\n    tern:   {tern_msg}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--oracle-one", help=argparse.SUPPRESS)
@@ -266,6 +295,15 @@ def main():
         o = run_oracle(path)
         t = run_tern(os.path.abspath(a.tern), path)
         name = c.removesuffix(".sub")
+        if name.startswith("err_"):
+            problem = compare_errors(o, t)
+            if problem:
+                failed += 1
+                print(f"FAIL {name}: {problem}")
+            else:
+                passed += 1
+                print(f"ok   {name} (refused alike)")
+            continue
         if not o["ok"] and not t["ok"]:
             # The corpus holds valid files; both rejecting one is a bad case.
             failed += 1

@@ -66,7 +66,9 @@ impl Action {
                     || (s == Some(Held)
                         && ad.eval_int("JobStatusOnRelease") == Some(Removed.code()))
             }
-            Action::Hold => s != Some(Held),
+            // The schedd's clause leaves out removed and completed jobs
+            // too: they cannot be held.
+            Action::Hold => !matches!(s, Some(Held | Removed | Completed)),
             Action::Release => s == Some(Held),
             // HTCondor vacates only running jobs; a suspended one is
             // continued and stopped by its shadow all the same.
@@ -211,6 +213,10 @@ fn precheck(action: Action, s: Option<JobStatus>, ad: &Rc<ClassAd>) -> Result<()
     match action {
         Action::Remove if s == Some(JobStatus::Removed) => Err(Outcome::AlreadyDone),
         Action::Hold if s == Some(JobStatus::Held) => Err(Outcome::AlreadyDone),
+        // HTCondor answers "permission denied" for these.
+        Action::Hold if matches!(s, Some(JobStatus::Removed | JobStatus::Completed)) => {
+            Err(Outcome::PermissionDenied)
+        }
         Action::Release if s != Some(JobStatus::Held) => Err(Outcome::BadStatus),
         Action::ForceRemove
         | Action::Vacate
@@ -238,12 +244,18 @@ fn change(
     let mut delete: Vec<String> = Vec::new();
     let mut put = |name: &str, e: Expr| set.push((name.to_string(), e));
     let mut del = |name: &str| delete.push(name.to_string());
-    let leave_in_queue = ad.eval("LeaveJobInQueue").is_true();
+    // The schedd sets JobStatus before it tries DestroyProc, so an
+    // expression over JobStatus sees the job removed.
+    let leave_once_removed = || {
+        let mut after = (**ad).clone();
+        after.insert("JobStatus", JobStatus::Removed.expr());
+        Rc::new(after).eval("LeaveJobInQueue").is_true()
+    };
     match action {
         Action::Remove => {
             put("RemoveReason", Expr::string(reason));
             put("JobStatus", JobStatus::Removed.expr());
-            if is_active(s) || leave_in_queue {
+            if is_active(s) || leave_once_removed() {
                 return Change::Set(set);
             }
             Change::Leave { set }
@@ -258,10 +270,6 @@ fn change(
             put("HoldReason", Expr::string(reason));
             put("HoldReasonCode", Expr::int(hold_code::USER_REQUEST));
             put("HoldReasonSubCode", Expr::int(subcode.unwrap_or(0)));
-            if s == Some(JobStatus::Removed) {
-                // Released, it goes back to being removed.
-                put("JobStatusOnRelease", JobStatus::Removed.expr());
-            }
             move_attr(ad, "ReleaseReason", "LastReleaseReason", &mut put, &mut del);
             put("JobStatus", JobStatus::Held.expr());
             Change::Update { set, delete }
@@ -282,7 +290,7 @@ fn change(
                 del("JobStatusOnRelease");
             }
             put("JobStatus", Expr::int(next));
-            if next == JobStatus::Removed.code() && !leave_in_queue {
+            if next == JobStatus::Removed.code() && !leave_once_removed() {
                 // Into history: what release deletes stays, undefined.
                 set.extend(delete.into_iter().map(|n| (n, Expr::Lit(Value::Undefined))));
                 return Change::Leave { set };
@@ -310,7 +318,12 @@ fn event(
 ) -> Vec<Event> {
     let leaves = matches!(change, Change::Leave { .. });
     match action {
-        Action::Remove | Action::ForceRemove if leaves => vec![Event::aborted(id, reason)],
+        // A job nothing runs is aborted now, whether it leaves the queue
+        // or LeaveJobInQueue keeps it there (as the schedd writes 009
+        // before it tries DestroyProc).
+        Action::Remove | Action::ForceRemove if leaves || !is_active(s) => {
+            vec![Event::aborted(id, reason)]
+        }
         Action::Hold if !is_active(s) => vec![Event::held(
             id,
             reason,

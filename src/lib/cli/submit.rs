@@ -92,12 +92,17 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         let mut queue = env.queue_created()?;
         queue.set_durable()?;
         let authority = Authority::from_config(cfg, owner.as_str())?;
+        let mut held = Vec::new();
         let (id, cluster) = queue.submit(&authority, &owner, |id| {
             opts.cluster = id;
-            submit::materialize(&parsed, cfg, &opts).map_err(|e| failed(e.to_string()))
+            let mut c =
+                submit::materialize(&parsed, cfg, &opts).map_err(|e| failed(e.to_string()))?;
+            // The schedd's input-size check holds a job as it is queued.
+            held = submit::hold_over_input_limit(&mut c, cfg).map_err(|e| failed(e.to_string()))?;
+            Ok::<_, CliError>(c)
         })?;
         drop(queue);
-        return announce(cfg, &env.spool, &args, id, &cluster);
+        return announce(cfg, &env.spool, &args, id, &cluster, &held);
     }
     dry_run(&env, &args, &parsed, opts)
 }
@@ -123,17 +128,33 @@ fn read_description(file: &str) -> Result<(String, String), CliError> {
     Ok((t, file.to_string()))
 }
 
-/// After cluster `id` is in the queue: its submit events, a negotiation
-/// pass, the warnings and the "submitted" line.
+/// After cluster `id` is in the queue: its submit events (and the hold
+/// events of the procs `held` at submit), a negotiation pass, the warnings
+/// and the "submitted" line.
 fn announce(
     cfg: &crate::config::Config,
     spool: &std::path::Path,
     args: &Args,
     id: i64,
     cluster: &submit::Cluster,
+    held: &[(usize, String)],
 ) -> Result<(), CliError> {
     // The jobs are in the queue now, whatever happens to their logs.
-    let logged = crate::userlog::log_submit(cluster, id);
+    let logged = crate::userlog::log_submit(cluster, id).and_then(|()| {
+        let events: Vec<_> = held
+            .iter()
+            .filter_map(|(i, reason)| {
+                let path = crate::userlog::user_log_path(&cluster.full_ad(*i))?;
+                let job = crate::queue::JobId {
+                    cluster: id,
+                    proc: *i as i64,
+                };
+                let code = crate::vocab::hold_code::MAX_TRANSFER_INPUT_SIZE_EXCEEDED;
+                Some((path, crate::userlog::Event::held(job, reason, code, 0)))
+            })
+            .collect();
+        crate::userlog::log_job_events(&events)
+    });
     // Start them now rather than at the next cron pass: a pass running
     // now is left the mark, else one is started. A pass that cannot be
     // started is no failure: cron runs one every minute.

@@ -133,6 +133,18 @@ pub static KNOBS: &[Knob] = &[
         "Files read after LOCAL_CONFIG_DIR, left to right; one entry ending in '|' is a command whose output is read.",
     ),
     k(
+        "MAX_TRANSFER_INPUT_MB",
+        "-1",
+        Expr,
+        "Largest input sandbox, in MiB, a job may have (evaluated with the job as MY; a job's MaxTransferInputMB overrides it); a job whose TransferInputSizeMB is larger is held when it is submitted (code 32). -1 is no limit.",
+    ),
+    k(
+        "MAX_TRANSFER_OUTPUT_MB",
+        "-1",
+        Expr,
+        "Largest output, in MiB, a job may transfer back (evaluated with the job as MY; a job's MaxTransferOutputMB overrides it); -1 is no limit. What is enforced at run time is described under FILE TRANSFER in tern_submit(1).",
+    ),
+    k(
         "MEMORY",
         "",
         Int,
@@ -323,6 +335,12 @@ pub static KNOBS: &[Knob] = &[
         "300",
         Int,
         "Seconds between a running job's usage updates.",
+    ),
+    k(
+        "SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES",
+        "",
+        String,
+        "should_transfer_files for a job whose submit description gives none (YES, NO, IF_NEEDED or their other names); empty or invalid means IF_NEEDED. Like a default, IF_NEEDED from here becomes YES with when_to_transfer_output = ON_EXIT_OR_EVICT.",
     ),
     k(
         "UID_DOMAIN",

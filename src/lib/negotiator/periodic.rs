@@ -111,9 +111,10 @@ pub(super) fn periodic(
     report: &mut Report,
     events: &mut Vec<(PathBuf, Event)>,
 ) -> Result<bool, NegotiatorError> {
+    let left = leave_released(q, rows, spool, now, dry, report)?;
     let decided = decide(q, rows, spool)?;
     if decided.is_empty() {
-        return Ok(false);
+        return Ok(left);
     }
     for (id, a) in &decided {
         report.lines.push(match a {
@@ -126,6 +127,65 @@ pub(super) fn periodic(
         return Ok(false);
     }
     apply(q, &decided, spool, now, events)?;
+    Ok(true)
+}
+
+/// The Completed and Removed jobs nothing runs whose LeaveJobInQueue is no
+/// longer true leave the queue (into the history), as the schedd's
+/// DestroyProc retried on its periodic timer lets them go. Returns whether
+/// any left.
+fn leave_released(
+    q: &mut Queue,
+    rows: &[JobRow],
+    spool: &Path,
+    now: i64,
+    dry: bool,
+    report: &mut Report,
+) -> Result<bool, NegotiatorError> {
+    let mut leaving = Vec::new();
+    for row in rows {
+        if matches!(
+            row.status(),
+            Some(JobStatus::Completed | JobStatus::Removed)
+        ) && !joblock::is_held(spool, row.id)
+            && policy::kept_job_may_leave(&Rc::new(q.full_ad(row)?), row.status())
+        {
+            leaving.push(row.id);
+        }
+    }
+    if leaving.is_empty() {
+        return Ok(false);
+    }
+    // A job on a claimed slot is its shadow's (or, if that is gone, the
+    // next reconcile's) to finish.
+    let slots = crate::machine::load_slots(q.conn())?;
+    leaving.retain(|id| {
+        !slots
+            .iter()
+            .any(|s| s.cluster == Some(id.cluster) && s.proc == Some(id.proc))
+    });
+    if leaving.is_empty() {
+        return Ok(false);
+    }
+    for id in &leaving {
+        report
+            .lines
+            .push(format!("leave {id} (LeaveJobInQueue is no longer true)"));
+    }
+    if dry {
+        return Ok(false);
+    }
+    q.write(now, |w| {
+        for id in &leaving {
+            let Some(row) = w.row(*id)? else { continue };
+            let ad = Rc::new(w.full_ad(&row)?);
+            // Checked again inside the transaction.
+            if policy::kept_job_may_leave(&ad, row.status()) {
+                w.change(&row, &ad, &Change::Leave { set: Vec::new() })?;
+            }
+        }
+        Ok(())
+    })?;
     Ok(true)
 }
 

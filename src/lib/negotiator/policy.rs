@@ -273,9 +273,25 @@ pub fn remove(ad: &Rc<ClassAd>, now: i64, reason: &str, running: bool) -> Change
     leave_or_stay(ad, set)
 }
 
-/// `Change::Leave` unless the job's LeaveJobInQueue is true.
+/// Whether a Completed or Removed job kept in the queue by LeaveJobInQueue
+/// may leave it now: the schedd retries DestroyProc for such jobs (when no
+/// shadow has them) on every periodic pass, and it succeeds once the
+/// expression is no longer true.
+pub fn kept_job_may_leave(ad: &Rc<ClassAd>, status: Option<JobStatus>) -> bool {
+    matches!(status, Some(JobStatus::Completed | JobStatus::Removed))
+        && !ad.eval("LeaveJobInQueue").is_true()
+}
+
+/// `Change::Leave` unless the job's LeaveJobInQueue is true once `set` is
+/// made: the schedd sets the new JobStatus (and the rest) before it tries
+/// DestroyProc, so `leave_in_queue = JobStatus == 4` keeps a job that
+/// completes.
 pub fn leave_or_stay(ad: &Rc<ClassAd>, set: Vec<(String, Expr)>) -> Change {
-    if ad.eval("LeaveJobInQueue").is_true() {
+    let mut after = (**ad).clone();
+    for (n, e) in &set {
+        after.insert(n, e.clone());
+    }
+    if Rc::new(after).eval("LeaveJobInQueue").is_true() {
         Change::Set(set)
     } else {
         Change::Leave { set }
@@ -288,6 +304,20 @@ mod tests {
 
     fn ad(text: &str) -> Rc<ClassAd> {
         Rc::new(crate::classad::parse_ad(text).unwrap())
+    }
+
+    #[test]
+    fn leave_in_queue_sees_the_job_as_the_change_leaves_it() {
+        let a = ad("[LeaveJobInQueue = JobStatus == 4; JobStatus = 2]");
+        let done = vec![("JobStatus".to_string(), JobStatus::Completed.expr())];
+        assert!(matches!(leave_or_stay(&a, done), Change::Set(_)));
+        let gone = vec![("JobStatus".to_string(), JobStatus::Removed.expr())];
+        assert!(matches!(leave_or_stay(&a, gone), Change::Leave { .. }));
+        let kept = ad("[LeaveJobInQueue = true; JobStatus = 4]");
+        assert!(!kept_job_may_leave(&kept, Some(JobStatus::Completed)));
+        let freed = ad("[LeaveJobInQueue = false; JobStatus = 4]");
+        assert!(kept_job_may_leave(&freed, Some(JobStatus::Completed)));
+        assert!(!kept_job_may_leave(&freed, Some(JobStatus::Idle)));
     }
 
     #[test]

@@ -201,6 +201,7 @@ struct Site {
     version: String,
     append_requirements: Option<String>,
     append_req_vanilla: Option<String>,
+    default_should_transfer: Option<String>,
 }
 
 impl Site {
@@ -217,6 +218,7 @@ impl Site {
             version: format!("tern {}", env!("CARGO_PKG_VERSION")),
             append_requirements: cfg("APPEND_REQUIREMENTS"),
             append_req_vanilla: cfg("APPEND_REQ_VANILLA"),
+            default_should_transfer: cfg("SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES"),
         }
     }
 }
@@ -255,6 +257,7 @@ impl Materializer<'_> {
             schedd_interval: site.schedd_interval,
             append_requirements: site.append_requirements.clone(),
             append_req_vanilla: site.append_req_vanilla.clone(),
+            default_should_transfer: site.default_should_transfer.as_deref(),
             environ: &opts.environ,
             version: &site.version,
         }

@@ -55,6 +55,9 @@ pub struct JobContext<'a> {
     pub schedd_interval: i64,
     pub append_requirements: Option<String>,
     pub append_req_vanilla: Option<String>,
+    /// SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES, the site's default for
+    /// `should_transfer_files`.
+    pub default_should_transfer: Option<&'a str>,
     pub environ: &'a [(String, String)],
     pub version: &'a str,
 }
@@ -204,7 +207,8 @@ impl Build<'_> {
 
     /// Whether the resource requests and Requirements are to be built.
     fn want_requirements(&self) -> bool {
-        self.want(&["requirements", "universe", "should_transfer_files"])
+        self.want(&["requirements", "universe"])
+            || self.want(transfer::REQUIREMENT_CMDS)
             || self.want_prefix("request_")
             || self.want(&CRON_CMDS)
     }

@@ -103,6 +103,8 @@ impl Build<'_> {
             clauses.push(format!("({a})"));
         }
         self.default_clauses(&refers, &mut clauses);
+        clauses.extend(self.encrypt_dir_clause(&refers));
+        clauses.extend(self.transfer_clause(&refers)?);
         let mut req = clauses.join(" && ");
         if self.timed {
             let window = "(((time() + ScheddInterval) >= (DeferralTime - DeferralPrepTime)) && (time() < (DeferralTime + DeferralWindow)))";
@@ -111,6 +113,9 @@ impl Build<'_> {
             } else {
                 req = format!("{req} && TARGET.HasJobDeferral && {window}");
             }
+        }
+        if let Some(c) = self.checkpoint_clause(&refers) {
+            req = format!("{req} && {c}");
         }
         self.ad
             .insert("Requirements", parse_rhs("Requirements", &req, &self.q)?);
@@ -157,21 +162,6 @@ impl Build<'_> {
                 Some(Value::Str(_)) => clauses.push(format!("regexp(Request{tag}, TARGET.{tag})")),
                 Some(v) if v.as_number().is_some_and(|n| n <= 0.0) => {}
                 _ => clauses.push(format!("(TARGET.{tag} >= Request{tag})")),
-            }
-        }
-        if !self.universe.runs_on_submit_host() {
-            let fs = match self.should.as_str() {
-                "YES" => Some("(TARGET.HasFileTransfer)"),
-                "NO" => Some("(TARGET.FileSystemDomain == MY.FileSystemDomain)"),
-                _ => Some(
-                    "((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))",
-                ),
-            };
-            if refers("HasFileTransfer") {
-            } else if refers("FileSystemDomain") {
-                clauses.push("(TARGET.HasFileTransfer)".into());
-            } else if let Some(f) = fs {
-                clauses.push(f.into());
             }
         }
     }
