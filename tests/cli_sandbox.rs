@@ -295,7 +295,7 @@ fn http_server(n: usize) -> String {
 }
 
 #[test]
-fn http_inputs_are_fetched_and_an_unknown_scheme_holds_naming_it() {
+fn http_inputs_are_fetched_and_a_scheme_without_a_plugin_never_matches() {
     let env = RunEnv::new();
     let base = http_server(2);
     let c = env.submit(
@@ -333,20 +333,18 @@ fn http_inputs_are_fetched_and_an_unknown_scheme_holds_naming_it() {
         reason.contains("using protocol http. Details: fetching"),
         "{reason}"
     );
+    // A scheme no plugin serves never matches (submit requires it of the
+    // slot's HasFileTransferPluginMethods), as in HTCondor: it stays idle.
     let c = env.submit(
-        "s3.sub",
+        "g.sub",
         "executable = /bin/true\nshould_transfer_files = YES\ntransfer_executable = false\n\
          transfer_input_files = gopher://example.org/x\nqueue\n",
     );
     let id = format!("{c}.0");
-    wait_held(&env, &id);
-    let reason = env.q_af(&id, &["HoldReason"]).unwrap();
-    assert!(
-        reason.ends_with(
-            "using protocol gopher. Details: FILETRANSFER: plugin for type gopher not found!"
-        ),
-        "{reason}"
-    );
+    env.negotiate();
+    assert_eq!(env.status(&id), Some(1));
+    let why = env.q_af(&id, &["LastRejMatchReason"]);
+    assert_eq!(why.as_deref(), Some("no match found"));
 }
 
 #[test]

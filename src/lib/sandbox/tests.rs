@@ -294,3 +294,21 @@ fn over_the_output_limit_the_job_is_held_33() {
     );
     assert_eq!(std::fs::metadata(iwd.join("big")).unwrap().len(), 1_048_576);
 }
+
+#[test]
+fn a_url_of_a_scheme_without_a_plugin_holds_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ad = rc_ad(&format!(
+        "[Iwd = \"{}\"; TransferInput = \"gopher://example.org/x\"; TransferExecutable = false]",
+        dir.path().display()
+    ))
+    .unwrap();
+    let sb = Sandbox::create(&knobs(dir.path()), "1", true, None).unwrap();
+    let h = input::stage_in(&sb, &ad, None, -1, &sides(), None).unwrap_err();
+    assert_eq!((h.code, h.subcode), (13, 0));
+    assert_eq!(
+        h.reason,
+        "Transfer input files failure at execution point slot1@here.example using protocol \
+         gopher. Details: FILETRANSFER: plugin for type gopher not found!"
+    );
+}

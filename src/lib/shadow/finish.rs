@@ -261,7 +261,7 @@ fn removed(ad: &Rc<ClassAd>, id: JobId, usage: Vec<(String, Expr)>, now: i64) ->
         policy::leave_or_stay(ad, set),
         vec![Event::aborted(id, &reason)],
     );
-    fate.leaves = !ad.eval("LeaveJobInQueue").is_true();
+    fate.leaves = matches!(fate.change, Change::Leave { .. });
     fate
 }
 
@@ -351,7 +351,7 @@ fn self_exit(
             }
             let event = terminated_event(ad, id, now, end, exit);
             let mut fate = Fate::new(policy::leave_or_stay(ad, set), vec![event]);
-            fate.leaves = !ad.eval("LeaveJobInQueue").is_true();
+            fate.leaves = matches!(fate.change, Change::Leave { .. });
             fate
         }
         policy::ExitDecision::Hold { reason, subcode } => {
