@@ -22,6 +22,12 @@
 # tern is also held to the floor: the "tern/floor" line is tern's time over
 # xargs's, best over best (target <= 1.5x).
 #
+#   xfer          the same 2000 jobs with should_transfer_files = YES, one
+#                 small input file of its own per job copied into its
+#                 sandbox and stdout copied back; "transfer/tern" is its
+#                 time over plain tern's (target <= 1.5x). SKIP="xfer"
+#                 leaves it out.
+#
 # Every peer's clock runs from before the first add to the last completion,
 # as a user sees it. Runs are interleaved (floor, tern, tsp, nq, pueue, then
 # again) so a load spike hits every case alike; the best and the median of
@@ -84,11 +90,25 @@ tern_env() {
     env -i PATH=/usr/bin:/bin HOME="$work" TERN_CONFIG=/dev/null \
         _TERN_SPOOL="$1" _TERN_NUM_CPUS=2 "${@:2}"
 }
-run_tern() {
+# The same jobs with file transfer (issue 13): each job runs in its own
+# sandbox with one small input file of its own copied in, and its stdout
+# copied back.
+mkdir -p "$work/in"
+for ((i = 0; i < jobs; i++)); do echo "$i" >"$work/in/$i.txt"; done
+printf 'executable = /bin/true
+should_transfer_files = YES
+transfer_input_files = in/$(Process).txt
+output = out.txt
+queue %d
+' \
+    "$jobs" >"$work/xfer.sub"
+run_tern() { tern_case "$1" true.sub; }
+run_xfer() { tern_case "x$1" xfer.sub; }
+tern_case() {
     local spool=$work/tern.$1 t0 t1 left total by_code end
     end=$(deadline)
     t0=$(now)
-    (cd "$work" && tern_env "$spool" "$bin/tern_submit" true.sub >/dev/null)
+    (cd "$work" && tern_env "$spool" "$bin/tern_submit" "$2" >/dev/null)
     while :; do
         total=$(tern_env "$spool" "$bin/tern_q" -totals -allusers |
             sed -n 's/^Total for all users: \([0-9]*\) jobs.*/\1/p')
@@ -150,7 +170,9 @@ print(sum(1 for t in tasks if "Success" in json.dumps(t["status"])))')
 }
 
 # ---- running them -------------------------------------------------------
-cases=(floor tern "${peers[@]}")
+cases=(floor tern)
+[[ $skip == *" xfer "* ]] || cases+=(xfer)
+cases+=("${peers[@]}")
 declare -A times
 for ((r = 1; r <= runs; r++)); do
     for c in "${cases[@]}"; do
@@ -167,6 +189,7 @@ done
 declare -A label=(
     [floor]="floor: xargs -P2 -n1 /bin/true"
     [tern]="tern: submit -> last completion"
+    [xfer]="tern with file transfer"
     [tsp]="task-spooler (tsp -S 2)"
     [nq]="nq (two queues)"
     [pueue]="pueue (parallel 2)"
@@ -184,7 +207,7 @@ for c in "${cases[@]}"; do
     b=$(best "${times[$c]}")
     m=$(median "${times[$c]}")
     # tern's time over the peer's for the same number of jobs (pueue may run fewer)
-    if [[ $c == tern ]]; then rel="1.00"
+    if [[ $c == tern || $c == xfer ]]; then rel="-"
     else rel=$(ratio "$(awk -v t="$tern_best" -v j="$jobs" 'BEGIN { print t / j }')" "$(awk -v t="$b" -v j="$n" 'BEGIN { print t / j }')"); fi
     printf '%-34s %6s %8s %8s %8s %8s %9s\n' "${label[$c]}" "$n" "$b" "$m" "$(rate "$n" "$b")" "$(rate "$n" "$m")" "$rel"
 done
@@ -200,6 +223,13 @@ if [[ -n $tern_best && -n ${times[floor]:-} ]]; then
     fm=$(ratio "$tern_med" "$(median "${times[floor]}")")
     verdict=$(awk -v r="$fb" 'BEGIN { if (r <= 1.5) print "meets"; else print "misses" }')
     echo "tern/floor: ${fb}x best, ${fm}x median (target <= 1.5x: $verdict it)"
+fi
+# File transfer against the same jobs without it (target <= 1.5x).
+if [[ -n $tern_best && -n ${times[xfer]:-} ]]; then
+    xb=$(ratio "$(best "${times[xfer]}")" "$tern_best")
+    xm=$(ratio "$(median "${times[xfer]}")" "$tern_med")
+    verdict=$(awk -v r="$xb" 'BEGIN { if (r <= 1.5) print "meets"; else print "misses" }')
+    echo "transfer/tern: ${xb}x best, ${xm}x median (target <= 1.5x: $verdict it)"
 fi
 echo "runs: $runs (all: $(for c in "${cases[@]}"; do printf '%s=[%s] ' "$c" "${times[$c]:-}"; done))"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)  cpus: $(nproc)"
