@@ -312,3 +312,36 @@ fn a_url_of_a_scheme_without_a_plugin_holds_naming_it() {
          gopher. Details: FILETRANSFER: plugin for type gopher not found!"
     );
 }
+
+#[test]
+fn a_symlink_to_a_file_arrives_as_a_file_and_to_a_directory_needs_a_slash() {
+    let dir = tempfile::tempdir().unwrap();
+    let iwd = dir.path().join("iwd");
+    std::fs::create_dir_all(iwd.join("real")).unwrap();
+    std::fs::write(iwd.join("real/f"), "f").unwrap();
+    std::os::unix::fs::symlink(iwd.join("real/f"), iwd.join("link")).unwrap();
+    std::os::unix::fs::symlink(iwd.join("real"), iwd.join("dirlink")).unwrap();
+    let ad = |list: &str| {
+        rc_ad(&format!(
+            "[Iwd = \"{}\"; TransferInput = \"{list}\"; TransferExecutable = false]",
+            iwd.display()
+        ))
+        .unwrap()
+    };
+    let sb = Sandbox::create(&knobs(dir.path()), "1", true, None).unwrap();
+    input::stage_in(&sb, &ad("link,dirlink/"), None, -1, &sides(), None).unwrap();
+    let m = std::fs::symlink_metadata(sb.path("link")).unwrap();
+    assert!(m.file_type().is_file(), "a regular file, not a link");
+    assert_eq!(std::fs::read_to_string(sb.path("f")).unwrap(), "f");
+    let h = input::stage_in(&sb, &ad("dirlink"), None, -1, &sides(), None).unwrap_err();
+    assert_eq!((h.code, h.subcode), (13, libc::EISDIR as i64));
+    assert!(
+        h.reason.ends_with(&format!(
+            "reading from file {}: (errno 21) Is a directory- Transfer of symlinks to \
+             directories is not supported.",
+            iwd.join("dirlink").display()
+        )),
+        "{}",
+        h.reason
+    );
+}
