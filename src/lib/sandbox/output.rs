@@ -375,25 +375,18 @@ impl Failure {
             "Transfer output files failure at access point {} while receiving files from execution point {}",
             sides.ap, sides.ep
         );
+        let file = |side: &str, verb: &str, e: &CopyError| {
+            let text = format!(
+                "{side}. Details: {verb} file {}: (errno {}) {}",
+                e.path.display(),
+                e.errno,
+                e.text
+            );
+            (text, e.errno)
+        };
         let (text, errno) = match self {
-            Failure::Read(e) => (
-                format!(
-                    "{ep_side}. Details: reading from file {}: (errno {}) {}",
-                    e.path.display(),
-                    e.errno,
-                    e.text
-                ),
-                e.errno,
-            ),
-            Failure::Write(e) => (
-                format!(
-                    "{ap_side}. Details: writing to file {}: (errno {}) {}",
-                    e.path.display(),
-                    e.errno,
-                    e.text
-                ),
-                e.errno,
-            ),
+            Failure::Read(e) => file(&ep_side, "reading from", e),
+            Failure::Write(e) => file(&ap_side, "writing to", e),
             Failure::MakeDir(e) => (
                 format!(
                     "{ap_side}. Details: SHADOW at {} failed to create directory {}: {} (errno {})",
