@@ -24,7 +24,7 @@ has_client() {
 }
 if ! has_client "$venv"; then
     echo "creating $venv with ${pins[*]}" >&2
-    if ! { python3 -m venv "$venv" && "$venv/bin/pip" install --quiet "${pins[@]}"; }; then
+    if ! { python3 -m venv "$venv" && "$venv/bin/pip" install --quiet --timeout 20 --retries 1 "${pins[@]}"; }; then
         echo "dask_jobqueue.sh: SKIPPED: cannot make the virtualenv $venv (no network?)" >&2
         exit 77
     fi
