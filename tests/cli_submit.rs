@@ -749,3 +749,28 @@ fn submit_default_should_transfer_files_is_the_sites_default() {
         "{e}"
     );
 }
+
+/// dask-jobqueue's HTCondorCluster writes `MY.JobId = "$(ClusterId).$(ProcId)"`
+/// and names each worker's output `worker-$F(MY.JobId).out`: condor_submit
+/// reads `+Attr`/`MY.Attr` lines as macros `MY.Attr`, and tern expanded
+/// `$F(MY.JobId)` to the text `MY.JobId`, so every worker wrote one file.
+#[test]
+fn my_attr_lines_are_macros_named_my_attr() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "+Foo = \"a$(ProcId)\"\n\
+         MY.JobId = \"$(ClusterId).$(ProcId)\"\n\
+         my.Bar = \"$F(my.foo)_x\"\n\
+         output = w-$F(MY.JobId)-$F(my.FOO).out\n\
+         executable = /bin/sh\n\
+         queue 2\n",
+    );
+    let ads = dry_run_ads(&submit(&env, &["-dry-run", "job.sub"]));
+    assert_eq!(ads.len(), 2);
+    for (i, ad) in ads.iter().enumerate() {
+        assert_eq!(attr(ad, "JobId"), format!("\"1.{i}\""));
+        assert_eq!(attr(ad, "Bar"), format!("\"a{i}_x\""));
+        assert_eq!(attr(ad, "Out"), format!("\"w-1.{i}-a{i}.out\""));
+    }
+}

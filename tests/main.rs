@@ -28,6 +28,7 @@ mod cli_transfer_limits;
 mod cli_userprio;
 mod cli_vacate;
 mod config_man;
+mod e2e_dask_jobqueue;
 mod man_pages;
 mod queue_bad_input;
 mod queue_concurrency;

@@ -154,6 +154,18 @@ pub fn materialize(
                 );
             }
             Kind::Attr { name, value } => {
+                // condor_submit keeps `+Attr`/`MY.Attr` in its macro set
+                // as `MY.Attr` too, so `$(MY.Attr)` and `$F(MY.Attr)` read
+                // it (dask-jobqueue names its workers' output that way).
+                if let Some(v) = value {
+                    m.table.insert(
+                        format!("my.{}", name.to_ascii_lowercase()),
+                        MacroDef {
+                            raw: v.clone(),
+                            origin: st.origin.clone(),
+                        },
+                    );
+                }
                 m.attrs.retain(|(n, _, _)| !n.eq_ignore_ascii_case(name));
                 m.attrs
                     .push((name.clone(), value.clone(), st.origin.clone()));
