@@ -386,3 +386,46 @@ fn on_exit_or_evict_saves_the_files_of_a_vacated_run_for_the_next() {
     env.negotiate();
     assert!(!saved.exists(), "{} is left", saved.display());
 }
+
+/// The peak resident size of a process so far (VmHWM), in KiB.
+fn peak_rss_kib(pid: i32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A 1 GiB output comes back whole, copied by the kernel in pieces: the
+/// shadow's memory stays small.
+#[test]
+fn a_one_gib_output_comes_back_with_the_shadows_memory_bounded() {
+    let env = RunEnv::new();
+    let marker = env.path("written");
+    script(
+        &env,
+        "big.sh",
+        &format!(
+            "head -c 1073741824 /dev/zero > big.out\ntouch {}\nsleep 1\n",
+            marker.display()
+        ),
+    );
+    let c = env.submit(
+        "big.sub",
+        "executable = big.sh\nshould_transfer_files = YES\ntransfer_output_files = big.out\nqueue\n",
+    );
+    let id = format!("{c}.0");
+    env.wait_for("the 1 GiB file written", TIMEOUT, || marker.exists());
+    let shadow = env.shadow_pid(&id).expect("the job's shadow");
+    let mut peak = 0;
+    while let Some(kib) = peak_rss_kib(shadow) {
+        peak = peak.max(kib);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    let len = std::fs::metadata(env.path("big.out")).unwrap().len();
+    assert_eq!(len, 1 << 30);
+    assert!(
+        peak > 0 && peak < 64 * 1024,
+        "the shadow peaked at {peak} KiB"
+    );
+    std::fs::remove_file(env.path("big.out")).unwrap();
+}
