@@ -31,9 +31,13 @@ fn script(env: &RunEnv, name: &str, body: &str) {
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// Whether every sandbox is gone: a shadow removes its own when it has
+/// no more runs, a moment after its last job's end is committed, so this
+/// waits for it.
 fn execute_dir_is_empty(env: &RunEnv) -> bool {
     let dir = env.path("spool/execute");
-    std::fs::read_dir(&dir).map_or(true, |mut d| d.next().is_none())
+    let empty = || std::fs::read_dir(&dir).map_or(true, |mut d| d.next().is_none());
+    crate::common::wait_until(TIMEOUT, empty)
 }
 
 #[test]

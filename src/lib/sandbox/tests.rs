@@ -47,19 +47,27 @@ fn if_needed_transfers_only_to_another_filesystem_domain() {
 }
 
 #[test]
-fn a_sandbox_is_private_fresh_and_removed() {
+fn a_sandbox_is_private_fresh_emptied_after_each_run_and_removed() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let k = knobs(dir.path());
     let sb = Sandbox::create(&k, "42", true, None).unwrap();
     std::fs::write(sb.path("left"), "x").unwrap();
+    std::fs::create_dir(sb.path("sub")).unwrap();
+    std::fs::write(sb.path(JOB_AD_FILE), "A = 1\n").unwrap();
+    std::fs::set_permissions(&sb.dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    sb.finish();
+    let d = dir.path().join("execute/dir_42");
+    assert!(
+        !d.join("left").exists() && !d.join("sub").exists(),
+        "the run's files go"
+    );
     let again = Sandbox::create(&k, "42", true, None).unwrap();
-    assert_eq!(again.dir, dir.path().join("execute/dir_42"));
-    assert!(!again.path("left").exists(), "a leftover is cleared");
+    assert_eq!(again.dir, d);
     let mode = std::fs::metadata(&again.dir).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o700);
-    let d = again.dir.clone();
-    again.remove();
+    again.finish();
+    Sandbox::remove(&k, "42");
     assert!(!d.exists());
 }
 

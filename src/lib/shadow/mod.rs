@@ -160,6 +160,8 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
             None => break,
         }
     }
+    // The sandbox's last run is over.
+    crate::sandbox::Sandbox::remove(&sh.sandbox, &std::process::id().to_string());
     if sh.cfg.get_bool("NEGOTIATE_ON_EXIT", true).unwrap_or(true) {
         let _ = crate::negotiator::request_pass(&sh.cfg, &sh.spool);
     }

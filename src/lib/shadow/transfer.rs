@@ -51,7 +51,7 @@ impl Shadow {
                 env,
             }),
             Err(h) => {
-                sb.remove();
+                sb.finish();
                 Err(h)
             }
         }
@@ -178,7 +178,7 @@ impl Shadow {
         }
         end.received = input.map_or(0, |m| m.bytes) as f64;
         end.sent = out.map_or(0, |m| m.bytes) as f64;
-        sb.remove();
+        sb.finish();
         end
     }
 
