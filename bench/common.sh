@@ -36,6 +36,26 @@ wait_for_shadows() {
     done
 }
 
+# ---- running the cases --------------------------------------------------------
+
+# Runs each case named in the array `cases` (`run_<case> <run number>`,
+# printing its seconds) `runs` times, interleaved so a load spike hits
+# every case alike, adding each time to the global associative array
+# `times` (declared by the caller).
+run_interleaved() {
+    local r c t
+    for ((r = 1; r <= runs; r++)); do
+        for c in "${cases[@]}"; do
+            if t=$("run_$c" "$r"); then
+                times[$c]+="$t "
+                echo "run $r/$runs  $c: ${t}s" >&2
+            else
+                echo "run $r/$runs  $c: failed" >&2
+            fi
+        done
+    done
+}
+
 # ---- clocks and failures -----------------------------------------------------
 now() { echo "$EPOCHREALTIME"; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }

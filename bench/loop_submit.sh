@@ -99,16 +99,7 @@ run_tern() {
 # ---- running them -------------------------------------------------------
 cases=(loop tern "${peers[@]}")
 declare -A times
-for ((r = 1; r <= runs; r++)); do
-    for c in "${cases[@]}"; do
-        if t=$("run_$c" "$r"); then
-            times[$c]+="$t "
-            echo "run $r/$runs  $c: ${t}s" >&2
-        else
-            echo "run $r/$runs  $c: failed" >&2
-        fi
-    done
-done
+run_interleaved
 
 
 declare -A label=(

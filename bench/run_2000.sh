@@ -174,16 +174,7 @@ cases=(floor tern)
 [[ $skip == *" xfer "* ]] || cases+=(xfer)
 cases+=("${peers[@]}")
 declare -A times
-for ((r = 1; r <= runs; r++)); do
-    for c in "${cases[@]}"; do
-        if t=$("run_$c" "$r"); then
-            times[$c]+="$t "
-            echo "run $r/$runs  $c: ${t}s" >&2
-        else
-            echo "run $r/$runs  $c: failed" >&2
-        fi
-    done
-done
+run_interleaved
 
 
 declare -A label=(
