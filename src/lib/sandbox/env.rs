@@ -12,11 +12,6 @@ use std::rc::Rc;
 use crate::classad::ClassAd;
 use crate::submit::args::split_v2;
 
-/// STARTER_NUM_THREADS_ENV_VARS's default.
-pub const THREAD_VARS: &str = "CUBACORES GOMAXPROCS JULIA_NUM_THREADS MKL_NUM_THREADS \
-     NUMEXPR_NUM_THREADS OMP_NUM_THREADS OMP_THREAD_LIMIT OPENBLAS_NUM_THREADS \
-     PYTHON_CPU_COUNT ROOT_MAX_THREADS TF_LOOP_PARALLEL_ITERATIONS TF_NUM_THREADS";
-
 /// What the slot's `CondorScratchDir` holds, replaced in every value.
 pub const SCRATCH_MARK: &str = "#CoNdOrScRaTcHdIr#";
 

@@ -20,6 +20,7 @@ use std::rc::Rc;
 
 use crate::classad::ClassAd;
 use crate::sys::identity::Identity;
+use crate::sys::io_error_text;
 use crate::vocab::{Hold, hold_code};
 
 use super::{Moved, Sandbox, Sides};
@@ -105,13 +106,7 @@ pub fn stage_in(
         ));
     }
     // The executable runs whatever mode it had.
-    if sb.transfer
-        && transfers_executable(ad)
-        && let Some(exe) = ad
-            .eval_str("Cmd")
-            .as_deref()
-            .and_then(|c| Path::new(c).file_name().map(|b| sb.dir.join(b)))
-    {
+    if let Some(exe) = sb.executable(ad) {
         let _ = fs::set_permissions(&exe, fs::Permissions::from_mode(0o755));
     }
     moved.finished = crate::clock::now();
@@ -134,20 +129,12 @@ fn entries(ad: &Rc<ClassAd>) -> Vec<String> {
     {
         out.push(i);
     }
-    if transfers_executable(ad)
+    if super::transfers_executable(ad)
         && let Some(c) = ad.eval_str("Cmd").filter(|c| !c.is_empty())
     {
         out.push(c);
     }
     out
-}
-
-/// TransferExecutable is absent unless false.
-fn transfers_executable(ad: &Rc<ClassAd>) -> bool {
-    !matches!(
-        ad.eval("TransferExecutable"),
-        crate::classad::Value::Bool(false)
-    )
 }
 
 /// Where an entry comes from: a URL's scheme is a letter then letters,
@@ -220,7 +207,7 @@ fn fetch(
         .output()
         .map_err(|e| {
             fail(
-                format!("cannot run curl to fetch {url}: {}", strerror(&e)),
+                format!("cannot run curl to fetch {url}: {}", io_error_text(&e)),
                 0,
             )
         })?;
@@ -252,11 +239,6 @@ fn input_hold(sides: &Sides, e: &CopyError) -> Hold {
         hold_code::TRANSFER_INPUT_ERROR,
         e.errno as i64,
     )
-}
-
-/// The C library's text for an error (without Rust's `(os error N)`).
-pub(super) fn strerror(e: &io::Error) -> String {
-    crate::sys::io_error_text(e)
 }
 
 /// Copies files and trees, counting what it moved.
@@ -334,7 +316,7 @@ impl CopyError {
         CopyError {
             path: path.to_path_buf(),
             errno: e.raw_os_error().unwrap_or(0),
-            text: strerror(e),
+            text: io_error_text(e),
         }
     }
 }

@@ -75,7 +75,7 @@ impl Knobs {
             job_environment: cfg.get("STARTER_JOB_ENVIRONMENT")?.unwrap_or_default(),
             thread_vars: cfg
                 .get("STARTER_NUM_THREADS_ENV_VARS")?
-                .unwrap_or_else(|| env::THREAD_VARS.to_string())
+                .unwrap_or_default()
                 .split([',', ' ', '\t'])
                 .filter(|s| !s.is_empty())
                 .map(String::from)
@@ -163,6 +163,15 @@ fn parse_spool_name(name: &str) -> Option<(i64, i64)> {
     let (c, rest) = rest.split_once(".proc")?;
     let (p, _) = rest.split_once(".subproc0")?;
     Some((c.parse().ok()?, p.parse().ok()?))
+}
+
+/// Whether the executable is one of the inputs: TransferExecutable is
+/// absent unless false.
+pub(crate) fn transfers_executable(ad: &Rc<ClassAd>) -> bool {
+    !matches!(
+        ad.eval("TransferExecutable"),
+        crate::classad::Value::Bool(false)
+    )
 }
 
 /// Whether the job's files are transferred (HTCondor's
@@ -256,6 +265,17 @@ impl Sandbox {
     /// A path inside the sandbox.
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.join(name)
+    }
+
+    /// Where the job's executable is when it was transferred in: under
+    /// its own base name (`None` without transfer, or with
+    /// `TransferExecutable = false`).
+    pub fn executable(&self, ad: &Rc<ClassAd>) -> Option<PathBuf> {
+        if !self.transfer || !transfers_executable(ad) {
+            return None;
+        }
+        let cmd = ad.eval_str("Cmd")?;
+        Path::new(&cmd).file_name().map(|b| self.dir.join(b))
     }
 
     /// Ends the run: everything the run left goes (unless KEEP_SANDBOX),

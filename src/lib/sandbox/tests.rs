@@ -353,3 +353,36 @@ fn a_symlink_to_a_file_arrives_as_a_file_and_to_a_directory_needs_a_slash() {
         h.reason
     );
 }
+
+#[test]
+fn a_remap_cycle_and_a_missing_absolute_directory_hold_with_code_12() {
+    let dir = tempfile::tempdir().unwrap();
+    let iwd = dir.path().join("iwd");
+    std::fs::create_dir_all(&iwd).unwrap();
+    let sb = Sandbox::create(&knobs(dir.path()), "1", true, None).unwrap();
+    std::fs::write(sb.path("a"), "a").unwrap();
+    let run = |remaps: &str| {
+        let ad = rc_ad(&format!(
+            "[Iwd = \"{}\"; TransferOutput = \"a\"; TransferOutputRemaps = \"{remaps}\"]",
+            iwd.display()
+        ))
+        .unwrap();
+        output::stage_out(&sb, &ad, &Catalog::default(), -1, &sides(), None)
+            .1
+            .unwrap()
+    };
+    let h = run("a=b;b=a");
+    assert_eq!((h.code, h.subcode), (12, libc::EPERM as i64));
+    assert!(
+        h.reason.ends_with("Details: remaps resulted in a cycle: a"),
+        "{h:?}"
+    );
+    let h = run("a=/no/such/dir/blah");
+    assert_eq!((h.code, h.subcode), (12, 2));
+    assert_eq!(
+        h.reason,
+        "Transfer output files failure at access point here.example while receiving files \
+         from execution point slot1@here.example. Details: writing to file /no/such/dir/blah: \
+         (errno 2) No such file or directory"
+    );
+}

@@ -18,6 +18,8 @@ use super::finish::RunEnd;
 /// A run's sandbox, ready for the job.
 pub(super) struct Staged {
     sb: Sandbox,
+    /// Who the job runs as when the shadow is root (output is theirs).
+    owner: Option<crate::sys::identity::Identity>,
     catalog: output::Catalog,
     input: Option<Moved>,
     /// The ad the job is started from: the starter's copy, with Cmd in the
@@ -45,6 +47,7 @@ impl Shadow {
         match self.fill(id, ad, &sb, owner.as_ref()) {
             Ok((catalog, input, run, env)) => Ok(Staged {
                 sb,
+                owner,
                 catalog,
                 input,
                 run,
@@ -102,16 +105,8 @@ impl Shadow {
             catalog.forget_restored(saved);
         }
         let mut run = starter.clone();
-        if sb.transfer
-            && !matches!(
-                ad.eval("TransferExecutable"),
-                crate::classad::Value::Bool(false)
-            )
-            && let Some(base) = ad
-                .eval_str("Cmd")
-                .and_then(|c| std::path::Path::new(&c).file_name().map(|b| sb.dir.join(b)))
-        {
-            run.insert("Cmd", Expr::string(&base.display().to_string()));
+        if let Some(exe) = sb.executable(ad) {
+            run.insert("Cmd", Expr::string(&exe.display().to_string()));
         }
         let run = Rc::new(run);
         let cpus =
@@ -145,13 +140,16 @@ impl Shadow {
         mut end: RunEnd,
     ) -> RunEnd {
         let Staged {
-            sb, catalog, input, ..
+            sb,
+            owner,
+            catalog,
+            input,
+            ..
         } = staged;
         let exited = end.status.is_some() && end.stop.is_none() && end.failed.is_none();
         let mut out = None;
         if sb.transfer && exited {
             self.log(ad, id, TransferStep::OutputStarted);
-            let owner = super::start::identity(ad).ok().flatten();
             let (moved, hold) = output::stage_out(
                 &sb,
                 ad,
