@@ -28,9 +28,3 @@ pub mod submit;
 pub mod sys;
 pub mod userlog;
 pub mod vocab;
-
-/// mimalloc as the allocator of every tool and test: ClassAd parsing
-/// allocates a node per value and glibc's malloc was a fifth of the time
-/// of parsing a job ad.
-#[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;

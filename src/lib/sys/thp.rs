@@ -1,12 +1,14 @@
 //! Transparent huge pages at start-up.
 //!
-//! On a machine whose THP setting is `always`, mimalloc's first arena is a
-//! 2 MB-aligned reservation, so the very first allocation of every tool
-//! faults in a whole huge page and the kernel zeroes 2 MB for a process
-//! that needs a few hundred KB: about a fifth of a short tool's run
-//! (tern_submit spent 13% of its samples in `clear_page_erms`). So every
-//! tern process starts with THP off ([`START_WITHOUT_HUGE_PAGES`], run
-//! before the allocator's own constructor). A process that
+//! On a machine whose THP setting is `always`, a large anonymous mapping
+//! (a tool's worker-thread stack, an allocator's arena) is backed by huge
+//! pages, so its first touch faults in a whole huge page and the kernel
+//! zeroes 2 MB for a process that needs a few hundred KB: about a fifth of
+//! a short tool's run (tern_submit spent 13% of its samples in
+//! `clear_page_erms` when mimalloc's 2 MB-aligned arena was the
+//! allocator). So every tern process starts with THP off
+//! ([`START_WITHOUT_HUGE_PAGES`], run before any other constructor that
+//! might allocate). A process that
 //! starts a user's program turns it back on first ([`allow`]): the flag
 //! survives fork and exec, and a job must see the machine's own setting.
 
@@ -19,8 +21,8 @@ extern "C" fn disable_at_start() {
     }
 }
 
-/// Runs [`disable_at_start`] as a constructor of priority 100, before
-/// mimalloc's own (priority 101) reserves and touches its first arena.
+/// Runs [`disable_at_start`] as a constructor of priority 100, before the
+/// default-priority constructors of the libraries linked in.
 #[used]
 #[unsafe(link_section = ".init_array.00100")]
 pub static START_WITHOUT_HUGE_PAGES: extern "C" fn() = disable_at_start;

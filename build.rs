@@ -1,0 +1,18 @@
+//! Links the tools as position-dependent executables.
+//!
+//! A position-independent executable has about 300 KB of pointers (vtables,
+//! static tables of strings) that the dynamic loader rewrites at every
+//! start, each rewritten page a copy-on-write fault: about 85 of a short
+//! tool's 310 page faults and a fifth of tern_submit's instructions, paid
+//! on every call of every tool. Without PIE the linker fixes them once.
+//! What is given up is the randomised load address of the tools' own code
+//! (libraries, stack and heap stay randomised); `TERN_BUILD_PIE=1` keeps
+//! PIE for a build that wants it (a hardened package, for example).
+fn main() {
+    println!("cargo::rerun-if-env-changed=TERN_BUILD_PIE");
+    let pie = std::env::var("TERN_BUILD_PIE").is_ok_and(|v| v == "1");
+    let linux = std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
+    if linux && !pie {
+        println!("cargo::rustc-link-arg-bins=-no-pie");
+    }
+}
