@@ -205,6 +205,7 @@ fn a_job_that_starts_and_ends_between_passes_is_charged() {
     env.wait_for("job 1.0 in the history", crate::common::TIMEOUT, || {
         env.history_af("1.0", &["JobStatus"]).is_some()
     });
+    env.wait_slots_unclaimed();
     env.negotiate();
     let json = env.run_ok("tern_userprio", ["-json"]);
     // About 2 cpu-seconds on a 1-cpu slot, wherever the passes fell.

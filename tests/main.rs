@@ -14,6 +14,7 @@ mod cli_fairshare;
 mod cli_history;
 mod cli_identity;
 mod cli_leave_in_queue;
+mod cli_linger;
 mod cli_multicall;
 mod cli_negotiate;
 mod cli_printmask;

@@ -210,6 +210,17 @@ impl RunEnv {
             .map(|s| s.parse().expect("a JobStatus"))
     }
 
+    /// Waits until no slot is claimed: a shadow whose job left the queue
+    /// may keep its claim a moment (SHADOW_LINGER_MSEC).
+    #[track_caller]
+    pub fn wait_slots_unclaimed(&self) {
+        self.wait_for("every slot unclaimed", TIMEOUT, || {
+            !self
+                .run_ok("tern_status", ["-af", "State"])
+                .contains("Claimed")
+        });
+    }
+
     /// Waits up to `timeout` for `cond`; panics naming `what`, with the
     /// queue, the history and the live processes, if it never holds.
     #[track_caller]

@@ -155,14 +155,15 @@ fn announce(
             .collect();
         crate::userlog::log_job_events(&events)
     });
-    // Start them now rather than at the next cron pass: a pass running
-    // now is left the mark, else one is started. A pass that cannot be
+    // Start them now rather than at the next cron pass: a lingering
+    // shadow takes them, a pass running now is left the mark, else one is
+    // started. A pass that cannot be
     // started is no failure: cron runs one every minute.
     if !cluster.procs.is_empty()
         && cfg
             .get_bool("NEGOTIATE_ON_SUBMIT", true)
             .map_err(|e| failed(e.to_string()))?
-        && let Err(e) = crate::negotiator::request_pass(cfg, spool)
+        && let Err(e) = crate::negotiator::request_pass_after_submit(cfg, spool)
     {
         eprintln!(
             "tern_submit: warning: cannot start tern_negotiate ({e}); the jobs start at the next pass"

@@ -283,6 +283,12 @@ pub static KNOBS: &[Knob] = &[
         "The tern_shadow program; empty means the one installed beside the tool that starts it.",
     ),
     k(
+        "SHADOW_LINGER_MSEC",
+        "250",
+        Int,
+        "Milliseconds a shadow whose job ended, with no idle job in the queue, keeps its claim Claimed/Idle and watches for a new job of the same submitter to run at once (a submit then starts no pass); any other idle job ends the wait; 0 never waits. tern-specific.",
+    ),
+    k(
         "SLOT_WEIGHT",
         "Cpus",
         Expr,

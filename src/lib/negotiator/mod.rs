@@ -11,6 +11,7 @@ pub mod accountant;
 pub mod deferral;
 pub mod dollar;
 pub mod launch;
+pub mod linger;
 pub mod matchmaking;
 pub mod periodic;
 pub mod policy;
@@ -141,6 +142,15 @@ pub fn request_pass(cfg: &Config, spool: &Path) -> Result<bool, NegotiatorError>
     drop(lock);
     launch::spawn_background_pass(cfg).map_err(io("cannot start tern_negotiate"))?;
     Ok(true)
+}
+
+/// [`request_pass`] after a submit, unless a shadow is lingering: it takes
+/// the new job itself, or ends and asks for the pass (see [`linger`]).
+pub fn request_pass_after_submit(cfg: &Config, spool: &Path) -> Result<bool, NegotiatorError> {
+    if linger::someone_lingers(spool) {
+        return Ok(false);
+    }
+    request_pass(cfg, spool)
 }
 
 fn open_lock(spool: &Path) -> Result<File, NegotiatorError> {

@@ -94,18 +94,45 @@ impl Fate {
     }
 }
 
+/// What a claim does after a run's end is committed.
+pub(super) enum After {
+    /// It goes on to this job, its lock taken.
+    Next(JobId, joblock::JobLock),
+    /// The job left the queue and nothing is idle anywhere: the claim is
+    /// kept Claimed/Idle a moment for work that may arrive (`linger.rs`).
+    Linger(Lingering),
+    /// The slot was let go.
+    Done,
+}
+
+/// The run a lingering claim last ran: the slot still names its job, whose
+/// lock stays held (so no pass takes the claim for a dead shadow's).
+pub(super) struct Lingering {
+    pub id: JobId,
+    pub lock: joblock::JobLock,
+    /// The job left the queue: its lock file goes when the claim ends.
+    pub leaves: bool,
+    pub owner: String,
+}
+
+/// The claim's fate, decided in the end's transaction.
+enum Claim {
+    Next(JobId, joblock::JobLock),
+    Linger(String),
+    Done,
+}
+
 impl Shadow {
     /// Commits the end of a run in one transaction: the job's attributes
-    /// and fate, the slot (released, or reused for the next job), and the
-    /// requests carried out. Then writes the events. Returns the next job
-    /// of the claim, its lock taken.
+    /// and fate, the slot (reused for the next job, kept a moment, or
+    /// released), and the requests carried out. Then writes the events.
     pub(super) fn finish(
         &mut self,
         id: JobId,
         lock: joblock::JobLock,
         end: RunEnd,
         started: bool,
-    ) -> Result<Option<(JobId, joblock::JobLock)>, ShadowError> {
+    ) -> Result<After, ShadowError> {
         let now = crate::clock::now();
         let (slot, claim, host) = (&self.slot, &self.claim, &self.host);
         let reuse_slot = reuse::Slot {
@@ -115,6 +142,7 @@ impl Shadow {
             knobs: &self.knobs,
             uid_domain: &self.uid_domain,
         };
+        let may_linger = self.linger_ms > 0 && slot != launch::SCHEDULER;
         let mut events: Vec<(PathBuf, Event)> = Vec::new();
         let mut leaves = false;
         // Execute attributes not yet written go in with the end.
@@ -125,7 +153,7 @@ impl Shadow {
             }
             let Some(row) = w.row(id)? else {
                 release_slot_if(w, slot, claim, id, now)?;
-                return Ok(None);
+                return Ok(Claim::Done);
             };
             let ad = Rc::new(w.full_ad(&row)?);
             let fate = fate(&ad, id, row.status(), &end, started, now);
@@ -135,28 +163,55 @@ impl Shadow {
             leaves = fate.leaves;
             w.change(&row, &ad, &fate.change)?;
             w.clear_requests(id, None)?;
-            // The slot: reuse the claim for the next job, or let it go.
-            if fate.reuse
-                && slot != launch::SCHEDULER
-                && let Some(m) = reuse::match_one(w, &reuse_slot, &row.owner, now)?
-            {
-                m.claim(w, &row.owner, host, now)?;
-                return Ok(Some((m.id, m.lock)));
+            // The slot: reuse the claim for the next job, keep it a moment
+            // when nothing is idle at all, or let it go.
+            if fate.reuse && slot != launch::SCHEDULER {
+                if let Some(m) = reuse::match_one(w, &reuse_slot, &row.owner, now)? {
+                    m.claim(w, &row.owner, host, now)?;
+                    return Ok(Claim::Next(m.id, m.lock));
+                }
+                // Only for a job that left the queue: the claim keeps its
+                // lock, which nothing else then needs.
+                if may_linger
+                    && fate.leaves
+                    && crate::queue::clusters_with_idle(w.conn())?.is_empty()
+                {
+                    crate::machine::set_activity(w.conn(), slot, "Claimed", "Idle", now)?;
+                    return Ok(Claim::Linger(row.owner.clone()));
+                }
             }
             release_slot_if(w, slot, claim, id, now)?;
-            Ok(None)
+            Ok(Claim::Done)
         })?;
         if let Err(e) = userlog::log_job_events(&events) {
             eprintln!("tern_shadow: {e}");
         }
+        if let Claim::Linger(owner) = next {
+            let mut lock = lock;
+            let _ = lock.write_pid(std::process::id(), None);
+            return Ok(After::Linger(Lingering {
+                id,
+                lock,
+                leaves,
+                owner,
+            }));
+        }
+        self.let_lock_go(lock, leaves);
+        Ok(match next {
+            Claim::Next(id, lock) => After::Next(id, lock),
+            _ => After::Done,
+        })
+    }
+
+    /// A finished run's lock: its file goes with a job that left the
+    /// queue; otherwise the job's processes are forgotten.
+    pub(super) fn let_lock_go(&self, lock: joblock::JobLock, leaves: bool) {
         if leaves {
             joblock::remove(&self.spool, lock);
         } else {
-            // The job's processes are gone: forget their group.
             let mut lock = lock;
             let _ = lock.write_pid(std::process::id(), None);
         }
-        Ok(next)
     }
 }
 

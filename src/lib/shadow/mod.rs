@@ -26,6 +26,7 @@
 
 mod deferral;
 mod finish;
+mod linger;
 #[allow(unsafe_code)]
 pub mod procs;
 mod start;
@@ -43,7 +44,7 @@ use crate::queue::{Change, JobId, Limits, Queue, QueueError, joblock};
 use crate::vocab::{Hold, JobStatus, Request, hold_code};
 
 use deferral::Deferral;
-use finish::RunEnd;
+use finish::{After, RunEnd};
 use procs::Signals;
 
 /// What stopped a shadow, and what it was about.
@@ -139,6 +140,8 @@ struct Shadow {
     pending_exec: Option<(JobId, i64)>,
     /// Where and how runs get their sandboxes.
     sandbox: crate::sandbox::Knobs,
+    /// How long a claim with nothing to run waits for work (ms).
+    linger_ms: u64,
 }
 
 pub fn run(args: Args) -> Result<(), ShadowError> {
@@ -152,13 +155,14 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
     loop {
         lock.write_pid(std::process::id(), None)
             .map_err(lock_error(job))?;
-        match sh.run_one(job, lock)? {
-            Some((next, next_lock)) => {
-                job = next;
-                lock = next_lock;
-            }
-            None => break,
-        }
+        let next = match sh.run_one(job, lock)? {
+            After::Next(next, next_lock) => Some((next, next_lock)),
+            After::Linger(last) => sh.linger(last)?,
+            After::Done => None,
+        };
+        let Some((next, next_lock)) = next else { break };
+        job = next;
+        lock = next_lock;
     }
     // The sandbox's last run is over.
     crate::sandbox::Sandbox::remove(&sh.sandbox, &std::process::id().to_string());
@@ -207,6 +211,7 @@ impl Shadow {
             update_initial: seconds("STARTER_INITIAL_UPDATE_INTERVAL", 2, 1)?,
             update_every: seconds("STARTER_UPDATE_INTERVAL", 300, 1)?,
             killing_timeout: seconds("KILLING_TIMEOUT", 30, 0)?,
+            linger_ms: cfg.get_int("SHADOW_LINGER_MSEC", 250)?.clamp(0, 60_000) as u64,
             knobs: Knobs::from_config(&cfg)?,
             sandbox: crate::sandbox::Knobs::from_config(&cfg, &machine.filesystem_domain)?,
             uid_domain: crate::negotiator::uid_domain(&cfg)?,
@@ -223,21 +228,17 @@ impl Shadow {
         })
     }
 
-    /// Runs one job of this claim to its end and commits the end. Returns
-    /// the next job when the claim is reused.
-    fn run_one(
-        &mut self,
-        id: JobId,
-        mut lock: joblock::JobLock,
-    ) -> Result<Option<(JobId, joblock::JobLock)>, ShadowError> {
+    /// Runs one job of this claim to its end and commits the end; says
+    /// what the claim does next.
+    fn run_one(&mut self, id: JobId, mut lock: joblock::JobLock) -> Result<After, ShadowError> {
         let now = crate::clock::now();
         // Is the job still ours?
         let Some(row) = self.q.row(id)? else {
             self.release_if_ours(id, now)?;
-            return Ok(None);
+            return Ok(After::Done);
         };
         if !self.holds_claim_for(id)? {
-            return Ok(None);
+            return Ok(After::Done);
         }
         let ad = Rc::new(self.q.full_ad(&row)?);
         // A request made before we started is honoured first.
