@@ -3,7 +3,6 @@
 //! prints them), written into the sandbox before anything is transferred
 //! and, as in HTCondor 24.0, not rewritten while the job runs.
 
-use std::io::Write;
 use std::rc::Rc;
 
 use crate::classad::ClassAd;
@@ -23,8 +22,7 @@ pub fn write(
 ) -> Result<(), Hold> {
     for (name, ad) in [(super::JOB_AD_FILE, job), (super::MACHINE_AD_FILE, machine)] {
         let path = sb.path(name);
-        let r = std::fs::File::create(&path).and_then(|mut f| {
-            f.write_all(ad_to_old(ad, true).as_bytes())?;
+        let r = write_in_place(&path, ad_to_old(ad, true).as_bytes()).and_then(|f| {
             if let Some(id) = owner {
                 std::os::unix::fs::fchown(&f, Some(id.uid), Some(id.gid))?;
             }
@@ -39,6 +37,35 @@ pub fn write(
         })?;
     }
     Ok(())
+}
+
+/// Writes `text` over the file at `path` (made if missing) without first
+/// emptying it: a sandbox keeps its ad files from run to run, and ext4
+/// writes a file emptied by truncation back to disk when it is closed
+/// (`auto_da_alloc`), a disk write per file per job for files nobody
+/// needs on disk. Cutting the tail off afterwards does not count as that.
+/// A symlink the last job left in its place is never followed: it is
+/// removed and the file made anew.
+fn write_in_place(path: &std::path::Path, text: &[u8]) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let open = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+    };
+    let f = match open() {
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            std::fs::remove_file(path)?;
+            open()?
+        }
+        r => r?,
+    };
+    f.write_all_at(text, 0)?;
+    f.set_len(text.len() as u64)?;
+    Ok(f)
 }
 
 /// The starter's copy of the job ad under file transfer
