@@ -1,0 +1,95 @@
+//! The transform language of HTCondor (`xform_utils.cpp`): job-router
+//! routes, the router's pre- and post-route transforms, and the rules files
+//! of `tern_transform_ads`.
+//!
+//! A transform is read once ([`Transform::parse`], in [`parse`]): the meta
+//! statements `NAME`, `REQUIREMENTS`, `UNIVERSE` and `TRANSFORM` are taken
+//! out wherever they stand, and the rest becomes a list of statements
+//! (macro assignments, `if`/`elif`/`else`/`endif`, and the commands `SET`,
+//! `DEFAULT`, `EVALSET`, `EVALMACRO`, `COPY`, `RENAME`, `DELETE`). Applying
+//! it ([`Transform::apply`], in [`apply`]) runs the statements top to bottom
+//! against one ad, expanding `$()` in each line first: transform macros,
+//! then `$(MY.attr)` from the ad, then the configuration. [`iterate`] runs a
+//! rules file's `TRANSFORM` iteration and [`oldroutes`] converts the old
+//! `JOB_ROUTER_ENTRIES` syntax to transform text.
+//!
+//! The module sits beside `queue`: it uses `classad`, `vocab`, `config`
+//! and the submit language's `queue` statement parser, nothing higher.
+
+pub mod apply;
+pub mod parse;
+
+use std::collections::HashMap;
+
+pub use parse::Transform;
+
+/// A problem in a transform, at a line of its text. `origin` names the text:
+/// a file name, or a configuration knob such as `JOB_ROUTER_ROUTE_Slurm`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{origin}, line {line}: {message}")]
+pub struct TransformError {
+    pub origin: String,
+    pub line: usize,
+    pub message: String,
+}
+
+impl TransformError {
+    pub fn new(origin: &str, line: usize, message: impl Into<String>) -> TransformError {
+        TransformError {
+            origin: origin.to_string(),
+            line,
+            message: message.into(),
+        }
+    }
+}
+
+/// The macros of the transforms applied to one ad. HTCondor keeps one macro
+/// table per job across the pre-route transforms, the route and the
+/// post-route transforms, so a variable one sets is seen by the next; the
+/// caller makes one `Macros` per ad and passes it to each
+/// [`Transform::apply`]. Values are kept unexpanded and expanded when used,
+/// as HTCondor does. Names are case-insensitive.
+#[derive(Clone, Debug, Default)]
+pub struct Macros {
+    vars: HashMap<String, String>,
+}
+
+impl Macros {
+    /// An empty table (the built-in defaults such as `IsLinux` answer from
+    /// [`Macros::get`] without being stored).
+    pub fn new() -> Macros {
+        Macros::default()
+    }
+
+    /// Sets `name` to the unexpanded `value`.
+    pub fn set(&mut self, name: &str, value: &str) {
+        self.vars
+            .insert(name.to_ascii_lowercase(), value.to_string());
+    }
+
+    /// The unexpanded value of `name`: a value set by a transform (or by
+    /// iteration), else one of the defaults every transform sees.
+    pub fn get(&self, name: &str) -> Option<String> {
+        let key = name.to_ascii_lowercase();
+        if let Some(v) = self.vars.get(&key) {
+            return Some(v.clone());
+        }
+        // XFormMacroDefaults of xform_utils.cpp; ARCH and OPSYS* come from
+        // the configuration instead, where tern defines them.
+        match key.as_str() {
+            "islinux" => Some("1".into()),
+            "iswindows" | "iterating" | "row" | "step" | "itemindex" | "xformid" => {
+                Some("0".into())
+            }
+            _ => None,
+        }
+    }
+
+    /// Removes `name`.
+    pub fn remove(&mut self, name: &str) {
+        self.vars.remove(&name.to_ascii_lowercase());
+    }
+}
+
+#[cfg(test)]
+mod tests;
