@@ -17,10 +17,13 @@
 //! and the submit language's `queue` statement parser, nothing higher.
 
 pub mod apply;
+pub mod iterate;
+pub mod oldroutes;
 pub mod parse;
 
 use std::collections::HashMap;
 
+pub use oldroutes::convert_old_route;
 pub use parse::Transform;
 
 /// A problem in a transform, at a line of its text. `origin` names the text:
