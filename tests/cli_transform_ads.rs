@@ -497,3 +497,54 @@ fn help_forms() {
     assert_eq!(r.code, 0);
     assert!(r.stdout.contains("-convertoldroutes"), "{}", r.stdout);
 }
+
+/// The schedd's JOB_TRANSFORM_NAMES at submit time (HTCondor's
+/// `job_transform_names_test`): transforms in order, a false REQUIREMENTS
+/// skipped, config macros expanded, a per-proc EVALSET, a `+` attribute
+/// deleted, and a transform that sets an immutable attribute failing the
+/// whole submission.
+#[test]
+fn job_transform_names_at_submit_time() {
+    let env = TestEnv::with_spool();
+    env.write(
+        "tern_config",
+        "OPSYSANDVER = Linux9\n\
+         JOB_TRANSFORM_NAMES = BAD ILLEGAL ALWAYS NEVER ALWAYS_NEWSCRIPT\n\
+         JOB_TRANSFORM_BAD @=end\n[\n  set_NeverThere3 = \"Please work!\";\n  12foo = asd\"as\";\n]\n@end\n\
+         JOB_TRANSFORM_ILLEGAL @=end\n[\n  requirements = illegal =?= true;\n  set_ClusterId = -999;\n]\n@end\n\
+         JOB_TRANSFORM_ALWAYS @=end\n[\n  requirements = True;\n  \
+         set_AlwaysThere = \"Please work on $(OPSYSANDVER)\";\n  delete_NeverThere2 = true;\n  \
+         eval_set_OnlyProcZero = ProcId == 0 ? \"Please work - proc zero\" : \"Please work - proc non-zero\"\n]\n@end\n\
+         JOB_TRANSFORM_NEVER @=end\n[\n  requirements = False;\n  set_NeverThere1 = \"Please work!\";\n]\n@end\n\
+         JOB_TRANSFORM_ALWAYS_NEWSCRIPT @=end\n  SET AlwaysThereNew = \"Please work on $(OPSYSANDVER)\"\n  \
+         DELETE NeverThereNew\n@end\n",
+    );
+    let env = env.var("TERN_CONFIG", Some("tern_config"));
+    let sub = "executable = /bin/true\nhold = true\n+NeverThere2 = \"Please work!\"\n\
+               +NeverThereNew = 1\n+illegal = ILLEGAL\nqueue 2\n";
+    env.write("illegal.sub", &sub.replace("ILLEGAL", "true"));
+    let r = env.run("tern_submit", ["illegal.sub"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "the transform ILLEGAL changes the immutable attribute ClusterId; nothing was submitted"
+        ),
+        "{}",
+        r.stderr
+    );
+    env.run("tern_q", ["-af", "ProcId"]).ok("");
+    env.write("job.sub", &sub.replace("ILLEGAL", "false"));
+    let r = env.run("tern_submit", ["job.sub"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("WARNING: JOB_TRANSFORM_BAD is ignored"),
+        "{}",
+        r.stderr
+    );
+    env.run(
+        "tern_q",
+        ["-af", "AlwaysThere", "AlwaysThereNew", "OnlyProcZero", "NeverThere1", "NeverThere2", "NeverThere3", "NeverThereNew"],
+    )
+    .ok("Please work on Linux9 Please work on Linux9 Please work - proc zero undefined undefined undefined undefined\n\
+         Please work on Linux9 Please work on Linux9 Please work - proc non-zero undefined undefined undefined undefined\n");
+}

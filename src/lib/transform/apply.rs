@@ -45,11 +45,23 @@ impl MacroSource for View<'_> {
                 text.replace('$', "$(DOLLAR)")
             });
         }
-        self.cfg.raw(name)
+        self.cfg.raw(name).or_else(|| os_macro(name, self.cfg))
     }
     fn env(&self, var: &str) -> Option<String> {
         self.cfg.env(var)
     }
+}
+
+/// `OPSYSANDVER`, `OPSYSMAJORVER`, `OPSYSVER` and `OPSYSNAME` when the
+/// configuration does not set them: HTCondor's transforms have them as
+/// default macros (`XFormMacroDefaults`), from the operating system.
+fn os_macro(name: &str, cfg: &Config) -> Option<String> {
+    static OS: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+    let key = name.to_ascii_lowercase();
+    OS.get_or_init(|| crate::submit::os_release(cfg))
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v.clone())
 }
 
 /// HTCondor's `IsValidAttrName`: a letter or `_`, then letters, digits and

@@ -11,13 +11,15 @@
 //! against one ad, expanding `$()` in each line first: transform macros,
 //! then `$(MY.attr)` from the ad, then the configuration. [`iterate`] runs a
 //! rules file's `TRANSFORM` iteration and [`oldroutes`] converts the old
-//! `JOB_ROUTER_ENTRIES` syntax to transform text.
+//! `JOB_ROUTER_ENTRIES` syntax to transform text; [`jobs`] applies the
+//! submit-time `JOB_TRANSFORM_NAMES` transforms.
 //!
 //! The module sits beside `queue`: it uses `classad`, `vocab`, `config`
 //! and the submit language's `queue` statement parser, nothing higher.
 
 pub mod apply;
 pub mod iterate;
+pub mod jobs;
 pub mod oldroutes;
 pub mod parse;
 
