@@ -337,6 +337,24 @@ SET Routed true
 ";
     env.run("tern_transform_ads", ["-convertoldroutes"])
         .ok(expected);
+    // Routes in JOB_ROUTER_ENTRIES_FILE follow.
+    env.write("entries", "[ Name = \"C\"; set_Y = 2 ]");
+    let cfg_text = std::fs::read_to_string(env.path("tern_config")).unwrap();
+    env.write(
+        "tern_config",
+        &(cfg_text + "JOB_ROUTER_ENTRIES_FILE = entries\n"),
+    );
+    let r = env.run("tern_transform_ads", ["-convertoldroutes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.ends_with(
+            "SET Routed true\n\n##### JOB_ROUTER_ENTRIES_FILE [1] #####\n\
+             # autoconversion of route 'C' from old route syntax\nNAME C\n\nMaxIdleJobs = 10\n\n\
+             # set_* rules\nSET Routed true\nSET Y 2\n"
+        ),
+        "{}",
+        r.stdout
+    );
     // From a file: JOB_ROUTER_ROUTE_<name> definitions and the names.
     let r = env.var("TERN_CONFIG", Some("/dev/null")).run(
         "tern_transform_ads",
@@ -347,7 +365,9 @@ SET Routed true
         "\n##### Route 1\nJOB_ROUTER_ROUTE_A @=jre\n   # autoconversion of route 'A' from old route syntax\n   REQUIREMENTS"
     ), "{}", r.stdout);
     assert!(
-        r.stdout.ends_with("@jre\n\nJOB_ROUTER_ROUTE_NAMES = A B\n"),
+        r.stdout.ends_with(
+            "@jre\nneed JOB_ROUTER_ENTRIES_FILE entries\n\nJOB_ROUTER_ROUTE_NAMES = A B\n"
+        ),
         "{}",
         r.stdout
     );

@@ -756,6 +756,26 @@ fn convert_routes(cfg: &Config, file: Option<&str>) -> Result<(), CliError> {
             }
         }
     }
+    // Routes in JOB_ROUTER_ENTRIES_FILE, of the current configuration only
+    // (a foreign configuration's file is not ours to read).
+    if let Some(path) = cfg.get("JOB_ROUTER_ENTRIES_FILE")? {
+        if file.is_some() {
+            writeln!(o, "need JOB_ROUTER_ENTRIES_FILE {path}")?;
+        } else {
+            let text = std::fs::read_to_string(&path).map_err(|e| CliError::Read {
+                path: PathBuf::from(&path),
+                source: e,
+            })?;
+            let ads = classad::parse_ads(&text)
+                .map_err(|e| failed(format!("{path}: cannot parse the route ads: {e}")))?;
+            for (i, ad) in ads.iter().enumerate() {
+                let text = oldroutes::convert(defaults.as_ref(), ad, true)
+                    .map_err(|e| failed(e.to_string()))?;
+                writeln!(o, "\n##### JOB_ROUTER_ENTRIES_FILE [{}] #####", i + 1)?;
+                writeln!(o, "{text}")?;
+            }
+        }
+    }
     if file.is_some() && cfg.lookup_entry("JOB_ROUTER_ROUTE_NAMES").is_none() {
         writeln!(o, "\nJOB_ROUTER_ROUTE_NAMES = {}", names.join(" "))?;
     }

@@ -122,6 +122,16 @@ impl Transform {
         }
     }
 
+    /// [`Transform::matches`] for an ad already shared, without the copy
+    /// evaluation otherwise needs (a routing pass tests every candidate
+    /// against every route).
+    pub fn matches_shared(&self, ad: &Rc<ClassAd>) -> bool {
+        match &self.requirements {
+            None => true,
+            Some((_, e)) => is_true_equiv(&Evaluator::new().eval(e, &Scope::root(ad.clone()))),
+        }
+    }
+
     /// The value of a macro the transform assigns (route macros such as
     /// `MaxJobs` or `GridResource`), expanded with the transform's other
     /// macros and the configuration; `if` conditions are tested the same

@@ -267,6 +267,9 @@ fn requirements_decide_matches() {
     assert!(!t.matches(&ad("X = 0\n")));
     assert!(!t.matches(&ad("X = \"yes\"\n")));
     assert!(Transform::parse("SET A 1", "r").unwrap().matches(&ad("")));
+    let shared = std::rc::Rc::new(ad("X = 2\n"));
+    assert!(t.matches_shared(&shared));
+    assert!(!t.matches_shared(&std::rc::Rc::new(ad("X = false\n"))));
     // Evaluated against the ad as it is, before any SET.
     let t = Transform::parse("REQUIREMENTS Routed =!= true\nSET Routed = true", "r").unwrap();
     assert!(t.matches(&ad("")));
