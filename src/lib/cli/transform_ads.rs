@@ -610,6 +610,7 @@ fn read_ads(file: &str, f: Form) -> Result<Vec<ClassAd>, CliError> {
     let parsed = match f {
         Form::Long => classad::old::parse_old_ads(&text),
         Form::Json => classad::json::parse_json_ads(&text),
+        Form::New | Form::Auto if is_ad_list(&text) => ad_list(&text),
         Form::New => classad::parse_ads(&text),
         Form::Auto => classad::parse_ads_any(&text),
     };
@@ -620,6 +621,28 @@ fn read_ads(file: &str, f: Form) -> Result<Vec<ClassAd>, CliError> {
         msg: e.msg,
         hint: None,
     })
+}
+
+/// `{` then `[`: a list of new-syntax ads as `-out:new` writes it (and
+/// HTCondor's `-long:new`), which no JSON document can be.
+fn is_ad_list(text: &str) -> bool {
+    text.trim_start()
+        .strip_prefix('{')
+        .is_some_and(|r| r.trim_start().starts_with('['))
+}
+
+/// The ads of a `{ [...], [...] }` list.
+fn ad_list(text: &str) -> Result<Vec<ClassAd>, classad::ParseError> {
+    match classad::parse_expr(text)? {
+        classad::Expr::List(items) => Ok(items
+            .iter()
+            .filter_map(|e| match e {
+                classad::Expr::Ad(ad) => Some((**ad).clone()),
+                _ => None,
+            })
+            .collect()),
+        _ => Ok(Vec::new()),
+    }
 }
 
 /// The output as condor_transform_ads's ad list writer makes it: empty ads

@@ -314,8 +314,15 @@ fn run_command(
             if rest.is_empty() {
                 return Err(format!("{kw} {name} has no value"));
             }
-            let e = parser::parse_expr_old(&rest)
-                .map_err(|e| format!("{kw} {name} invalid expression : {rest} ({e})"))?;
+            // SET and DEFAULT read old ClassAd syntax; EVALSET, like
+            // EVALMACRO, goes through ClassAd::EvaluateExpr, which reads new
+            // syntax (so `"\\"` is one backslash there).
+            let parsed = if c.op == Op::EvalSet {
+                parser::parse_expr(&rest)
+            } else {
+                parser::parse_expr_old(&rest)
+            };
+            let e = parsed.map_err(|e| format!("{kw} {name} invalid expression : {rest} ({e})"))?;
             let e = if c.op == Op::EvalSet {
                 value_to_expr(eval(ad, &e))
             } else {
@@ -327,7 +334,7 @@ fn run_command(
             if rest.is_empty() {
                 return Err(format!("EVALMACRO {name} has no value"));
             }
-            let e = parser::parse_expr_old(&rest)
+            let e = parser::parse_expr(&rest)
                 .map_err(|e| format!("EVALMACRO {name} could not evaluate : {rest} ({e})"))?;
             let v = value_text(&eval(ad, &e));
             // The value is literal text: a `$` in it is not a reference.

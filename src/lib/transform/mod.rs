@@ -79,13 +79,13 @@ impl Macros {
         if let Some(v) = self.vars.get(&key) {
             return Some(v.clone());
         }
-        // XFormMacroDefaults of xform_utils.cpp; ARCH and OPSYS* come from
-        // the configuration instead, where tern defines them.
+        // XFormBasicMacroDefaults of xform_utils.cpp (what the router and a
+        // transform without iteration see; an iterating one sets Row, Step,
+        // ItemIndex and XFormId itself). OPSYS* come from the configuration
+        // or the system (see `apply::View`).
         match key.as_str() {
             "islinux" => Some("1".into()),
-            "iswindows" | "iterating" | "row" | "step" | "itemindex" | "xformid" => {
-                Some("0".into())
-            }
+            "iswindows" | "iterating" => Some("0".into()),
             _ => None,
         }
     }

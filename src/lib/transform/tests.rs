@@ -1,7 +1,7 @@
 //! Unit tests of the transform language: one case per command and rule of
 //! spec section 6 (expected values derived by hand from the spec and from
-//! `xform_utils.cpp`; HTCondor 24.0's Python bindings have no transform
-//! API to compare with).
+//! `xform_utils.cpp`, and checked against HTCondor's own transform code by
+//! `tests/transform_diff/`).
 
 use super::*;
 use crate::classad::old::parse_old_ad;
@@ -370,4 +370,27 @@ fn regex_forms() {
     let (out, w) = run_with("COPY /^(Max)Hosts/ A\\1\\2", input, &mut Macros::new());
     assert!(!out.contains("AMax"), "{out}");
     assert_eq!(w.len(), 1, "{w:?}");
+}
+
+#[test]
+fn evalset_and_evalmacro_read_new_syntax_set_reads_old() {
+    // Regression (found by tests/transform_diff): ClassAd::EvaluateExpr
+    // parses new syntax, where "\\" is one backslash; SET parses old
+    // syntax, where a backslash is literal.
+    assert_eq!(
+        attr("EVALSET Q strcat(\"a\\\"b\", \"\\\\\")", "", "Q"),
+        Some("\"a\\\"b\\\"".into())
+    );
+    assert_eq!(
+        attr(
+            "EVALMACRO M strcat(\"x\", \"\\\\\")\nSET S \"$(M)y\"",
+            "",
+            "S"
+        ),
+        Some("\"x\\y\"".into())
+    );
+    assert_eq!(
+        attr("SET P \"C:\\dir\"", "", "P"),
+        Some("\"C:\\dir\"".into())
+    );
 }
