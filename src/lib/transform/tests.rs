@@ -394,3 +394,17 @@ fn evalset_and_evalmacro_read_new_syntax_set_reads_old() {
         Some("\"C:\\dir\"".into())
     );
 }
+
+#[test]
+fn string_function_takes_text_that_is_no_string_as_it_is() {
+    // Regression (found by tests/transform_diff): $STRING of a value that
+    // does not evaluate to a string is that text, as config.cpp has it.
+    assert_eq!(
+        attr("SET A = \"$STRING(MY.Owner)\"", "Owner = \"alice\"\n", "A"),
+        Some("\"alice\"".into())
+    );
+    assert_eq!(
+        attr("X = 1 + 1\nSET A = \"$STRING(X)\"", "", "A"),
+        Some("\"1 + 1\"".into())
+    );
+}
