@@ -763,19 +763,14 @@ fn convert_routes(cfg: &Config, file: Option<&str>) -> Result<(), CliError> {
                     "\n##### Route {}\nJOB_ROUTER_ROUTE_{tag} @=jre",
                     names.len() + 1
                 )?;
-                for l in text.lines() {
-                    // The name is the knob's suffix when it matches.
-                    if t.name() == Some(tag.as_str()) && l.starts_with("NAME ") {
-                        continue;
-                    }
-                    writeln!(o, "   {l}")?;
-                }
-                writeln!(o, "@jre")?;
+                // The name is the knob's suffix when it matches.
+                let keep_name = t.name() != Some(tag.as_str());
+                writeln!(o, "{}\n@jre", formatted(&text, "   ", keep_name))?;
                 names.push(tag);
             }
             None => {
                 writeln!(o, "\n##### JOB_ROUTER_ENTRIES [{}] #####", i + 1)?;
-                writeln!(o, "{text}")?;
+                writeln!(o, "{}", formatted(&text, "", true))?;
             }
         }
     }
@@ -795,7 +790,7 @@ fn convert_routes(cfg: &Config, file: Option<&str>) -> Result<(), CliError> {
                 let text = oldroutes::convert(defaults.as_ref(), ad, true)
                     .map_err(|e| failed(e.to_string()))?;
                 writeln!(o, "\n##### JOB_ROUTER_ENTRIES_FILE [{}] #####", i + 1)?;
-                writeln!(o, "{text}")?;
+                writeln!(o, "{}", formatted(&text, "", true))?;
             }
         }
     }
@@ -804,6 +799,39 @@ fn convert_routes(cfg: &Config, file: Option<&str>) -> Result<(), CliError> {
     }
     o.flush()?;
     Ok(())
+}
+
+/// A converted route as condor_transform_ads prints it
+/// (`MacroStreamXFormSource::getFormattedText`): `NAME`, `UNIVERSE` by its
+/// upper-case name and `REQUIREMENTS` first, then the other lines with
+/// their comments, without blank lines, each after `prefix`.
+fn formatted(text: &str, prefix: &str, with_name: bool) -> String {
+    let mut head: [Option<String>; 3] = [None, None, None];
+    let mut body = Vec::new();
+    for l in text.lines() {
+        if let Some(n) = l.strip_prefix("NAME ") {
+            head[0] = with_name.then(|| format!("NAME {n}"));
+        } else if let Some(u) = l.strip_prefix("UNIVERSE ") {
+            let name = u
+                .trim()
+                .parse::<i64>()
+                .ok()
+                .and_then(crate::vocab::Universe::from_code)
+                .map(|u| u.name().to_ascii_uppercase())
+                .unwrap_or_else(|| u.to_string());
+            head[1] = Some(format!("UNIVERSE {name}"));
+        } else if l.starts_with("REQUIREMENTS ") {
+            head[2] = Some(l.to_string());
+        } else if !l.trim().is_empty() {
+            body.push(l.to_string());
+        }
+    }
+    head.into_iter()
+        .flatten()
+        .chain(body)
+        .map(|l| format!("{prefix}{l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// JOB_ROUTER_DEFAULTS: one ad, or attributes without brackets.
