@@ -25,6 +25,8 @@ pub mod parse;
 
 use std::collections::HashMap;
 
+use crate::config;
+
 pub use oldroutes::convert_old_route;
 pub use parse::Transform;
 
@@ -46,6 +48,31 @@ impl TransformError {
             message: message.into(),
         }
     }
+}
+
+/// The transform a configuration knob holds (`JOB_ROUTER_ROUTE_<name>`,
+/// `JOB_ROUTER_TRANSFORM_<name>`, `JOB_TRANSFORM_<name>`): its raw,
+/// unexpanded text in the transform language, or, when the text starts with
+/// `[`, a route ad in the old syntax, which is expanded, read and converted
+/// ([`convert_old_route`]) as HTCondor does. `Ok(None)` when the knob is not
+/// defined; errors name the knob.
+pub fn from_config(cfg: &config::Config, knob: &str) -> Result<Option<Transform>, TransformError> {
+    let Some(entry) = cfg.lookup_entry(knob) else {
+        return Ok(None);
+    };
+    let raw = entry.raw.trim_start();
+    let text = if raw.starts_with('[') {
+        let expanded = cfg
+            .get(knob)
+            .map_err(|e| TransformError::new(knob, 1, e.to_string()))?
+            .unwrap_or_default();
+        let ad = crate::classad::parse_ad(&expanded)
+            .map_err(|e| TransformError::new(knob, 1, format!("not a ClassAd: {e}")))?;
+        oldroutes::convert(None, &ad, false)?
+    } else {
+        raw.to_string()
+    };
+    Transform::parse(&text, knob).map(Some)
 }
 
 /// The macros of the transforms applied to one ad. HTCondor keeps one macro
