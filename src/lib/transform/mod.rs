@@ -14,8 +14,20 @@
 //! `JOB_ROUTER_ENTRIES` syntax to transform text; [`jobs`] applies the
 //! submit-time `JOB_TRANSFORM_NAMES` transforms.
 //!
+//! For the router, in short: [`from_config`] reads a route or transform
+//! knob (either syntax); [`Transform::name`], [`Transform::requirements`],
+//! [`Transform::universe`] and [`Transform::macro_value`] (`MaxJobs`,
+//! `GridResource`, ...) describe it; [`Transform::matches`] (or
+//! [`Transform::matches_shared`] for an ad already in an `Rc`) applies the
+//! REQUIREMENTS rule to the untransformed ad; [`Transform::apply`] edits the
+//! ad, with one [`Macros`] shared by the pre-route transforms, the route and
+//! the post-route transforms of one job. Errors are [`TransformError`]s
+//! that name the knob or file and the line.
+//!
 //! The module sits beside `queue`: it uses `classad`, `vocab`, `config`
-//! and the submit language's `queue` statement parser, nothing higher.
+//! and the submit language (its `queue` statement parser, and `Cluster`
+//! for the submit-time transforms), nothing higher. Its behaviour is
+//! compared with HTCondor's own code by `tests/transform_diff/`.
 
 pub mod apply;
 pub mod iterate;
