@@ -3,7 +3,7 @@
 //! The library holds every concept as its own module; the binaries under
 //! `src/bin/` are thin wrappers around [`cli`]. Layering, lowest first:
 //! `sys`, `clock`, `cron`, `classad` <- `vocab` <- `config` <- `submit` <- `queue` <-
-//! (`userlog`, `machine`, `sandbox`, `negotiator`, `shadow`) <- `actions` <- `cli`. A
+//! (`userlog`, `machine`, `sandbox`, `transform`, `negotiator`, `shadow`) <- `actions` <- `cli`. A
 //! lower module never imports a higher one.
 //!
 //! Calls into the C library live in [`sys`] (and the shadow's process
@@ -26,5 +26,6 @@ pub mod shadow;
 pub mod submit;
 #[allow(unsafe_code)]
 pub mod sys;
+pub mod transform;
 pub mod userlog;
 pub mod vocab;

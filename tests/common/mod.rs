@@ -84,6 +84,7 @@ pub const TOOLS: &[Tool] = tools![
     tern_continue => continue_job,
     tern_userprio => userprio,
     tern_prio => prio,
+    tern_transform_ads => transform_ads,
 ];
 
 /// The built binary of `tool`.

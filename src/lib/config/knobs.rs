@@ -103,6 +103,12 @@ pub static KNOBS: &[Knob] = &[
         "Jobs kept in the queue's history; the oldest completions go first.",
     ),
     k(
+        "JOB_TRANSFORM_NAMES",
+        "",
+        List,
+        "Transforms (JOB_TRANSFORM_<name>) applied in order to every submitted job.",
+    ),
+    k(
         "KEEP_SANDBOX",
         "false",
         Bool,
