@@ -10,6 +10,7 @@
 pub mod accountant;
 pub mod deferral;
 pub mod dollar;
+pub mod gridjobs;
 pub mod launch;
 pub mod matchmaking;
 pub mod periodic;
@@ -263,6 +264,8 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     } else {
         idle_to_match(cfg, &q, opts.dry_run)?
     };
+    let idle = gridjobs::without_grid(&q, idle)?;
+    let grid_owners = gridjobs::owners_with_work(&q)?;
     let (outcome, victims) = plan_pass(cfg, &q, &machine, idle, now, opts.dry_run)?;
     report_plan(&mut report, &outcome, &victims);
     if opts.dry_run {
@@ -277,6 +280,11 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     drop(q);
     if let Err(e) = userlog::log_job_events(&events) {
         report.lines.push(format!("warning: {e}"));
+    }
+    if let Err(e) = gridjobs::start(cfg, spool, &grid_owners) {
+        report
+            .lines
+            .push(format!("warning: cannot start tern_gridmanager: {e}"));
     }
     for c in claims {
         match launch::start_shadow(cfg, spool, c) {
@@ -593,7 +601,8 @@ fn claimed_jobs(q: &Queue) -> Result<Vec<JobId>, NegotiatorError> {
         JobStatus::Suspended,
         JobStatus::TransferringOutput,
     ])? {
-        if !suspects.contains(&row.id) {
+        // A running grid job has a gridmanager, not a shadow.
+        if !suspects.contains(&row.id) && !gridjobs::is_grid_ad(&*q.cluster_ad(row.id.cluster)?) {
             suspects.push(row.id);
         }
     }

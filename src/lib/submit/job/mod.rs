@@ -231,7 +231,9 @@ impl Build<'_> {
         let named = Universe::from_submit(&lower);
         let by_name = lower.parse::<i64>().is_err();
         self.universe = match named {
-            Some(v @ (Universe::Vanilla | Universe::Scheduler | Universe::Local | Universe::Grid)) => v,
+            Some(
+                v @ (Universe::Vanilla | Universe::Scheduler | Universe::Local | Universe::Grid),
+            ) => v,
             Some(Universe::Standard) => {
                 return Err(err(&o, "'Standard' is not a supported universe."));
             }
