@@ -11,6 +11,7 @@ mod cli_cron;
 mod cli_edit;
 mod cli_eval;
 mod cli_fairshare;
+mod cli_grid;
 mod cli_history;
 mod cli_identity;
 mod cli_leave_in_queue;
