@@ -10,6 +10,9 @@
 #   slurm.sh down-keep-jobs DIR   stop the daemons, leave running jobs alone
 #   slurm.sh purge DIR      down, then remove DIR
 #   slurm.sh env DIR        print the export line again
+#   slurm.sh ctld-stop DIR  stop slurmctld alone (the controller unreachable,
+#                           jobs keep running under slurmd)
+#   slurm.sh ctld-start DIR start it again and wait until it answers
 #
 # Environment: SLURM_LOCAL_CTLD_PORT / SLURM_LOCAL_SLURMD_PORT (16817/16818,
 # so a system Slurm or a second instance can coexist), SLURM_LOCAL_CPUS
@@ -184,6 +187,25 @@ down() {
     rm -f "$d"/run/*.pid
 }
 
+ctld_stop() {
+    local d
+    d=$(cd "$1" && pwd)
+    pid_alive "$d/run/slurmctld.pid" && kill -TERM "$(cat "$d/run/slurmctld.pid")"
+    wait_gone "$d/run/slurmctld.pid"
+}
+
+ctld_start() {
+    local d i
+    d=$(cd "$1" && pwd)
+    export SLURM_CONF="$d/etc/slurm.conf"
+    setsid slurmctld -D -f "$SLURM_CONF" </dev/null >>"$d/log/slurmctld.stdout" 2>&1 &
+    for i in $(seq 300); do
+        node_ready && return 0
+        sleep 0.1
+    done
+    die "slurmctld did not come back in 30 s (see $d/log/slurmctld.log)"
+}
+
 cmd=${1:-}
 case "$cmd" in
 install) install ;;
@@ -192,5 +214,7 @@ down) [ $# = 2 ] || die "usage: slurm.sh down DIR"; down "$2" no ;;
 down-keep-jobs) [ $# = 2 ] || die "usage: slurm.sh down-keep-jobs DIR"; down "$2" yes ;;
 purge) [ $# = 2 ] || die "usage: slurm.sh purge DIR"; down "$2" no; rm -rf "$2" ;;
 env) [ $# = 2 ] || die "usage: slurm.sh env DIR"; echo "export SLURM_CONF=$(cd "$2" && pwd)/etc/slurm.conf" ;;
-*) die "usage: slurm.sh install|up|down|down-keep-jobs|purge|env DIR" ;;
+ctld-stop) [ $# = 2 ] || die "usage: slurm.sh ctld-stop DIR"; ctld_stop "$2" ;;
+ctld-start) [ $# = 2 ] || die "usage: slurm.sh ctld-start DIR"; ctld_start "$2" ;;
+*) die "usage: slurm.sh install|up|down|down-keep-jobs|purge|env|ctld-stop|ctld-start DIR" ;;
 esac
