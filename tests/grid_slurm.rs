@@ -102,6 +102,12 @@ fn wait_attr(env: &RunEnv, job: &str, attr: &str, want: &str, secs: u64) {
 #[test]
 fn grid_jobs_run_on_a_real_slurm() {
     let tmp = tempfile::tempdir().unwrap();
+    // munged wants its socket's directories world-executable.
+    std::fs::set_permissions(
+        tmp.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     let Some(slurm) = up(&tmp.path().join("slurm")) else {
         return;
     };

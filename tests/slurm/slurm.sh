@@ -64,8 +64,14 @@ up() {
     install
     mkdir -p "$d"/{etc,munge,state/ctld,state/d,log,run,jobs}
     d=$(cd "$d" && pwd)
-    # munged refuses a socket directory that is not world-executable.
+    # munged refuses a socket directory that is not world-executable, and
+    # so every directory above it.
     chmod 755 "$d" "$d/munge"
+    local p=$d
+    while p=$(dirname "$p") && [ "$p" != / ]; do
+        [ "$(stat -c %A "$p" | cut -c10)" = x ] || [ "$(stat -c %A "$p" | cut -c10)" = t ] ||
+            die "munged needs every directory above its socket world-executable; $p is not (chmod o+x $p)"
+    done
     if pid_alive "$d/run/slurmctld.pid"; then
         die "a Slurm already runs in $d (slurm.sh down $d first)"
     fi
