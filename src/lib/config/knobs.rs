@@ -104,9 +104,9 @@ pub static KNOBS: &[Knob] = &[
     ),
     k(
         "GRIDMANAGER_JOB_PROBE_INTERVAL",
-        "2",
+        "1",
         Int,
-        "Seconds between a gridmanager's status polls of its grid jobs (one squeue for all of an owner's Slurm jobs); HTCondor's default is 60, too slow for a local Slurm.",
+        "Seconds between a gridmanager's status polls of its grid jobs (one squeue for all of an owner's Slurm jobs, cheap for the controller); HTCondor's default is 60, which would add up to a minute to every job on a local Slurm.",
     ),
     k(
         "GRIDMANAGER_MAX_SUBMITTED_JOBS_PER_RESOURCE",

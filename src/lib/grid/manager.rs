@@ -47,7 +47,7 @@ pub struct Knobs {
 
 impl Knobs {
     pub fn from_config(cfg: &Config) -> Result<Knobs, GridError> {
-        let probe = cfg.get_int("GRIDMANAGER_JOB_PROBE_INTERVAL", 2)?.max(1);
+        let probe = cfg.get_int("GRIDMANAGER_JOB_PROBE_INTERVAL", 1)?.max(1);
         Ok(Knobs {
             probe_interval: Duration::from_secs(probe as u64),
             unknown_after: cfg.get_int("GRIDMANAGER_STATUS_UNKNOWN_TIME", 900)?,
@@ -595,12 +595,16 @@ impl Round<'_> {
                 }
             }
             Some(Phase::Finished) | Some(Phase::Cancelled) | None => {
-                let ended = match slurm::ended(self.owner, slurm_id) {
-                    Ok(e) => e,
-                    Err(why) => {
-                        eprintln!("tern_gridmanager: job {id}: {why}");
-                        return Ok(());
-                    }
+                let from_list = listed.as_ref().and_then(|l| l.ended.clone());
+                let ended = match from_list {
+                    Some(e) => Some(e),
+                    None => match slurm::ended(self.owner, slurm_id) {
+                        Ok(e) => e,
+                        Err(why) => {
+                            eprintln!("tern_gridmanager: job {id}: {why}");
+                            return Ok(());
+                        }
+                    },
                 };
                 let cancelled = phase == Some(Phase::Cancelled)
                     || ended

@@ -25,6 +25,9 @@ pub struct SubmitFailed(pub String);
 pub struct Listed {
     pub state: String,
     pub reason: String,
+    /// How it ended, when squeue still lists a finished job (its
+    /// `exit_code` is the raw wait status): no scontrol call per job.
+    pub ended: Option<Ended>,
 }
 
 /// How a finished Slurm job ended, from scontrol or sacct.
@@ -148,7 +151,7 @@ pub fn list(owner: &str) -> Result<HashMap<String, Listed>, String> {
     let out = run(
         owner,
         "squeue",
-        &["-h", "-t", "all", "-u", owner, "-o", "%i|%T|%r|%j"],
+        &["-h", "-t", "all", "-u", owner, "-O", LIST_FORMAT],
         None,
         None,
     )
@@ -159,19 +162,35 @@ pub fn list(owner: &str) -> Result<HashMap<String, Listed>, String> {
     Ok(parse_list(&text(&out.stdout)))
 }
 
+/// squeue's fields (`-O`, each ended by `|`): id, state, reason, name, the
+/// raw wait status, start and end (epoch seconds by SLURM_TIME_FORMAT).
+const LIST_FORMAT: &str = "JobID:|,State:|,Reason:|,Name:|,exit_code:|,StartTime:|,EndTime:|";
+
 pub fn parse_list(stdout: &str) -> HashMap<String, Listed> {
     let mut m = HashMap::new();
     for l in stdout.lines() {
-        let mut f = l.trim().split('|');
-        let (Some(id), Some(state)) = (f.next(), f.next()) else {
+        let f: Vec<&str> = l.trim().split('|').map(str::trim).collect();
+        if f.len() < 2 || f[0].is_empty() {
             continue;
+        }
+        let state = f[1].to_string();
+        let wait: Option<i64> = f.get(4).and_then(|w| w.parse().ok());
+        let ended = match (phase(&state), wait) {
+            (Phase::Finished, Some(w)) => Some(Ended {
+                state: state.clone(),
+                code: (w >> 8) & 0xff,
+                signal: w & 0x7f,
+                start: f.get(5).and_then(|t| t.parse().ok()),
+                end: f.get(6).and_then(|t| t.parse().ok()),
+            }),
+            _ => None,
         };
-        let reason = f.next().unwrap_or("").to_string();
         m.insert(
-            id.trim().to_string(),
+            f[0].to_string(),
             Listed {
-                state: state.trim().to_string(),
-                reason,
+                state,
+                reason: f.get(2).unwrap_or(&"").to_string(),
+                ended,
             },
         );
     }
@@ -327,9 +346,21 @@ mod tests {
             Some("7".into())
         );
         assert_eq!(parse_submitted("nothing\n"), None);
-        let l = parse_list("1|FAILED|NonZeroExitCode|tern_a\n2|PENDING|Resources|b\n");
+        let l = parse_list(
+            "1|FAILED|NonZeroExitCode|tern_a|768|100|104|\n2|PENDING|Resources|b|0|NONE|NONE|\n3|FAILED|JobLaunchFailure|c|9|5|5|\n4|COMPLETED|None|d\n",
+        );
         assert_eq!(l["2"].state, "PENDING");
-        assert_eq!(l.len(), 2);
+        assert_eq!(l["2"].ended, None);
+        assert_eq!(l.len(), 4);
+        let e = l["1"].ended.clone().unwrap();
+        assert_eq!(
+            (e.code, e.signal, e.start, e.end),
+            (3, 0, Some(100), Some(104))
+        );
+        let e = l["3"].ended.clone().unwrap();
+        assert_eq!((e.code, e.signal), (0, 9));
+        // Without the status (an older squeue), scontrol is asked.
+        assert_eq!(l["4"].ended, None);
         let e = parse_scontrol(
             "JobId=1 JobName=wrap JobState=FAILED Reason=NonZeroExitCode ExitCode=3:0 StartTime=100 EndTime=105 X=y\n",
         )
