@@ -4,6 +4,7 @@
 //! Slurm tests are in `grid_slurm`.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use crate::common::{RunEnv, TIMEOUT, check_logs_with_htcondor, job_events, wait_until};
 
@@ -328,4 +329,64 @@ fn a_job_removed_from_the_other_queue_is_held_as_disappeared() {
         env.attr("1.0", "HoldReason").as_deref(),
         Some("Job disappeared from remote schedd")
     );
+}
+
+/// Kills (SIGKILL) the gridmanagers of this test: tern_gridmanager
+/// processes whose environment names the test's fake Slurm.
+fn kill_gridmanagers(state: &Path) -> usize {
+    let mark = state.to_str().unwrap().as_bytes().to_vec();
+    let mut n = 0;
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let envs = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmd).contains("tern_gridmanager")
+            && envs.windows(mark.len()).any(|w| w == mark.as_slice())
+        {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            n += 1;
+        }
+    }
+    n
+}
+
+// HTCondor commits the Slurm id only after sbatch, so a gridmanager that
+// dies in between submits the job again on restart.
+#[test]
+fn a_gridmanager_killed_again_and_again_submits_each_job_once() {
+    let (env, state) = fake_env();
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(state.join("sbatch_delay"), "0.3").unwrap();
+    env.submit("j.sub", &format!("{GRID_JOB}queue 4\n"));
+    let jobs = ["1.0", "1.1", "1.2", "1.3"];
+    let submitted = |env: &RunEnv| {
+        jobs.iter()
+            .filter(|j| env.attr(j, "GridJobStatus").as_deref() == Some("IDLE"))
+            .count()
+    };
+    let mut kills = 0;
+    for _ in 0..60 {
+        if submitted(&env) == jobs.len() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        kills += kill_gridmanagers(&state);
+        env.negotiate();
+    }
+    assert_eq!(submitted(&env), jobs.len(), "{}", calls(&state));
+    assert!(kills > 0, "the gridmanager was never caught running");
+    let in_slurm = std::fs::read_dir(state.join("jobs")).unwrap().count();
+    assert_eq!(in_slurm, jobs.len(), "{}", calls(&state));
+    let mut ids: Vec<String> = jobs
+        .iter()
+        .map(|j| env.attr(j, "GridJobId").unwrap())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), jobs.len());
+    kill_gridmanagers(&state);
 }

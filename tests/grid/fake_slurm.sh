@@ -29,6 +29,8 @@ sbatch)
     name=$(printf '%s\n' "$script" | sed -n 's/^#SBATCH --job-name=//p')
     printf '%s\n' "$script" >"$d/scripts/$n"
     echo "PENDING|0:0|0|0|$name" >"$d/jobs/$n"
+    # A slow answer: the job exists before sbatch says so.
+    [ -e "$d/sbatch_delay" ] && sleep "$(cat "$d/sbatch_delay")"
     echo "Submitted batch job $n"
     ;;
 squeue)
