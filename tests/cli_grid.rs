@@ -390,3 +390,24 @@ fn a_gridmanager_killed_again_and_again_submits_each_job_once() {
     assert_eq!(ids.len(), jobs.len());
     kill_gridmanagers(&state);
 }
+
+// The pass's periodic policies once treated a running grid job as a
+// shadow's (a request nobody read) and let a removed one leave the queue
+// before its Slurm job was cancelled.
+#[test]
+fn a_periodic_remove_of_a_running_grid_job_cancels_it_in_slurm() {
+    let (env, state) = fake_env();
+    let env = env.knob("PERIODIC_EXPR_INTERVAL", "0");
+    env.submit(
+        "j.sub",
+        &format!("{GRID_JOB}periodic_remove = JobStatus == 2\nqueue\n"),
+    );
+    wait_for(&env, "1.0", "GridJobStatus", "IDLE");
+    set_job(&state, 1, "RUNNING", "0:0", 5, 0);
+    wait_for(&env, "1.0", "JobStatus", "2");
+    env.negotiate();
+    let gone = wait_until(TIMEOUT, || env.q_af("1.0", &["JobStatus"]).is_none());
+    assert!(gone, "the removed job stayed");
+    assert!(calls(&state).contains("scancel 1"), "{}", calls(&state));
+    assert_eq!(job_events(&env.path("job.log"), "1.0"), [0, 27, 1, 9]);
+}

@@ -156,3 +156,9 @@ pub fn needs_work(status: Option<JobStatus>, ad: &Rc<ClassAd>) -> bool {
         _ => false,
     }
 }
+
+/// A removed grid job its gridmanager has yet to cancel remotely: it must
+/// not leave the queue before (the remote job would be orphaned).
+pub fn awaits_gridmanager(ad: &Rc<ClassAd>, status: Option<JobStatus>) -> bool {
+    status == Some(JobStatus::Removed) && is_grid_ad(ad) && needs_work(status, ad)
+}
