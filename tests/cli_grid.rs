@@ -411,3 +411,23 @@ fn a_periodic_remove_of_a_running_grid_job_cancels_it_in_slurm() {
     assert!(calls(&state).contains("scancel 1"), "{}", calls(&state));
     assert_eq!(job_events(&env.path("job.log"), "1.0"), [0, 27, 1, 9]);
 }
+
+#[test]
+fn a_status_unknown_too_long_is_029_and_known_again_is_030() {
+    let (env, state) = fake_env();
+    let env = env.knob("GRIDMANAGER_STATUS_UNKNOWN_TIME", "1");
+    env.submit("j.sub", &format!("{GRID_JOB}queue\n"));
+    wait_for(&env, "1.0", "GridJobStatus", "IDLE");
+    std::fs::write(state.join("down"), "").unwrap();
+    wait_for(&env, "1.0", "CurrentStatusUnknown", "true");
+    set_job(&state, 1, "COMPLETED", "0:0", 10, 12);
+    std::fs::remove_file(state.join("down")).unwrap();
+    wait_for(&env, "1.0", "JobStatus", "4");
+    assert_eq!(
+        env.attr("1.0", "CurrentStatusUnknown").as_deref(),
+        Some("false")
+    );
+    let log = env.path("job.log");
+    assert_eq!(job_events(&log, "1.0"), [0, 27, 26, 29, 25, 30, 1, 5]);
+    check_logs_with_htcondor(&[log]);
+}

@@ -538,8 +538,10 @@ impl Round<'_> {
         let listing = match &self.slurm {
             Some(Ok(l)) => l,
             _ => {
-                // No status this round: after long enough, 029.
-                let last = j.ad.eval_int("LastRemoteStatusUpdate").unwrap_or(now);
+                // No status this round: after long enough, 029. The last
+                // status came when the resource was last seen up (the job
+                // is not rewritten at every poll that changes nothing).
+                let last = j.ad.eval_int("GridResourceUnavailableTime").unwrap_or(now);
                 if now - last > self.knobs.unknown_after
                     && !j.ad.eval("CurrentStatusUnknown").is_true()
                 {
@@ -628,13 +630,19 @@ impl Round<'_> {
                             running,
                             true,
                         );
-                        (with(c, vec![set("GridJobId", Expr::string(&three))]), e)
+                        known.push(set("GridJobId", Expr::string(&three)));
+                        known_events.extend(e);
+                        (with(c, known), known_events)
                     })?;
                     return Ok(());
                 }
                 match ended {
                     Some(e) => {
-                        self.commit(id, j.row.status, |ad| complete(ad, id, now, &e, &gr))?;
+                        self.commit(id, j.row.status, |ad| {
+                            let (c, e) = complete(ad, id, now, &e, &gr);
+                            known_events.extend(e);
+                            (with(c, known), known_events)
+                        })?;
                     }
                     None if listed.is_none()
                         && now - j.ad.eval_int("LastRemoteStatusUpdate").unwrap_or(now) < 60 =>
