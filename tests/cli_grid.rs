@@ -431,3 +431,37 @@ fn a_status_unknown_too_long_is_029_and_known_again_is_030() {
     assert_eq!(job_events(&log, "1.0"), [0, 27, 26, 29, 25, 30, 1, 5]);
     check_logs_with_htcondor(&[log]);
 }
+
+#[test]
+fn removing_a_job_routed_to_another_queue_removes_it_there() {
+    let (env, _) = fake_env();
+    let remote = env.path("remote-spool");
+    let gr = format!("condor {} local", remote.display());
+    env.submit(
+        "j.sub",
+        &format!(
+            "universe = grid\ngrid_resource = {gr}\nexecutable = /bin/sleep\narguments = 600\nlog = job.log\nqueue\n"
+        ),
+    );
+    wait_for(&env, "1.0", "GridJobStatus", "RUNNING");
+    env.run_ok("tern_rm", ["1.0"]);
+    let gone = wait_until(TIMEOUT, || env.q_af("1.0", &["JobStatus"]).is_none());
+    assert!(gone, "the removed job stayed");
+    let left = wait_until(TIMEOUT, || {
+        remote_run(&env, &remote, "tern_q", &["1.0", "-af", "JobStatus"]).is_empty()
+    });
+    assert!(left, "the remote job stayed");
+    assert_eq!(
+        remote_run(
+            &env,
+            &remote,
+            "tern_history",
+            &["1.0", "-af", "JobStatus", "RemoveReason"]
+        ),
+        format!(
+            "3 by gridmanager (by user {})\n",
+            crate::common::real_user()
+        )
+    );
+    assert_eq!(job_events(&env.path("job.log"), "1.0"), [0, 27, 1, 9]);
+}
