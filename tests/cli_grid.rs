@@ -465,3 +465,24 @@ fn removing_a_job_routed_to_another_queue_removes_it_there() {
     );
     assert_eq!(job_events(&env.path("job.log"), "1.0"), [0, 27, 1, 9]);
 }
+
+#[test]
+fn tern_q_grid_shows_grid_jobs_as_condor_q_does() {
+    let (env, _) = fake_env();
+    env.submit("j.sub", &format!("{GRID_JOB}queue\n"));
+    env.submit(
+        "v.sub",
+        "executable = /bin/sleep\narguments = 60\nhold = true\nqueue\n",
+    );
+    wait_for(&env, "1.0", "GridJobStatus", "IDLE");
+    let out = env.run_ok("tern_q", ["-grid"]);
+    let lines: Vec<&str> = out.lines().filter(|l| !l.is_empty()).collect();
+    let user = crate::common::real_user();
+    let gid = env.attr("1.0", "GridJobId").unwrap();
+    let (_, tail) = gid.rsplit_once(" slurm/").unwrap();
+    let expect = format!(
+        " ID      OWNER          STATUS     GRID->MANAGER    HOST       GRID_JOB_ID\n   1.0   {user:<14} IDLE       batch->[?] slurm            /{tail}"
+    );
+    assert_eq!(lines[1..].join("\n"), expect, "{out}");
+    env.run_ok("tern_rm", ["1", "2"]);
+}
