@@ -345,7 +345,13 @@ impl Round<'_> {
             Resource::Slurm => self.slurm_step(j),
             Resource::Condor { schedd, pool } => {
                 let spool = self.spool;
-                self.condor_step(j, &schedd, &pool, spool)
+                // Another queue that cannot be read now (busy, damaged,
+                // gone) is that job's trouble, not the round's: it is
+                // tried again next round.
+                if let Err(e) = self.condor_step(j, &schedd, &pool, spool) {
+                    eprintln!("tern_gridmanager: job {}: {schedd}: {e}", j.row.id);
+                }
+                Ok(())
             }
         }
     }
@@ -387,7 +393,6 @@ impl Round<'_> {
     fn slurm_step(&mut self, j: &Job) -> Result<(), GridError> {
         let gid = j.str("GridJobId").and_then(|g| SlurmId::parse(&g));
         let slurm_job = gid.as_ref().and_then(|g| g.job().map(String::from));
-        let now = self.now;
         match j.status() {
             Some(JobStatus::Removed) => {
                 if let Some(id) = &slurm_job {
@@ -424,7 +429,6 @@ impl Round<'_> {
             },
             _ => {}
         }
-        let _ = now;
         Ok(())
     }
 
