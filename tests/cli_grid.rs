@@ -486,3 +486,21 @@ fn tern_q_grid_shows_grid_jobs_as_condor_q_does() {
     assert_eq!(lines[1..].join("\n"), expect, "{out}");
     env.run_ok("tern_rm", ["1", "2"]);
 }
+
+#[test]
+fn five_failed_status_queries_in_a_row_hold_the_job() {
+    let (env, state) = fake_env();
+    env.submit("j.sub", &format!("{GRID_JOB}queue\n"));
+    wait_for(&env, "1.0", "GridJobStatus", "IDLE");
+    // squeue no longer lists it and scontrol cannot answer.
+    std::fs::write(state.join("scontrol_fail"), "").unwrap();
+    std::fs::write(state.join("gone_1"), "").unwrap();
+    wait_for(&env, "1.0", "JobStatus", "5");
+    assert_eq!(
+        env.attr("1.0", "HoldReason").as_deref(),
+        Some(
+            "status command failed: scontrol failed: slurm_load_jobs error: Socket timed out on send/recv operation"
+        )
+    );
+    assert_eq!(calls(&state).matches("scontrol show job").count(), 5);
+}

@@ -55,6 +55,10 @@ squeue)
     ;;
 scontrol)
     down scontrol
+    if [ -e "$d/scontrol_fail" ]; then
+        echo "slurm_load_jobs error: Socket timed out on send/recv operation" >&2
+        exit 1
+    fi
     id=${4:-}
     if [ -z "$id" ] || [ ! -e "$d/jobs/$id" ] || [ -e "$d/gone_$id" ]; then
         echo "slurm_load_jobs error: Invalid job id specified" >&2

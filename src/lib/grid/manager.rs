@@ -58,6 +58,10 @@ impl Knobs {
     }
 }
 
+/// Consecutive failed status queries of one job before it is held
+/// (HTCondor's BATCH_GAHP_CHECK_STATUS_ATTEMPTS).
+const STATUS_ATTEMPTS: u32 = 5;
+
 /// The lock that keeps one gridmanager per owner.
 pub fn lock_path(spool: &Path, owner: &str) -> PathBuf {
     crate::negotiator::gridjobs::lock_path(spool, owner)
@@ -97,6 +101,7 @@ pub fn run(cfg: &Config, owner: &str) -> Result<(), GridError> {
         knobs,
         last_poll: None,
         seen_log: 0,
+        failures: std::collections::HashMap::new(),
     };
     loop {
         if g.round()? {
@@ -129,6 +134,8 @@ struct Gridmanager {
     /// The queue's log position after our last round: a change past it
     /// (a submit, rm, hold) starts the next round early.
     seen_log: i64,
+    /// Consecutive failed status queries, by job.
+    failures: std::collections::HashMap<JobId, u32>,
 }
 
 /// One grid job as a round sees it.
@@ -224,6 +231,7 @@ impl Gridmanager {
             events: Vec::new(),
             slurm: None,
             submitted: 0,
+            failures: &mut self.failures,
         };
         let slurm_jobs: Vec<&Job> = jobs
             .iter()
@@ -268,6 +276,7 @@ pub(super) struct Round<'a> {
     slurm: Option<Result<std::collections::HashMap<String, slurm::Listed>, String>>,
     /// Slurm jobs submitted and not finished.
     submitted: usize,
+    failures: &'a mut std::collections::HashMap<JobId, u32>,
 }
 
 impl Round<'_> {
@@ -607,11 +616,35 @@ impl Round<'_> {
                     None => match slurm::ended(self.owner, slurm_id) {
                         Ok(e) => e,
                         Err(why) => {
-                            eprintln!("tern_gridmanager: job {id}: {why}");
+                            // As BATCH_GAHP_CHECK_STATUS_ATTEMPTS: the
+                            // fifth failure in a row holds the job.
+                            let n = self.failures.entry(id).or_insert(0);
+                            *n += 1;
+                            eprintln!("tern_gridmanager: job {id}: {why} ({n} in a row)");
+                            if *n >= STATUS_ATTEMPTS {
+                                self.failures.remove(&id);
+                                // Best effort: a job held here must not run on.
+                                let _ = slurm::cancel(self.owner, slurm_id);
+                                let why = format!("status command failed: {why}");
+                                let running = j.status() == Some(JobStatus::Running);
+                                self.commit(id, j.row.status, |ad| {
+                                    grid_hold(
+                                        ad,
+                                        id,
+                                        now,
+                                        &why,
+                                        hold_code::UNSPECIFIED,
+                                        0,
+                                        running,
+                                        false,
+                                    )
+                                })?;
+                            }
                             return Ok(());
                         }
                     },
                 };
+                self.failures.remove(&id);
                 let cancelled = phase == Some(Phase::Cancelled)
                     || ended
                         .as_ref()
