@@ -504,3 +504,19 @@ fn five_failed_status_queries_in_a_row_hold_the_job() {
     );
     assert_eq!(calls(&state).matches("scontrol show job").count(), 5);
 }
+
+#[test]
+fn a_nonessential_job_is_removed_where_another_would_be_held() {
+    let (env, state) = fake_env();
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(state.join("sbatch_fail"), "sbatch: error: no\n").unwrap();
+    env.submit("j.sub", &format!("{GRID_JOB}+Nonessential = true\nqueue\n"));
+    let gone = wait_until(TIMEOUT, || env.q_af("1.0", &["JobStatus"]).is_none());
+    assert!(gone, "the job stayed");
+    assert_eq!(
+        env.history_af("1.0", &["JobStatus", "RemoveReason"])
+            .as_deref(),
+        Some("3 submission command failed (exit code = 1) (stdout:) (stderr:sbatch: error: no)")
+    );
+    assert_eq!(job_events(&env.path("job.log"), "1.0"), [0, 9]);
+}

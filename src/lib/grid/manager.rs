@@ -745,6 +745,21 @@ pub(super) fn grid_hold(
     running: bool,
     keep_id: bool,
 ) -> (Change, Vec<Event>) {
+    // `Nonessential = true`: the gridmanager removes the job instead.
+    if code != hold_code::JOB_POLICY && ad.eval("Nonessential").is_true() {
+        let mut s = vec![
+            set("RemoveReason", Expr::string(reason)),
+            set("JobStatus", JobStatus::Removed.expr()),
+            set("Managed", Expr::string("ScheddDone")),
+        ];
+        if running {
+            s.extend(leave_running(ad, now));
+        }
+        return (
+            policy::leave_or_stay(ad, s),
+            vec![Event::aborted(id, reason)],
+        );
+    }
     let mut extra = vec![
         set("Managed", Expr::string("Schedd")),
         set(
