@@ -520,3 +520,29 @@ fn a_nonessential_job_is_removed_where_another_would_be_held() {
     );
     assert_eq!(job_events(&env.path("job.log"), "1.0"), [0, 9]);
 }
+
+#[test]
+fn a_held_grid_job_whose_gridmanager_died_is_cancelled_by_the_next_one() {
+    let (env, state) = fake_env();
+    let env = env
+        .var_env("_TERN_NEGOTIATE_ON_SUBMIT", "false")
+        .knob("PERIODIC_EXPR_INTERVAL", "0");
+    env.submit("j.sub", &format!("{GRID_JOB}queue\n"));
+    // As a gridmanager that died leaves it: managed, submitted, running.
+    env.run_ok(
+        "tern_qedit",
+        [
+            "1.0",
+            "Managed",
+            "\"External\"",
+            "GridJobId",
+            "\"batch slurm sb slurm/20240101/1\"",
+        ],
+    );
+    std::fs::create_dir_all(state.join("jobs")).unwrap();
+    std::fs::write(state.join("jobs/1"), "RUNNING|0:0|5|0|tern_sb.1\n").unwrap();
+    env.run_ok("tern_hold", ["1.0"]);
+    env.negotiate();
+    wait_for(&env, "1.0", "Managed", "Schedd");
+    assert!(calls(&state).contains("scancel 1"), "{}", calls(&state));
+}

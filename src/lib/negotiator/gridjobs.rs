@@ -59,21 +59,33 @@ pub fn without_grid(q: &Queue, rows: Vec<JobRow>) -> Result<Vec<JobRow>, QueueEr
 }
 
 /// The owners whose grid jobs need a gridmanager: idle ones, running ones,
-/// and removed or held ones a gridmanager still manages.
-pub fn owners_with_work(q: &Queue) -> Result<BTreeSet<String>, QueueError> {
+/// removed ones a gridmanager still manages, and (from `all`, every job
+/// when the pass read them all) held ones it still manages. A held job
+/// is normally seen to by the gridmanager that was running it; the scan of
+/// every held job, which a queue of many held jobs makes costly, is only
+/// for one that died meanwhile.
+pub fn owners_with_work(q: &Queue, all: Option<&[JobRow]>) -> Result<BTreeSet<String>, QueueError> {
     let mut owners = BTreeSet::new();
     for (cluster, owner) in q.clusters_with_idle()? {
         if is_grid_ad(&*q.cluster_ad(cluster)?) {
             owners.insert(owner);
         }
     }
-    for row in q.rows_in(&[
-        JobStatus::Running,
-        JobStatus::Suspended,
-        JobStatus::TransferringOutput,
-        JobStatus::Removed,
-        JobStatus::Held,
-    ])? {
+    let held = all
+        .unwrap_or_default()
+        .iter()
+        .filter(|r| r.status() == Some(JobStatus::Held))
+        .cloned();
+    for row in q
+        .rows_in(&[
+            JobStatus::Running,
+            JobStatus::Suspended,
+            JobStatus::TransferringOutput,
+            JobStatus::Removed,
+        ])?
+        .into_iter()
+        .chain(held)
+    {
         if owners.contains(&row.owner) || !is_grid_ad(&*q.cluster_ad(row.id.cluster)?) {
             continue;
         }

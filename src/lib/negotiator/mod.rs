@@ -254,6 +254,10 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         due.refresh(&q)?;
     }
     let cron_changed = schedule_cron(cfg, &mut q, &due.rows, now, opts, &mut report, &mut events)?;
+    // Held grid jobs are looked at with the full evaluation only: the
+    // read of every job is there already.
+    let held = due.all.then_some(due.rows.as_slice());
+    let grid_owners = gridjobs::owners_with_work(&q, held)?;
     let idle: Vec<JobRow> = if due.all && !cron_changed {
         // The read of every job (refreshed after the policies changed
         // some) serves the matching too.
@@ -265,7 +269,6 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         idle_to_match(cfg, &q, opts.dry_run)?
     };
     let idle = gridjobs::without_grid(&q, idle)?;
-    let grid_owners = gridjobs::owners_with_work(&q)?;
     let (outcome, victims) = plan_pass(cfg, &q, &machine, idle, now, opts.dry_run)?;
     report_plan(&mut report, &outcome, &victims);
     if opts.dry_run {
