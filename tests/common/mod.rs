@@ -79,6 +79,7 @@ pub const TOOLS: &[Tool] = tools![
     tern_status => status,
     tern_negotiate => negotiate,
     tern_shadow => shadow,
+    tern_gridmanager => gridmanager,
     tern_vacate_job => vacate_job,
     tern_suspend => suspend,
     tern_continue => continue_job,

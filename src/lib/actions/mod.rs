@@ -164,6 +164,9 @@ pub fn act(
                 continue;
             }
             let status = JobStatus::from_code(row.status);
+            // A grid job has no shadow: its gridmanager (see crate::grid)
+            // stops it, and its events are written here.
+            let shadowed = is_active(status) && !is_grid(&ad);
             if named == Named::ByConstraint && !action.matches_status(status, &ad) {
                 continue;
             }
@@ -180,18 +183,16 @@ pub fn act(
             if outcome != Outcome::Success {
                 continue;
             }
-            let c = change(action, status, &ad, &reason, what.subcode);
+            let c = change(action, shadowed, &ad, &reason, what.subcode);
             if let Some(path) = user_log_path(&ad) {
-                for e in event(action, row.id, status, &ad, &c, &reason, what.subcode) {
+                for e in event(action, row.id, shadowed, &ad, &c, &reason, what.subcode) {
                     events.push((path.clone(), e));
                 }
             }
             w.change(&row, &ad, &c)?;
             // A running job is stopped by its shadow, which writes the
             // event once the job is down.
-            if is_active(status)
-                && let Some(k) = action.request()
-            {
+            if shadowed && let Some(k) = action.request() {
                 w.request(row.id, k)?;
                 wake.push(row.id);
             }
@@ -235,7 +236,7 @@ fn precheck(action: Action, s: Option<JobStatus>, ad: &Rc<ClassAd>) -> Result<()
 /// queue.
 fn change(
     action: Action,
-    s: Option<JobStatus>,
+    shadowed: bool,
     ad: &Rc<ClassAd>,
     reason: &str,
     subcode: Option<i64>,
@@ -255,7 +256,10 @@ fn change(
         Action::Remove => {
             put("RemoveReason", Expr::string(reason));
             put("JobStatus", JobStatus::Removed.expr());
-            if is_active(s) || leave_once_removed() {
+            // A grid job its gridmanager manages stays until the remote
+            // job is cancelled (the gridmanager then lets it leave).
+            let managed = ad.eval_str("Managed").as_deref() == Some("External");
+            if shadowed || leave_once_removed() || (is_grid(ad) && managed) {
                 return Change::Set(set);
             }
             Change::Leave { set }
@@ -310,7 +314,7 @@ fn change(
 fn event(
     action: Action,
     id: JobId,
-    s: Option<JobStatus>,
+    shadowed: bool,
     ad: &Rc<ClassAd>,
     change: &Change,
     reason: &str,
@@ -321,10 +325,10 @@ fn event(
         // A job nothing runs is aborted now, whether it leaves the queue
         // or LeaveJobInQueue keeps it there (as the schedd writes 009
         // before it tries DestroyProc).
-        Action::Remove | Action::ForceRemove if leaves || !is_active(s) => {
+        Action::Remove | Action::ForceRemove if leaves || !shadowed => {
             vec![Event::aborted(id, reason)]
         }
-        Action::Hold if !is_active(s) => vec![Event::held(
+        Action::Hold if !shadowed => vec![Event::held(
             id,
             reason,
             hold_code::USER_REQUEST,
@@ -340,6 +344,11 @@ fn event(
         }
         _ => Vec::new(),
     }
+}
+
+/// Whether a job is of the grid universe.
+fn is_grid(ad: &Rc<ClassAd>) -> bool {
+    ad.eval_int("JobUniverse") == Some(crate::vocab::Universe::Grid.code())
 }
 
 /// Whether a shadow runs the job (running, transferring output or

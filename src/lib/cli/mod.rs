@@ -20,6 +20,7 @@ pub mod edit;
 pub mod env;
 pub mod eval;
 pub mod format;
+pub mod gridmanager;
 pub mod history;
 pub mod hold;
 pub mod jobsel;

@@ -97,6 +97,30 @@ pub static KNOBS: &[Knob] = &[
         "This machine's fully qualified host name.",
     ),
     k(
+        "GRIDMANAGER",
+        "",
+        Path,
+        "The tern_gridmanager program; empty means the one installed beside the tool that starts it.",
+    ),
+    k(
+        "GRIDMANAGER_JOB_PROBE_INTERVAL",
+        "1",
+        Int,
+        "Seconds between a gridmanager's status polls of its grid jobs (one squeue for all of an owner's Slurm jobs, cheap for the controller); HTCondor's default is 60, which would add up to a minute to every job on a local Slurm.",
+    ),
+    k(
+        "GRIDMANAGER_MAX_SUBMITTED_JOBS_PER_RESOURCE",
+        "1000",
+        Int,
+        "Grid jobs a gridmanager keeps submitted to Slurm at once; more wait Idle.",
+    ),
+    k(
+        "GRIDMANAGER_STATUS_UNKNOWN_TIME",
+        "900",
+        Int,
+        "Seconds without a status of a submitted grid job before CurrentStatusUnknown and event 029 (HTCondor's fixed 900).",
+    ),
+    k(
         "HISTORY_MAX_JOBS",
         "100000",
         Int,

@@ -10,6 +10,7 @@
 pub mod accountant;
 pub mod deferral;
 pub mod dollar;
+pub mod gridjobs;
 pub mod launch;
 pub mod linger;
 pub mod matchmaking;
@@ -263,6 +264,10 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         due.refresh(&q)?;
     }
     let cron_changed = schedule_cron(cfg, &mut q, &due.rows, now, opts, &mut report, &mut events)?;
+    // Held grid jobs are looked at with the full evaluation only: the
+    // read of every job is there already.
+    let held = due.all.then_some(due.rows.as_slice());
+    let grid_owners = gridjobs::owners_with_work(&q, held)?;
     let idle: Vec<JobRow> = if due.all && !cron_changed {
         // The read of every job (refreshed after the policies changed
         // some) serves the matching too.
@@ -273,6 +278,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     } else {
         idle_to_match(cfg, &q, opts.dry_run)?
     };
+    let idle = gridjobs::without_grid(&q, idle)?;
     let (outcome, victims) = plan_pass(cfg, &q, &machine, idle, now, opts.dry_run)?;
     report_plan(&mut report, &outcome, &victims);
     if opts.dry_run {
@@ -287,6 +293,11 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     drop(q);
     if let Err(e) = userlog::log_job_events(&events) {
         report.lines.push(format!("warning: {e}"));
+    }
+    if let Err(e) = gridjobs::start(cfg, spool, &grid_owners) {
+        report
+            .lines
+            .push(format!("warning: cannot start tern_gridmanager: {e}"));
     }
     for c in claims {
         match launch::start_shadow(cfg, spool, c) {
@@ -603,7 +614,8 @@ fn claimed_jobs(q: &Queue) -> Result<Vec<JobId>, NegotiatorError> {
         JobStatus::Suspended,
         JobStatus::TransferringOutput,
     ])? {
-        if !suspects.contains(&row.id) {
+        // A running grid job has a gridmanager, not a shadow.
+        if !suspects.contains(&row.id) && !gridjobs::is_grid_ad(&*q.cluster_ad(row.id.cluster)?) {
             suspects.push(row.id);
         }
     }

@@ -149,6 +149,7 @@ fn leave_released(
             Some(JobStatus::Completed | JobStatus::Removed)
         ) && !joblock::is_held(spool, row.id)
             && policy::kept_job_may_leave(&Rc::new(q.full_ad(row)?), row.status())
+            && !super::gridjobs::awaits_gridmanager(&Rc::new(q.full_ad(row)?), row.status())
         {
             leaving.push(row.id);
         }
@@ -180,7 +181,9 @@ fn leave_released(
             let Some(row) = w.row(*id)? else { continue };
             let ad = Rc::new(w.full_ad(&row)?);
             // Checked again inside the transaction.
-            if policy::kept_job_may_leave(&ad, row.status()) {
+            if policy::kept_job_may_leave(&ad, row.status())
+                && !super::gridjobs::awaits_gridmanager(&ad, row.status())
+            {
                 w.change(&row, &ad, &Change::Leave { set: Vec::new() })?;
             }
         }
@@ -256,10 +259,12 @@ fn apply(
             if policy::periodic(&ad, row.status()).as_ref() != Some(action) {
                 continue;
             }
+            // A grid job has no shadow: its gridmanager stops it.
+            let grid = super::gridjobs::is_grid_ad(&ad);
             let running = matches!(
                 row.status(),
                 Some(JobStatus::Running | JobStatus::Suspended)
-            );
+            ) && !grid;
             let path = userlog::user_log_path(&ad);
             let mut log = |e: Event| {
                 if let Some(p) = &path {
@@ -302,7 +307,16 @@ fn apply(
                         w.request(*id, Request::Remove)?;
                         wake.push(*id);
                     } else {
-                        w.change(&row, &ad, &policy::remove(&ad, now, reason, false))?;
+                        let mut c = policy::remove(&ad, now, reason, false);
+                        // Kept until its gridmanager has cancelled the
+                        // remote job.
+                        if let (true, Change::Leave { set }) = (
+                            grid && ad.eval_str("Managed").as_deref() == Some("External"),
+                            &c,
+                        ) {
+                            c = Change::Set(set.clone());
+                        }
+                        w.change(&row, &ad, &c)?;
                         log(Event::aborted(*id, reason));
                     }
                 }

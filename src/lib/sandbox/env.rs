@@ -104,7 +104,7 @@ impl Env {
 
 /// The job's `Environment` (V2: space-separated, quoted words), else its
 /// `Env` (V1: `;`-separated).
-fn job_env(ad: &Rc<ClassAd>) -> Result<Vec<(String, String)>, String> {
+pub fn job_env(ad: &Rc<ClassAd>) -> Result<Vec<(String, String)>, String> {
     match ad.eval_str("Environment") {
         Some(e) if !e.is_empty() => v2(&e).map_err(|m| format!("Environment: {m}")),
         _ => Ok(ad.eval_str("Env").map(|e| v1(&e)).unwrap_or_default()),

@@ -19,7 +19,7 @@ pub mod adfiles;
 pub mod env;
 pub mod input;
 pub mod output;
-mod remap;
+pub mod remap;
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;

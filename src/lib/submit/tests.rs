@@ -111,7 +111,10 @@ fn universes_keep_their_answers() {
         assert_eq!(universe(u), want, "universe = {u}");
     }
     for (u, want) in [
-        ("grid", "the grid universe needs the job router"),
+        (
+            "grid",
+            "grid_resource attribute not defined for grid universe job",
+        ),
         ("1", "'Standard' is not a supported universe."),
         (
             "java",

@@ -1,5 +1,5 @@
-//! The views of `tern_q` with one line per job: `-nobatch`, `-hold` and
-//! `-run` (condor_q's default, hold and run print formats), and the note
+//! The views of `tern_q` with one line per job: `-nobatch`, `-hold`,
+//! `-run` and `-grid` (condor_q's default, hold, run and grid print formats), and the note
 //! on jobs that wait for their deferral time. Each shown job's full ad is
 //! built, one at a time.
 
@@ -57,6 +57,7 @@ pub(super) fn show_jobs(
             let last = match view {
                 View::Hold => ad.eval_str("HoldReason").unwrap_or_default(),
                 View::Run => remote_host(&ad, &ctx.host),
+                View::Grid => grid_columns(&ad, ctx.width.is_none()),
                 _ => job_description(&ad),
             };
             jobs.push(JobLine {
@@ -83,7 +84,7 @@ pub(super) fn show_jobs(
     for l in render_jobs(view, &jobs, width) {
         write_line(out, &l, width)?;
     }
-    if view != View::Run {
+    if !matches!(view, View::Run | View::Grid) {
         writeln!(out)?;
         write_totals(ctx, totals, out)?;
     }
@@ -136,6 +137,10 @@ fn render_jobs(view: View, jobs: &[JobLine], width: Option<usize>) -> Vec<String
             "{id_head} {:<ow$} {:>11} {:>12} HOST(S)",
             "OWNER", "SUBMITTED", "RUN_TIME"
         ),
+        View::Grid => format!(
+            "{id_head} {:<ow$} {:<10} {:<27} GRID_JOB_ID",
+            "OWNER", "STATUS", "GRID->MANAGER    HOST"
+        ),
         _ => format!(
             "{id_head} {:<ow$} {:>11} {:>12} ST {:<pri_w$} {:<sw$} CMD",
             "OWNER", "SUBMITTED", "RUN_TIME", "PRI", "SIZE"
@@ -147,6 +152,7 @@ fn render_jobs(view: View, jobs: &[JobLine], width: Option<usize>) -> Vec<String
         let run_time = j.run_time.map(duration).unwrap_or_default();
         out.push(match view {
             View::Hold => format!("{id} {owner:<ow$} {:>11} {}", date(j.date), j.last),
+            View::Grid => format!("{id} {owner:<ow$} {}", j.last),
             View::Run => format!(
                 "{id} {owner:<ow$} {:>11} {run_time:>12} {}",
                 date(j.date),
@@ -162,6 +168,73 @@ fn render_jobs(view: View, jobs: &[JobLine], width: Option<usize>) -> Vec<String
                 j.last
             ),
         });
+    }
+    out
+}
+
+/// The STATUS, GRID->MANAGER HOST and GRID_JOB_ID columns of -grid, as
+/// condor_q 24.0 renders them (`render_grid_status`,
+/// `local_render_grid_resource`, `render_grid_job_id`): the resource as
+/// `type->manager host` (`batch->[?] slurm`, `condor->pool schedd`), cut
+/// to 36 characters unless the output is wide; the job id's last word from
+/// its first `/` (`/20240501/4242`, `12.0`).
+fn grid_columns(ad: &Rc<ClassAd>, wide: bool) -> String {
+    let status = match ad.eval("GridJobStatus") {
+        Value::Str(s) => s.to_string(),
+        Value::Int(i) => match i {
+            1 => "IDLE",
+            2 => "RUNNING",
+            3 => "REMOVED",
+            4 => "COMPLETED",
+            5 => "HELD",
+            6 => "XFER_OUT",
+            7 => "SUSPENDED",
+            _ => "",
+        }
+        .to_string(),
+        _ => String::new(),
+    };
+    let resource = ad
+        .eval_str("GridResource")
+        .map(|r| grid_resource(&r, wide))
+        .unwrap_or_default();
+    let job_id = ad
+        .eval_str("GridJobId")
+        .map(|g| {
+            let last = g.rsplit(' ').next().unwrap_or("");
+            let after = last.find("://").map(|i| i + 3).unwrap_or(0);
+            match last[after..].find('/') {
+                Some(i) => last[after + i..].to_string(),
+                None => last[after..].to_string(),
+            }
+        })
+        .unwrap_or_default();
+    format!("{status:<10} {resource:<27} {job_id}")
+}
+
+fn grid_resource(r: &str, wide: bool) -> String {
+    let (grid_type, host_at) = match r.find(' ') {
+        Some(i) => (&r[..i], i + 1),
+        None => ("globus", 0),
+    };
+    let rest = &r[host_at..];
+    let (mgr, host_end) = match rest.find(' ') {
+        Some(i) => (rest[i + 1..].replace(' ', "/"), i),
+        None => match rest.find("jobmanager-") {
+            Some(i) => (rest[i + 11..].replace(' ', "/"), i),
+            None => ("[?]".to_string(), rest.len()),
+        },
+    };
+    let h0 = rest.find("://").map(|i| i + 3).unwrap_or(0);
+    let h1 = rest[h0..]
+        .find([':', '/'])
+        .map(|i| h0 + i)
+        .unwrap_or(rest.len())
+        .min(host_end);
+    let host = rest.get(h0..h1.max(h0)).unwrap_or("");
+    let mut out = format!("{grid_type}->{mgr} {host}");
+    if !wide {
+        out = out.chars().take(36).collect();
     }
     out
 }
@@ -275,5 +348,33 @@ fn local_stamp(t: i64) -> String {
             d.format("%m/%d %H:%M:%S").to_string()
         }
         chrono::LocalResult::None => t.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod grid_tests {
+    use super::*;
+
+    #[test]
+    fn grid_columns_render_as_condor_q_does() {
+        assert_eq!(grid_resource("batch slurm", false), "batch->[?] slurm");
+        assert_eq!(
+            grid_resource("condor sched pool", false),
+            "condor->pool sched"
+        );
+        assert_eq!(
+            grid_resource("condor /spool/x local", false),
+            "condor->local "
+        );
+        let ad = Rc::new(
+            crate::classad::parse_ad(
+                r#"[GridJobStatus = "RUNNING"; GridResource = "batch slurm"; GridJobId = "batch slurm s slurm/20240501/4242"]"#,
+            )
+            .unwrap(),
+        );
+        assert_eq!(
+            grid_columns(&ad, false),
+            "RUNNING    batch->[?] slurm            /20240501/4242"
+        );
     }
 }

@@ -101,6 +101,11 @@ pub struct Args {
     #[arg(long)]
     pub run: bool,
 
+    /// Show only grid universe jobs, with their remote status, resource
+    /// and remote job id
+    #[arg(long)]
+    pub grid: bool,
+
     /// Print these attributes or expressions of each job on one line
     /// (-af:FLAGS, FLAGS from jlhVrTY,tng, changes the layout)
     #[arg(
@@ -212,6 +217,8 @@ pub enum View {
     NoBatch,
     Hold,
     Run,
+    /// -grid.
+    Grid,
     Totals,
     Custom,
     Long,
@@ -278,6 +285,8 @@ pub fn parse(argv: Vec<OsString>) -> Result<Options, CliError> {
         View::Totals
     } else if args.hold {
         View::Hold
+    } else if args.grid {
+        View::Grid
     } else if args.batch || !(args.nobatch || args.run) {
         View::Batch
     } else if args.run {
@@ -327,6 +336,13 @@ fn filter(args: &Args) -> Result<Filter, CliError> {
     }
     if args.hold {
         filter.statuses = Some(&[JobStatus::Held]);
+    }
+    if args.grid {
+        // condor_q -grid adds this clause.
+        filter
+            .constraints
+            .push(parse_expr("JobUniverse == 9").expect("constant parses"));
+        filter.constraints_hot = false;
     }
     Ok(filter)
 }
@@ -379,7 +395,9 @@ pub fn show(
             write_totals(ctx, &totals, out)?;
             Ok(())
         }
-        View::NoBatch | View::Hold | View::Run => show_jobs(q, opts, ctx, &mut totals, out),
+        View::NoBatch | View::Hold | View::Run | View::Grid => {
+            show_jobs(q, opts, ctx, &mut totals, out)
+        }
         View::Custom => show_custom(q, opts, ctx, &mut totals, out),
         View::Long | View::Json => show_ads(q, opts, ctx, &mut totals, out),
         View::Analyze(depth) => show_analysis(q, cfg, depth, opts, ctx, out),

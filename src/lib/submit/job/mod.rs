@@ -12,6 +12,7 @@
 //! (CronTab and deferral).
 
 mod files;
+mod grid;
 mod policy;
 mod process;
 mod resources;
@@ -174,6 +175,7 @@ pub fn build(
     b.set_user_log()?;
     b.set_arguments()?;
     b.set_environment()?;
+    b.set_grid_params()?;
     b.set_request_resources()?;
     b.set_transfer_files()?;
     b.set_disk_usage()?;
@@ -229,13 +231,9 @@ impl Build<'_> {
         let named = Universe::from_submit(&lower);
         let by_name = lower.parse::<i64>().is_err();
         self.universe = match named {
-            Some(v @ (Universe::Vanilla | Universe::Scheduler | Universe::Local)) => v,
-            Some(Universe::Grid) => {
-                return Err(err(
-                    &o,
-                    "the grid universe needs the job router, which tern does not have yet",
-                ));
-            }
+            Some(
+                v @ (Universe::Vanilla | Universe::Scheduler | Universe::Local | Universe::Grid),
+            ) => v,
             Some(Universe::Standard) => {
                 return Err(err(&o, "'Standard' is not a supported universe."));
             }
@@ -315,7 +313,9 @@ impl Build<'_> {
             string(&format!("$CondorPlatform: {}-{} $", ctx.arch, ctx.opsys)),
         );
         ad.insert("Rank", real(0.0));
-        if !self.universe.runs_on_submit_host() {
+        // A grid job has no lease with a shadow; condor_submit gives it the
+        // KillSig of a job that runs beside the schedd.
+        if !self.universe.runs_on_submit_host() && self.universe != Universe::Grid {
             ad.insert("JobLeaseDuration", int(2400));
         } else {
             ad.insert("KillSig", string("SIGTERM"));

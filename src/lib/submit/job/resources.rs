@@ -32,6 +32,20 @@ impl Build<'_> {
         let req_cpus = request("request_cpus", "RequestCpus", None)?;
         let req_mem = request("request_memory", "RequestMemory", Some(Base::MiB))?;
         let req_disk = request("request_disk", "RequestDisk", Some(Base::KiB))?;
+        // condor_submit gives a `batch` grid job no default requests: only
+        // what the user asked for reaches the batch system.
+        if self.grid_type()?.as_deref() == Some("batch") {
+            for (n, e) in [
+                ("RequestCpus", req_cpus),
+                ("RequestDisk", req_disk),
+                ("RequestMemory", req_mem),
+            ] {
+                if let Some(e) = e {
+                    self.ad.insert(n, e);
+                }
+            }
+            return self.set_custom_requests();
+        }
         let ad = &mut self.ad;
         ad.insert("RequestCpus", req_cpus.unwrap_or_else(|| int(1)));
         ad.insert(
@@ -47,6 +61,11 @@ impl Build<'_> {
                 .expect("default RequestMemory parses")
             }),
         );
+        self.set_custom_requests()
+    }
+
+    /// The `request_<tag>` requests beyond cpus, memory and disk.
+    fn set_custom_requests(&mut self) -> Result<(), SubmitError> {
         let mut names = self.c.names();
         names.sort_by_key(|n| n.to_ascii_lowercase());
         for n in names {
@@ -93,6 +112,22 @@ impl Build<'_> {
         let mut clauses: Vec<String> = Vec::new();
         if let Some((text, _)) = &user_expr {
             clauses.push(format!("({text})"));
+        }
+        // A grid job matches no slot: condor_submit adds nothing to its
+        // Requirements but for `condor` (a remote schedd matches it), whose
+        // clauses leave out how files reach the slot.
+        if let Some(t) = self.grid_type()? {
+            if t == "condor" {
+                self.default_clauses(&refers, &mut clauses);
+            }
+            let req = if clauses.is_empty() {
+                "true".to_string()
+            } else {
+                clauses.join(" && ")
+            };
+            self.ad
+                .insert("Requirements", parse_rhs("Requirements", &req, &self.q)?);
+            return Ok(());
         }
         let append = if self.universe == Universe::Vanilla {
             ctx.append_req_vanilla.clone()

@@ -1,0 +1,517 @@
+//! `condor <schedd> <pool>`: another tern queue as the remote schedd, the
+//! analogue of HTCondor-C (grid spec sections 6 and 8.2). The schedd token
+//! is that queue's SPOOL directory, on this machine or a shared file
+//! system; the pool token is only kept in the GridJobId.
+//!
+//! The job is submitted there as a vanilla job (the §6.1 ad), tracked by
+//! its id in that queue, and removed, held and released there "by
+//! gridmanager". The file system is shared, so there is no stage-in or
+//! stage-out: the remote job is submitted Idle (StageInStart/StageInFinish
+//! set, no spooling hold) and writes its outputs in place.
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use crate::actions::{self, Action, JobAction, Named, Outcome};
+use crate::classad::{ClassAd, Expr, Value};
+use crate::queue::{Authority, Change, JobId, Queue, Selection};
+use crate::userlog::Exit;
+use crate::vocab::{JobStatus, Universe, hold_code};
+
+use super::GridError;
+use super::events;
+use super::ids;
+use super::manager::{Job, Round, grid_hold};
+
+/// The attributes copied back from the remote job (§6.2).
+const COPIED: &[&str] = &[
+    "BytesSent",
+    "BytesRecvd",
+    "JobRunCount",
+    "JobStartDate",
+    "JobCurrentStartDate",
+    "JobLastStartDate",
+    "JobCurrentStartExecutingDate",
+    "ExitCode",
+    "ExitBySignal",
+    "ExitSignal",
+    "ExitReason",
+    "ExitStatus",
+    "RemoteSysCpu",
+    "RemoteUserCpu",
+    "NumJobStarts",
+    "NumShadowStarts",
+    "NumRestarts",
+    "RemoteWallClockTime",
+    "JobCoreDumped",
+    "ImageSize",
+    "MemoryUsage",
+    "ResidentSetSize",
+    "ProportionalSetSizeKb",
+    "DiskUsage",
+    "ScratchDirFileCount",
+    "SpooledOutputFiles",
+    "CpusUsage",
+    "CpusProvisioned",
+    "MemoryProvisioned",
+    "DiskProvisioned",
+];
+
+/// Attributes the submit ad leaves behind (§6.1), by exact name or prefix.
+const DROPPED: &[&str] = &[
+    "ClusterId",
+    "ProcId",
+    "User",
+    "GlobalJobId",
+    "GridResource",
+    "GridJobId",
+    "GridJobStatus",
+    "GridSubmitCount",
+    "GridResourceUnavailableTime",
+    "LastRemoteStatusUpdate",
+    "CurrentStatusUnknown",
+    "Managed",
+    "UserLog",
+    "NotifyUser",
+    "CondorVersion",
+    "CondorPlatform",
+    "HoldReason",
+    "HoldReasonCode",
+    "HoldReasonSubCode",
+    "ReleaseReason",
+    "JobLeaseDuration",
+    "JobLeaseExpiration",
+    "FileSystemDomain",
+];
+const DROPPED_PREFIXES: &[&str] = &[
+    "stagein",
+    "onexit",
+    "periodic",
+    "allowed",
+    "autocluster",
+    "submit_",
+];
+
+/// The tag the remote job carries to name this one
+/// (SubmitterGlobalJobId): our SPOOL, the id and the QDate.
+fn submitter_tag(spool: &Path, id: JobId, qdate: i64) -> String {
+    format!("{}#{id}#{qdate}", spool.display())
+}
+
+/// The vanilla job submitted to the remote queue.
+fn remote_ad(ad: &Rc<ClassAd>, tag: &str, spool: &Path, now: i64) -> ClassAd {
+    let mut out = ClassAd::new();
+    let mut remote_overrides = Vec::new();
+    for (n, e) in ad.iter() {
+        let lower = n.to_ascii_lowercase();
+        if let Some(rest) = lower.strip_prefix("remote_") {
+            remote_overrides.push((n[n.len() - rest.len()..].to_string(), e.clone()));
+            continue;
+        }
+        if DROPPED.iter().any(|d| d.eq_ignore_ascii_case(n))
+            || DROPPED_PREFIXES.iter().any(|p| lower.starts_with(p))
+        {
+            continue;
+        }
+        out.insert(n, e.clone());
+    }
+    out.insert("JobUniverse", Expr::int(Universe::Vanilla.code()));
+    out.insert("JobStatus", JobStatus::Idle.expr());
+    out.insert("QDate", Expr::int(now));
+    out.insert("EnteredCurrentStatus", Expr::int(now));
+    out.insert("StageInStart", Expr::int(now));
+    out.insert("StageInFinish", Expr::int(now));
+    for n in [
+        "NumJobStarts",
+        "NumShadowStarts",
+        "NumRestarts",
+        "NumJobCompletions",
+        "NumSystemHolds",
+    ] {
+        out.insert(n, Expr::int(0));
+    }
+    for n in ["RemoteWallClockTime", "RemoteUserCpu", "RemoteSysCpu"] {
+        out.insert(n, Expr::Lit(Value::Real(0.0)));
+    }
+    out.insert("ExitBySignal", Expr::Lit(Value::Bool(false)));
+    out.insert("JobNotification", Expr::int(0));
+    if let (Some(cmd), Some(iwd)) = (ad.eval_str("Cmd"), ad.eval_str("Iwd"))
+        && !cmd.starts_with('/')
+    {
+        out.insert(
+            "Cmd",
+            Expr::string(&Path::new(&iwd).join(cmd).display().to_string()),
+        );
+    }
+    out.insert(
+        "LeaveJobInQueue",
+        crate::classad::parse_expr("JobStatus == 4").expect("constant parses"),
+    );
+    out.insert("SubmitterId", Expr::string(&spool.display().to_string()));
+    out.insert("SubmitterGlobalJobId", Expr::string(tag));
+    for (n, e) in remote_overrides {
+        out.insert(&n, e);
+    }
+    out
+}
+
+impl Round<'_> {
+    /// One step of a job on another tern queue.
+    pub(super) fn condor_step(
+        &mut self,
+        j: &Job,
+        schedd: &str,
+        pool: &str,
+        spool: &Path,
+    ) -> Result<(), GridError> {
+        let now = self.now;
+        let id = j.row.id;
+        let remote_spool = PathBuf::from(schedd);
+        let gid = j.str("GridJobId");
+        let remote = gid.as_deref().and_then(ids::condor_remote);
+        let authority = Authority::new(self.owner, Vec::new());
+        let act = |action: Action, rid: JobId| -> Result<Outcome, GridError> {
+            let Some(mut rq) = Queue::open(&remote_spool, false)? else {
+                return Ok(Outcome::NotFound);
+            };
+            let what = JobAction {
+                action,
+                reason: "by gridmanager".into(),
+                subcode: None,
+            };
+            let sel = Selection {
+                jobs: vec![rid],
+                ..Selection::default()
+            };
+            let done = actions::act(&mut rq, &authority, &what, &sel, Named::ById, now)?;
+            Ok(done
+                .outcomes
+                .get(&rid)
+                .copied()
+                .unwrap_or(Outcome::NotFound))
+        };
+        match j.status() {
+            Some(JobStatus::Removed) => {
+                if let Some(rid) = remote {
+                    act(Action::Remove, rid)?;
+                    wake_remote(&remote_spool);
+                }
+                self.commit(id, j.row.status, |ad| {
+                    (super::manager::leave_removed(ad), vec![])
+                })?;
+                return Ok(());
+            }
+            Some(JobStatus::Held) => {
+                if let Some(rid) = remote {
+                    act(Action::Hold, rid)?;
+                }
+                self.commit(id, j.row.status, |_| {
+                    (
+                        Change::Set(vec![("Managed".into(), Expr::string("Schedd"))]),
+                        vec![],
+                    )
+                })?;
+                return Ok(());
+            }
+            Some(JobStatus::Idle | JobStatus::Running) => {}
+            _ => return Ok(()),
+        }
+        if !remote_spool.is_absolute() {
+            let why = format!(
+                "GridResource schedd '{schedd}' is not the SPOOL directory of a tern queue (an absolute path)"
+            );
+            self.commit(id, j.row.status, |ad| {
+                grid_hold(ad, id, now, &why, hold_code::UNSPECIFIED, 0, false, false)
+            })?;
+            return Ok(());
+        }
+        let qdate = j.ad.eval_int("QDate").unwrap_or(j.row.qdate);
+        let tag = submitter_tag(spool, id, qdate);
+        let Some(rid) = remote else {
+            return self.condor_submit(j, &remote_spool, schedd, pool, &tag);
+        };
+        let Some(mut rq) = Queue::open(&remote_spool, false)? else {
+            return Ok(());
+        };
+        let (rstatus, rad) = match rq.row(rid)? {
+            Some(row) => {
+                let ad = rq.full_ad(&row)?;
+                (row.status, Rc::new(ad))
+            }
+            None => {
+                let sel = Selection {
+                    jobs: vec![rid],
+                    ..Selection::default()
+                };
+                match rq.history(&sel, Some(1))?.into_iter().next() {
+                    Some((row, ad)) if row.status == JobStatus::Completed.code() => {
+                        (row.status, Rc::new(ad))
+                    }
+                    _ => {
+                        let running = j.status() == Some(JobStatus::Running);
+                        self.commit(id, j.row.status, |ad| {
+                            grid_hold(
+                                ad,
+                                id,
+                                now,
+                                "Job disappeared from remote schedd",
+                                hold_code::UNSPECIFIED,
+                                0,
+                                running,
+                                false,
+                            )
+                        })?;
+                        return Ok(());
+                    }
+                }
+            }
+        };
+        let gr = j.str("GridResource").unwrap_or_default();
+        let mut s: Vec<(String, Expr)> = vec![
+            (
+                "GridJobStatus".into(),
+                Expr::string(ids::status_name(rstatus)),
+            ),
+            ("LastRemoteStatusUpdate".into(), Expr::int(now)),
+        ];
+        for n in COPIED {
+            if let Some(e) = rad.get(n)
+                && j.ad.get(n).map(crate::classad::unparse::unparse)
+                    != Some(crate::classad::unparse::unparse(e))
+            {
+                s.push((n.to_string(), e.clone()));
+            }
+        }
+        let local_running = j.status() == Some(JobStatus::Running);
+        match JobStatus::from_code(rstatus) {
+            Some(JobStatus::Idle) => {
+                if !j.managed_externally() {
+                    s.push(("Managed".into(), Expr::string("External")));
+                }
+                let mut evs = Vec::new();
+                if local_running {
+                    s.push(("JobStatus".into(), JobStatus::Idle.expr()));
+                    evs.push(crate::negotiator::evicted(id, now, None));
+                }
+                self.commit(id, j.row.status, |_| (Change::Set(s), evs))?;
+            }
+            Some(JobStatus::Running | JobStatus::TransferringOutput) => {
+                let mut evs = Vec::new();
+                if !local_running {
+                    s.push(("JobStatus".into(), JobStatus::Running.expr()));
+                    evs.push(events::executing(id, now, &gr));
+                }
+                self.commit(id, j.row.status, |_| (Change::Set(s), evs))?;
+            }
+            Some(JobStatus::Held) => {
+                if !j.managed_externally() {
+                    // Released here after our hold: release it there too.
+                    act(Action::Release, rid)?;
+                    wake_remote(&remote_spool);
+                    s.push(("Managed".into(), Expr::string("External")));
+                    self.commit(id, j.row.status, |_| (Change::Set(s), vec![]))?;
+                    return Ok(());
+                }
+                let reason = rad.eval_str("HoldReason").unwrap_or_default();
+                let code = rad.eval_int("HoldReasonCode").unwrap_or(0);
+                let sub = rad.eval_int("HoldReasonSubCode").unwrap_or(0);
+                self.commit(id, j.row.status, |ad| {
+                    let (c, e) = grid_hold(ad, id, now, &reason, code, sub, local_running, true);
+                    (super::manager::with(c, s), e)
+                })?;
+            }
+            Some(JobStatus::Completed) => {
+                let exit = if rad.eval("ExitBySignal").is_true() {
+                    Exit::Signal {
+                        signal: rad.eval_int("ExitSignal").unwrap_or(0),
+                        core_file: None,
+                    }
+                } else {
+                    Exit::Normal {
+                        return_value: rad.eval_int("ExitCode").unwrap_or(0),
+                    }
+                };
+                let done = self.commit(id, j.row.status, |ad| {
+                    let mut evs = Vec::new();
+                    if !local_running {
+                        let start = rad.eval_int("JobCurrentStartDate").unwrap_or(now);
+                        evs.push(events::executing(id, start, &gr));
+                    }
+                    let (c, mut more) = super::manager::finish(
+                        ad,
+                        id,
+                        now,
+                        s,
+                        exit,
+                        rad.eval_int("CompletionDate"),
+                    );
+                    evs.append(&mut more);
+                    (c, evs)
+                })?;
+                if done {
+                    // Let the remote job go.
+                    rq.write(now, |w| {
+                        if let Some(row) = w.row(rid)? {
+                            let ad = w.full_ad(&row)?;
+                            w.change(
+                                &row,
+                                &ad,
+                                &Change::Leave {
+                                    set: vec![(
+                                        "LeaveJobInQueue".into(),
+                                        Expr::Lit(Value::Bool(false)),
+                                    )],
+                                },
+                            )?;
+                        }
+                        Ok(())
+                    })?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Claims the job, then submits it to the remote queue (or adopts the
+    /// remote job a gridmanager that died after submitting left there),
+    /// then records the remote id and writes 027.
+    fn condor_submit(
+        &mut self,
+        j: &Job,
+        remote_spool: &Path,
+        schedd: &str,
+        pool: &str,
+        tag: &str,
+    ) -> Result<(), GridError> {
+        let now = self.now;
+        let id = j.row.id;
+        let claimed_before = j.managed_externally();
+        if !claimed_before {
+            let ok = self.commit(id, j.row.status, |_| {
+                (
+                    Change::Set(vec![("Managed".into(), Expr::string("External"))]),
+                    vec![],
+                )
+            })?;
+            if !ok {
+                return Ok(());
+            }
+        }
+        let mut rq = match Queue::open(remote_spool, true) {
+            Ok(Some(q)) => q,
+            Ok(None) | Err(_) => {
+                let why = format!("Failed to connect to schedd {schedd}: no tern queue there");
+                self.commit(id, j.row.status, |ad| {
+                    grid_hold(ad, id, now, &why, hold_code::UNSPECIFIED, 0, false, false)
+                })?;
+                return Ok(());
+            }
+        };
+        let mut found = None;
+        if claimed_before {
+            let c = crate::classad::parse_expr(&format!(
+                "SubmitterGlobalJobId == {}",
+                crate::classad::unparse::unparse(&Expr::string(tag))
+            ))
+            .expect("constraint parses");
+            let sel = Selection {
+                owners: vec![self.owner.to_string()],
+                constraint: Some(c),
+                ..Selection::default()
+            };
+            found = rq.select(&sel)?.first().map(|(r, _)| r.id);
+        }
+        let rid = match found {
+            Some(r) => r,
+            None => {
+                let ad = remote_ad(&j.ad, tag, self.spool, now);
+                let authority = Authority::new(self.owner, Vec::new());
+                let owner = self.owner.to_string();
+                let (cluster, _) = rq.submit(&authority, &owner, |_| {
+                    let mut proc0 = ClassAd::new();
+                    proc0.insert("ProcId", Expr::int(0));
+                    Ok::<_, crate::queue::QueueError>(crate::submit::Cluster {
+                        cluster_ad: ad,
+                        procs: vec![proc0],
+                        warnings: Vec::new(),
+                    })
+                })?;
+                JobId { cluster, proc: 0 }
+            }
+        };
+        drop(rq);
+        wake_remote(remote_spool);
+        let gid = format!("condor {schedd} {pool} {rid}");
+        let gr = j.str("GridResource").unwrap_or_default();
+        self.commit(id, j.row.status, |_| {
+            (
+                Change::Set(vec![
+                    ("GridJobId".into(), Expr::string(&gid)),
+                    ("GridJobStatus".into(), Expr::string("IDLE")),
+                    ("LastRemoteStatusUpdate".into(), Expr::int(now)),
+                ]),
+                vec![events::submitted(id, now, &gr, &gid)],
+            )
+        })?;
+        Ok(())
+    }
+}
+
+/// Asks the remote queue for a negotiation pass, as its own tern_submit
+/// would: its tern_negotiate, with its SPOOL.
+fn wake_remote(remote_spool: &Path) {
+    let prog = crate::negotiator::launch::sibling(
+        &crate::config::Config::defaults(),
+        None,
+        "tern_negotiate",
+    );
+    let extra = [(
+        "_TERN_SPOOL".to_string(),
+        remote_spool.display().to_string(),
+    )];
+    let _ = crate::sys::spawn(&crate::sys::Spawn {
+        exe: &prog,
+        args: &[],
+        env: None,
+        extra_env: &extra,
+        dir: None,
+        stdio: [None, None, None],
+        new_session: true,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classad::parse_ad;
+
+    #[test]
+    fn the_remote_ad_is_a_vanilla_job_without_local_identity() {
+        let ad = parse_ad(
+            r#"[ClusterId = 4; ProcId = 0; JobUniverse = 9; GridResource = "condor /r p"; Managed = "External";
+                UserLog = "/l"; PeriodicHold = false; OnExitRemove = true; Cmd = "x"; Iwd = "/w";
+                Remote_JobUniverse = 7; RemoteWallClockTime = 9.0; JobStatus = 2; Owner = "u"]"#,
+        )
+        .unwrap();
+        let r = Rc::new(remote_ad(&Rc::new(ad), "tag", Path::new("/s"), 100));
+        for gone in [
+            "ClusterId",
+            "ProcId",
+            "GridResource",
+            "Managed",
+            "UserLog",
+            "PeriodicHold",
+            "OnExitRemove",
+            "Remote_JobUniverse",
+        ] {
+            assert!(!r.contains(gone), "{gone}");
+        }
+        assert_eq!(r.eval_int("JobUniverse"), Some(7));
+        assert_eq!(r.eval_int("JobStatus"), Some(1));
+        assert_eq!(r.eval_str("Cmd").as_deref(), Some("/w/x"));
+        assert_eq!(r.eval_real("RemoteWallClockTime"), Some(0.0));
+        assert_eq!(r.eval_str("SubmitterGlobalJobId").as_deref(), Some("tag"));
+        assert_eq!(r.eval_str("Owner").as_deref(), Some("u"));
+    }
+}
