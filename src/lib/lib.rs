@@ -3,7 +3,7 @@
 //! The library holds every concept as its own module; the binaries under
 //! `src/bin/` are thin wrappers around [`cli`]. Layering, lowest first:
 //! `sys`, `clock`, `cron`, `classad` <- `vocab` <- `config` <- `submit` <- `queue` <-
-//! (`userlog`, `machine`, `sandbox`, `transform`, `negotiator`, `shadow`) <- `actions` <- `cli`. A
+//! (`userlog`, `machine`, `sandbox`, `transform`, `negotiator`, `shadow`, `router`) <- `actions` <- `cli`. A
 //! lower module never imports a higher one.
 //!
 //! Calls into the C library live in [`sys`] (and the shadow's process
@@ -21,6 +21,7 @@ pub mod cron;
 pub mod machine;
 pub mod negotiator;
 pub mod queue;
+pub mod router;
 pub mod sandbox;
 pub mod shadow;
 pub mod submit;

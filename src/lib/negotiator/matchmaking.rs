@@ -349,6 +349,13 @@ fn order_jobs(
     let mut by_submitter: Vec<SubmitterJobs> = Vec::new();
     let mut sub_index: HashMap<String, usize> = HashMap::new();
     for row in rows {
+        // A source the job router manages runs as its routed copy.
+        if contains_lower(&row.diff, b"\"external\"")
+            && matches!(q.full_ad(&row)?.get("Managed").and_then(|e| e.literal_value()),
+                Some(crate::classad::Value::Str(m)) if &**m == "External")
+        {
+            continue;
+        }
         if is_scheduler_universe(q, &row)? {
             planned.push(Planned {
                 id: row.id,

@@ -274,7 +274,13 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     if due.all {
         clear_leftovers(cfg, &machine, spool, &q, &mut report)?;
     }
+    let route = launch::router_wanted(cfg, &q)?;
     drop(q);
+    if route && let Err(e) = launch::spawn_router(cfg) {
+        report
+            .lines
+            .push(format!("warning: cannot start tern_job_router: {e}"));
+    }
     if let Err(e) = userlog::log_job_events(&events) {
         report.lines.push(format!("warning: {e}"));
     }

@@ -1,0 +1,1086 @@
+//! One pass of the router (spec 5.4's `Poll`): adopt orphans, look after
+//! every managed job (mirror, finalize, clean up, yield), recount the
+//! routes and move their throttles, then route new candidates.
+//!
+//! New candidates come from the queue's transaction log, followed from the
+//! router's own registered position (`router:<JOB_ROUTER_NAME>`): the idle
+//! jobs that changed since the last pass. A pass that left a matching job
+//! unrouted (its routes were full) or that met new routes reads every idle
+//! job on the next pass instead. Every change is one transaction; the
+//! events for the sources' logs are written after their commit.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Duration;
+
+use crate::classad::unparse::unparse;
+use crate::classad::{ClassAd, Expr, Value};
+use crate::config::Config;
+use crate::queue::{Change, JobId, JobRow, Queue};
+use crate::userlog::{Event, EventKind, Exit, Rusage, Termination};
+use crate::vocab::{JobStatus, Request};
+
+use super::config::{Route, RouterConfig};
+use super::hooks::{self, Hook, Ran};
+use super::mirror;
+use super::state::{self, Managed, Outcome, Stage};
+use super::throttle::{self, Load};
+use super::{ABORT_REASON, RouterError, attr};
+
+/// What a pass did, one line an action, for the router's log.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub lines: Vec<String>,
+    pub routed: usize,
+}
+
+impl Report {
+    fn log(&mut self, line: impl Into<String>) {
+        self.lines.push(line.into());
+    }
+}
+
+/// The state a pass works in.
+struct Pass<'a> {
+    cfg: &'a Config,
+    rc: &'a RouterConfig,
+    spool: &'a Path,
+    now: i64,
+    q: Queue,
+    report: Report,
+    events: Vec<(PathBuf, Event)>,
+    /// The owner the router may route for; `None` when run as root.
+    me: Option<String>,
+}
+
+/// The meta key that asks the next pass to read every idle job.
+const RESCAN: &str = "router_rescan";
+/// The meta key holding a digest of the routes the last pass routed with.
+const ROUTES_DIGEST: &str = "router_routes_digest";
+/// The meta key of the round-robin counter.
+const ROUND_ROBIN: &str = "router_round_robin";
+
+/// The router's follower name in the transaction log.
+pub fn follower_name(rc: &RouterConfig) -> String {
+    format!("router:{}", rc.name)
+}
+
+/// Runs one pass at `now` over the queue in `spool`.
+pub fn run(cfg: &Config, rc: &RouterConfig, spool: &Path, now: i64) -> Result<Report, RouterError> {
+    let mut report = Report::default();
+    for (name, reason) in &rc.unusable {
+        report.log(format!("route {name} is not used: {reason}"));
+    }
+    for w in &rc.warnings {
+        report.log(format!("warning: {w}"));
+    }
+    let Some(mut q) = Queue::open(spool, false)? else {
+        report.log("no queue yet: nothing to do");
+        return Ok(report);
+    };
+    q.set_limits(crate::queue::Limits::from_config(cfg)?);
+    let me = (!crate::sys::identity::is_root()).then(crate::sys::real_user_name);
+    let mut p = Pass {
+        cfg,
+        rc,
+        spool,
+        now,
+        q,
+        report,
+        events: Vec::new(),
+        me,
+    };
+    let follower = follower_name(rc);
+    let since: Option<i64> =
+        p.q.conn()
+            .query_row(
+                "SELECT position FROM followers WHERE name = ?1",
+                [&follower],
+                |r| r.get(0),
+            )
+            .ok();
+    let end = p.q.log_end()?;
+    super::orphans::adopt(&mut p.q, rc, now, &mut p.report)?;
+    let managed = state::managed(p.q.conn())?;
+    for m in managed {
+        p.look_after(m)?;
+    }
+    let loads = p.recount()?;
+    p.route_candidates(since, &loads)?;
+    // Every record up to `end` has been seen; what this pass wrote itself
+    // after it needs no second look.
+    let pos = p.q.seen_through(end);
+    p.q.set_follower(&follower, pos)?;
+    let Pass {
+        mut report, events, ..
+    } = p;
+    if let Err(e) = super::owner::log_events(&events) {
+        report.log(format!("warning: {e}"));
+    }
+    Ok(report)
+}
+
+fn status_of(ad: &ClassAd) -> i64 {
+    match ad.get("JobStatus").and_then(|e| e.literal_value()) {
+        Some(Value::Int(s)) => *s,
+        _ => 0,
+    }
+}
+
+fn text_of(ad: &ClassAd, name: &str) -> Option<String> {
+    match ad.get(name).and_then(|e| e.literal_value()) {
+        Some(Value::Str(s)) => Some(s.to_string()),
+        _ => None,
+    }
+}
+
+/// The change that removes a routed copy: a running one is marked and its
+/// shadow asked to stop it; any other leaves the queue now.
+fn remove_change(ad: &ClassAd, reason: &str) -> (Change, bool) {
+    let set = vec![
+        ("RemoveReason".to_string(), Expr::string(reason)),
+        ("JobStatus".to_string(), JobStatus::Removed.expr()),
+        ("LeaveJobInQueue".to_string(), Expr::Lit(Value::Bool(false))),
+    ];
+    let s = status_of(ad);
+    if matches!(
+        JobStatus::from_code(s),
+        Some(JobStatus::Running | JobStatus::TransferringOutput | JobStatus::Suspended)
+    ) {
+        (Change::Set(set), true)
+    } else {
+        (Change::Leave { set }, false)
+    }
+}
+
+impl Pass<'_> {
+    fn route_named(&self, name: &str) -> Option<&Route> {
+        self.rc.routes.iter().find(|r| r.name == name)
+    }
+
+    fn event(&mut self, src: &ClassAd, id: JobId, kind: EventKind) {
+        if let Some(path) = crate::userlog::user_log_path(src) {
+            self.events.push((
+                path,
+                Event {
+                    id: id.into(),
+                    time: self.now,
+                    kind,
+                },
+            ));
+        }
+    }
+
+    fn hook_timeout(&self) -> Duration {
+        Duration::from_secs(self.rc.hook_timeout)
+    }
+
+    /// Runs `hook` for `src`'s job if one is configured for it.
+    fn hook(
+        &mut self,
+        src: &ClassAd,
+        id: JobId,
+        hook: Hook,
+        stdin: &str,
+    ) -> Result<Ran, RouterError> {
+        let Some(program) = hooks::program(self.cfg, src, hook)? else {
+            return Ok(Ran::NotConfigured);
+        };
+        let owner = text_of(src, "Owner").unwrap_or_default();
+        let ran = hooks::run(
+            self.spool,
+            &owner,
+            id,
+            hook,
+            &program,
+            stdin,
+            self.hook_timeout(),
+        );
+        match &ran {
+            Ran::Failed { reason, .. } => self
+                .report
+                .log(format!("job {id}: hook {} failed: {reason}", hook.name())),
+            Ran::BadOutput(reason) => self.report.log(format!(
+                "job {id}: hook {} output refused: {reason}",
+                hook.name()
+            )),
+            Ran::Busy => self.report.log(format!(
+                "job {id}: hook {} is still running; not started again",
+                hook.name()
+            )),
+            _ => {}
+        }
+        Ok(ran)
+    }
+
+    /// One managed job, one step of its state machine.
+    fn look_after(&mut self, m: Managed) -> Result<(), RouterError> {
+        let src_row = self.q.row(m.src)?;
+        let src = match &src_row {
+            Some(r) => Some(self.q.full_ad(r)?),
+            None => None,
+        };
+        let dest_row = match m.dest {
+            Some(d) => self.q.row(d)?,
+            None => None,
+        };
+        let dest = match &dest_row {
+            Some(r) => Some(self.q.full_ad(r)?),
+            None => None,
+        };
+        if m.stage != Stage::Submitted {
+            return self.cleanup(m, src_row, src, dest_row, dest);
+        }
+        let (Some(src_row), Some(src)) = (src_row, src) else {
+            // The source left the queue (removed): so does its copy.
+            self.report.log(format!(
+                "job {}: source is gone; its routed copy is removed",
+                m.src
+            ));
+            return self.finish(m, Outcome::Interrupted, None, None, dest_row, dest, false);
+        };
+        let s = status_of(&src);
+        if s == JobStatus::Removed.code() {
+            self.report.log(format!(
+                "job {}: source was removed; its routed copy is removed",
+                m.src
+            ));
+            return self.finish(
+                m,
+                Outcome::Interrupted,
+                Some(src_row),
+                Some(src),
+                dest_row,
+                dest,
+                false,
+            );
+        }
+        if s == JobStatus::Held.code() && !mirror::hold_copied(&src) {
+            self.report.log(format!(
+                "job {}: source was held; its routed copy is removed",
+                m.src
+            ));
+            return self.finish(
+                m,
+                Outcome::Interrupted,
+                Some(src_row),
+                Some(src),
+                dest_row,
+                dest,
+                false,
+            );
+        }
+        let (Some(dest_row), Some(mut dest)) = (dest_row, dest) else {
+            self.report.log(format!(
+                "job {}: routed copy {} is gone (removed); the job is routed again",
+                m.src,
+                m.dest.map(|d| d.to_string()).unwrap_or_default()
+            ));
+            return self.finish(
+                m,
+                Outcome::Failure,
+                Some(src_row),
+                Some(src),
+                None,
+                None,
+                false,
+            );
+        };
+        let dest_id = dest_row.id;
+        match self.hook(&src, m.src, Hook::UpdateJobInfo, &hooks::stdin_of(&[&dest]))? {
+            Ran::NotConfigured => {}
+            Ran::Output(update) => {
+                let set: Vec<(String, Expr)> = update
+                    .iter()
+                    .filter(|(n, _)| {
+                        !n.eq_ignore_ascii_case("MyType") && !n.eq_ignore_ascii_case("TargetType")
+                    })
+                    .map(|(n, e)| (n.to_string(), e.clone()))
+                    .collect();
+                if !set.is_empty() {
+                    let row = dest_row.clone();
+                    let before = dest.clone();
+                    self.q.write(self.now, |w| {
+                        w.change(&row, &before, &Change::Set(set.clone()))
+                    })?;
+                    for (n, e) in set {
+                        dest.insert(&n, e);
+                    }
+                }
+            }
+            // No mirroring this pass.
+            _ => return Ok(()),
+        }
+        let ds = status_of(&dest);
+        if ds == JobStatus::Removed.code() {
+            // Being removed: it leaves the queue once stopped.
+            return Ok(());
+        }
+        let mut src_now = src.clone();
+        let mm = mirror::mirror(&src, &dest, dest_id);
+        if !mm.is_empty() {
+            let change = Change::Update {
+                set: mm.set.clone(),
+                delete: mm.delete.clone(),
+            };
+            let row = src_row.clone();
+            let before = src.clone();
+            self.q
+                .write(self.now, |w| w.change(&row, &before, &change))?;
+            for (n, e) in &mm.set {
+                src_now.insert(n, e.clone());
+            }
+            for n in &mm.delete {
+                src_now.remove(n);
+            }
+            for kind in mm.events {
+                self.event(&src, m.src, kind);
+            }
+        }
+        if ds == JobStatus::Completed.code() {
+            return self.finalize(m, src_row, src_now, dest_row, dest);
+        }
+        Ok(())
+    }
+
+    /// The copy completed: JOB_FINALIZE, the terminate event, JobFailureTest,
+    /// then cleanup.
+    fn finalize(
+        &mut self,
+        m: Managed,
+        src_row: JobRow,
+        mut src: ClassAd,
+        dest_row: JobRow,
+        dest: ClassAd,
+    ) -> Result<(), RouterError> {
+        let stdin = hooks::stdin_of(&[&src, &dest]);
+        match self.hook(&src, m.src, Hook::JobFinalize, &stdin)? {
+            Ran::NotConfigured => {}
+            Ran::Output(update) => {
+                let set: Vec<(String, Expr)> = update
+                    .iter()
+                    .map(|(n, e)| (n.to_string(), e.clone()))
+                    .collect();
+                if !set.is_empty() {
+                    let id = src_row.id;
+                    self.q.write(self.now, |w| {
+                        if let Some(row) = w.row(id)? {
+                            let ad = w.full_ad(&row)?;
+                            w.change(&row, &ad, &Change::Set(set.clone()))?;
+                        }
+                        Ok(())
+                    })?;
+                }
+                for (n, e) in update.iter() {
+                    src.insert(n, e.clone());
+                }
+            }
+            Ran::Busy => return Ok(()),
+            Ran::Failed { .. } | Ran::BadOutput(_) => {
+                self.report.log(format!(
+                    "job {}: JOB_FINALIZE failed; the job is routed again",
+                    m.src
+                ));
+                return self.finish(
+                    m,
+                    Outcome::Rerouted,
+                    Some(src_row),
+                    Some(src),
+                    Some(dest_row),
+                    Some(dest),
+                    false,
+                );
+            }
+        }
+        let failed = self
+            .route_named(&m.route)
+            .and_then(|r| r.job_failure_test.clone())
+            .is_some_and(|t| crate::queue::matches_constraint(&t, &Rc::new(src.clone())));
+        let outcome = if failed {
+            Outcome::Failure
+        } else {
+            Outcome::Success
+        };
+        self.event(&src, m.src, terminated(&src));
+        self.report.log(format!(
+            "job {}: routed copy {} completed ({})",
+            m.src,
+            dest_row.id,
+            if failed {
+                "JobFailureTest: failure"
+            } else {
+                "success"
+            }
+        ));
+        self.finish(
+            m,
+            outcome,
+            Some(src_row),
+            Some(src),
+            Some(dest_row),
+            Some(dest),
+            true,
+        )
+    }
+
+    /// Cleanup (spec 5.4): JOB_CLEANUP if a copy exists (a failure leaves
+    /// the job in cleanup, retried each pass), then in one transaction the
+    /// copy removed (or, completed, let go to history), the source yielded,
+    /// the route's counters and the job retired.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &mut self,
+        mut m: Managed,
+        outcome: Outcome,
+        src_row: Option<JobRow>,
+        src: Option<ClassAd>,
+        dest_row: Option<JobRow>,
+        dest: Option<ClassAd>,
+        finalized: bool,
+    ) -> Result<(), RouterError> {
+        m.outcome = outcome;
+        m.stage = if finalized {
+            Stage::Finalized
+        } else {
+            Stage::Cleanup
+        };
+        if !self.cleanup_hook_done(&m, src.as_ref(), dest.as_ref())? {
+            let mm = m.clone();
+            self.q.write(self.now, |w| state::put(w.conn(), &mm))?;
+            return Ok(());
+        }
+        self.complete_cleanup(m, src_row.map(|r| r.id), src, dest_row.map(|r| r.id))
+    }
+
+    /// A job left in cleanup by a failed JOB_CLEANUP: the hook again, then
+    /// the rest.
+    fn cleanup(
+        &mut self,
+        m: Managed,
+        src_row: Option<JobRow>,
+        src: Option<ClassAd>,
+        dest_row: Option<JobRow>,
+        dest: Option<ClassAd>,
+    ) -> Result<(), RouterError> {
+        if !self.cleanup_hook_done(&m, src.as_ref(), dest.as_ref())? {
+            return Ok(());
+        }
+        self.complete_cleanup(m, src_row.map(|r| r.id), src, dest_row.map(|r| r.id))
+    }
+
+    /// JOB_CLEANUP, when a copy exists: done unless it failed (a kill by
+    /// a signal counts as done) or is still running.
+    fn cleanup_hook_done(
+        &mut self,
+        m: &Managed,
+        src: Option<&ClassAd>,
+        dest: Option<&ClassAd>,
+    ) -> Result<bool, RouterError> {
+        let (Some(s), Some(d)) = (src, dest) else {
+            return Ok(true);
+        };
+        Ok(!matches!(
+            self.hook(s, m.src, Hook::JobCleanup, &hooks::stdin_of(&[d]))?,
+            Ran::Failed {
+                signalled: false,
+                ..
+            } | Ran::Busy
+        ))
+    }
+
+    fn complete_cleanup(
+        &mut self,
+        m: Managed,
+        src_id: Option<JobId>,
+        src: Option<ClassAd>,
+        dest_id: Option<JobId>,
+    ) -> Result<(), RouterError> {
+        let finalized = m.stage == Stage::Finalized;
+        let outcome = m.outcome;
+        let release_on_hold = self.rc.release_on_hold;
+        let now = self.now;
+        let route = m.route.clone();
+        let mut wake: Option<JobId> = None;
+        let mut src_events: Vec<EventKind> = Vec::new();
+        self.q.write(now, |w| {
+            // Read again inside the transaction: this pass may have
+            // changed both since it read them.
+            let dest_now = match dest_id {
+                Some(id) => w.row(id)?,
+                None => None,
+            };
+            let dest_now = match dest_now {
+                Some(r) => {
+                    let ad = w.full_ad(&r)?;
+                    Some((r, ad))
+                }
+                None => None,
+            };
+            let src_now = match src_id {
+                Some(id) => w.row(id)?,
+                None => None,
+            };
+            let src_now = match src_now {
+                Some(r) => {
+                    let ad = w.full_ad(&r)?;
+                    Some((r, ad))
+                }
+                None => None,
+            };
+            if let Some((row, ad)) = &dest_now {
+                let change = if finalized {
+                    // Done: the copy leaves the queue for history.
+                    Change::Leave {
+                        set: vec![("LeaveJobInQueue".into(), Expr::Lit(Value::Bool(false)))],
+                    }
+                } else {
+                    let (c, running) = remove_change(ad, ABORT_REASON);
+                    if running {
+                        w.request(row.id, Request::Remove)?;
+                        wake = Some(row.id);
+                    }
+                    c
+                };
+                w.change(row, ad, &change)?;
+            }
+            if let Some((row, ad)) = &src_now {
+                let (change, events) = yield_change(ad, finalized, release_on_hold);
+                src_events = events;
+                w.change(row, ad, &change)?;
+            }
+            state::count(w.conn(), &route, outcome, now)?;
+            state::retire(w.conn(), m.src)?;
+            Ok(())
+        })?;
+        if let Some(id) = wake {
+            crate::queue::joblock::wake(self.spool, id);
+        }
+        if let Some(src) = &src {
+            for e in src_events {
+                self.event(src, m.src, e);
+            }
+        }
+        self.report.log(format!(
+            "job {}: retired from route {} ({})",
+            m.src,
+            m.route,
+            match outcome {
+                Outcome::Success => "success",
+                Outcome::Failure => "failure",
+                Outcome::Interrupted => "interrupted",
+                Outcome::Rerouted => "to be routed again",
+                Outcome::None => "no outcome",
+            }
+        ));
+        Ok(())
+    }
+
+    /// Each route's jobs and running jobs now; the throttles move once
+    /// their window has passed.
+    fn recount(&mut self) -> Result<HashMap<String, Load>, RouterError> {
+        let mut loads: HashMap<String, Load> = HashMap::new();
+        for m in state::managed(self.q.conn())? {
+            let l = loads.entry(m.route.clone()).or_default();
+            if m.stage != Stage::Submitted {
+                continue;
+            }
+            l.jobs += 1;
+            if let Some(d) = m.dest
+                && let Some(row) = self.q.row(d)?
+                && matches!(
+                    row.status(),
+                    Some(JobStatus::Running | JobStatus::TransferringOutput)
+                )
+            {
+                l.running += 1;
+            }
+        }
+        let now = self.now;
+        for r in &self.rc.routes {
+            let jobs = loads.get(&r.name).map_or(0, |l| l.jobs);
+            let mut c = state::counters(self.q.conn(), &r.name, now)?;
+            let before = c.clone();
+            if throttle::adjust(&mut c, &r.limits, jobs, now) && c.throttle != before.throttle {
+                self.report.log(format!(
+                    "route {}: throttle now {}/{} jobs/sec",
+                    r.name,
+                    throttle::fmt_num(c.throttle),
+                    throttle::WINDOW
+                ));
+            }
+            if c != before {
+                self.q
+                    .write(now, |w| state::put_counters(w.conn(), &r.name, &c))?;
+            }
+        }
+        Ok(loads)
+    }
+
+    /// Finds candidates and routes each to the first accepting route.
+    fn route_candidates(
+        &mut self,
+        since: Option<i64>,
+        loads: &HashMap<String, Load>,
+    ) -> Result<(), RouterError> {
+        if self.rc.routes.is_empty() {
+            return Ok(());
+        }
+        let total: i64 = loads.values().map(|l| l.jobs).sum();
+        if self.rc.max_jobs >= 0 && total >= self.rc.max_jobs {
+            self.report.log(format!(
+                "{total} jobs managed, JOB_ROUTER_MAX_JOBS is {}: no new jobs",
+                self.rc.max_jobs
+            ));
+            self.q.write(self.now, |w| w.set_meta(RESCAN, 1))?;
+            return Ok(());
+        }
+        let digest = routes_digest(self.rc);
+        let rescan = self.q.meta(RESCAN)?.unwrap_or(1) != 0
+            || self.q.meta(ROUTES_DIGEST)? != Some(digest)
+            || since.is_none();
+        let rows: Vec<JobRow> = match (rescan, since) {
+            (false, Some(pos)) => match self.q.rows_changed_since(pos)? {
+                Some(rows) => rows
+                    .into_iter()
+                    .filter(|r| r.status() == Some(JobStatus::Idle))
+                    .collect(),
+                None => self.q.idle_rows()?,
+            },
+            _ => self.q.idle_rows()?,
+        };
+        let mut loads = loads.clone();
+        let mut counters: HashMap<String, throttle::Counters> = HashMap::new();
+        for r in &self.rc.routes {
+            counters.insert(
+                r.name.clone(),
+                state::counters(self.q.conn(), &r.name, self.now)?,
+            );
+        }
+        let mut left_behind = false;
+        let mut rr = self.q.meta(ROUND_ROBIN)?.unwrap_or(0);
+        for row in rows {
+            let src = Rc::new(self.q.full_ad(&row)?);
+            if self.rc.candidate(&src, self.me.as_deref()).is_err() {
+                continue;
+            }
+            let matching: Vec<usize> = (0..self.rc.routes.len())
+                .filter(|&i| self.rc.routes[i].transform.matches(&src))
+                .collect();
+            if matching.is_empty() {
+                continue;
+            }
+            let accepting: Vec<usize> = matching
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    let r = &self.rc.routes[i];
+                    let load = loads.get(&r.name).copied().unwrap_or_default();
+                    throttle::accepting(&counters[&r.name], &r.limits, load).is_ok()
+                })
+                .collect();
+            if accepting.is_empty() {
+                left_behind = true;
+                let every_full = self.rc.routes.iter().all(|r| {
+                    let load = loads.get(&r.name).copied().unwrap_or_default();
+                    throttle::accepting(&counters[&r.name], &r.limits, load).is_err()
+                });
+                if every_full {
+                    break;
+                }
+                continue;
+            }
+            let pick = if self.rc.round_robin {
+                rr += 1;
+                accepting[(rr as usize - 1) % accepting.len()]
+            } else {
+                accepting[0]
+            };
+            let route = &self.rc.routes[pick];
+            let c = counters
+                .get_mut(&route.name)
+                .expect("every route has counters");
+            c.recent_routed += 1;
+            match self.route_one(&row, &src, route)? {
+                Routed::Yes => {
+                    loads.entry(route.name.clone()).or_default().jobs += 1;
+                    self.report.routed += 1;
+                }
+                Routed::InPlace => self.report.routed += 1,
+                Routed::NotNow => left_behind = true,
+                Routed::No => {}
+            }
+        }
+        let now = self.now;
+        let routes = &self.rc.routes;
+        self.q.write(now, |w| {
+            for r in routes {
+                let stored = state::counters(w.conn(), &r.name, now)?;
+                let mine = &counters[&r.name];
+                if stored.recent_routed != mine.recent_routed {
+                    let mut c = stored;
+                    c.recent_routed = mine.recent_routed;
+                    state::put_counters(w.conn(), &r.name, &c)?;
+                }
+            }
+            w.set_meta(RESCAN, i64::from(left_behind))?;
+            w.set_meta(ROUTES_DIGEST, digest)?;
+            if self.rc.round_robin {
+                w.set_meta(ROUND_ROBIN, rr)?;
+            }
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// Routes one job: TRANSLATE_JOB, the copy built, then claim + submit +
+    /// record in one transaction that first checks the source is still an
+    /// unmanaged idle job.
+    fn route_one(
+        &mut self,
+        row: &JobRow,
+        src: &Rc<ClassAd>,
+        route: &Route,
+    ) -> Result<Routed, RouterError> {
+        let id = row.id;
+        let translated = {
+            let stdin = format!(
+                "{}\n------\n{}",
+                hooks::route_line(&route.name, route.universe, route.grid_resource.as_deref()),
+                crate::classad::unparse::ad_to_old(src, true)
+            );
+            match self.hook(src, id, Hook::TranslateJob, &stdin)? {
+                Ran::NotConfigured => None,
+                Ran::Output(ad) if ad.is_empty() => {
+                    self.report.log(format!(
+                        "job {id}: TRANSLATE_JOB printed nothing; it runs again next pass"
+                    ));
+                    return Ok(Routed::NotNow);
+                }
+                Ran::Output(ad) => Some(ad),
+                Ran::Busy => return Ok(Routed::NotNow),
+                Ran::Failed { .. } | Ran::BadOutput(_) => {
+                    self.report.log(format!(
+                        "job {id}: TRANSLATE_JOB failed; the job is not routed"
+                    ));
+                    return Ok(Routed::NotNow);
+                }
+            }
+        };
+        let (dest, warnings) = match self.rc.build(self.cfg, route, src, id, translated) {
+            Ok(x) => x,
+            Err(e) => {
+                self.report
+                    .log(format!("job {id}: route {} failed: {e}", route.name));
+                return Ok(Routed::No);
+            }
+        };
+        for w in warnings {
+            self.report
+                .log(format!("job {id}: route {}: {w}", route.name));
+        }
+        let owner = row.owner.clone();
+        let name = self.rc.name.clone();
+        let now = self.now;
+        if route.edit_in_place {
+            let done = self.q.write(now, |w| {
+                let Some(cur) = w.row(id)? else {
+                    return Ok(false);
+                };
+                let ad = w.full_ad(&cur)?;
+                if !still_candidate(&ad) {
+                    return Ok(false);
+                }
+                let set: Vec<(String, Expr)> = dest
+                    .iter()
+                    .filter(|(n, e)| ad.get(n).map(unparse) != Some(unparse(e)) && !is_identity(n))
+                    .map(|(n, e)| (n.to_string(), e.clone()))
+                    .collect();
+                let delete: Vec<String> = ad
+                    .iter()
+                    .filter(|(n, _)| dest.get(n).is_none() && !is_identity(n))
+                    .map(|(n, _)| n.to_string())
+                    .collect();
+                w.change(&cur, &ad, &Change::Update { set, delete })?;
+                Ok(true)
+            })?;
+            if done {
+                self.report
+                    .log(format!("job {id}: edited in place by route {}", route.name));
+                return Ok(Routed::InPlace);
+            }
+            return Ok(Routed::No);
+        }
+        let cluster = copy_cluster(dest, now);
+        let route_name = route.name.clone();
+        let submitted = self.q.write(now, |w| {
+            let Some(cur) = w.row(id)? else {
+                return Ok(None);
+            };
+            let ad = w.full_ad(&cur)?;
+            if !still_candidate(&ad) {
+                return Ok(None);
+            }
+            let c = w.submit(&owner, &cluster)?;
+            let dest_id = JobId {
+                cluster: c,
+                proc: 0,
+            };
+            w.change(
+                &cur,
+                &ad,
+                &Change::Set(vec![
+                    (attr::MANAGED.into(), Expr::string("External")),
+                    (attr::MANAGED_MANAGER.into(), Expr::string(&name)),
+                    (attr::ROUTED_TO.into(), Expr::string(&dest_id.to_string())),
+                ]),
+            )?;
+            state::put(
+                w.conn(),
+                &Managed {
+                    src: id,
+                    stage: Stage::Submitted,
+                    route: route_name.clone(),
+                    dest: Some(dest_id),
+                    outcome: Outcome::None,
+                    since: now,
+                },
+            )?;
+            Ok(Some(dest_id))
+        })?;
+        match submitted {
+            Some(d) => {
+                self.report
+                    .log(format!("job {id}: routed to {} as job {d}", route.name));
+                Ok(Routed::Yes)
+            }
+            None => Ok(Routed::No),
+        }
+    }
+}
+
+enum Routed {
+    Yes,
+    InPlace,
+    /// Not now (a hook asked for another try): look again next pass.
+    NotNow,
+    No,
+}
+
+/// The identity attributes an in-place edit never touches.
+fn is_identity(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "clusterid" | "procid" | "owner" | "jobstatus" | "qdate" | "enteredcurrentstatus"
+    )
+}
+
+/// Still an idle job nobody manages (checked again inside the claiming
+/// transaction).
+fn still_candidate(ad: &ClassAd) -> bool {
+    let managed = text_of(ad, attr::MANAGED);
+    status_of(ad) == JobStatus::Idle.code() && matches!(managed.as_deref(), None | Some("Schedd"))
+}
+
+/// The routed copy as a cluster of one job.
+fn copy_cluster(mut dest: ClassAd, now: i64) -> crate::submit::Cluster {
+    dest.insert("QDate", Expr::int(now));
+    dest.insert("EnteredCurrentStatus", Expr::int(now));
+    dest.insert("JobStatus", Expr::int(JobStatus::Idle.code()));
+    // The copy stays in the queue once completed until the router has
+    // finalized it (spec 7).
+    dest.insert(
+        "LeaveJobInQueue",
+        crate::classad::parse_expr("JobStatus == 4").expect("a constant expression"),
+    );
+    dest.remove("ProcId");
+    let mut proc = ClassAd::new();
+    proc.insert("ProcId", Expr::int(0));
+    crate::submit::Cluster {
+        cluster_ad: dest,
+        procs: vec![proc],
+        warnings: Vec::new(),
+    }
+}
+
+/// The yield (spec 5.6): the source handed back to the queue. Returns the
+/// change and the events for its log.
+pub fn yield_change(
+    src: &ClassAd,
+    finalized: bool,
+    release_on_hold: bool,
+) -> (Change, Vec<EventKind>) {
+    let mut set: Vec<(String, Expr)> = vec![
+        (
+            attr::MANAGED.into(),
+            Expr::string(if finalized { "ScheddDone" } else { "Schedd" }),
+        ),
+        (attr::MANAGED_MANAGER.into(), Expr::string("")),
+    ];
+    let mut delete: Vec<String> = Vec::new();
+    let mut events = Vec::new();
+    let s = status_of(src);
+    match JobStatus::from_code(s) {
+        Some(JobStatus::Removed) => {
+            return (Change::Leave { set }, events);
+        }
+        // Not finalized (JOB_FINALIZE failed): the source is routed again.
+        Some(JobStatus::Completed) if !finalized => {
+            set.push(("JobStatus".into(), JobStatus::Idle.expr()));
+        }
+        Some(JobStatus::Completed) => {
+            let keep = crate::queue::matches_constraint(
+                &src.get("LeaveJobInQueue")
+                    .cloned()
+                    .unwrap_or(Expr::Lit(Value::Bool(false))),
+                &Rc::new(src.clone()),
+            );
+            if !keep {
+                return (Change::Leave { set }, events);
+            }
+        }
+        Some(JobStatus::Held) => {
+            if mirror::hold_copied(src) && release_on_hold {
+                delete.push(attr::HOLD_COPIED.into());
+                set.push(("JobStatus".into(), JobStatus::Idle.expr()));
+                events.push(EventKind::Released {
+                    reason: Some("routed job released".into()),
+                });
+            }
+        }
+        Some(JobStatus::Idle) => {}
+        _ => {
+            if s == JobStatus::Running.code() {
+                events.push(mirror::evicted());
+            }
+            set.push(("JobStatus".into(), JobStatus::Idle.expr()));
+        }
+    }
+    (Change::Update { set, delete }, events)
+}
+
+/// The terminate event for the source, from its mirrored exit and usage.
+fn terminated(src: &ClassAd) -> EventKind {
+    let ad = Rc::new(src.clone());
+    let exit = if ad.eval_bool("ExitBySignal") == Some(true) {
+        Exit::Signal {
+            signal: ad.eval_int("ExitSignal").unwrap_or(0),
+            core_file: None,
+        }
+    } else {
+        Exit::Normal {
+            return_value: ad.eval_int("ExitCode").unwrap_or(0),
+        }
+    };
+    let usage = Rusage {
+        user: ad.eval_real("RemoteUserCpu").unwrap_or(0.0) as i64,
+        sys: ad.eval_real("RemoteSysCpu").unwrap_or(0.0) as i64,
+    };
+    EventKind::Terminated(Box::new(Termination {
+        exit,
+        run_remote: usage,
+        run_local: Rusage::default(),
+        total_remote: usage,
+        total_local: Rusage::default(),
+        sent_bytes: ad.eval_real("BytesSent").unwrap_or(0.0),
+        received_bytes: ad.eval_real("BytesRecvd").unwrap_or(0.0),
+        total_sent_bytes: ad.eval_real("BytesSent").unwrap_or(0.0),
+        total_received_bytes: ad.eval_real("BytesRecvd").unwrap_or(0.0),
+        resources: Vec::new(),
+    }))
+}
+
+/// A digest of the routes: a change of routes makes the next pass read
+/// every idle job.
+fn routes_digest(rc: &RouterConfig) -> i64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for r in &rc.routes {
+        r.name.hash(&mut h);
+        r.limits.max_jobs.hash(&mut h);
+        r.limits.max_idle_jobs.hash(&mut h);
+        r.universe.hash(&mut h);
+        r.grid_resource.hash(&mut h);
+    }
+    rc.source_constraint
+        .as_ref()
+        .map(crate::classad::unparse::unparse)
+        .hash(&mut h);
+    h.finish() as i64
+}
+
+/// `-dry-run JOBID`: for one job, each route in order: whether it matches,
+/// whether it accepts, and why not. Changes nothing.
+pub fn dry_run(
+    cfg: &Config,
+    rc: &RouterConfig,
+    spool: &Path,
+    id: JobId,
+    now: i64,
+) -> Result<Vec<String>, RouterError> {
+    let _ = cfg;
+    let mut out = Vec::new();
+    let Some(q) = Queue::open(spool, false)? else {
+        out.push(format!("job {id}: not in the queue"));
+        return Ok(out);
+    };
+    let Some(row) = q.row(id)? else {
+        out.push(format!("job {id}: not in the queue"));
+        return Ok(out);
+    };
+    let src = Rc::new(q.full_ad(&row)?);
+    let me = (!crate::sys::identity::is_root()).then(crate::sys::real_user_name);
+    match rc.candidate(&src, me.as_deref()) {
+        Ok(()) => out.push(format!("job {id}: a candidate for routing")),
+        Err(why) => out.push(format!("job {id}: not a candidate: {why}")),
+    }
+    let managed = state::managed(q.conn())?;
+    if let Some(m) = managed.iter().find(|m| m.src == id) {
+        out.push(format!(
+            "job {id}: managed on route {} as job {}",
+            m.route,
+            m.dest.map(|d| d.to_string()).unwrap_or_default()
+        ));
+    }
+    let mut loads: HashMap<String, Load> = HashMap::new();
+    for m in &managed {
+        if m.stage != Stage::Submitted {
+            continue;
+        }
+        let l = loads.entry(m.route.clone()).or_default();
+        l.jobs += 1;
+        if let Some(d) = m.dest
+            && let Some(r) = q.row(d)?
+            && matches!(
+                r.status(),
+                Some(JobStatus::Running | JobStatus::TransferringOutput)
+            )
+        {
+            l.running += 1;
+        }
+    }
+    let mut chosen = false;
+    for r in &rc.routes {
+        let matches = r.transform.matches(&src);
+        let c = state::counters(q.conn(), &r.name, now)?;
+        let accepts = throttle::accepting(
+            &c,
+            &r.limits,
+            loads.get(&r.name).copied().unwrap_or_default(),
+        );
+        let verdict = match (matches, &accepts) {
+            (false, _) => "does not match (REQUIREMENTS is not true)".to_string(),
+            (true, Ok(())) if !chosen => {
+                chosen = true;
+                "matches and accepts: the job would be routed here".to_string()
+            }
+            (true, Ok(())) => "matches and accepts, but an earlier route is chosen".to_string(),
+            (true, Err(why)) => format!("matches but does not accept: {why}"),
+        };
+        out.push(format!("route {}: {verdict}", r.name));
+    }
+    for (name, reason) in &rc.unusable {
+        out.push(format!("route {name}: not used: {reason}"));
+    }
+    Ok(out)
+}
