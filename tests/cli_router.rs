@@ -968,3 +968,20 @@ fn the_pages_document_every_option() {
     let _ = parse_id;
     let _ = ad;
 }
+
+/// Regression: a source mirrored as Running has no shadow of its own; a
+/// negotiation pass must not take it for one whose shadow died and
+/// requeue it (its copy is what runs).
+#[test]
+fn a_negotiation_pass_leaves_a_running_source_alone() {
+    let env = with_config(ROUTES);
+    let routed = route_jobs(&env, 2, "");
+    let (src, dest) = (routed[1].0, routed[1].1.unwrap());
+    set(&env, dest, NOW + 5, &[("JobStatus", "2")]);
+    pass(&env, NOW + 10);
+    assert_eq!(status(&env, src), 2);
+    let r = env.run("tern_negotiate", ["-dry-run"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains(&format!("requeue {dest} (its shadow is gone)")), "{}", r.stdout);
+    assert!(!r.stdout.contains(&format!("requeue {src} ")), "{}", r.stdout);
+}

@@ -599,6 +599,9 @@ fn claimed_jobs(q: &Queue) -> Result<Vec<JobId>, NegotiatorError> {
         JobStatus::Suspended,
         JobStatus::TransferringOutput,
     ])? {
+        if matchmaking::managed_externally(q, &row)? {
+            continue;
+        }
         if !suspects.contains(&row.id) {
             suspects.push(row.id);
         }
