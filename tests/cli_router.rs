@@ -982,6 +982,198 @@ fn a_negotiation_pass_leaves_a_running_source_alone() {
     assert_eq!(status(&env, src), 2);
     let r = env.run("tern_negotiate", ["-dry-run"]);
     assert_eq!(r.code, 0, "{r:?}");
-    assert!(r.stdout.contains(&format!("requeue {dest} (its shadow is gone)")), "{}", r.stdout);
-    assert!(!r.stdout.contains(&format!("requeue {src} ")), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains(&format!("requeue {dest} (its shadow is gone)")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        !r.stdout.contains(&format!("requeue {src} ")),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn edit_in_place_changes_the_source_and_makes_no_copy() {
+    let env = with_config(
+        r#"
+JOB_ROUTER_ROUTE_NAMES = InPlace
+JOB_ROUTER_ROUTE_InPlace @=end
+  REQUIREMENTS true
+  EditJobInPlace = true
+  SET Edited true
+@end
+"#,
+    );
+    let routed = route_jobs(&env, 1, "");
+    let src = routed[0].0;
+    assert_eq!(routed[0].1, None);
+    assert_eq!(attr(&env, src, "Edited").as_deref(), Some("true"));
+    assert_eq!(text(&env, src, "RoutedBy").as_deref(), Some("jobrouter"));
+    assert_eq!(text(&env, src, "RouteName").as_deref(), Some("InPlace"));
+    assert_eq!(attr(&env, src, "Managed"), None);
+    // Routed once: RoutedBy keeps it from being routed again.
+    let r = pass(&env, NOW + 10);
+    assert_eq!(r.stdout, "");
+    // The only job routed from it is itself.
+    assert_eq!(copies_of(&env, src), vec![src]);
+}
+
+#[test]
+fn round_robin_spreads_jobs_over_the_matching_routes() {
+    let env = with_config(
+        r#"
+JOB_ROUTER_ROUND_ROBIN_SELECTION = true
+JOB_ROUTER_ROUTE_NAMES = A B C
+JOB_ROUTER_ROUTE_A @=end
+  UNIVERSE vanilla
+  REQUIREMENTS true
+@end
+JOB_ROUTER_ROUTE_B @=end
+  UNIVERSE vanilla
+  REQUIREMENTS true
+@end
+JOB_ROUTER_ROUTE_C @=end
+  UNIVERSE vanilla
+  REQUIREMENTS ProcId > 100
+@end
+"#,
+    );
+    let routed = route_jobs(&env, 4, "");
+    let routes: Vec<String> = routed
+        .iter()
+        .map(|(_, d)| text(&env, d.unwrap(), "RouteName").unwrap())
+        .collect();
+    assert_eq!(routes, vec!["A", "B", "A", "B"]);
+}
+
+#[test]
+fn update_job_info_output_is_merged_into_the_copy_before_mirroring() {
+    let env = hooked(&[(
+        "UPDATE_JOB_INFO",
+        "update",
+        "cat > update.in\necho 'JobStatus = 2'\necho 'SiteNote = \"busy\"'",
+    )]);
+    let routed = route_jobs(&env, 1, "");
+    let (src, dest) = (routed[0].0, routed[0].1.unwrap());
+    pass(&env, NOW + 10);
+    let input = std::fs::read_to_string(env.path("update.in")).unwrap();
+    assert!(input.contains("RoutedFromJobId = \"1.0\"\n"), "{input}");
+    assert_eq!(text(&env, dest, "SiteNote").as_deref(), Some("busy"));
+    assert_eq!(status(&env, dest), 2);
+    assert_eq!(status(&env, src), 2, "mirrored in the same pass");
+}
+
+#[test]
+fn translate_with_no_output_waits_for_the_next_pass() {
+    let env = hooked(&[(
+        "TRANSLATE_JOB",
+        "translate",
+        "cat >/dev/null\n[ -e ready ] || exit 0\necho 'Cmd = \"/bin/true\"'\necho 'JobUniverse = 5'",
+    )]);
+    let routed = route_jobs(&env, 1, "");
+    assert_eq!(routed[0].1, None);
+    std::fs::write(env.path("ready"), "").unwrap();
+    let r = pass(&env, NOW + 10);
+    assert_eq!(r.stdout, "job 1.0: routed to A as job 2.0\n");
+}
+
+#[test]
+fn a_cleanup_hook_killed_by_a_signal_counts_as_done() {
+    let env = hooked(&[("JOB_CLEANUP", "cleanup", "cat >/dev/null\nkill -9 $$")]);
+    let routed = route_jobs(&env, 1, "");
+    let dest = routed[0].1.unwrap();
+    set(&env, dest, NOW + 5, &[("JobStatus", "4")]);
+    let r = pass(&env, NOW + 10);
+    assert!(r.stdout.contains("was killed by signal 9"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("job 1.0: retired from route A (success)"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn a_hook_past_its_timeout_is_killed_and_fails() {
+    let env = hooked(&[(
+        "TRANSLATE_JOB",
+        "translate",
+        "cat >/dev/null\nexec sleep 30",
+    )]);
+    let env = env.var("_TERN_JOB_ROUTER_HOOK_TIMEOUT", Some("1"));
+    let start = std::time::Instant::now();
+    let routed = route_jobs(&env, 1, "");
+    assert!(start.elapsed() < Duration::from_secs(20));
+    assert_eq!(routed[0].1, None);
+    let log = std::fs::read_to_string(env.spool().join("JobRouterLog")).unwrap();
+    assert!(log.contains("timed out after 1 s and was killed"), "{log}");
+}
+
+/// The negotiation pass starts a router pass when routes are configured
+/// and there are idle jobs.
+#[test]
+fn a_negotiation_pass_starts_the_router() {
+    let env = with_config(&format!("START = false\n{ROUTES}"));
+    env.write("one.sub", "executable = /bin/true\nqueue\n");
+    assert_eq!(env.run("tern_submit", ["one.sub"]).code, 0);
+    let r = env.run("tern_negotiate", [] as [&str; 0]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        crate::common::wait_until(crate::common::TIMEOUT, || {
+            text(&env, id(1, 0), "Managed").as_deref() == Some("External")
+        }),
+        "the router did not run"
+    );
+}
+
+/// Regression: the router's follower position keeps the transaction log
+/// from being trimmed below it; once routes are gone, a pass drops it.
+#[test]
+fn a_router_without_routes_lets_go_of_the_log() {
+    let env = with_config(ROUTES);
+    route_jobs(&env, 1, "");
+    let followers = |env: &TestEnv| -> i64 {
+        db(env)
+            .query_row(
+                "SELECT count(*) FROM followers WHERE name = 'router:jobrouter'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    assert_eq!(followers(&env), 1);
+    let env = env.var("TERN_CONFIG", Some("/dev/null"));
+    assert_eq!(env.run("tern_job_router", [] as [&str; 0]).code, 0);
+    assert_eq!(followers(&env), 0);
+}
+
+/// One instance per job and hook: while the job's TRANSLATE_JOB lock is
+/// held (by a hook still running from an earlier pass), none is started.
+#[test]
+fn a_hook_still_running_is_not_started_again() {
+    let env = hooked(&[(
+        "TRANSLATE_JOB",
+        "translate",
+        "cat >/dev/null\necho 'JobUniverse = 5'",
+    )]);
+    std::fs::create_dir_all(env.spool().join("router-hooks")).unwrap();
+    let held =
+        std::fs::File::create(env.spool().join("router-hooks/TRANSLATE_JOB.1.0.stderr")).unwrap();
+    held.lock().unwrap();
+    let routed = route_jobs(&env, 2, "");
+    assert_eq!(routed[0].1, None);
+    assert!(
+        routed[1].1.is_some(),
+        "job 1.10 or 1.1 is not blocked by 1.0"
+    );
+    let log = std::fs::read_to_string(env.spool().join("JobRouterLog")).unwrap();
+    assert!(
+        log.contains("job 1.0: hook TRANSLATE_JOB is still running; not started again"),
+        "{log}"
+    );
+    drop(held);
+    let r = pass(&env, NOW + 10);
+    assert!(r.stdout.contains("job 1.0: routed to A"), "{}", r.stdout);
 }

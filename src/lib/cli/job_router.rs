@@ -74,6 +74,19 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         return Ok(());
     }
     if rc.routes.is_empty() && rc.unusable.is_empty() {
+        // A router that no longer routes must not hold the transaction
+        // log back from being trimmed.
+        if let Some(mut q) = env.queue(false)?
+            && q.conn()
+                .query_row(
+                    "SELECT 1 FROM followers WHERE name = ?1",
+                    [pass::follower_name(&rc)],
+                    |_| Ok(()),
+                )
+                .is_ok()
+        {
+            q.remove_follower(&pass::follower_name(&rc))?;
+        }
         if args.verbose {
             writeln!(
                 out,

@@ -5,10 +5,13 @@
 //! A hook runs as the job's owner ([`super::owner`]) with no arguments,
 //! ClassAds on stdin in the old (long) form, and prints attributes, one
 //! `Attr = value` a line; one bad line fails the whole output. One
-//! instance per job per hook runs at a time: a lock file per job and hook
-//! (a whole job id, so unlike HTCondor job 1.1's hook does not block
-//! 1.10's). A hook that outlives JOB_ROUTER_HOOK_TIMEOUT is killed and
-//! counts as failed.
+//! instance per job per hook runs at a time: the file
+//! `$(SPOOL)/router-hooks/<HOOK>.<job>.stderr` is locked while it runs and
+//! is the hook's stderr, so the hook itself holds the lock (a router killed
+//! while a hook runs does not let a second one start) and what it printed
+//! there is kept for the log. The lock is per whole job id: unlike
+//! HTCondor, job 1.1's hook does not block 1.10's. A hook that outlives
+//! JOB_ROUTER_HOOK_TIMEOUT is killed and counts as failed.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -114,11 +117,11 @@ pub fn run(
     if let Err(e) = std::fs::create_dir_all(&dir) {
         return failed(format!("cannot create {}: {e}", dir.display()));
     }
-    let lock_path = dir.join(format!("{}.{}.lock", hook.name(), id));
+    let lock_path = dir.join(format!("{}.{}.stderr", hook.name(), id));
     let lock = match std::fs::OpenOptions::new()
         .create(true)
-        .truncate(false)
-        .write(true)
+        .read(true)
+        .append(true)
         .open(&lock_path)
     {
         Ok(f) => f,
@@ -131,13 +134,19 @@ pub fn run(
             return failed(format!("cannot lock {}: {e}", lock_path.display()));
         }
     }
+    // Last run's stderr goes; the hook's own copy of the descriptor keeps
+    // the lock for as long as it runs.
+    let stderr = match lock.set_len(0).and_then(|()| lock.try_clone()) {
+        Ok(f) => f,
+        Err(e) => return failed(format!("cannot use {}: {e}", lock_path.display())),
+    };
     let mut cmd = match super::owner::command(owner, program) {
         Ok(c) => c,
         Err(reason) => return failed(reason),
     };
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+        .stderr(Stdio::from(stderr));
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return failed(format!("cannot run {}: {e}", program.display())),
@@ -190,11 +199,18 @@ pub fn run(
         };
     }
     if !status.success() {
+        let said = std::fs::read_to_string(&lock_path).unwrap_or_default();
+        let said = said.lines().next().unwrap_or("").trim();
         return Ran::Failed {
             reason: format!(
-                "{} exited with status {}",
+                "{} exited with status {}{}",
                 program.display(),
-                status.code().unwrap_or(-1)
+                status.code().unwrap_or(-1),
+                if said.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (stderr: {said})")
+                }
             ),
             signalled: false,
         };
@@ -202,6 +218,20 @@ pub fn run(
     match parse_output(&String::from_utf8_lossy(&output)) {
         Ok(ad) => Ran::Output(ad),
         Err(reason) => Ran::BadOutput(format!("{}: {reason}", program.display())),
+    }
+}
+
+/// Removes a retired job's hook files.
+pub fn forget(spool: &Path, id: JobId) {
+    let dir = spool.join("router-hooks");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    let suffix = format!(".{id}.stderr");
+    for e in entries.flatten() {
+        if e.file_name().to_string_lossy().ends_with(&suffix) {
+            let _ = std::fs::remove_file(e.path());
+        }
     }
 }
 

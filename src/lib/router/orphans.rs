@@ -83,6 +83,10 @@ pub fn adopt(
                 proc: p.parse().ok()?,
             })
         });
+        // A job edited in place names itself: it is nobody's copy.
+        if src == Some(row.id) {
+            continue;
+        }
         let src_row = match src {
             Some(s) => q.row(s)?,
             None => None,

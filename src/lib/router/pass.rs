@@ -556,6 +556,7 @@ impl Pass<'_> {
         if let Some(id) = wake {
             crate::queue::joblock::wake(self.spool, id);
         }
+        hooks::forget(self.spool, m.src);
         if let Some(src) = &src {
             for e in src_events {
                 self.event(src, m.src, e);
@@ -658,6 +659,7 @@ impl Pass<'_> {
             );
         }
         let mut left_behind = false;
+        let mut batch: Vec<Ready> = Vec::new();
         let mut rr = self.q.meta(ROUND_ROBIN)?.unwrap_or(0);
         for row in rows {
             let src = Rc::new(self.q.full_ad(&row)?);
@@ -702,15 +704,19 @@ impl Pass<'_> {
                 .expect("every route has counters");
             c.recent_routed += 1;
             match self.route_one(&row, &src, route)? {
-                Routed::Yes => {
+                Routed::Ready(r) => {
                     loads.entry(route.name.clone()).or_default().jobs += 1;
-                    self.report.routed += 1;
+                    batch.push(*r);
+                    if batch.len() >= BATCH {
+                        self.submit_batch(&mut batch)?;
+                    }
                 }
                 Routed::InPlace => self.report.routed += 1,
                 Routed::NotNow => left_behind = true,
                 Routed::No => {}
             }
         }
+        self.submit_batch(&mut batch)?;
         let now = self.now;
         let routes = &self.rc.routes;
         self.q.write(now, |w| {
@@ -733,9 +739,8 @@ impl Pass<'_> {
         Ok(())
     }
 
-    /// Routes one job: TRANSLATE_JOB, the copy built, then claim + submit +
-    /// record in one transaction that first checks the source is still an
-    /// unmanaged idle job.
+    /// Routes one job: TRANSLATE_JOB and the copy built (to be submitted
+    /// by [`Pass::submit_batch`]), or the source edited in place.
     fn route_one(
         &mut self,
         row: &JobRow,
@@ -780,7 +785,6 @@ impl Pass<'_> {
                 .log(format!("job {id}: route {}: {w}", route.name));
         }
         let owner = row.owner.clone();
-        let name = self.rc.name.clone();
         let now = self.now;
         if route.edit_in_place {
             let done = self.q.write(now, |w| {
@@ -811,56 +815,87 @@ impl Pass<'_> {
             }
             return Ok(Routed::No);
         }
-        let cluster = copy_cluster(dest, now);
-        let route_name = route.name.clone();
-        let submitted = self.q.write(now, |w| {
-            let Some(cur) = w.row(id)? else {
-                return Ok(None);
-            };
-            let ad = w.full_ad(&cur)?;
-            if !still_candidate(&ad) {
-                return Ok(None);
-            }
-            let c = w.submit(&owner, &cluster)?;
-            let dest_id = JobId {
-                cluster: c,
-                proc: 0,
-            };
-            w.change(
-                &cur,
-                &ad,
-                &Change::Set(vec![
-                    (attr::MANAGED.into(), Expr::string("External")),
-                    (attr::MANAGED_MANAGER.into(), Expr::string(&name)),
-                    (attr::ROUTED_TO.into(), Expr::string(&dest_id.to_string())),
-                ]),
-            )?;
-            state::put(
-                w.conn(),
-                &Managed {
-                    src: id,
-                    stage: Stage::Submitted,
-                    route: route_name.clone(),
-                    dest: Some(dest_id),
-                    outcome: Outcome::None,
-                    since: now,
-                },
-            )?;
-            Ok(Some(dest_id))
-        })?;
-        match submitted {
-            Some(d) => {
-                self.report
-                    .log(format!("job {id}: routed to {} as job {d}", route.name));
-                Ok(Routed::Yes)
-            }
-            None => Ok(Routed::No),
+        Ok(Routed::Ready(Box::new(Ready {
+            src: id,
+            owner,
+            route: route.name.clone(),
+            cluster: copy_cluster(dest, now),
+        })))
+    }
+
+    /// Claims the sources, submits their copies and records both, for a
+    /// batch of jobs in one transaction (each job's claim checks again that
+    /// its source is still an unmanaged idle job; one that is not is left).
+    fn submit_batch(&mut self, batch: &mut Vec<Ready>) -> Result<(), RouterError> {
+        if batch.is_empty() {
+            return Ok(());
         }
+        let now = self.now;
+        let name = self.rc.name.clone();
+        let jobs = std::mem::take(batch);
+        let done = self.q.write(now, |w| {
+            let mut done: Vec<(JobId, String, JobId)> = Vec::new();
+            for r in &jobs {
+                let Some(cur) = w.row(r.src)? else {
+                    continue;
+                };
+                let ad = w.full_ad(&cur)?;
+                if !still_candidate(&ad) {
+                    continue;
+                }
+                let c = w.submit(&r.owner, &r.cluster)?;
+                let dest_id = JobId {
+                    cluster: c,
+                    proc: 0,
+                };
+                w.change(
+                    &cur,
+                    &ad,
+                    &Change::Set(vec![
+                        (attr::MANAGED.into(), Expr::string("External")),
+                        (attr::MANAGED_MANAGER.into(), Expr::string(&name)),
+                        (attr::ROUTED_TO.into(), Expr::string(&dest_id.to_string())),
+                    ]),
+                )?;
+                state::put(
+                    w.conn(),
+                    &Managed {
+                        src: r.src,
+                        stage: Stage::Submitted,
+                        route: r.route.clone(),
+                        dest: Some(dest_id),
+                        outcome: Outcome::None,
+                        since: now,
+                    },
+                )?;
+                done.push((r.src, r.route.clone(), dest_id));
+            }
+            Ok(done)
+        })?;
+        for (src, route, dest) in done {
+            self.report
+                .log(format!("job {src}: routed to {route} as job {dest}"));
+            self.report.routed += 1;
+        }
+        Ok(())
     }
 }
 
+/// A routed copy built, to be submitted with its batch.
+struct Ready {
+    src: JobId,
+    owner: String,
+    route: String,
+    cluster: crate::submit::Cluster,
+}
+
+/// How many jobs are claimed and submitted in one transaction: the claim
+/// of each is atomic either way, and a batch writes the shared pages (the
+/// log's tail, meta) once instead of once per job.
+const BATCH: usize = 64;
+
 enum Routed {
-    Yes,
+    Ready(Box<Ready>),
     InPlace,
     /// Not now (a hook asked for another try): look again next pass.
     NotNow,
