@@ -1177,3 +1177,80 @@ fn a_hook_still_running_is_not_started_again() {
     let r = pass(&env, NOW + 10);
     assert!(r.stdout.contains("job 1.0: routed to A"), "{}", r.stdout);
 }
+
+/// JobFailureTest is evaluated against the source at finalize: true is a
+/// failure of the route, though the job completes all the same.
+#[test]
+fn job_failure_test_counts_a_completed_job_as_a_failure() {
+    let env = with_config(
+        r#"
+JOB_ROUTER_ROUTE_NAMES = A
+JOB_ROUTER_ROUTE_A @=end
+  UNIVERSE vanilla
+  REQUIREMENTS true
+  JobFailureTest = ExitCode =!= 0
+@end
+"#,
+    );
+    let routed = route_jobs(&env, 2, "");
+    set(
+        &env,
+        routed[0].1.unwrap(),
+        NOW + 5,
+        &[("JobStatus", "4"), ("ExitCode", "0")],
+    );
+    set(
+        &env,
+        routed[1].1.unwrap(),
+        NOW + 5,
+        &[("JobStatus", "4"), ("ExitCode", "2")],
+    );
+    let r = pass(&env, NOW + 10);
+    assert_eq!(
+        r.stdout,
+        "job 1.0: routed copy 2.0 completed (success)\n\
+         job 1.0: retired from route A (success)\n\
+         job 1.1: routed copy 3.0 completed (JobFailureTest: failure)\n\
+         job 1.1: retired from route A (failure)\n"
+    );
+    let (failed, succeeded): (i64, i64) = db(&env)
+        .query_row(
+            "SELECT recent_failed, recent_succeeded FROM router_routes WHERE name = 'A'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((failed, succeeded), (1, 1));
+    let h = env.run(
+        "tern_history",
+        ["-af", "ClusterId", "ProcId", "JobStatus", "Managed"],
+    );
+    assert!(h.stdout.contains("1 1 4 ScheddDone\n"), "{}", h.stdout);
+}
+
+/// The source's periodic policy still applies while it is routed (the
+/// negotiation pass evaluates it); a periodic hold of the source removes
+/// its copy at the next router pass.
+#[test]
+fn a_periodic_hold_of_the_source_removes_its_copy() {
+    let env = with_config(&format!("START = false\n{ROUTES}"));
+    let routed = route_jobs(&env, 2, "periodic_hold = ProcId == 1");
+    let (src, dest) = (routed[1].0, routed[1].1.unwrap());
+    let r = env.run("tern_negotiate", ["-reconfig"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(status(&env, src), 5);
+    // The negotiation pass started a router pass in the background too;
+    // whichever runs first removes the copy.
+    assert!(crate::common::wait_until(crate::common::TIMEOUT, || {
+        pass(&env, NOW + 10);
+        status(&env, dest) == 0
+    }));
+    let log = std::fs::read_to_string(env.spool().join("JobRouterLog")).unwrap();
+    assert!(
+        log.contains(&format!(
+            "job {src}: source was held; its routed copy is removed"
+        )),
+        "{log}"
+    );
+    assert_eq!(status(&env, src), 5);
+}
