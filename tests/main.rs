@@ -26,6 +26,7 @@ mod cli_shadow;
 mod cli_status;
 mod cli_submit;
 mod cli_transfer_limits;
+mod cli_transform_ads;
 mod cli_userprio;
 mod cli_vacate;
 mod config_man;

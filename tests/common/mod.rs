@@ -90,6 +90,7 @@ pub const TOOLS: &[Tool] = tools![
     tern_router_q => router_q,
     tern_router_history => router_history,
     tern_router_rm => router_rm,
+    tern_transform_ads => transform_ads,
 ];
 
 /// The built binary of `tool`.

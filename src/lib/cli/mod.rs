@@ -39,6 +39,7 @@ pub mod shadow;
 pub mod status;
 pub mod submit;
 pub mod suspend;
+pub mod transform_ads;
 pub mod userprio;
 pub mod vacate_job;
 

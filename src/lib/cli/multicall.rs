@@ -33,6 +33,7 @@ pub const TOOLS: &[(&str, Main)] = &[
     ("tern_status", status::main),
     ("tern_submit", submit::main),
     ("tern_suspend", suspend::main),
+    ("tern_transform_ads", transform_ads::main),
     ("tern_userprio", userprio::main),
     ("tern_vacate_job", vacate_job::main),
 ];

@@ -98,6 +98,13 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             let mut c =
                 submit::materialize(&parsed, cfg, &opts).map_err(|e| failed(e.to_string()))?;
             // The schedd's input-size check holds a job as it is queued.
+            // The schedd's JOB_TRANSFORM_NAMES, before anything is queued.
+            let (xforms, mut w) = crate::transform::jobs::load(cfg);
+            w.extend(
+                crate::transform::jobs::apply(&mut c, &xforms, cfg)
+                    .map_err(|e| failed(e.to_string()))?,
+            );
+            c.warnings.extend(w);
             held = submit::hold_over_input_limit(&mut c, cfg).map_err(|e| failed(e.to_string()))?;
             Ok::<_, CliError>(c)
         })?;

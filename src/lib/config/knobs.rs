@@ -205,6 +205,12 @@ pub static KNOBS: &[Knob] = &[
         "Also read routes in the old JOB_ROUTER_DEFAULTS / JOB_ROUTER_ENTRIES syntax.",
     ),
     k(
+        "JOB_TRANSFORM_NAMES",
+        "",
+        List,
+        "Transforms (JOB_TRANSFORM_<name>) applied in order to every submitted job.",
+    ),
+    k(
         "KEEP_SANDBOX",
         "false",
         Bool,

@@ -219,16 +219,16 @@ impl<'a> Expander<'a> {
                 printf_real(fmt, r)
             }
             "STRING" => {
-                let (text, v) = self.eval_arg(args.first().copied().unwrap_or(""), "$STRING")?;
+                // As config.cpp does it: an expression whose value is a
+                // string gives that string; any other text is taken as it
+                // is (`$STRING(MY.Owner)` of a transform is the owner).
+                let text = self.arg_value(args.first().copied().unwrap_or(""))?;
+                let v = classad::parse_expr(&text).map(|e| {
+                    Evaluator::new().eval(&e, &Scope::root(Rc::new(classad::ClassAd::new())))
+                });
                 let s = match v {
-                    Value::Str(s) => s.to_string(),
-                    Value::Undefined | Value::Error => {
-                        return err(format!(
-                            "$STRING() macro: {} does not evaluate to a string!",
-                            text.trim()
-                        ));
-                    }
-                    other => classad::unparse::value_to_string(&other),
+                    Ok(Value::Str(s)) => s.to_string(),
+                    _ => text,
                 };
                 match args.get(1).map(|s| s.trim()) {
                     Some(fmt) => Ok(fmt.replacen("%s", &s, 1)),

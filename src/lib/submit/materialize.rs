@@ -531,7 +531,7 @@ fn predefined(
 }
 
 /// OPSYSANDVER and friends from /etc/os-release.
-fn os_release(config: &Config) -> Vec<(String, String)> {
+pub fn os_release(config: &Config) -> Vec<(String, String)> {
     let _ = config;
     let text = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
     let field = |k: &str| {

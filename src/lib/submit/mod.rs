@@ -21,7 +21,7 @@ pub mod queue;
 pub mod units;
 
 pub use input_limit::hold_over_input_limit;
-pub use materialize::materialize;
+pub use materialize::{materialize, os_release};
 pub use parse::parse;
 
 use std::collections::HashSet;

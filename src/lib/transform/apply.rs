@@ -45,11 +45,23 @@ impl MacroSource for View<'_> {
                 text.replace('$', "$(DOLLAR)")
             });
         }
-        self.cfg.raw(name)
+        self.cfg.raw(name).or_else(|| os_macro(name, self.cfg))
     }
     fn env(&self, var: &str) -> Option<String> {
         self.cfg.env(var)
     }
+}
+
+/// `OPSYSANDVER`, `OPSYSMAJORVER`, `OPSYSVER` and `OPSYSNAME` when the
+/// configuration does not set them: HTCondor's transforms have them as
+/// default macros (`XFormMacroDefaults`), from the operating system.
+fn os_macro(name: &str, cfg: &Config) -> Option<String> {
+    static OS: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+    let key = name.to_ascii_lowercase();
+    OS.get_or_init(|| crate::submit::os_release(cfg))
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v.clone())
 }
 
 /// HTCondor's `IsValidAttrName`: a letter or `_`, then letters, digits and
@@ -107,6 +119,16 @@ impl Transform {
         match &self.requirements {
             None => true,
             Some((_, e)) => is_true_equiv(&eval(ad, e)),
+        }
+    }
+
+    /// [`Transform::matches`] for an ad already shared, without the copy
+    /// evaluation otherwise needs (a routing pass tests every candidate
+    /// against every route).
+    pub fn matches_shared(&self, ad: &Rc<ClassAd>) -> bool {
+        match &self.requirements {
+            None => true,
+            Some((_, e)) => is_true_equiv(&Evaluator::new().eval(e, &Scope::root(ad.clone()))),
         }
     }
 
@@ -292,8 +314,15 @@ fn run_command(
             if rest.is_empty() {
                 return Err(format!("{kw} {name} has no value"));
             }
-            let e = parser::parse_expr_old(&rest)
-                .map_err(|e| format!("{kw} {name} invalid expression : {rest} ({e})"))?;
+            // SET and DEFAULT read old ClassAd syntax; EVALSET, like
+            // EVALMACRO, goes through ClassAd::EvaluateExpr, which reads new
+            // syntax (so `"\\"` is one backslash there).
+            let parsed = if c.op == Op::EvalSet {
+                parser::parse_expr(&rest)
+            } else {
+                parser::parse_expr_old(&rest)
+            };
+            let e = parsed.map_err(|e| format!("{kw} {name} invalid expression : {rest} ({e})"))?;
             let e = if c.op == Op::EvalSet {
                 value_to_expr(eval(ad, &e))
             } else {
@@ -305,7 +334,7 @@ fn run_command(
             if rest.is_empty() {
                 return Err(format!("EVALMACRO {name} has no value"));
             }
-            let e = parser::parse_expr_old(&rest)
+            let e = parser::parse_expr(&rest)
                 .map_err(|e| format!("EVALMACRO {name} could not evaluate : {rest} ({e})"))?;
             let v = value_text(&eval(ad, &e));
             // The value is literal text: a `$` in it is not a reference.

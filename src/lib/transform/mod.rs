@@ -11,13 +11,15 @@
 //! against one ad, expanding `$()` in each line first: transform macros,
 //! then `$(MY.attr)` from the ad, then the configuration. [`iterate`] runs a
 //! rules file's `TRANSFORM` iteration and [`oldroutes`] converts the old
-//! `JOB_ROUTER_ENTRIES` syntax to transform text.
+//! `JOB_ROUTER_ENTRIES` syntax to transform text; [`jobs`] applies the
+//! submit-time `JOB_TRANSFORM_NAMES` transforms.
 //!
 //! The module sits beside `queue`: it uses `classad`, `vocab`, `config`
 //! and the submit language's `queue` statement parser, nothing higher.
 
 pub mod apply;
 pub mod iterate;
+pub mod jobs;
 pub mod oldroutes;
 pub mod parse;
 
@@ -77,13 +79,13 @@ impl Macros {
         if let Some(v) = self.vars.get(&key) {
             return Some(v.clone());
         }
-        // XFormMacroDefaults of xform_utils.cpp; ARCH and OPSYS* come from
-        // the configuration instead, where tern defines them.
+        // XFormBasicMacroDefaults of xform_utils.cpp (what the router and a
+        // transform without iteration see; an iterating one sets Row, Step,
+        // ItemIndex and XFormId itself). OPSYS* come from the configuration
+        // or the system (see `apply::View`).
         match key.as_str() {
             "islinux" => Some("1".into()),
-            "iswindows" | "iterating" | "row" | "step" | "itemindex" | "xformid" => {
-                Some("0".into())
-            }
+            "iswindows" | "iterating" => Some("0".into()),
             _ => None,
         }
     }

@@ -157,6 +157,12 @@ impl Transform {
         self.universe
     }
 
+    /// Whether the text has any command (a rules file of definitions only
+    /// is configuration for `tern_transform_ads`).
+    pub fn has_commands(&self) -> bool {
+        self.stmts.iter().any(|s| matches!(s.kind, Kind::Cmd(_)))
+    }
+
     /// The `TRANSFORM` arguments when they ask for more than one pass.
     pub fn iterate_args(&self) -> Option<&IterateArgs> {
         self.iterate.as_ref()

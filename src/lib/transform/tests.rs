@@ -1,7 +1,7 @@
 //! Unit tests of the transform language: one case per command and rule of
 //! spec section 6 (expected values derived by hand from the spec and from
-//! `xform_utils.cpp`; HTCondor 24.0's Python bindings have no transform
-//! API to compare with).
+//! `xform_utils.cpp`, and checked against HTCondor's own transform code by
+//! `tests/transform_diff/`).
 
 use super::*;
 use crate::classad::old::parse_old_ad;
@@ -267,6 +267,9 @@ fn requirements_decide_matches() {
     assert!(!t.matches(&ad("X = 0\n")));
     assert!(!t.matches(&ad("X = \"yes\"\n")));
     assert!(Transform::parse("SET A 1", "r").unwrap().matches(&ad("")));
+    let shared = std::rc::Rc::new(ad("X = 2\n"));
+    assert!(t.matches_shared(&shared));
+    assert!(!t.matches_shared(&std::rc::Rc::new(ad("X = false\n"))));
     // Evaluated against the ad as it is, before any SET.
     let t = Transform::parse("REQUIREMENTS Routed =!= true\nSET Routed = true", "r").unwrap();
     assert!(t.matches(&ad("")));
@@ -367,4 +370,41 @@ fn regex_forms() {
     let (out, w) = run_with("COPY /^(Max)Hosts/ A\\1\\2", input, &mut Macros::new());
     assert!(!out.contains("AMax"), "{out}");
     assert_eq!(w.len(), 1, "{w:?}");
+}
+
+#[test]
+fn evalset_and_evalmacro_read_new_syntax_set_reads_old() {
+    // Regression (found by tests/transform_diff): ClassAd::EvaluateExpr
+    // parses new syntax, where "\\" is one backslash; SET parses old
+    // syntax, where a backslash is literal.
+    assert_eq!(
+        attr("EVALSET Q strcat(\"a\\\"b\", \"\\\\\")", "", "Q"),
+        Some("\"a\\\"b\\\"".into())
+    );
+    assert_eq!(
+        attr(
+            "EVALMACRO M strcat(\"x\", \"\\\\\")\nSET S \"$(M)y\"",
+            "",
+            "S"
+        ),
+        Some("\"x\\y\"".into())
+    );
+    assert_eq!(
+        attr("SET P \"C:\\dir\"", "", "P"),
+        Some("\"C:\\dir\"".into())
+    );
+}
+
+#[test]
+fn string_function_takes_text_that_is_no_string_as_it_is() {
+    // Regression (found by tests/transform_diff): $STRING of a value that
+    // does not evaluate to a string is that text, as config.cpp has it.
+    assert_eq!(
+        attr("SET A = \"$STRING(MY.Owner)\"", "Owner = \"alice\"\n", "A"),
+        Some("\"alice\"".into())
+    );
+    assert_eq!(
+        attr("X = 1 + 1\nSET A = \"$STRING(X)\"", "", "A"),
+        Some("\"1 + 1\"".into())
+    );
 }

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Differential test of tern_transform_ads against HTCondor 24.0.24's own
+# transform code (xform_utils.cpp), as the htcondor==24.0.24 Python wheel
+# ships it in libcondor_utils.
+#
+#   tests/transform_diff/run.sh [-v] [CASE ...]
+#
+# The bindings have no transform API, so shim.cpp (compiled here with g++
+# against the wheel's libraries, no HTCondor headers needed) drives
+# TransformClassAd the way condor_transform_ads does. Each case is
+# cases/NAME.rules applied to cases/ads.new by both; the outputs (ads split
+# at blank lines, each ad's lines sorted) must be equal, or both runs must
+# fail. A case listed in allowlist.txt is a known, documented difference.
+# Uses the virtualenv in $TERN_ORACLE_VENV, else /tmp/oracle or
+# /tmp/oracle-submit if they hold the bindings, else creates one under the
+# cargo target directory. Prints one line per case and "N passed, M
+# failed"; exits 1 on failures.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+target=${CARGO_TARGET_DIR:-$root/target}
+version=24.0.24
+export CONDOR_CONFIG=/dev/null
+verbose=0
+if [ "${1:-}" = "-v" ]; then verbose=1; shift; fi
+
+has_bindings() {
+    [ -x "$1/bin/python" ] &&
+        "$1/bin/python" -c "import htcondor, sys; sys.exit(0 if '$version' in htcondor.version() else 1)" 2>/dev/null
+}
+
+venv=${TERN_ORACLE_VENV:-}
+if [ -z "$venv" ]; then
+    venv=$target/submit-diff-venv
+    for v in /tmp/oracle /tmp/oracle-submit; do
+        if has_bindings "$v"; then venv=$v; break; fi
+    done
+fi
+if ! has_bindings "$venv"; then
+    echo "creating $venv with htcondor==$version" >&2
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet "htcondor==$version"
+fi
+libs=$(echo "$venv"/lib/python*/site-packages/htcondor.libs)
+utils=$(cd "$libs" && ls libcondor_utils_*.so)
+classad=$(cd "$libs" && ls libclassad-*.so.*)
+
+shim=$target/transform-diff/shim
+if [ ! -x "$shim" ] || [ "$here/shim.cpp" -nt "$shim" ]; then
+    mkdir -p "$(dirname "$shim")"
+    g++ -O1 -o "$shim" "$here/shim.cpp" -L"$libs" -l:"$utils" -l:"$classad" -Wl,-rpath,"$libs"
+fi
+
+tern=${TERN_TRANSFORM_ADS:-}
+if [ -z "$tern" ]; then
+    (cd "$root" && CARGO_TARGET_DIR=$target cargo build --quiet --bin tern_transform_ads)
+    tern=$target/debug/tern_transform_ads
+fi
+
+# The ads of a run, each ad's lines sorted, ads in order.
+normalize() {
+    python3 -c '
+import sys
+ads = [sorted(a.splitlines()) for a in sys.stdin.read().split("\n\n") if a.strip()]
+for a in ads:
+    print("\n".join(a)); print()'
+}
+
+allowed() {
+    grep -q "^$1 " "$here/allowlist.txt" 2>/dev/null
+}
+
+cases=("$@")
+if [ ${#cases[@]} -eq 0 ]; then
+    for f in "$here"/cases/*.rules; do cases+=("$(basename "$f" .rules)"); done
+fi
+pass=0
+fail=0
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp "$here"/cases/* "$work"/
+cd "$work"
+for c in "${cases[@]}"; do
+    set +e
+    "$shim" "$c.rules" ads.new > "$c.htcondor" 2> "$c.htcondor.err"
+    hc=$?
+    TERN_CONFIG=/dev/null "$tern" -rules "$c.rules" -in:new ads.new > "$c.tern" 2> "$c.tern.err"
+    tc=$?
+    set -e
+    if [ $hc -ne 0 ] && [ $tc -ne 0 ]; then
+        verdict="ok (both refuse)"
+    elif [ $hc -ne 0 ] || [ $tc -ne 0 ]; then
+        verdict="DIFFERS (HTCondor exit $hc, tern exit $tc)"
+    elif diff <(normalize < "$c.htcondor") <(normalize < "$c.tern") > "$c.diff"; then
+        verdict="ok"
+    else
+        verdict="DIFFERS"
+    fi
+    if [ "${verdict#ok}" != "$verdict" ]; then
+        pass=$((pass + 1))
+    elif allowed "$c"; then
+        verdict="allowed: $(grep "^$c " "$here/allowlist.txt" | cut -d' ' -f2-)"
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+    fi
+    echo "$c: $verdict"
+    if [ $verbose -eq 1 ] && [ "${verdict#ok}" = "$verdict" ]; then
+        cat "$c.diff" 2>/dev/null || true
+        echo "--- HTCondor stderr:"; cat "$c.htcondor.err"
+        echo "--- tern stderr:"; cat "$c.tern.err"
+    fi
+done
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
