@@ -68,7 +68,9 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if let Some(id) = dry {
-        for line in pass::dry_run(&env.cfg, &rc, &env.spool, id, now).map_err(router_error)? {
+        for line in crate::router::dryrun::dry_run(&env.cfg, &rc, &env.spool, id, now)
+            .map_err(router_error)?
+        {
             writeln!(out, "{line}")?;
         }
         return Ok(());

@@ -18,6 +18,8 @@
 //! [`owner`] is the one place the router acts as a job's owner.
 
 pub mod config;
+pub mod dryrun;
+pub mod finish;
 pub mod hooks;
 pub mod mirror;
 pub mod orphans;

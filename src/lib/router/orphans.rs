@@ -11,7 +11,8 @@ use crate::classad::{ClassAd, Value};
 use crate::queue::{JobId, JobRow, Queue};
 
 use super::config::RouterConfig;
-use super::pass::{Report, yield_change};
+use super::finish::yield_change;
+use super::pass::Report;
 use super::state::{self, Managed, Outcome, Stage};
 use super::{ORPHAN_REASON, RouterError, attr};
 

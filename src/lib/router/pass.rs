@@ -18,15 +18,15 @@ use crate::classad::unparse::unparse;
 use crate::classad::{ClassAd, Expr, Value};
 use crate::config::Config;
 use crate::queue::{Change, JobId, JobRow, Queue};
-use crate::userlog::{Event, EventKind, Exit, Rusage, Termination};
-use crate::vocab::{JobStatus, Request};
+use crate::userlog::{Event, EventKind};
+use crate::vocab::JobStatus;
 
 use super::config::{Route, RouterConfig};
 use super::hooks::{self, Hook, Ran};
 use super::mirror;
 use super::state::{self, Managed, Outcome, Stage};
 use super::throttle::{self, Load};
-use super::{ABORT_REASON, RouterError, attr};
+use super::{RouterError, attr};
 
 /// What a pass did, one line an action, for the router's log.
 #[derive(Debug, Default)]
@@ -36,22 +36,22 @@ pub struct Report {
 }
 
 impl Report {
-    fn log(&mut self, line: impl Into<String>) {
+    pub(super) fn log(&mut self, line: impl Into<String>) {
         self.lines.push(line.into());
     }
 }
 
 /// The state a pass works in.
-struct Pass<'a> {
-    cfg: &'a Config,
-    rc: &'a RouterConfig,
-    spool: &'a Path,
-    now: i64,
-    q: Queue,
-    report: Report,
-    events: Vec<(PathBuf, Event)>,
+pub(super) struct Pass<'a> {
+    pub(super) cfg: &'a Config,
+    pub(super) rc: &'a RouterConfig,
+    pub(super) spool: &'a Path,
+    pub(super) now: i64,
+    pub(super) q: Queue,
+    pub(super) report: Report,
+    pub(super) events: Vec<(PathBuf, Event)>,
     /// The owner the router may route for; `None` when run as root.
-    me: Option<String>,
+    pub(super) me: Option<String>,
 }
 
 /// The meta key that asks the next pass to read every idle job.
@@ -121,45 +121,26 @@ pub fn run(cfg: &Config, rc: &RouterConfig, spool: &Path, now: i64) -> Result<Re
     Ok(report)
 }
 
-fn status_of(ad: &ClassAd) -> i64 {
+pub(super) fn status_of(ad: &ClassAd) -> i64 {
     match ad.get("JobStatus").and_then(|e| e.literal_value()) {
         Some(Value::Int(s)) => *s,
         _ => 0,
     }
 }
 
-fn text_of(ad: &ClassAd, name: &str) -> Option<String> {
+pub(super) fn text_of(ad: &ClassAd, name: &str) -> Option<String> {
     match ad.get(name).and_then(|e| e.literal_value()) {
         Some(Value::Str(s)) => Some(s.to_string()),
         _ => None,
     }
 }
 
-/// The change that removes a routed copy: a running one is marked and its
-/// shadow asked to stop it; any other leaves the queue now.
-fn remove_change(ad: &ClassAd, reason: &str) -> (Change, bool) {
-    let set = vec![
-        ("RemoveReason".to_string(), Expr::string(reason)),
-        ("JobStatus".to_string(), JobStatus::Removed.expr()),
-        ("LeaveJobInQueue".to_string(), Expr::Lit(Value::Bool(false))),
-    ];
-    let s = status_of(ad);
-    if matches!(
-        JobStatus::from_code(s),
-        Some(JobStatus::Running | JobStatus::TransferringOutput | JobStatus::Suspended)
-    ) {
-        (Change::Set(set), true)
-    } else {
-        (Change::Leave { set }, false)
-    }
-}
-
 impl Pass<'_> {
-    fn route_named(&self, name: &str) -> Option<&Route> {
+    pub(super) fn route_named(&self, name: &str) -> Option<&Route> {
         self.rc.routes.iter().find(|r| r.name == name)
     }
 
-    fn event(&mut self, src: &ClassAd, id: JobId, kind: EventKind) {
+    pub(super) fn event(&mut self, src: &ClassAd, id: JobId, kind: EventKind) {
         if let Some(path) = crate::userlog::user_log_path(src) {
             self.events.push((
                 path,
@@ -172,12 +153,12 @@ impl Pass<'_> {
         }
     }
 
-    fn hook_timeout(&self) -> Duration {
+    pub(super) fn hook_timeout(&self) -> Duration {
         Duration::from_secs(self.rc.hook_timeout)
     }
 
     /// Runs `hook` for `src`'s job if one is configured for it.
-    fn hook(
+    pub(super) fn hook(
         &mut self,
         src: &ClassAd,
         id: JobId,
@@ -344,239 +325,6 @@ impl Pass<'_> {
         Ok(())
     }
 
-    /// The copy completed: JOB_FINALIZE, the terminate event, JobFailureTest,
-    /// then cleanup.
-    fn finalize(
-        &mut self,
-        m: Managed,
-        src_row: JobRow,
-        mut src: ClassAd,
-        dest_row: JobRow,
-        dest: ClassAd,
-    ) -> Result<(), RouterError> {
-        let stdin = hooks::stdin_of(&[&src, &dest]);
-        match self.hook(&src, m.src, Hook::JobFinalize, &stdin)? {
-            Ran::NotConfigured => {}
-            Ran::Output(update) => {
-                let set: Vec<(String, Expr)> = update
-                    .iter()
-                    .map(|(n, e)| (n.to_string(), e.clone()))
-                    .collect();
-                if !set.is_empty() {
-                    let id = src_row.id;
-                    self.q.write(self.now, |w| {
-                        if let Some(row) = w.row(id)? {
-                            let ad = w.full_ad(&row)?;
-                            w.change(&row, &ad, &Change::Set(set.clone()))?;
-                        }
-                        Ok(())
-                    })?;
-                }
-                for (n, e) in update.iter() {
-                    src.insert(n, e.clone());
-                }
-            }
-            Ran::Busy => return Ok(()),
-            Ran::Failed { .. } | Ran::BadOutput(_) => {
-                self.report.log(format!(
-                    "job {}: JOB_FINALIZE failed; the job is routed again",
-                    m.src
-                ));
-                return self.finish(
-                    m,
-                    Outcome::Rerouted,
-                    Some(src_row),
-                    Some(src),
-                    Some(dest_row),
-                    Some(dest),
-                    false,
-                );
-            }
-        }
-        let failed = self
-            .route_named(&m.route)
-            .and_then(|r| r.job_failure_test.clone())
-            .is_some_and(|t| crate::queue::matches_constraint(&t, &Rc::new(src.clone())));
-        let outcome = if failed {
-            Outcome::Failure
-        } else {
-            Outcome::Success
-        };
-        self.event(&src, m.src, terminated(&src));
-        self.report.log(format!(
-            "job {}: routed copy {} completed ({})",
-            m.src,
-            dest_row.id,
-            if failed {
-                "JobFailureTest: failure"
-            } else {
-                "success"
-            }
-        ));
-        self.finish(
-            m,
-            outcome,
-            Some(src_row),
-            Some(src),
-            Some(dest_row),
-            Some(dest),
-            true,
-        )
-    }
-
-    /// Cleanup (spec 5.4): JOB_CLEANUP if a copy exists (a failure leaves
-    /// the job in cleanup, retried each pass), then in one transaction the
-    /// copy removed (or, completed, let go to history), the source yielded,
-    /// the route's counters and the job retired.
-    #[allow(clippy::too_many_arguments)]
-    fn finish(
-        &mut self,
-        mut m: Managed,
-        outcome: Outcome,
-        src_row: Option<JobRow>,
-        src: Option<ClassAd>,
-        dest_row: Option<JobRow>,
-        dest: Option<ClassAd>,
-        finalized: bool,
-    ) -> Result<(), RouterError> {
-        m.outcome = outcome;
-        m.stage = if finalized {
-            Stage::Finalized
-        } else {
-            Stage::Cleanup
-        };
-        if !self.cleanup_hook_done(&m, src.as_ref(), dest.as_ref())? {
-            let mm = m.clone();
-            self.q.write(self.now, |w| state::put(w.conn(), &mm))?;
-            return Ok(());
-        }
-        self.complete_cleanup(m, src_row.map(|r| r.id), src, dest_row.map(|r| r.id))
-    }
-
-    /// A job left in cleanup by a failed JOB_CLEANUP: the hook again, then
-    /// the rest.
-    fn cleanup(
-        &mut self,
-        m: Managed,
-        src_row: Option<JobRow>,
-        src: Option<ClassAd>,
-        dest_row: Option<JobRow>,
-        dest: Option<ClassAd>,
-    ) -> Result<(), RouterError> {
-        if !self.cleanup_hook_done(&m, src.as_ref(), dest.as_ref())? {
-            return Ok(());
-        }
-        self.complete_cleanup(m, src_row.map(|r| r.id), src, dest_row.map(|r| r.id))
-    }
-
-    /// JOB_CLEANUP, when a copy exists: done unless it failed (a kill by
-    /// a signal counts as done) or is still running.
-    fn cleanup_hook_done(
-        &mut self,
-        m: &Managed,
-        src: Option<&ClassAd>,
-        dest: Option<&ClassAd>,
-    ) -> Result<bool, RouterError> {
-        let (Some(s), Some(d)) = (src, dest) else {
-            return Ok(true);
-        };
-        Ok(!matches!(
-            self.hook(s, m.src, Hook::JobCleanup, &hooks::stdin_of(&[d]))?,
-            Ran::Failed {
-                signalled: false,
-                ..
-            } | Ran::Busy
-        ))
-    }
-
-    fn complete_cleanup(
-        &mut self,
-        m: Managed,
-        src_id: Option<JobId>,
-        src: Option<ClassAd>,
-        dest_id: Option<JobId>,
-    ) -> Result<(), RouterError> {
-        let finalized = m.stage == Stage::Finalized;
-        let outcome = m.outcome;
-        let release_on_hold = self.rc.release_on_hold;
-        let now = self.now;
-        let route = m.route.clone();
-        let mut wake: Option<JobId> = None;
-        let mut src_events: Vec<EventKind> = Vec::new();
-        self.q.write(now, |w| {
-            // Read again inside the transaction: this pass may have
-            // changed both since it read them.
-            let dest_now = match dest_id {
-                Some(id) => w.row(id)?,
-                None => None,
-            };
-            let dest_now = match dest_now {
-                Some(r) => {
-                    let ad = w.full_ad(&r)?;
-                    Some((r, ad))
-                }
-                None => None,
-            };
-            let src_now = match src_id {
-                Some(id) => w.row(id)?,
-                None => None,
-            };
-            let src_now = match src_now {
-                Some(r) => {
-                    let ad = w.full_ad(&r)?;
-                    Some((r, ad))
-                }
-                None => None,
-            };
-            if let Some((row, ad)) = &dest_now {
-                let change = if finalized {
-                    // Done: the copy leaves the queue for history.
-                    Change::Leave {
-                        set: vec![("LeaveJobInQueue".into(), Expr::Lit(Value::Bool(false)))],
-                    }
-                } else {
-                    let (c, running) = remove_change(ad, ABORT_REASON);
-                    if running {
-                        w.request(row.id, Request::Remove)?;
-                        wake = Some(row.id);
-                    }
-                    c
-                };
-                w.change(row, ad, &change)?;
-            }
-            if let Some((row, ad)) = &src_now {
-                let (change, events) = yield_change(ad, finalized, release_on_hold);
-                src_events = events;
-                w.change(row, ad, &change)?;
-            }
-            state::count(w.conn(), &route, outcome, now)?;
-            state::retire(w.conn(), m.src)?;
-            Ok(())
-        })?;
-        if let Some(id) = wake {
-            crate::queue::joblock::wake(self.spool, id);
-        }
-        hooks::forget(self.spool, m.src);
-        if let Some(src) = &src {
-            for e in src_events {
-                self.event(src, m.src, e);
-            }
-        }
-        self.report.log(format!(
-            "job {}: retired from route {} ({})",
-            m.src,
-            m.route,
-            match outcome {
-                Outcome::Success => "success",
-                Outcome::Failure => "failure",
-                Outcome::Interrupted => "interrupted",
-                Outcome::Rerouted => "to be routed again",
-                Outcome::None => "no outcome",
-            }
-        ));
-        Ok(())
-    }
-
     /// Each route's jobs and running jobs now; the throttles move once
     /// their window has passed.
     fn recount(&mut self) -> Result<HashMap<String, Load>, RouterError> {
@@ -667,7 +415,7 @@ impl Pass<'_> {
                 continue;
             }
             let matching: Vec<usize> = (0..self.rc.routes.len())
-                .filter(|&i| self.rc.routes[i].transform.matches(&src))
+                .filter(|&i| self.rc.routes[i].transform.matches_shared(&src))
                 .collect();
             if matching.is_empty() {
                 continue;
@@ -938,93 +686,6 @@ fn copy_cluster(mut dest: ClassAd, now: i64) -> crate::submit::Cluster {
     }
 }
 
-/// The yield (spec 5.6): the source handed back to the queue. Returns the
-/// change and the events for its log.
-pub fn yield_change(
-    src: &ClassAd,
-    finalized: bool,
-    release_on_hold: bool,
-) -> (Change, Vec<EventKind>) {
-    let mut set: Vec<(String, Expr)> = vec![
-        (
-            attr::MANAGED.into(),
-            Expr::string(if finalized { "ScheddDone" } else { "Schedd" }),
-        ),
-        (attr::MANAGED_MANAGER.into(), Expr::string("")),
-    ];
-    let mut delete: Vec<String> = Vec::new();
-    let mut events = Vec::new();
-    let s = status_of(src);
-    match JobStatus::from_code(s) {
-        Some(JobStatus::Removed) => {
-            return (Change::Leave { set }, events);
-        }
-        // Not finalized (JOB_FINALIZE failed): the source is routed again.
-        Some(JobStatus::Completed) if !finalized => {
-            set.push(("JobStatus".into(), JobStatus::Idle.expr()));
-        }
-        Some(JobStatus::Completed) => {
-            let keep = crate::queue::matches_constraint(
-                &src.get("LeaveJobInQueue")
-                    .cloned()
-                    .unwrap_or(Expr::Lit(Value::Bool(false))),
-                &Rc::new(src.clone()),
-            );
-            if !keep {
-                return (Change::Leave { set }, events);
-            }
-        }
-        Some(JobStatus::Held) => {
-            if mirror::hold_copied(src) && release_on_hold {
-                delete.push(attr::HOLD_COPIED.into());
-                set.push(("JobStatus".into(), JobStatus::Idle.expr()));
-                events.push(EventKind::Released {
-                    reason: Some("routed job released".into()),
-                });
-            }
-        }
-        Some(JobStatus::Idle) => {}
-        _ => {
-            if s == JobStatus::Running.code() {
-                events.push(mirror::evicted());
-            }
-            set.push(("JobStatus".into(), JobStatus::Idle.expr()));
-        }
-    }
-    (Change::Update { set, delete }, events)
-}
-
-/// The terminate event for the source, from its mirrored exit and usage.
-fn terminated(src: &ClassAd) -> EventKind {
-    let ad = Rc::new(src.clone());
-    let exit = if ad.eval_bool("ExitBySignal") == Some(true) {
-        Exit::Signal {
-            signal: ad.eval_int("ExitSignal").unwrap_or(0),
-            core_file: None,
-        }
-    } else {
-        Exit::Normal {
-            return_value: ad.eval_int("ExitCode").unwrap_or(0),
-        }
-    };
-    let usage = Rusage {
-        user: ad.eval_real("RemoteUserCpu").unwrap_or(0.0) as i64,
-        sys: ad.eval_real("RemoteSysCpu").unwrap_or(0.0) as i64,
-    };
-    EventKind::Terminated(Box::new(Termination {
-        exit,
-        run_remote: usage,
-        run_local: Rusage::default(),
-        total_remote: usage,
-        total_local: Rusage::default(),
-        sent_bytes: ad.eval_real("BytesSent").unwrap_or(0.0),
-        received_bytes: ad.eval_real("BytesRecvd").unwrap_or(0.0),
-        total_sent_bytes: ad.eval_real("BytesSent").unwrap_or(0.0),
-        total_received_bytes: ad.eval_real("BytesRecvd").unwrap_or(0.0),
-        resources: Vec::new(),
-    }))
-}
-
 /// A digest of the routes: a change of routes makes the next pass read
 /// every idle job.
 fn routes_digest(rc: &RouterConfig) -> i64 {
@@ -1042,80 +703,4 @@ fn routes_digest(rc: &RouterConfig) -> i64 {
         .map(crate::classad::unparse::unparse)
         .hash(&mut h);
     h.finish() as i64
-}
-
-/// `-dry-run JOBID`: for one job, each route in order: whether it matches,
-/// whether it accepts, and why not. Changes nothing.
-pub fn dry_run(
-    cfg: &Config,
-    rc: &RouterConfig,
-    spool: &Path,
-    id: JobId,
-    now: i64,
-) -> Result<Vec<String>, RouterError> {
-    let _ = cfg;
-    let mut out = Vec::new();
-    let Some(q) = Queue::open(spool, false)? else {
-        out.push(format!("job {id}: not in the queue"));
-        return Ok(out);
-    };
-    let Some(row) = q.row(id)? else {
-        out.push(format!("job {id}: not in the queue"));
-        return Ok(out);
-    };
-    let src = Rc::new(q.full_ad(&row)?);
-    let me = (!crate::sys::identity::is_root()).then(crate::sys::real_user_name);
-    match rc.candidate(&src, me.as_deref()) {
-        Ok(()) => out.push(format!("job {id}: a candidate for routing")),
-        Err(why) => out.push(format!("job {id}: not a candidate: {why}")),
-    }
-    let managed = state::managed(q.conn())?;
-    if let Some(m) = managed.iter().find(|m| m.src == id) {
-        out.push(format!(
-            "job {id}: managed on route {} as job {}",
-            m.route,
-            m.dest.map(|d| d.to_string()).unwrap_or_default()
-        ));
-    }
-    let mut loads: HashMap<String, Load> = HashMap::new();
-    for m in &managed {
-        if m.stage != Stage::Submitted {
-            continue;
-        }
-        let l = loads.entry(m.route.clone()).or_default();
-        l.jobs += 1;
-        if let Some(d) = m.dest
-            && let Some(r) = q.row(d)?
-            && matches!(
-                r.status(),
-                Some(JobStatus::Running | JobStatus::TransferringOutput)
-            )
-        {
-            l.running += 1;
-        }
-    }
-    let mut chosen = false;
-    for r in &rc.routes {
-        let matches = r.transform.matches(&src);
-        let c = state::counters(q.conn(), &r.name, now)?;
-        let accepts = throttle::accepting(
-            &c,
-            &r.limits,
-            loads.get(&r.name).copied().unwrap_or_default(),
-        );
-        let verdict = match (matches, &accepts) {
-            (false, _) => "does not match (REQUIREMENTS is not true)".to_string(),
-            (true, Ok(())) if !chosen => {
-                chosen = true;
-                "matches and accepts: the job would be routed here".to_string()
-            }
-            (true, Ok(())) => "matches and accepts, but an earlier route is chosen".to_string(),
-            (true, Err(why)) => format!("matches but does not accept: {why}"),
-        };
-        out.push(format!("route {}: {verdict}", r.name));
-    }
-    for (name, reason) in &rc.unusable {
-        out.push(format!("route {name}: not used: {reason}"));
-    }
-    Ok(out)
 }
