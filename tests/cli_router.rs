@@ -281,7 +281,9 @@ fn the_source_mirrors_its_copy_to_completion() {
     let r = pass(&env, NOW + 80);
     assert_eq!(
         r.stdout,
-        "job 1.1: routed copy 3.0 completed (success)\njob 1.1: retired from route Local (success)\n"
+        "job 1.1: Completed as its routed copy 3.0\n\
+         job 1.1: routed copy 3.0 completed (success)\n\
+         job 1.1: retired from route Local (success)\n"
     );
     // Both went to history: the source completed with the copy's exit.
     assert_eq!(status(&env, src), 0);
@@ -1208,8 +1210,10 @@ JOB_ROUTER_ROUTE_A @=end
     let r = pass(&env, NOW + 10);
     assert_eq!(
         r.stdout,
-        "job 1.0: routed copy 2.0 completed (success)\n\
+        "job 1.0: Completed as its routed copy 2.0\n\
+         job 1.0: routed copy 2.0 completed (success)\n\
          job 1.0: retired from route A (success)\n\
+         job 1.1: Completed as its routed copy 3.0\n\
          job 1.1: routed copy 3.0 completed (JobFailureTest: failure)\n\
          job 1.1: retired from route A (failure)\n"
     );

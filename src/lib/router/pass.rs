@@ -318,6 +318,15 @@ impl Pass<'_> {
             for kind in mm.events {
                 self.event(&src, m.src, kind);
             }
+            if let Some((_, e)) = mm.set.iter().find(|(n, _)| n == "JobStatus")
+                && let Some(Value::Int(to)) = e.literal_value()
+            {
+                self.report.log(format!(
+                    "job {}: {} as its routed copy {dest_id}",
+                    m.src,
+                    JobStatus::from_code(*to).map_or("?", |s| s.name())
+                ));
+            }
         }
         if ds == JobStatus::Completed.code() {
             return self.finalize(m, src_row, src_now, dest_row, dest);
