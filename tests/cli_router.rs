@@ -663,6 +663,12 @@ JOB_ROUTER_ROUTE_Good @=end
     );
     let dry = env.run("tern_job_router", ["-dry-run", "1.0"]);
     assert_eq!(
+        dry.stderr,
+        "tern_job_router: warning: route NoReq is not used: Missing Requirements (and JOB_ROUTER_SOURCE_JOB_CONSTRAINT is not set)\n\
+         tern_job_router: warning: route Missing is not used: JOB_ROUTER_ROUTE_Missing is not defined\n\
+         tern_job_router: warning: route Grid is not used: routes to the grid universe but sets no GridResource\n"
+    );
+    assert_eq!(
         dry.stdout,
         "job 1.0: not a candidate: Managed is \"External\" (already managed)\n\
          job 1.0: managed on route Good as job 2.0\n\

@@ -64,6 +64,11 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     };
     let env = ToolEnv::open("tern_job_router")?;
     let rc = RouterConfig::load(&env.cfg).map_err(router_error)?;
+    // Never silently dropped: a route that cannot be used is said on
+    // stderr (as tern_config_val says a knob's problem), besides the log.
+    for (name, reason) in &rc.unusable {
+        eprintln!("tern_job_router: warning: route {name} is not used: {reason}");
+    }
     let now = crate::clock::now();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
