@@ -799,7 +799,8 @@ fn convert_routes(cfg: &Config, file: Option<&str>) -> Result<(), CliError> {
             }
         }
     }
-    if file.is_some() && cfg.lookup_entry("JOB_ROUTER_ROUTE_NAMES").is_none() {
+    // Empty is unset: the knob table gives every knob a (here empty) default.
+    if file.is_some() && cfg.get("JOB_ROUTER_ROUTE_NAMES").ok().flatten().is_none() {
         writeln!(o, "\nJOB_ROUTER_ROUTE_NAMES = {}", names.join(" "))?;
     }
     o.flush()?;
