@@ -192,11 +192,10 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE TABLE router_jobs (
         src_cluster  INTEGER NOT NULL,
         src_proc     INTEGER NOT NULL,
-        state        TEXT NOT NULL,     -- claimed | submitted | finished | cleanup | retired
+        state        TEXT NOT NULL,     -- submitted | cleanup | finalized (retired: deleted)
         route        TEXT NOT NULL,
         dest_cluster INTEGER,           -- the routed copy, once submitted
         dest_proc    INTEGER,
-        dest_seen    INTEGER NOT NULL DEFAULT 0,
         outcome      TEXT NOT NULL DEFAULT '', -- success | failure | interrupted | rerouted
         since        INTEGER NOT NULL,
         PRIMARY KEY (src_cluster, src_proc)

@@ -116,8 +116,8 @@ pub fn get(conn: &Connection, src: JobId) -> Result<Option<Managed>, QueueError>
 pub fn put(conn: &Connection, m: &Managed) -> Result<(), QueueError> {
     conn.prepare_cached(
         "INSERT OR REPLACE INTO router_jobs \
-         (src_cluster, src_proc, state, route, dest_cluster, dest_proc, dest_seen, outcome, since) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8)",
+         (src_cluster, src_proc, state, route, dest_cluster, dest_proc, outcome, since) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?
     .execute(params![
         m.src.cluster,
