@@ -102,9 +102,12 @@ pub fn run(cfg: &Config, rc: &RouterConfig, spool: &Path, now: i64) -> Result<Re
             .ok();
     let end = p.q.log_end()?;
     super::orphans::adopt(&mut p.q, rc, now, &mut p.report)?;
+    let changed = p.changed_since(since)?;
     let managed = state::managed(p.q.conn())?;
     for m in managed {
-        p.look_after(m)?;
+        if changed.as_ref().is_none_or(|c| c.touches(&m)) {
+            p.look_after(m)?;
+        }
     }
     let loads = p.recount()?;
     p.route_candidates(since, &loads)?;
@@ -135,7 +138,64 @@ pub(super) fn text_of(ad: &ClassAd, name: &str) -> Option<String> {
     }
 }
 
+/// The jobs and clusters the transaction log says changed since the
+/// router's last pass.
+struct Changed {
+    jobs: std::collections::HashSet<JobId>,
+    clusters: std::collections::HashSet<i64>,
+}
+
+impl Changed {
+    /// Whether a managed job needs looking after: it is past submission
+    /// (its cleanup is retried every pass), or its source or copy changed.
+    fn touches(&self, m: &Managed) -> bool {
+        let hit = |id: JobId| self.jobs.contains(&id) || self.clusters.contains(&id.cluster);
+        m.stage != Stage::Submitted || hit(m.src) || m.dest.is_some_and(hit)
+    }
+}
+
 impl Pass<'_> {
+    /// What changed since `since`, from the log's records (a job that left
+    /// the queue included); `None` when every managed job must be looked
+    /// at: the first pass, a log trimmed past `since`, or an
+    /// UPDATE_JOB_INFO hook, which runs every pass.
+    fn changed_since(&self, since: Option<i64>) -> Result<Option<Changed>, RouterError> {
+        let Some(since) = since else {
+            return Ok(None);
+        };
+        let any_update_hook = self.cfg.get("JOB_ROUTER_HOOK_KEYWORD")?.is_some()
+            || self.cfg.entries().iter().any(|e| {
+                e.name
+                    .to_ascii_uppercase()
+                    .ends_with("_HOOK_UPDATE_JOB_INFO")
+            });
+        let trimmed = self.q.log_end()? > since && self.q.log_start()? > since + 1;
+        if any_update_hook || trimmed {
+            return Ok(None);
+        }
+        let mut c = Changed {
+            jobs: Default::default(),
+            clusters: Default::default(),
+        };
+        for r in self.q.log_since(since)? {
+            let Some((cl, pr)) = r.key.split_once('.') else {
+                continue;
+            };
+            let (Ok(cl), Ok(pr)) = (cl.parse::<i64>(), pr.parse::<i64>()) else {
+                continue;
+            };
+            if pr < 0 {
+                c.clusters.insert(cl);
+            } else {
+                c.jobs.insert(JobId {
+                    cluster: cl,
+                    proc: pr,
+                });
+            }
+        }
+        Ok(Some(c))
+    }
+
     pub(super) fn route_named(&self, name: &str) -> Option<&Route> {
         self.rc.routes.iter().find(|r| r.name == name)
     }
