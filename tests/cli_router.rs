@@ -1264,3 +1264,21 @@ fn a_periodic_hold_of_the_source_removes_its_copy() {
     );
     assert_eq!(status(&env, src), 5);
 }
+
+/// A route knob that starts with '[' is a route ad in the old syntax,
+/// converted as HTCondor 24 does.
+#[test]
+fn a_route_knob_may_hold_an_old_syntax_route_ad() {
+    let env = with_config(
+        r#"
+JOB_ROUTER_ROUTE_NAMES = Old
+JOB_ROUTER_ROUTE_Old = [ Name = "Old"; TargetUniverse = 5; Requirements = target.WantOld =?= true; set_Foo = 1; ]
+"#,
+    );
+    let routed = route_jobs(&env, 2, "+WantOld = (ProcId == 1)");
+    assert_eq!(routed[0].1, None);
+    let d = routed[1].1.expect("1.1 wants the route");
+    assert_eq!(text(&env, d, "RouteName").as_deref(), Some("Old"));
+    assert_eq!(attr(&env, d, "JobUniverse").as_deref(), Some("5"));
+    assert_eq!(attr(&env, d, "Foo").as_deref(), Some("1"));
+}

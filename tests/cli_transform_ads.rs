@@ -311,28 +311,25 @@ fn convertoldroutes() {
          [ Name = \"B\"; TargetUniverse = 5; delete_X = true ]\n",
     );
     let env = env.var("TERN_CONFIG", Some("tern_config"));
+    // As condor_transform_ads prints them: NAME, UNIVERSE (by name) and
+    // REQUIREMENTS first, no blank lines, set_InputRSL dropped.
     let expected = "
 ##### JOB_ROUTER_ENTRIES [1] #####
-# autoconversion of route 'A' from old route syntax
 NAME A
 REQUIREMENTS Owner == \"alice\"
-
+# autoconversion of route 'A' from old route syntax
 GridResource = \"batch slurm\"
 MaxIdleJobs = 10
-
 # set_* rules
 SET Routed true
 
 ##### JOB_ROUTER_ENTRIES [2] #####
-# autoconversion of route 'B' from old route syntax
 NAME B
-UNIVERSE 5
-
+UNIVERSE VANILLA
+# autoconversion of route 'B' from old route syntax
 MaxIdleJobs = 10
-
 # delete_* rules
 DELETE X
-
 # set_* rules
 SET Routed true
 ";
@@ -349,8 +346,8 @@ SET Routed true
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stdout.ends_with(
-            "SET Routed true\n\n##### JOB_ROUTER_ENTRIES_FILE [1] #####\n\
-             # autoconversion of route 'C' from old route syntax\nNAME C\n\nMaxIdleJobs = 10\n\n\
+            "SET Routed true\n\n##### JOB_ROUTER_ENTRIES_FILE [1] #####\nNAME C\n\
+             # autoconversion of route 'C' from old route syntax\nMaxIdleJobs = 10\n\
              # set_* rules\nSET Routed true\nSET Y 2\n"
         ),
         "{}",
@@ -363,7 +360,7 @@ SET Routed true
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.starts_with(
-        "\n##### Route 1\nJOB_ROUTER_ROUTE_A @=jre\n   # autoconversion of route 'A' from old route syntax\n   REQUIREMENTS"
+        "\n##### Route 1\nJOB_ROUTER_ROUTE_A @=jre\n   REQUIREMENTS Owner == \"alice\"\n   # autoconversion of route 'A' from old route syntax\n"
     ), "{}", r.stdout);
     assert!(
         r.stdout.ends_with(

@@ -8,9 +8,10 @@
 # The bindings have no transform API, so shim.cpp (compiled here with g++
 # against the wheel's libraries, no HTCondor headers needed) drives
 # TransformClassAd the way condor_transform_ads does. Each case is
-# cases/NAME.rules applied to cases/ads.new by both; the outputs (ads split
-# at blank lines, each ad's lines sorted) must be equal, or both runs must
-# fail. A case listed in allowlist.txt is a known, documented difference.
+# cases/NAME.rules applied to cases/ads.new by both, or cases/NAME.routes
+# (old-syntax routes) converted as -convertoldroutes converts them; the
+# outputs (split at blank lines, each part's lines sorted) must be equal, or
+# both runs must fail. A case listed in allowlist.txt is a known, documented difference.
 # Uses the virtualenv in $TERN_ORACLE_VENV, else /tmp/oracle or
 # /tmp/oracle-submit if they hold the bindings, else creates one under the
 # cargo target directory. Prints one line per case and "N passed, M
@@ -73,7 +74,7 @@ allowed() {
 
 cases=("$@")
 if [ ${#cases[@]} -eq 0 ]; then
-    for f in "$here"/cases/*.rules; do cases+=("$(basename "$f" .rules)"); done
+    for f in "$here"/cases/*.rules "$here"/cases/*.routes; do cases+=("$(basename "$f")"); done
 fi
 pass=0
 fail=0
@@ -83,10 +84,25 @@ cp "$here"/cases/* "$work"/
 cd "$work"
 for c in "${cases[@]}"; do
     set +e
-    "$shim" "$c.rules" ads.new > "$c.htcondor" 2> "$c.htcondor.err"
-    hc=$?
-    TERN_CONFIG=/dev/null "$tern" -rules "$c.rules" -in:new ads.new > "$c.tern" 2> "$c.tern.err"
-    tc=$?
+    case $c in
+    *.routes)
+        # Old-syntax routes: the first line is JOB_ROUTER_DEFAULTS, the rest
+        # JOB_ROUTER_ENTRIES; compared as -convertoldroutes prints them.
+        "$shim" -convert "$c" > "$c.htcondor" 2> "$c.htcondor.err"
+        hc=$?
+        { echo "JOB_ROUTER_DEFAULTS = $(head -n 1 "$c")"
+          echo "JOB_ROUTER_ENTRIES @=end"; tail -n +2 "$c"; echo "@end"; } > "$c.config"
+        TERN_CONFIG="$c.config" "$tern" -convertoldroutes > "$c.tern" 2> "$c.tern.err"
+        tc=$?
+        ;;
+    *)
+        c=${c%.rules}
+        "$shim" "$c.rules" ads.new > "$c.htcondor" 2> "$c.htcondor.err"
+        hc=$?
+        TERN_CONFIG=/dev/null "$tern" -rules "$c.rules" -in:new ads.new > "$c.tern" 2> "$c.tern.err"
+        tc=$?
+        ;;
+    esac
     set -e
     if [ $hc -ne 0 ] && [ $tc -ne 0 ]; then
         verdict="ok (both refuse)"

@@ -30,6 +30,8 @@ void* parse_ad(void*, const char*, bool) asm("_ZN7classad13ClassAdParser12ParseC
 void sprint_ad(std::string&, const void*, const void*, const void*) asm("_Z8sPrintAdRNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKN7classad7ClassAdEPK8flat_setIS4_NS6_12CaseIgnLTStrEESE_");
 void condor_config() asm("_Z6configv");
 void* ad_copy(void*) asm("_ZNK7classad7ClassAd4CopyEv");
+int load_route(void*, const std::string&, int&, const void*, int) asm("_Z34XFormLoadFromClassadJobRouterRouteR22MacroStreamXFormSourceRKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERiRKN7classad7ClassAdEi");
+const char* formatted_text(void*, std::string&, const char*, bool) asm("_ZN22MacroStreamXFormSource16getFormattedTextERNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPKcb");
 
 alignas(64) static char xfs[1 << 16];
 alignas(64) static char xh[1 << 16];
@@ -64,8 +66,45 @@ static bool iterating(const char* path) {
     return it;
 }
 
+// -convert ROUTES: the first line of ROUTES is the JOB_ROUTER_DEFAULTS ad,
+// the rest JOB_ROUTER_ENTRIES; prints what condor_transform_ads
+// -convertoldroutes prints for them (ConvertJobRouterRoutes, options 1).
+static int convert(const char* path) {
+    FILE* f = fopen(path, "r");
+    if (!f) { perror(path); return 1; }
+    std::string defaults, entries;
+    char line[1 << 16];
+    bool first = true;
+    while (fgets(line, sizeof line, f)) {
+        if (first) { defaults = line; first = false; } else { entries += line; }
+    }
+    fclose(f);
+    // A configuration value has no trailing white space.
+    while (!entries.empty() && isspace((unsigned char)entries.back())) entries.pop_back();
+    parser_ctor(parser);
+    void* base = parse_ad(parser, defaults.c_str(), true);
+    if (!base) { fprintf(stderr, "bad defaults ad\n"); return 1; }
+    int offset = 0, index = 1;
+    while (offset < (int)entries.size()) {
+        static char x[1 << 16];
+        memset(x, 0, sizeof x);
+        xfs_ctor(x, nullptr);
+        if (load_route(x, entries, offset, base, 1) >= 0) {
+            std::string text;
+            printf("\n##### JOB_ROUTER_ENTRIES [%d] #####\n", index);
+            fputs(formatted_text(x, text, "", true), stdout);
+            printf("\n");
+            ++index;
+        } else {
+            break;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char** argv) {
-    if (argc != 3) { fprintf(stderr, "usage: shim RULES ADS\n"); return 2; }
+    if (argc == 3 && strcmp(argv[1], "-convert") == 0) { condor_config(); return convert(argv[2]); }
+    if (argc != 3) { fprintf(stderr, "usage: shim RULES ADS | shim -convert ROUTES\n"); return 2; }
     condor_config();
     MacroSource src = {false, false, 0, 0, -1, -2};
     // condor_transform_ads makes its macro table Iterating (flavor 0) for

@@ -86,17 +86,23 @@ impl RouterConfig {
         };
         rc.pre = rc.transforms(cfg, "JOB_ROUTER_PRE_ROUTE_TRANSFORM_NAMES")?;
         rc.post = rc.transforms(cfg, "JOB_ROUTER_POST_ROUTE_TRANSFORM_NAMES")?;
-        let mut texts: Vec<RouteText> = Vec::new();
+        // Each route's transform, read unexpanded in the transform syntax
+        // (or, starting with '[', as a route ad in the old syntax).
+        let mut texts: Vec<(String, Result<Transform, String>)> = Vec::new();
         for n in cfg.list_value("JOB_ROUTER_ROUTE_NAMES")? {
             let knob = format!("JOB_ROUTER_ROUTE_{n}");
-            let text = match cfg.lookup_entry(&knob) {
-                Some(e) if !e.raw.trim().is_empty() => Ok(e.raw.clone()),
-                _ => Err(format!("{knob} is not defined")),
+            let t = match crate::transform::from_config(cfg, &knob) {
+                Ok(Some(t)) => Ok(t),
+                Ok(None) => Err(format!("{knob} is not defined")),
+                Err(e) => Err(e.to_string()),
             };
-            texts.push((n, text));
+            texts.push((n, t));
         }
         if cfg.get_bool("JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES", false)? {
             for (n, text) in old_routes(cfg)? {
+                let origin = format!("JOB_ROUTER_ENTRIES route {n}");
+                let text =
+                    text.and_then(|t| Transform::parse(&t, &origin).map_err(|e| e.to_string()));
                 match texts
                     .iter_mut()
                     .find(|(name, _)| name.eq_ignore_ascii_case(&n))
@@ -109,7 +115,7 @@ impl RouterConfig {
         let default_max = cfg.get_int("JOB_ROUTER_DEFAULT_MAX_JOBS_PER_ROUTE", 100)?;
         let default_idle = cfg.get_int("JOB_ROUTER_DEFAULT_MAX_IDLE_JOBS_PER_ROUTE", 50)?;
         for (n, text) in texts {
-            let made = text.and_then(|t| rc.route(cfg, &n, &t, default_max, default_idle));
+            let made = text.and_then(|t| rc.route(cfg, &n, t, default_max, default_idle));
             match made {
                 Ok(r) => rc.routes.push(r),
                 Err(reason) => rc.unusable.push((n, reason)),
@@ -126,12 +132,10 @@ impl RouterConfig {
         let mut out = Vec::new();
         for n in cfg.list_value(list)? {
             let knob = format!("JOB_ROUTER_TRANSFORM_{n}");
-            match cfg.lookup_entry(&knob) {
-                Some(e) => match Transform::parse(&e.raw, &knob) {
-                    Ok(t) => out.push(t),
-                    Err(err) => self.warnings.push(format!("transform {n} ignored: {err}")),
-                },
-                None => self
+            match crate::transform::from_config(cfg, &knob) {
+                Ok(Some(t)) => out.push(t),
+                Err(err) => self.warnings.push(format!("transform {n} ignored: {err}")),
+                Ok(None) => self
                     .warnings
                     .push(format!("transform {n} ignored: {knob} is not defined")),
             }
@@ -143,12 +147,10 @@ impl RouterConfig {
         &mut self,
         cfg: &Config,
         name: &str,
-        text: &str,
+        t: Transform,
         default_max: i64,
         default_idle: i64,
     ) -> Result<Route, String> {
-        let origin = format!("JOB_ROUTER_ROUTE_{name}");
-        let t = Transform::parse(text, &origin).map_err(|e| e.to_string())?;
         if let Some(inner) = t.name()
             && !inner.eq_ignore_ascii_case(name)
         {

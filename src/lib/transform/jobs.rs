@@ -12,7 +12,7 @@ use crate::classad::unparse::unparse_old;
 use crate::config::Config;
 use crate::submit::Cluster;
 
-use super::{Macros, Transform, TransformError, oldroutes};
+use super::{Macros, Transform, TransformError};
 
 /// Attributes no transform may change (HTCondor's
 /// `SYSTEM_IMMUTABLE_JOB_ATTRS` default).
@@ -52,22 +52,11 @@ pub fn load(cfg: &Config) -> (Vec<Transform>, Vec<String>) {
 }
 
 fn load_one(cfg: &Config, knob: &str) -> Result<Transform, String> {
-    let Some(entry) = cfg.lookup_entry(knob) else {
-        return Err("it is not defined".into());
-    };
-    let raw = entry.raw.trim_start();
-    let text = if raw.starts_with('[') {
-        // The old syntax is read expanded, as the schedd reads it.
-        let expanded = cfg
-            .get(knob)
-            .map_err(|e| e.to_string())?
-            .unwrap_or_default();
-        let ad = crate::classad::parse_ad(&expanded).map_err(|e| format!("not a ClassAd: {e}"))?;
-        oldroutes::convert(None, &ad, false).map_err(|e| e.to_string())?
-    } else {
-        raw.to_string()
-    };
-    Transform::parse(&text, knob).map_err(|e| e.to_string())
+    match super::from_config(cfg, knob) {
+        Ok(Some(t)) => Ok(t),
+        Ok(None) => Err("it is not defined".into()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Applies `transforms` to every job of `cluster` (each job with its own

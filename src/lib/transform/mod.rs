@@ -14,8 +14,20 @@
 //! `JOB_ROUTER_ENTRIES` syntax to transform text; [`jobs`] applies the
 //! submit-time `JOB_TRANSFORM_NAMES` transforms.
 //!
+//! For the router, in short: [`from_config`] reads a route or transform
+//! knob (either syntax); [`Transform::name`], [`Transform::requirements`],
+//! [`Transform::universe`] and [`Transform::macro_value`] (`MaxJobs`,
+//! `GridResource`, ...) describe it; [`Transform::matches`] (or
+//! [`Transform::matches_shared`] for an ad already in an `Rc`) applies the
+//! REQUIREMENTS rule to the untransformed ad; [`Transform::apply`] edits the
+//! ad, with one [`Macros`] shared by the pre-route transforms, the route and
+//! the post-route transforms of one job. Errors are [`TransformError`]s
+//! that name the knob or file and the line.
+//!
 //! The module sits beside `queue`: it uses `classad`, `vocab`, `config`
-//! and the submit language's `queue` statement parser, nothing higher.
+//! and the submit language (its `queue` statement parser, and `Cluster`
+//! for the submit-time transforms), nothing higher. Its behaviour is
+//! compared with HTCondor's own code by `tests/transform_diff/`.
 
 pub mod apply;
 pub mod iterate;
@@ -24,6 +36,8 @@ pub mod oldroutes;
 pub mod parse;
 
 use std::collections::HashMap;
+
+use crate::config;
 
 pub use oldroutes::convert_old_route;
 pub use parse::Transform;
@@ -46,6 +60,31 @@ impl TransformError {
             message: message.into(),
         }
     }
+}
+
+/// The transform a configuration knob holds (`JOB_ROUTER_ROUTE_<name>`,
+/// `JOB_ROUTER_TRANSFORM_<name>`, `JOB_TRANSFORM_<name>`): its raw,
+/// unexpanded text in the transform language, or, when the text starts with
+/// `[`, a route ad in the old syntax, which is expanded, read and converted
+/// ([`convert_old_route`]) as HTCondor does. `Ok(None)` when the knob is not
+/// defined; errors name the knob.
+pub fn from_config(cfg: &config::Config, knob: &str) -> Result<Option<Transform>, TransformError> {
+    let Some(entry) = cfg.lookup_entry(knob) else {
+        return Ok(None);
+    };
+    let raw = entry.raw.trim_start();
+    let text = if raw.starts_with('[') {
+        let expanded = cfg
+            .get(knob)
+            .map_err(|e| TransformError::new(knob, 1, e.to_string()))?
+            .unwrap_or_default();
+        let ad = crate::classad::parse_ad(&expanded)
+            .map_err(|e| TransformError::new(knob, 1, format!("not a ClassAd: {e}")))?;
+        oldroutes::convert(None, &ad, false)?
+    } else {
+        raw.to_string()
+    };
+    Transform::parse(&text, knob).map(Some)
 }
 
 /// The macros of the transforms applied to one ad. HTCondor keeps one macro

@@ -7,10 +7,13 @@
 //! `eval_set_*` → `EVALSET`, in that order and alphabetical (ignoring case)
 //! within each group.
 //!
-//! HTCondor also flattens `eval_set_*` expressions that refer to route
-//! attributes against the route ad; tern keeps them as written and relies
-//! on the "temporarily SET" step HTCondor emits for the same references,
-//! which gives the same values.
+//! Like HTCondor, `eval_set_*` expressions that refer to route attributes,
+//! `Requirements` and the policy attributes are flattened against the route
+//! ad ([`flatten`]): route attributes inlined, what becomes constant
+//! computed, with HTCondor's rewriting of `true && x` and of a value and a
+//! tree under `+`, `*`, `&&`, `||` and the bit operators (value first). The
+//! differential suite (`tests/transform_diff/`) compares the result with
+//! HTCondor's own conversion.
 
 use std::collections::BTreeMap;
 
@@ -98,11 +101,17 @@ pub(crate) fn convert(
             }
             sets.insert(target, unparse_old(e));
         } else if let Some(target) = strip(attr, &lower, "eval_set_") {
-            let refs = internal_refs(e, &route);
+            let mut refs = internal_refs(e, &route);
             let text = if refs.is_empty() {
                 unparse_old(e)
             } else {
-                unparse_old(&rewrite_target(e, Some("MY")))
+                // Flattened against the route (its attributes inlined and
+                // what that makes constant computed), as HTCondor's
+                // "experimental flattening" does; what it still refers to
+                // gets the temporary SETs below.
+                let flat = rewrite_target(&flatten(e, &route, 0), Some("MY"));
+                refs = internal_refs(&flat, &route);
+                unparse_old(&flat)
             };
             evalsets.insert(target, text);
             for r in refs {
@@ -125,11 +134,16 @@ pub(crate) fn convert(
                     assignments.insert(attr, unparse_old(e));
                     string_assignments.push(attr.to_string());
                 }
-                "requirements" => requirements = unparse_old(&rewrite_target(e, None)),
+                "requirements" => {
+                    requirements = unparse_old(&rewrite_target(&flatten(e, &route, 0), None))
+                }
                 _ => {
                     let (text, is_string) =
                         if MY_TARGET.iter().any(|m| m.eq_ignore_ascii_case(attr)) {
-                            (unparse_old(&rewrite_target(e, Some("MY"))), true)
+                            (
+                                unparse_old(&rewrite_target(&flatten(e, &route, 0), Some("MY"))),
+                                true,
+                            )
                         } else if let Some(Value::Str(s)) = e.literal_value() {
                             (s.to_string(), true)
                         } else {
@@ -236,6 +250,113 @@ fn internal_refs(e: &Expr, route: &ClassAd) -> Vec<String> {
     out
 }
 
+/// Functions whose value changes from call to call: never computed ahead.
+const VOLATILE: &[&str] = &["time", "random", "now", "splittime", "formattime"];
+
+/// `e` flattened against `route` (HTCondor's `FlattenAndInline`, in its
+/// plain cases): a reference to a route attribute is replaced by that
+/// attribute's flattened expression, and an operation, condition or call
+/// whose operands all became literals is replaced by its value. References
+/// to anything else (the job's attributes, `TARGET.x`) stay.
+fn flatten(e: &Expr, route: &ClassAd, depth: usize) -> Expr {
+    use crate::classad::{Evaluator, Scope};
+    let f = |x: &Expr| flatten(x, route, depth);
+    let lit = |x: &Expr| matches!(x, Expr::Lit(v) if !matches!(v, Value::List(_) | Value::Ad(_)));
+    // The value of an expression of literals; kept as it is when that is
+    // an error or not a scalar.
+    let value = |x: Expr| -> Expr {
+        match Evaluator::new().eval(&x, &Scope::empty()) {
+            Value::Error | Value::List(_) | Value::Ad(_) => x,
+            v => Expr::Lit(v),
+        }
+    };
+    match e {
+        Expr::Attr(a) => {
+            let mine = match &a.base {
+                None => true,
+                Some(Expr::Attr(b)) => b.base.is_none() && b.name.key() == "my",
+                _ => false,
+            };
+            match route.get(a.name.as_str()) {
+                Some(target) if mine && depth < 20 => flatten(target, route, depth + 1),
+                _ => e.clone(),
+            }
+        }
+        Expr::Unary(op, x) => {
+            let fx = f(x);
+            let done = lit(&fx);
+            let out = Expr::Unary(*op, Box::new(fx));
+            if done { value(out) } else { out }
+        }
+        Expr::Binary(op, b) => {
+            use crate::classad::ast::BinOp;
+            let (l, r) = (f(&b.0), f(&b.1));
+            let commutative = matches!(
+                op,
+                BinOp::Add
+                    | BinOp::Mul
+                    | BinOp::BitAnd
+                    | BinOp::BitOr
+                    | BinOp::BitXor
+                    | BinOp::And
+                    | BinOp::Or
+            );
+            match (lit(&l), lit(&r)) {
+                (true, true) => value(Expr::Binary(*op, Box::new((l, r)))),
+                // Operation::combine: one value and one tree of an
+                // associative, commutative operator.
+                (true, false) | (false, true) if commutative => {
+                    let (v, t) = if lit(&l) { (l, r) } else { (r, l) };
+                    if matches!(op, BinOp::And | BinOp::Or) {
+                        // `false && x`, `true || x`: decided by the value.
+                        let decided =
+                            Expr::Binary(*op, Box::new((v.clone(), Expr::Lit(Value::Undefined))));
+                        if let Expr::Lit(Value::Bool(b)) = value(decided) {
+                            return Expr::Lit(Value::Bool(b));
+                        }
+                        // `true && x` is `x`.
+                        if *op == BinOp::And && matches!(v, Expr::Lit(Value::Bool(true))) {
+                            return t;
+                        }
+                    }
+                    // The value goes first, as HTCondor rebuilds it.
+                    Expr::Binary(*op, Box::new((v, t)))
+                }
+                _ => Expr::Binary(*op, Box::new((l, r))),
+            }
+        }
+        Expr::Paren(x) => {
+            let fx = f(x);
+            if lit(&fx) {
+                fx
+            } else {
+                Expr::Paren(Box::new(fx))
+            }
+        }
+        Expr::Cond(b) => {
+            let c = f(&b.0);
+            match &c {
+                Expr::Lit(Value::Bool(true)) => f(&b.1),
+                Expr::Lit(Value::Bool(false)) => f(&b.2),
+                _ => Expr::Cond(Box::new((c, f(&b.1), f(&b.2)))),
+            }
+        }
+        Expr::Call(c) => {
+            let args: Vec<Expr> = c.args.iter().map(f).collect();
+            let done = c.builtin.is_some()
+                && args.iter().all(lit)
+                && !VOLATILE.iter().any(|v| c.name.eq_ignore_ascii_case(v));
+            let out = Expr::Call(Box::new(Call {
+                name: c.name.clone(),
+                builtin: c.builtin,
+                args,
+            }));
+            if done { value(out) } else { out }
+        }
+        other => other.clone(),
+    }
+}
+
 /// A copy of `e` with `TARGET.x` made `MY.x` (`Some("MY")`) or plain `x`
 /// (`None`), as HTCondor's `RewriteAttrRefs` does.
 fn rewrite_target(e: &Expr, to: Option<&str>) -> Expr {
@@ -310,15 +431,10 @@ mod tests {
              SET Queue \"short\"\n\
              SET Routed true\n\
              \n\
-             # temporarily SET attrs because eval_set_ rules refer to them\n\
-             SET MaxJobs $(MaxJobs)\n\
-             \n\
              # eval_set_* rules\n\
-             EVALSET RequestMemory MaxJobs * 100\n\
-             \n\
-             # remove temporary attrs\n\
-             DELETE MaxJobs"
+             EVALSET RequestMemory 500"
         );
+        // MaxJobs * 100 was flattened against the route, as HTCondor does.
         // The text is a working route.
         let t = Transform::parse(&text, "converted").unwrap();
         assert_eq!(t.name(), Some("Site A"));

@@ -408,3 +408,33 @@ fn string_function_takes_text_that_is_no_string_as_it_is() {
         Some("\"1 + 1\"".into())
     );
 }
+
+#[test]
+fn from_config_reads_new_and_old_syntax() {
+    let c = {
+        let mut c = Config::defaults();
+        c.parse_str(
+            "JOB_ROUTER_ROUTE_A @=end\n  REQUIREMENTS Owner == \"a\"\n  SET X 1\n@end\n\
+             JOB_ROUTER_ROUTE_B = [ Name = \"B\"; set_Y = \"$(SITE)\" ]\nSITE = west\n\
+             JOB_ROUTER_ROUTE_C = [ broken\n",
+            "cfg",
+        )
+        .unwrap();
+        c
+    };
+    let a = from_config(&c, "JOB_ROUTER_ROUTE_A").unwrap().unwrap();
+    assert_eq!(a.requirements_text(), Some("Owner == \"a\""));
+    // The old syntax is expanded first, then converted.
+    let b = from_config(&c, "JOB_ROUTER_ROUTE_B").unwrap().unwrap();
+    assert_eq!(b.name(), Some("B"));
+    let mut ad = ClassAd::new();
+    b.apply(&mut ad, &mut Macros::new(), &c).unwrap();
+    assert_eq!(ad_to_old(&ad, true), "Y = \"west\"\n");
+    assert!(from_config(&c, "JOB_ROUTER_ROUTE_Z").unwrap().is_none());
+    let e = from_config(&c, "JOB_ROUTER_ROUTE_C").unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("JOB_ROUTER_ROUTE_C, line 1: not a ClassAd"),
+        "{e}"
+    );
+}

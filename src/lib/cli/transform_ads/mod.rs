@@ -22,11 +22,13 @@ use std::process::ExitCode;
 use clap::{ArgMatches, CommandFactory, Parser};
 
 use super::{CliError, normalize_argv, run_tool};
+
+mod convert;
 use crate::classad::unparse::{ad_to_old, ad_to_string};
 use crate::classad::{self, ClassAd};
 use crate::config::Config;
-use crate::transform::oldroutes;
 use crate::transform::{Macros, Transform};
+use convert::convert_routes;
 
 /// Transform ClassAds with rules, as condor_transform_ads does.
 ///
@@ -532,22 +534,9 @@ fn config_rules(rest: &str, cfg: &Config) -> Result<Vec<Transform>, CliError> {
     let mut out = Vec::new();
     for name in names {
         let knob = pattern.replace("%s", name);
-        let Some(entry) = cfg.lookup_entry(&knob) else {
-            return Err(failed(format!(
-                "{knob} is not defined in the configuration"
-            )));
-        };
-        let raw = entry.raw.trim_start();
-        let text = if raw.starts_with('[') {
-            // An old-syntax route: expanded, read as an ad, converted.
-            let expanded = cfg.get(&knob)?.unwrap_or_default();
-            let ad = classad::parse_ad(&expanded)
-                .map_err(|e| failed(format!("{knob}: cannot parse the route ad: {e}")))?;
-            oldroutes::convert(None, &ad, false).map_err(|e| failed(e.to_string()))?
-        } else {
-            raw.to_string()
-        };
-        let mut t = Transform::parse(&text, &knob).map_err(|e| failed(e.to_string()))?;
+        let mut t = crate::transform::from_config(cfg, &knob)
+            .map_err(|e| failed(e.to_string()))?
+            .ok_or_else(|| failed(format!("{knob} is not defined in the configuration")))?;
         t.set_name(name);
         out.push(t);
     }
@@ -707,117 +696,5 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), CliError> {
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         fail(e)
-    })
-}
-
-/// `-convertoldroutes`: JOB_ROUTER_ENTRIES of the configuration, or of
-/// `file`, printed as routes in the transform syntax.
-fn convert_routes(cfg: &Config, file: Option<&str>) -> Result<(), CliError> {
-    let cfg = match file {
-        Some(f) => {
-            let text = std::fs::read_to_string(f).map_err(|e| CliError::Read {
-                path: PathBuf::from(f),
-                source: e,
-            })?;
-            let mut c = Config::defaults();
-            c.parse_str(&text, f)?;
-            c
-        }
-        None => cfg.clone(),
-    };
-    let defaults = match cfg.get("JOB_ROUTER_DEFAULTS")? {
-        Some(d) => Some(parse_defaults(&d)?),
-        None => None,
-    };
-    let entries = cfg.get("JOB_ROUTER_ENTRIES")?.unwrap_or_default();
-    let ads = classad::parse_ads(&entries).map_err(|e| {
-        failed(format!(
-            "JOB_ROUTER_ENTRIES: cannot parse the route ads: {e}"
-        ))
-    })?;
-    let mut o = io::stdout().lock();
-    let mut names = Vec::new();
-    for (i, ad) in ads.iter().enumerate() {
-        let text =
-            oldroutes::convert(defaults.as_ref(), ad, true).map_err(|e| failed(e.to_string()))?;
-        match file {
-            Some(_) => {
-                let t = Transform::parse(&text, "converted").map_err(|e| failed(e.to_string()))?;
-                let tag: String = t
-                    .name()
-                    .unwrap_or("")
-                    .chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() || c == '_' {
-                            c
-                        } else {
-                            '_'
-                        }
-                    })
-                    .collect();
-                if tag.is_empty() {
-                    continue;
-                }
-                writeln!(
-                    o,
-                    "\n##### Route {}\nJOB_ROUTER_ROUTE_{tag} @=jre",
-                    names.len() + 1
-                )?;
-                for l in text.lines() {
-                    // The name is the knob's suffix when it matches.
-                    if t.name() == Some(tag.as_str()) && l.starts_with("NAME ") {
-                        continue;
-                    }
-                    writeln!(o, "   {l}")?;
-                }
-                writeln!(o, "@jre")?;
-                names.push(tag);
-            }
-            None => {
-                writeln!(o, "\n##### JOB_ROUTER_ENTRIES [{}] #####", i + 1)?;
-                writeln!(o, "{text}")?;
-            }
-        }
-    }
-    // Routes in JOB_ROUTER_ENTRIES_FILE, of the current configuration only
-    // (a foreign configuration's file is not ours to read).
-    if let Some(path) = cfg.get("JOB_ROUTER_ENTRIES_FILE")? {
-        if file.is_some() {
-            writeln!(o, "need JOB_ROUTER_ENTRIES_FILE {path}")?;
-        } else {
-            let text = std::fs::read_to_string(&path).map_err(|e| CliError::Read {
-                path: PathBuf::from(&path),
-                source: e,
-            })?;
-            let ads = classad::parse_ads(&text)
-                .map_err(|e| failed(format!("{path}: cannot parse the route ads: {e}")))?;
-            for (i, ad) in ads.iter().enumerate() {
-                let text = oldroutes::convert(defaults.as_ref(), ad, true)
-                    .map_err(|e| failed(e.to_string()))?;
-                writeln!(o, "\n##### JOB_ROUTER_ENTRIES_FILE [{}] #####", i + 1)?;
-                writeln!(o, "{text}")?;
-            }
-        }
-    }
-    // Empty is unset: the knob table gives every knob a (here empty) default.
-    if file.is_some() && cfg.get("JOB_ROUTER_ROUTE_NAMES").ok().flatten().is_none() {
-        writeln!(o, "\nJOB_ROUTER_ROUTE_NAMES = {}", names.join(" "))?;
-    }
-    o.flush()?;
-    Ok(())
-}
-
-/// JOB_ROUTER_DEFAULTS: one ad, or attributes without brackets.
-fn parse_defaults(text: &str) -> Result<ClassAd, CliError> {
-    let t = text.trim();
-    let wrapped = if t.starts_with('[') {
-        t.to_string()
-    } else {
-        format!("[ {t} ]")
-    };
-    classad::parse_ad(&wrapped).map_err(|e| {
-        failed(format!(
-            "JOB_ROUTER_DEFAULTS: cannot parse the defaults ad: {e}"
-        ))
     })
 }
