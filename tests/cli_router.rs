@@ -1282,3 +1282,35 @@ JOB_ROUTER_ROUTE_Old = [ Name = "Old"; TargetUniverse = 5; Requirements = target
     assert_eq!(attr(&env, d, "JobUniverse").as_deref(), Some("5"));
     assert_eq!(attr(&env, d, "Foo").as_deref(), Some("1"));
 }
+
+#[test]
+fn bad_input_is_named_and_changes_nothing() {
+    let env = with_config(
+        "JOB_ROUTER_ROUTE_NAMES = Bad\nJOB_ROUTER_ROUTE_Bad @=end\n  REQUIREMENTS true\n  SET\n@end\n",
+    );
+    let r = env.run("tern_job_router", ["-dry-run", "1.0"]);
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (
+            1,
+            "",
+            "tern_job_router: warning: route Bad is not used: JOB_ROUTER_ROUTE_Bad, line 2: SET needs 2 arguments\n\
+             tern_job_router: error: job 1.0 is not in the queue\n"
+        )
+    );
+    assert!(!env.spool().exists());
+    let r = env.run("tern_router_q", ["-route"]);
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (
+            2,
+            "tern_router_q: error: -route needs a value\nhint: 'tern_router_q -help' lists the options\n"
+        )
+    );
+    let r = env.run("tern_router_q", ["-S"]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "   JOBS ST Route                GridResource\n")
+    );
+    assert!(!env.spool().exists());
+}

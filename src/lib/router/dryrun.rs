@@ -26,12 +26,10 @@ pub fn dry_run(
     let _ = cfg;
     let mut out = Vec::new();
     let Some(q) = Queue::open(spool, false)? else {
-        out.push(format!("job {id}: not in the queue"));
-        return Ok(out);
+        return Err(RouterError::NoJob(id));
     };
     let Some(row) = q.row(id)? else {
-        out.push(format!("job {id}: not in the queue"));
-        return Ok(out);
+        return Err(RouterError::NoJob(id));
     };
     let src = Rc::new(q.full_ad(&row)?);
     let me = (!crate::sys::identity::is_root()).then(crate::sys::real_user_name);

@@ -59,6 +59,7 @@ pub enum RouterError {
     /// A route or transform that cannot be used, by name.
     #[error("route {name}: {reason}")]
     Route { name: String, reason: String },
-    #[error("{0}")]
-    Io(String),
+    /// `-dry-run` of a job the queue does not hold.
+    #[error("job {0} is not in the queue")]
+    NoJob(crate::queue::JobId),
 }
