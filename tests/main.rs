@@ -21,6 +21,7 @@ mod cli_negotiate;
 mod cli_printmask;
 mod cli_prio;
 mod cli_q;
+mod cli_router;
 mod cli_run;
 mod cli_sandbox;
 mod cli_shadow;

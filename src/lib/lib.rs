@@ -3,8 +3,9 @@
 //! The library holds every concept as its own module; the binaries under
 //! `src/bin/` are thin wrappers around [`cli`]. Layering, lowest first:
 //! `sys`, `clock`, `cron`, `classad` <- `vocab` <- `config` <- `submit` <- `queue` <-
-//! (`userlog`, `machine`, `sandbox`, `transform`, `negotiator`, `shadow`) <- `actions` <- `grid` <- `cli`. A
-//! lower module never imports a higher one.
+//! (`userlog`, `machine`, `sandbox`, `transform`, `negotiator`, `shadow`,
+//! `router`) <- `actions` <- `grid` <- `cli`. A lower module never imports a
+//! higher one.
 //!
 //! Calls into the C library live in [`sys`] (and the shadow's process
 //! layer, `shadow::procs`), each behind a safe function with its SAFETY
@@ -22,6 +23,7 @@ pub mod grid;
 pub mod machine;
 pub mod negotiator;
 pub mod queue;
+pub mod router;
 pub mod sandbox;
 pub mod shadow;
 pub mod submit;

@@ -13,7 +13,8 @@
 //!   to compare it with;
 //! - [`events`]: job event logs, read by tern and by HTCondor;
 //! - [`man`]: checking a tool's options against its manual page;
-//! - [`rng`]: the small seeded generator of the random tests.
+//! - [`rng`]: the small seeded generator of the random tests;
+//! - [`router`]: routes, router passes and routed jobs.
 
 pub mod events;
 pub mod man;
@@ -21,6 +22,7 @@ pub mod process;
 pub mod queue;
 pub mod replay;
 pub mod rng;
+pub mod router;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -85,6 +87,10 @@ pub const TOOLS: &[Tool] = tools![
     tern_continue => continue_job,
     tern_userprio => userprio,
     tern_prio => prio,
+    tern_job_router => job_router,
+    tern_router_q => router_q,
+    tern_router_history => router_history,
+    tern_router_rm => router_rm,
     tern_transform_ads => transform_ads,
 ];
 

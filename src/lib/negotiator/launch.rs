@@ -281,3 +281,40 @@ pub fn spawn_background_pass(cfg: &Config) -> std::io::Result<()> {
     })
     .map(|_| ())
 }
+
+/// Whether a job router pass is wanted: routes are configured and there
+/// are idle jobs or jobs the router manages (spec 5.4). The router runs
+/// as its own process (`tern_job_router`), which takes its own lock, so
+/// two never run at once.
+pub fn router_wanted(cfg: &Config, q: &crate::queue::Queue) -> Result<bool, NegotiatorError> {
+    if cfg.list_value("JOB_ROUTER_ROUTE_NAMES")?.is_empty()
+        && !cfg.get_bool("JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES", false)?
+    {
+        return Ok(false);
+    }
+    let busy: bool = q
+        .conn()
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM procs WHERE status = 1) \
+             OR EXISTS (SELECT 1 FROM router_jobs)",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(crate::queue::QueueError::from)?;
+    Ok(busy)
+}
+
+/// Starts `tern_job_router` in the background, detached.
+pub fn spawn_router(cfg: &Config) -> std::io::Result<()> {
+    let prog = sibling(cfg, None, "tern_job_router");
+    crate::sys::spawn(&crate::sys::Spawn {
+        exe: &prog,
+        args: &[],
+        env: None,
+        extra_env: &[],
+        dir: None,
+        stdio: [None, None, None],
+        new_session: true,
+    })
+    .map(|_| ())
+}

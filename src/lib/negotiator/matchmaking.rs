@@ -349,6 +349,9 @@ fn order_jobs(
     let mut by_submitter: Vec<SubmitterJobs> = Vec::new();
     let mut sub_index: HashMap<String, usize> = HashMap::new();
     for row in rows {
+        if managed_externally(q, &row)? {
+            continue;
+        }
         if is_scheduler_universe(q, &row)? {
             planned.push(Planned {
                 id: row.id,
@@ -584,6 +587,15 @@ pub(super) fn is_scheduler_universe_ad(cad: &ClassAd) -> bool {
 
 /// Whether `hay` contains `needle` (lower-case ASCII), ignoring case,
 /// without allocating.
+/// Whether the job router manages the job (`Managed == "External"`): its
+/// routed copy runs in its place, so the pass neither matches it nor
+/// takes its mirrored Running status for a shadow that died.
+pub(crate) fn managed_externally(q: &Queue, row: &JobRow) -> Result<bool, QueueError> {
+    Ok(contains_lower(&row.diff, b"\"external\"")
+        && matches!(q.full_ad(row)?.get("Managed").and_then(|e| e.literal_value()),
+            Some(crate::classad::Value::Str(m)) if &**m == "External"))
+}
+
 pub(crate) fn contains_lower(hay: &str, needle: &[u8]) -> bool {
     let h = hay.as_bytes();
     if needle.is_empty() || h.len() < needle.len() {

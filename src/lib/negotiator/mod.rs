@@ -290,7 +290,13 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     if due.all {
         clear_leftovers(cfg, &machine, spool, &q, &mut report)?;
     }
+    let route = launch::router_wanted(cfg, &q)?;
     drop(q);
+    if route && let Err(e) = launch::spawn_router(cfg) {
+        report
+            .lines
+            .push(format!("warning: cannot start tern_job_router: {e}"));
+    }
     if let Err(e) = userlog::log_job_events(&events) {
         report.lines.push(format!("warning: {e}"));
     }
@@ -614,6 +620,9 @@ fn claimed_jobs(q: &Queue) -> Result<Vec<JobId>, NegotiatorError> {
         JobStatus::Suspended,
         JobStatus::TransferringOutput,
     ])? {
+        if matchmaking::managed_externally(q, &row)? {
+            continue;
+        }
         // A running grid job has a gridmanager, not a shadow.
         if !suspects.contains(&row.id) && !gridjobs::is_grid_ad(&*q.cluster_ad(row.id.cluster)?) {
             suspects.push(row.id);

@@ -185,6 +185,30 @@ pub const MIGRATIONS: &[&str] = &[
             ON CONFLICT (owner, status) DO UPDATE SET n = n + 1;
     END;
     "#,
+    // 5: the job router's state (see router::state): one row per job it
+    // manages, and each route's throttle counters, so that a router killed
+    // at any instant resumes without losing or re-routing a job.
+    r#"
+    CREATE TABLE router_jobs (
+        src_cluster  INTEGER NOT NULL,
+        src_proc     INTEGER NOT NULL,
+        state        TEXT NOT NULL,     -- submitted | cleanup | finalized (retired: deleted)
+        route        TEXT NOT NULL,
+        dest_cluster INTEGER,           -- the routed copy, once submitted
+        dest_proc    INTEGER,
+        outcome      TEXT NOT NULL DEFAULT '', -- success | failure | interrupted | rerouted
+        since        INTEGER NOT NULL,
+        PRIMARY KEY (src_cluster, src_proc)
+    ) WITHOUT ROWID;
+    CREATE TABLE router_routes (
+        name             TEXT PRIMARY KEY,
+        throttle         REAL NOT NULL DEFAULT 0,
+        window_start     INTEGER NOT NULL,
+        recent_routed    INTEGER NOT NULL DEFAULT 0,
+        recent_failed    INTEGER NOT NULL DEFAULT 0,
+        recent_succeeded INTEGER NOT NULL DEFAULT 0
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -128,6 +128,29 @@ impl Writer<'_, System> {
     pub fn conn(&self) -> &Connection {
         &self.tx
     }
+
+    /// Submits one cluster owned by `owner` inside this transaction, so
+    /// that a job and the change that made it commit together (the job
+    /// router's routed copy and its source's RoutedToJobId). Returns the
+    /// new cluster id.
+    pub fn submit(
+        &mut self,
+        owner: &str,
+        cluster: &crate::submit::Cluster,
+    ) -> Result<i64, QueueError> {
+        let id: i64 = self.tx.query_row(
+            "SELECT value FROM meta WHERE key = 'next_cluster'",
+            [],
+            |r| r.get(0),
+        )?;
+        if self.began.is_none() {
+            log_record(&self.tx, op::BEGIN, "", "", "")?;
+            self.began = Some(self.tx.last_insert_rowid());
+        }
+        insert_cluster_records(&self.tx, id, owner, cluster, false)?;
+        self.set_meta("next_cluster", id + 1)?;
+        Ok(id)
+    }
 }
 
 impl<A> Writer<'_, A> {
@@ -438,8 +461,22 @@ pub(super) fn insert_cluster(
     owner: &str,
     cluster: &crate::submit::Cluster,
 ) -> Result<(), rusqlite::Error> {
+    insert_cluster_records(tx, id, owner, cluster, true)
+}
+
+/// [`insert_cluster`]; `framed` logs the BEGIN and END records around it
+/// (a [`Writer`] logs its own).
+fn insert_cluster_records(
+    tx: &Connection,
+    id: i64,
+    owner: &str,
+    cluster: &crate::submit::Cluster,
+    framed: bool,
+) -> Result<(), rusqlite::Error> {
     let mut log = tx.prepare("INSERT INTO txlog (op, key, name, value) VALUES (?1, ?2, ?3, ?4)")?;
-    log.execute(params![op::BEGIN, "", "", ""])?;
+    if framed {
+        log.execute(params![op::BEGIN, "", "", ""])?;
+    }
     let ckey = cluster_key(id);
     log.execute(params![op::NEW_AD, ckey, "Job", "Machine"])?;
     let mut cad = cluster.cluster_ad.clone();
@@ -495,7 +532,9 @@ pub(super) fn insert_cluster(
             log.execute(params![op::SET_ATTR, key, n, unparse(e)])?;
         }
     }
-    log.execute(params![op::END, "", "", ""])?;
+    if framed {
+        log.execute(params![op::END, "", "", ""])?;
+    }
     Ok(())
 }
 

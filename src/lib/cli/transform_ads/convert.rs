@@ -95,7 +95,8 @@ pub(super) fn convert_routes(cfg: &Config, file: Option<&str>) -> Result<(), Cli
             }
         }
     }
-    if file.is_some() && cfg.lookup_entry("JOB_ROUTER_ROUTE_NAMES").is_none() {
+    // Empty is unset: the knob table gives every knob a (here empty) default.
+    if file.is_some() && cfg.get("JOB_ROUTER_ROUTE_NAMES").ok().flatten().is_none() {
         writeln!(o, "\nJOB_ROUTER_ROUTE_NAMES = {}", names.join(" "))?;
     }
     o.flush()?;

@@ -1,0 +1,67 @@
+//! `tern_router_rm`: removes routed jobs, as HTCondor's `condor_router_rm`:
+//! its options (`-idle`, `-held`, `-route`/`-site`, `-constraint`) build a
+//! constraint over the routed copies that is handed to `tern_rm` with the
+//! rest of the arguments. HTCondor's script honours only the first of its
+//! options (a stray `break`); tern honours every one.
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser};
+
+use super::router_q::router_options;
+use super::{CliError, run_tool};
+
+/// Remove jobs the job router routed (their routed copies). The options
+/// below come first, and every one of them counts; the rest are tern_rm's
+/// (see tern_rm(1)), given the constraint these build.
+#[derive(Parser, Debug)]
+#[command(
+    name = "tern_router_rm",
+    version,
+    after_help = "Examples:\n  tern_router_rm -route Slurm\n  tern_router_rm -held -route Slurm\n  tern_router_rm -constraint 'RemoteWallClockTime > 3600'"
+)]
+pub struct Args {
+    /// Only idle routed jobs
+    #[arg(long)]
+    pub idle: bool,
+    /// Only held routed jobs
+    #[arg(long)]
+    pub held: bool,
+    /// Only the jobs of route NAME
+    #[arg(long, value_name = "NAME", visible_alias = "site")]
+    pub route: Option<String>,
+    /// Only the jobs matching this ClassAd expression
+    #[arg(long, value_name = "EXPR")]
+    pub constraint: Option<String>,
+    /// tern_rm's options (-reason, -forcex, ...)
+    #[arg(
+        value_name = "TERN_RM_OPTIONS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub rest: Vec<String>,
+}
+
+pub fn main() -> ExitCode {
+    run_tool("tern_router_rm", run)
+}
+
+pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
+    let args: Vec<String> = argv
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let o = router_options(&args, false, "tern_router_rm")?;
+    if o.help {
+        let mut cmd = Args::command();
+        print!("{}", cmd.render_help());
+        return Ok(());
+    }
+    let mut rm_argv: Vec<OsString> = vec!["tern_router_rm".into()];
+    rm_argv.extend(o.rest.into_iter().map(OsString::from));
+    rm_argv.push("-constraint".into());
+    rm_argv.push(o.constraint.into());
+    super::rm::run(rm_argv)
+}
