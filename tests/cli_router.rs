@@ -332,8 +332,14 @@ fn removals_and_holds_go_both_ways() {
     let (s0, d0) = (routed[0].0, routed[0].1.unwrap());
     let (s1, d1) = (routed[1].0, routed[1].1.unwrap());
     let (s2, d2) = (routed[2].0, routed[2].1.unwrap());
-    // The copy of 1.0 runs, then is removed by someone.
-    set(&env, d0, NOW + 5, &[("JobStatus", "2")]);
+    // The copy of 1.0 runs (its gridmanager manages it), then is removed
+    // by someone.
+    set(
+        &env,
+        d0,
+        NOW + 5,
+        &[("JobStatus", "2"), ("Managed", "\"External\"")],
+    );
     pass(&env, NOW + 6);
     assert_eq!(status(&env, s0), 2);
     // Marked removed (it runs), then taken out.
