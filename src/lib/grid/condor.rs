@@ -19,9 +19,10 @@ use crate::userlog::Exit;
 use crate::vocab::{JobStatus, Universe, hold_code};
 
 use super::GridError;
+use super::changes::grid_hold;
 use super::events;
 use super::ids;
-use super::manager::{Job, Round, grid_hold};
+use super::manager::{Job, Round};
 
 /// The attributes copied back from the remote job (§6.2).
 const COPIED: &[&str] = &[
@@ -197,7 +198,7 @@ impl Round<'_> {
                     wake_remote(&remote_spool);
                 }
                 self.commit(id, j.row.status, |ad| {
-                    (super::manager::leave_removed(ad), vec![])
+                    (super::changes::leave_removed(ad), vec![])
                 })?;
                 return Ok(());
             }
@@ -317,7 +318,7 @@ impl Round<'_> {
                 let sub = rad.eval_int("HoldReasonSubCode").unwrap_or(0);
                 self.commit(id, j.row.status, |ad| {
                     let (c, e) = grid_hold(ad, id, now, &reason, code, sub, local_running, true);
-                    (super::manager::with(c, s), e)
+                    (super::changes::with(c, s), e)
                 })?;
             }
             Some(JobStatus::Completed) => {
@@ -337,7 +338,7 @@ impl Round<'_> {
                         let start = rad.eval_int("JobCurrentStartDate").unwrap_or(now);
                         evs.push(events::executing(id, start, &gr));
                     }
-                    let (c, mut more) = super::manager::finish(
+                    let (c, mut more) = super::changes::finish(
                         ad,
                         id,
                         now,

@@ -18,10 +18,14 @@
 //! * [`script`]: the batch script of a Slurm job;
 //! * [`slurm`]: sbatch, squeue, scontrol, sacct, scancel;
 //! * [`condor`]: another tern queue as the remote schedd;
-//! * [`manager`]: the per-owner loop and the job state machine;
+//! * [`manager`]: the per-owner loop and the rounds that move each job;
+//! * `slurm_job`: a `batch slurm` job's steps (submit, follow, cancel);
+//! * `changes`: what the steps change in a job (start, complete, holds),
+//!   shared by both backends;
 //! * [`owner`]: acting as the job's owner, one function per concern;
 //! * [`events`]: the grid events.
 
+mod changes;
 pub mod condor;
 pub mod events;
 pub mod ids;
@@ -30,6 +34,7 @@ pub mod owner;
 pub mod resource;
 pub mod script;
 pub mod slurm;
+mod slurm_job;
 
 use std::path::PathBuf;
 
