@@ -38,6 +38,21 @@ pub struct Args {
     /// Summarize the held routed jobs
     #[arg(short = 'H')]
     pub held_summary: bool,
+    #[command(flatten)]
+    pub filter: Filter,
+    /// tern_q's options, given the constraint built from the ones above
+    #[arg(
+        value_name = "TERN_Q_OPTIONS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub rest: Vec<String>,
+}
+
+/// The options that choose routed jobs, shared with tern_router_rm (their
+/// help text; [`router_options`] reads them).
+#[derive(clap::Args, Debug)]
+pub struct Filter {
     /// Only idle routed jobs
     #[arg(long)]
     pub idle: bool,
@@ -50,13 +65,6 @@ pub struct Args {
     /// Only the jobs matching this ClassAd expression
     #[arg(long, value_name = "EXPR")]
     pub constraint: Option<String>,
-    /// tern_q's options, given the constraint built from the ones above
-    #[arg(
-        value_name = "TERN_Q_OPTIONS",
-        trailing_var_arg = true,
-        allow_hyphen_values = true
-    )]
-    pub rest: Vec<String>,
 }
 
 pub fn main() -> ExitCode {

@@ -22,18 +22,8 @@ use super::{CliError, run_tool};
     after_help = "Examples:\n  tern_router_rm -route Slurm\n  tern_router_rm -held -route Slurm\n  tern_router_rm -constraint 'RemoteWallClockTime > 3600'"
 )]
 pub struct Args {
-    /// Only idle routed jobs
-    #[arg(long)]
-    pub idle: bool,
-    /// Only held routed jobs
-    #[arg(long)]
-    pub held: bool,
-    /// Only the jobs of route NAME
-    #[arg(long, value_name = "NAME", visible_alias = "site")]
-    pub route: Option<String>,
-    /// Only the jobs matching this ClassAd expression
-    #[arg(long, value_name = "EXPR")]
-    pub constraint: Option<String>,
+    #[command(flatten)]
+    pub filter: super::router_q::Filter,
     /// tern_rm's options (-reason, -forcex, ...)
     #[arg(
         value_name = "TERN_RM_OPTIONS",

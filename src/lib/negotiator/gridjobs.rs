@@ -123,19 +123,7 @@ pub fn start(
         drop(f);
         let prog = super::launch::sibling(cfg, Some("GRIDMANAGER"), "tern_gridmanager");
         let log = gridmanager_log(spool);
-        crate::sys::spawn(&crate::sys::Spawn {
-            exe: &prog,
-            args: std::slice::from_ref(owner),
-            env: None,
-            extra_env: &[],
-            dir: None,
-            stdio: [
-                None,
-                None,
-                log.as_ref().map(std::os::fd::AsRawFd::as_raw_fd),
-            ],
-            new_session: true,
-        })?;
+        super::launch::spawn_detached(&prog, std::slice::from_ref(owner), log.as_ref())?;
         started += 1;
     }
     Ok(started)

@@ -269,14 +269,23 @@ pub fn shadow_log(spool: &Path) -> Option<std::fs::File> {
 /// for it. Failure to start is reported to the caller, who decides whether
 /// it matters (cron runs a pass every minute anyway).
 pub fn spawn_background_pass(cfg: &Config) -> std::io::Result<()> {
-    let prog = sibling(cfg, None, "tern_negotiate");
+    spawn_detached(&sibling(cfg, None, "tern_negotiate"), &[], None)
+}
+
+/// Starts `prog` with `args` in its own session, stdin and stdout on
+/// /dev/null and stderr on `err` (or /dev/null), and does not wait for it.
+pub fn spawn_detached(
+    prog: &Path,
+    args: &[String],
+    err: Option<&std::fs::File>,
+) -> std::io::Result<()> {
     crate::sys::spawn(&crate::sys::Spawn {
-        exe: &prog,
-        args: &[],
+        exe: prog,
+        args,
         env: None,
         extra_env: &[],
         dir: None,
-        stdio: [None, None, None],
+        stdio: [None, None, err.map(std::os::fd::AsRawFd::as_raw_fd)],
         new_session: true,
     })
     .map(|_| ())
@@ -306,15 +315,5 @@ pub fn router_wanted(cfg: &Config, q: &crate::queue::Queue) -> Result<bool, Nego
 
 /// Starts `tern_job_router` in the background, detached.
 pub fn spawn_router(cfg: &Config) -> std::io::Result<()> {
-    let prog = sibling(cfg, None, "tern_job_router");
-    crate::sys::spawn(&crate::sys::Spawn {
-        exe: &prog,
-        args: &[],
-        env: None,
-        extra_env: &[],
-        dir: None,
-        stdio: [None, None, None],
-        new_session: true,
-    })
-    .map(|_| ())
+    spawn_detached(&sibling(cfg, None, "tern_job_router"), &[], None)
 }
