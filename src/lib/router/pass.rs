@@ -484,27 +484,9 @@ impl Pass<'_> {
             return Ok(());
         }
         let digest = routes_digest(self.rc);
-        let rescan = self.q.meta(RESCAN)?.unwrap_or(1) != 0
-            || self.q.meta(ROUTES_DIGEST)? != Some(digest)
-            || since.is_none();
-        let rows: Vec<JobRow> = match (rescan, since) {
-            (false, Some(pos)) => match self.q.rows_changed_since(pos)? {
-                Some(rows) => rows
-                    .into_iter()
-                    .filter(|r| r.status() == Some(JobStatus::Idle))
-                    .collect(),
-                None => self.q.idle_rows()?,
-            },
-            _ => self.q.idle_rows()?,
-        };
+        let rows = self.candidate_rows(since, digest)?;
         let mut loads = loads.clone();
-        let mut counters: HashMap<String, throttle::Counters> = HashMap::new();
-        for r in &self.rc.routes {
-            counters.insert(
-                r.name.clone(),
-                state::counters(self.q.conn(), &r.name, self.now)?,
-            );
-        }
+        let mut counters = self.route_counters()?;
         let mut left_behind = false;
         let mut batch: Vec<Ready> = Vec::new();
         let mut rr = self.q.meta(ROUND_ROBIN)?.unwrap_or(0);
@@ -513,28 +495,12 @@ impl Pass<'_> {
             if self.rc.candidate(&src, self.me.as_deref()).is_err() {
                 continue;
             }
-            let matching: Vec<usize> = (0..self.rc.routes.len())
-                .filter(|&i| self.rc.routes[i].transform.matches_shared(&src))
-                .collect();
-            if matching.is_empty() {
+            let Some(accepting) = self.accepting_routes(&src, &loads, &counters) else {
                 continue;
-            }
-            let accepting: Vec<usize> = matching
-                .iter()
-                .copied()
-                .filter(|&i| {
-                    let r = &self.rc.routes[i];
-                    let load = loads.get(&r.name).copied().unwrap_or_default();
-                    throttle::accepting(&counters[&r.name], &r.limits, load).is_ok()
-                })
-                .collect();
+            };
             if accepting.is_empty() {
                 left_behind = true;
-                let every_full = self.rc.routes.iter().all(|r| {
-                    let load = loads.get(&r.name).copied().unwrap_or_default();
-                    throttle::accepting(&counters[&r.name], &r.limits, load).is_err()
-                });
-                if every_full {
+                if self.every_route_full(&loads, &counters) {
                     break;
                 }
                 continue;
@@ -564,8 +530,95 @@ impl Pass<'_> {
             }
         }
         self.submit_batch(&mut batch)?;
+        self.store_routing_state(&counters, left_behind, digest, rr)
+    }
+
+    /// The jobs to consider: the idle jobs changed since `since`, or every
+    /// idle job when the last pass asked for a rescan, the routes changed
+    /// (their digest is not `digest`), or this is the first pass.
+    fn candidate_rows(
+        &mut self,
+        since: Option<i64>,
+        digest: i64,
+    ) -> Result<Vec<JobRow>, RouterError> {
+        let rescan = self.q.meta(RESCAN)?.unwrap_or(1) != 0
+            || self.q.meta(ROUTES_DIGEST)? != Some(digest)
+            || since.is_none();
+        Ok(match (rescan, since) {
+            (false, Some(pos)) => match self.q.rows_changed_since(pos)? {
+                Some(rows) => rows
+                    .into_iter()
+                    .filter(|r| r.status() == Some(JobStatus::Idle))
+                    .collect(),
+                None => self.q.idle_rows()?,
+            },
+            _ => self.q.idle_rows()?,
+        })
+    }
+
+    /// Every route's throttle counters, by route name.
+    fn route_counters(&self) -> Result<HashMap<String, throttle::Counters>, RouterError> {
+        let mut counters = HashMap::new();
+        for r in &self.rc.routes {
+            counters.insert(
+                r.name.clone(),
+                state::counters(self.q.conn(), &r.name, self.now)?,
+            );
+        }
+        Ok(counters)
+    }
+
+    /// The routes (indices) whose transform matches `src` and whose
+    /// throttle accepts a job now; `None` when no route matches at all.
+    fn accepting_routes(
+        &self,
+        src: &Rc<ClassAd>,
+        loads: &HashMap<String, Load>,
+        counters: &HashMap<String, throttle::Counters>,
+    ) -> Option<Vec<usize>> {
+        let matching: Vec<usize> = (0..self.rc.routes.len())
+            .filter(|&i| self.rc.routes[i].transform.matches_shared(src))
+            .collect();
+        if matching.is_empty() {
+            return None;
+        }
+        Some(
+            matching
+                .into_iter()
+                .filter(|&i| {
+                    let r = &self.rc.routes[i];
+                    let load = loads.get(&r.name).copied().unwrap_or_default();
+                    throttle::accepting(&counters[&r.name], &r.limits, load).is_ok()
+                })
+                .collect(),
+        )
+    }
+
+    /// Whether no route at all accepts a job now (the pass can stop).
+    fn every_route_full(
+        &self,
+        loads: &HashMap<String, Load>,
+        counters: &HashMap<String, throttle::Counters>,
+    ) -> bool {
+        self.rc.routes.iter().all(|r| {
+            let load = loads.get(&r.name).copied().unwrap_or_default();
+            throttle::accepting(&counters[&r.name], &r.limits, load).is_err()
+        })
+    }
+
+    /// Stores, in one transaction, what the next pass needs: each route's
+    /// recently routed count, whether to rescan, the routes' digest and
+    /// the round-robin counter.
+    fn store_routing_state(
+        &mut self,
+        counters: &HashMap<String, throttle::Counters>,
+        left_behind: bool,
+        digest: i64,
+        rr: i64,
+    ) -> Result<(), RouterError> {
         let now = self.now;
         let routes = &self.rc.routes;
+        let round_robin = self.rc.round_robin;
         self.q.write(now, |w| {
             for r in routes {
                 let stored = state::counters(w.conn(), &r.name, now)?;
@@ -578,7 +631,7 @@ impl Pass<'_> {
             }
             w.set_meta(RESCAN, i64::from(left_behind))?;
             w.set_meta(ROUTES_DIGEST, digest)?;
-            if self.rc.round_robin {
+            if round_robin {
                 w.set_meta(ROUND_ROBIN, rr)?;
             }
             Ok(())
