@@ -64,35 +64,16 @@ impl Round<'_> {
     /// committed first, then sbatch (or, after a crash, the submission
     /// Slurm already has), then the 4-token id and event 027.
     fn submit(&mut self, j: &Job, gid: Option<SlurmId>) -> Result<(), GridError> {
-        let now = self.now;
-        let id = j.row.id;
         let qdate = j.ad.eval_int("QDate").unwrap_or(j.row.qdate);
-        let sandbox = ids::sandbox_id(userlog::hostname(), id, qdate);
+        let sandbox = ids::sandbox_id(userlog::hostname(), j.row.id, qdate);
         let count = j.ad.eval_int("GridSubmitCount").unwrap_or(0);
         // A 3-token id on a job we manage: a submission may have reached
         // Slurm before the last gridmanager died. Otherwise a new one.
         let recovering = gid.is_some() && j.managed_externally();
         let count = if recovering { count } else { count + 1 };
         let name = format!("{}.{count}", ids::slurm_job_name(&sandbox));
-        let three = SlurmId {
-            sandbox: sandbox.clone(),
-            submitted: None,
-        };
-        if !recovering {
-            let three_text = three.format();
-            let ok = self.commit(id, j.row.status, |_| {
-                (
-                    Change::Set(vec![
-                        set("Managed", Expr::string("External")),
-                        set("GridJobId", Expr::string(&three_text)),
-                        set("GridSubmitCount", Expr::int(count)),
-                    ]),
-                    vec![],
-                )
-            })?;
-            if !ok {
-                return Ok(());
-            }
+        if !recovering && !self.claim_for_slurm(j, &sandbox, count)? {
+            return Ok(());
         }
         let found = if recovering {
             match slurm::find_by_name(self.owner, &name) {
@@ -104,45 +85,86 @@ impl Round<'_> {
         };
         let slurm_id = match found {
             Some(f) => f,
-            None => {
-                let sc = match script::build(&j.ad, &name, &format!("home_bl_{sandbox}")) {
-                    Ok(s) => s,
-                    Err(script::ScriptError(why)) => {
-                        self.commit(id, j.row.status, |ad| {
-                            grid_hold(ad, id, now, &why, hold_code::UNSPECIFIED, 0, false, true)
-                        })?;
-                        return Ok(());
-                    }
-                };
-                if let Err(e) = super::owner::can_enter(self.owner, &sc.iwd) {
-                    let why = format!(
-                        "submission command failed (exit code = 1) (stdout:Error) (stderr:cd: {}: {}-Failed to CD to Initial Working Directory.)",
-                        sc.iwd.display(),
-                        crate::sys::io_error_text(&e)
-                    );
-                    self.commit(id, j.row.status, |ad| {
-                        grid_hold(ad, id, now, &why, hold_code::UNSPECIFIED, 0, false, true)
-                    })?;
-                    return Ok(());
-                }
-                match slurm::submit(self.owner, &sc.text, &sc.iwd) {
-                    Ok(s) => s,
-                    Err(slurm::SubmitFailed(why)) => {
-                        // sbatch fails too when the controller went down
-                        // since the round's squeue: that is the resource,
-                        // not the job.
-                        if slurm::list(self.owner).is_err() {
-                            return Ok(());
-                        }
-                        self.commit(id, j.row.status, |ad| {
-                            grid_hold(ad, id, now, &why, hold_code::UNSPECIFIED, 0, false, true)
-                        })?;
-                        return Ok(());
-                    }
-                }
-            }
+            None => match self.sbatch(j, &name, &sandbox)? {
+                Some(s) => s,
+                None => return Ok(()),
+            },
         };
         self.submitted += 1;
+        self.record_submission(j, sandbox, slurm_id)
+    }
+
+    /// Claims the job before sbatch: Managed, the 3-token GridJobId and the
+    /// submission's number. Whether the job was still there to claim.
+    fn claim_for_slurm(&mut self, j: &Job, sandbox: &str, count: i64) -> Result<bool, GridError> {
+        let three_text = SlurmId {
+            sandbox: sandbox.to_string(),
+            submitted: None,
+        }
+        .format();
+        Ok(self.commit(j.row.id, j.row.status, |_| {
+            (
+                Change::Set(vec![
+                    set("Managed", Expr::string("External")),
+                    set("GridJobId", Expr::string(&three_text)),
+                    set("GridSubmitCount", Expr::int(count)),
+                ]),
+                vec![],
+            )
+        })?)
+    }
+
+    /// Builds the batch script and runs sbatch as the owner; the Slurm job
+    /// id, or `None` when the job was held instead (a bad script, an Iwd
+    /// the owner cannot enter, sbatch refusing it) or Slurm went down.
+    fn sbatch(&mut self, j: &Job, name: &str, sandbox: &str) -> Result<Option<String>, GridError> {
+        let now = self.now;
+        let id = j.row.id;
+        let sc = match script::build(&j.ad, name, &format!("home_bl_{sandbox}")) {
+            Ok(s) => s,
+            Err(script::ScriptError(why)) => {
+                self.commit(id, j.row.status, |ad| {
+                    grid_hold(ad, id, now, &why, hold_code::UNSPECIFIED, 0, false, true)
+                })?;
+                return Ok(None);
+            }
+        };
+        if let Err(e) = super::owner::can_enter(self.owner, &sc.iwd) {
+            let why = format!(
+                "submission command failed (exit code = 1) (stdout:Error) (stderr:cd: {}: {}-Failed to CD to Initial Working Directory.)",
+                sc.iwd.display(),
+                crate::sys::io_error_text(&e)
+            );
+            self.commit(id, j.row.status, |ad| {
+                grid_hold(ad, id, now, &why, hold_code::UNSPECIFIED, 0, false, true)
+            })?;
+            return Ok(None);
+        }
+        match slurm::submit(self.owner, &sc.text, &sc.iwd) {
+            Ok(s) => Ok(Some(s)),
+            Err(slurm::SubmitFailed(why)) => {
+                // sbatch fails too when the controller went down since the
+                // round's squeue: that is the resource, not the job.
+                if slurm::list(self.owner).is_err() {
+                    return Ok(None);
+                }
+                self.commit(id, j.row.status, |ad| {
+                    grid_hold(ad, id, now, &why, hold_code::UNSPECIFIED, 0, false, true)
+                })?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Records the submission: the 4-token GridJobId, IDLE, and event 027.
+    fn record_submission(
+        &mut self,
+        j: &Job,
+        sandbox: String,
+        slurm_id: String,
+    ) -> Result<(), GridError> {
+        let now = self.now;
+        let id = j.row.id;
         let four = SlurmId {
             sandbox,
             submitted: Some((date_of(now), slurm_id)),
