@@ -156,6 +156,108 @@ fn remote_ad(ad: &Rc<ClassAd>, tag: &str, spool: &Path, now: i64) -> ClassAd {
     out
 }
 
+/// Does `action` "by gridmanager" to job `rid` in the queue at
+/// `remote_spool` as `owner`; NotFound when that queue or job is gone.
+fn act_remote(
+    remote_spool: &Path,
+    owner: &str,
+    action: Action,
+    rid: JobId,
+    now: i64,
+) -> Result<Outcome, GridError> {
+    let Some(mut rq) = Queue::open(remote_spool, false)? else {
+        return Ok(Outcome::NotFound);
+    };
+    let authority = Authority::new(owner, Vec::new());
+    let what = JobAction {
+        action,
+        reason: "by gridmanager".into(),
+        subcode: None,
+    };
+    let sel = Selection {
+        jobs: vec![rid],
+        ..Selection::default()
+    };
+    let done = actions::act(&mut rq, &authority, &what, &sel, Named::ById, now)?;
+    Ok(done
+        .outcomes
+        .get(&rid)
+        .copied()
+        .unwrap_or(Outcome::NotFound))
+}
+
+/// The remote job's status and ad: from its queue, or from its history
+/// when it completed and left; None when it is gone otherwise.
+fn remote_state(rq: &mut Queue, rid: JobId) -> Result<Option<(i64, Rc<ClassAd>)>, GridError> {
+    if let Some(row) = rq.row(rid)? {
+        let ad = rq.full_ad(&row)?;
+        return Ok(Some((row.status, Rc::new(ad))));
+    }
+    let sel = Selection {
+        jobs: vec![rid],
+        ..Selection::default()
+    };
+    match rq.history(&sel, Some(1))?.into_iter().next() {
+        Some((row, ad)) if row.status == JobStatus::Completed.code() => {
+            Ok(Some((row.status, Rc::new(ad))))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The updates every poll makes: GridJobStatus, LastRemoteStatusUpdate and
+/// the §6.2 attributes whose remote value differs from ours.
+fn copied_back(j: &Job, rstatus: i64, rad: &ClassAd, now: i64) -> Vec<(String, Expr)> {
+    let mut s: Vec<(String, Expr)> = vec![
+        (
+            "GridJobStatus".into(),
+            Expr::string(ids::status_name(rstatus)),
+        ),
+        ("LastRemoteStatusUpdate".into(), Expr::int(now)),
+    ];
+    for n in COPIED {
+        if let Some(e) = rad.get(n)
+            && j.ad.get(n).map(crate::classad::unparse::unparse)
+                != Some(crate::classad::unparse::unparse(e))
+        {
+            s.push((n.to_string(), e.clone()));
+        }
+    }
+    s
+}
+
+/// How the remote job ended, from its ad.
+fn remote_exit(rad: &Rc<ClassAd>) -> Exit {
+    if rad.eval("ExitBySignal").is_true() {
+        Exit::Signal {
+            signal: rad.eval_int("ExitSignal").unwrap_or(0),
+            core_file: None,
+        }
+    } else {
+        Exit::Normal {
+            return_value: rad.eval_int("ExitCode").unwrap_or(0),
+        }
+    }
+}
+
+/// Lets the completed remote job leave its queue (LeaveJobInQueue false).
+fn let_remote_go(rq: &mut Queue, rid: JobId, now: i64) -> Result<(), GridError> {
+    rq.write(now, |w| {
+        if let Some(row) = w.row(rid)? {
+            let ad = w.full_ad(&row)?;
+            w.change(
+                &row,
+                &ad,
+                &Change::Leave {
+                    set: vec![("LeaveJobInQueue".into(), Expr::Lit(Value::Bool(false)))],
+                },
+            )?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
 impl Round<'_> {
     /// One step of a job on another tern queue.
     pub(super) fn condor_step(
@@ -170,50 +272,9 @@ impl Round<'_> {
         let remote_spool = PathBuf::from(schedd);
         let gid = j.str("GridJobId");
         let remote = gid.as_deref().and_then(ids::condor_remote);
-        let authority = Authority::new(self.owner, Vec::new());
-        let act = |action: Action, rid: JobId| -> Result<Outcome, GridError> {
-            let Some(mut rq) = Queue::open(&remote_spool, false)? else {
-                return Ok(Outcome::NotFound);
-            };
-            let what = JobAction {
-                action,
-                reason: "by gridmanager".into(),
-                subcode: None,
-            };
-            let sel = Selection {
-                jobs: vec![rid],
-                ..Selection::default()
-            };
-            let done = actions::act(&mut rq, &authority, &what, &sel, Named::ById, now)?;
-            Ok(done
-                .outcomes
-                .get(&rid)
-                .copied()
-                .unwrap_or(Outcome::NotFound))
-        };
         match j.status() {
-            Some(JobStatus::Removed) => {
-                if let Some(rid) = remote {
-                    act(Action::Remove, rid)?;
-                    wake_remote(&remote_spool);
-                }
-                self.commit(id, j.row.status, |ad| {
-                    (super::changes::leave_removed(ad), vec![])
-                })?;
-                return Ok(());
-            }
-            Some(JobStatus::Held) => {
-                if let Some(rid) = remote {
-                    act(Action::Hold, rid)?;
-                }
-                self.commit(id, j.row.status, |_| {
-                    (
-                        Change::Set(vec![("Managed".into(), Expr::string("Schedd"))]),
-                        vec![],
-                    )
-                })?;
-                return Ok(());
-            }
+            Some(JobStatus::Removed) => return self.condor_removed(j, &remote_spool, remote),
+            Some(JobStatus::Held) => return self.condor_held(j, &remote_spool, remote),
             Some(JobStatus::Idle | JobStatus::Running) => {}
             _ => return Ok(()),
         }
@@ -231,145 +292,177 @@ impl Round<'_> {
         let Some(rid) = remote else {
             return self.condor_submit(j, &remote_spool, schedd, pool, &tag);
         };
-        let Some(mut rq) = Queue::open(&remote_spool, false)? else {
+        self.condor_follow(j, &remote_spool, rid)
+    }
+
+    /// Removed here: removes the remote job, if any, and leaves the
+    /// removed job to its end.
+    fn condor_removed(
+        &mut self,
+        j: &Job,
+        remote_spool: &Path,
+        remote: Option<JobId>,
+    ) -> Result<(), GridError> {
+        if let Some(rid) = remote {
+            act_remote(remote_spool, self.owner, Action::Remove, rid, self.now)?;
+            wake_remote(remote_spool);
+        }
+        self.commit(j.row.id, j.row.status, |ad| {
+            (super::changes::leave_removed(ad), vec![])
+        })?;
+        Ok(())
+    }
+
+    /// Held here: holds the remote job, if any, and hands the job back to
+    /// the schedd (Managed = "Schedd").
+    fn condor_held(
+        &mut self,
+        j: &Job,
+        remote_spool: &Path,
+        remote: Option<JobId>,
+    ) -> Result<(), GridError> {
+        if let Some(rid) = remote {
+            act_remote(remote_spool, self.owner, Action::Hold, rid, self.now)?;
+        }
+        self.commit(j.row.id, j.row.status, |_| {
+            (
+                Change::Set(vec![("Managed".into(), Expr::string("Schedd"))]),
+                vec![],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Polls the remote job `rid` and mirrors its state here: holds the
+    /// job when the remote one disappeared, else one arm per remote state.
+    fn condor_follow(&mut self, j: &Job, remote_spool: &Path, rid: JobId) -> Result<(), GridError> {
+        let now = self.now;
+        let id = j.row.id;
+        let Some(mut rq) = Queue::open(remote_spool, false)? else {
             return Ok(());
         };
-        let (rstatus, rad) = match rq.row(rid)? {
-            Some(row) => {
-                let ad = rq.full_ad(&row)?;
-                (row.status, Rc::new(ad))
-            }
-            None => {
-                let sel = Selection {
-                    jobs: vec![rid],
-                    ..Selection::default()
-                };
-                match rq.history(&sel, Some(1))?.into_iter().next() {
-                    Some((row, ad)) if row.status == JobStatus::Completed.code() => {
-                        (row.status, Rc::new(ad))
-                    }
-                    _ => {
-                        let running = j.status() == Some(JobStatus::Running);
-                        self.commit(id, j.row.status, |ad| {
-                            grid_hold(
-                                ad,
-                                id,
-                                now,
-                                "Job disappeared from remote schedd",
-                                hold_code::UNSPECIFIED,
-                                0,
-                                running,
-                                false,
-                            )
-                        })?;
-                        return Ok(());
-                    }
-                }
-            }
+        let Some((rstatus, rad)) = remote_state(&mut rq, rid)? else {
+            let running = j.status() == Some(JobStatus::Running);
+            self.commit(id, j.row.status, |ad| {
+                grid_hold(
+                    ad,
+                    id,
+                    now,
+                    "Job disappeared from remote schedd",
+                    hold_code::UNSPECIFIED,
+                    0,
+                    running,
+                    false,
+                )
+            })?;
+            return Ok(());
         };
-        let gr = j.str("GridResource").unwrap_or_default();
-        let mut s: Vec<(String, Expr)> = vec![
-            (
-                "GridJobStatus".into(),
-                Expr::string(ids::status_name(rstatus)),
-            ),
-            ("LastRemoteStatusUpdate".into(), Expr::int(now)),
-        ];
-        for n in COPIED {
-            if let Some(e) = rad.get(n)
-                && j.ad.get(n).map(crate::classad::unparse::unparse)
-                    != Some(crate::classad::unparse::unparse(e))
-            {
-                s.push((n.to_string(), e.clone()));
-            }
-        }
-        let local_running = j.status() == Some(JobStatus::Running);
+        let s = copied_back(j, rstatus, &rad, now);
         match JobStatus::from_code(rstatus) {
-            Some(JobStatus::Idle) => {
-                if !j.managed_externally() {
-                    s.push(("Managed".into(), Expr::string("External")));
-                }
-                let mut evs = Vec::new();
-                if local_running {
-                    s.push(("JobStatus".into(), JobStatus::Idle.expr()));
-                    evs.push(crate::negotiator::evicted(id, now, None));
-                }
-                self.commit(id, j.row.status, |_| (Change::Set(s), evs))?;
-            }
+            Some(JobStatus::Idle) => self.condor_remote_idle(j, s)?,
             Some(JobStatus::Running | JobStatus::TransferringOutput) => {
-                let mut evs = Vec::new();
-                if !local_running {
-                    s.push(("JobStatus".into(), JobStatus::Running.expr()));
-                    evs.push(events::executing(id, now, &gr));
-                }
-                self.commit(id, j.row.status, |_| (Change::Set(s), evs))?;
+                self.condor_remote_running(j, s)?
             }
-            Some(JobStatus::Held) => {
-                if !j.managed_externally() {
-                    // Released here after our hold: release it there too.
-                    act(Action::Release, rid)?;
-                    wake_remote(&remote_spool);
-                    s.push(("Managed".into(), Expr::string("External")));
-                    self.commit(id, j.row.status, |_| (Change::Set(s), vec![]))?;
-                    return Ok(());
-                }
-                let reason = rad.eval_str("HoldReason").unwrap_or_default();
-                let code = rad.eval_int("HoldReasonCode").unwrap_or(0);
-                let sub = rad.eval_int("HoldReasonSubCode").unwrap_or(0);
-                self.commit(id, j.row.status, |ad| {
-                    let (c, e) = grid_hold(ad, id, now, &reason, code, sub, local_running, true);
-                    (super::changes::with(c, s), e)
-                })?;
-            }
-            Some(JobStatus::Completed) => {
-                let exit = if rad.eval("ExitBySignal").is_true() {
-                    Exit::Signal {
-                        signal: rad.eval_int("ExitSignal").unwrap_or(0),
-                        core_file: None,
-                    }
-                } else {
-                    Exit::Normal {
-                        return_value: rad.eval_int("ExitCode").unwrap_or(0),
-                    }
-                };
-                let done = self.commit(id, j.row.status, |ad| {
-                    let mut evs = Vec::new();
-                    if !local_running {
-                        let start = rad.eval_int("JobCurrentStartDate").unwrap_or(now);
-                        evs.push(events::executing(id, start, &gr));
-                    }
-                    let (c, mut more) = super::changes::finish(
-                        ad,
-                        id,
-                        now,
-                        s,
-                        exit,
-                        rad.eval_int("CompletionDate"),
-                    );
-                    evs.append(&mut more);
-                    (c, evs)
-                })?;
-                if done {
-                    // Let the remote job go.
-                    rq.write(now, |w| {
-                        if let Some(row) = w.row(rid)? {
-                            let ad = w.full_ad(&row)?;
-                            w.change(
-                                &row,
-                                &ad,
-                                &Change::Leave {
-                                    set: vec![(
-                                        "LeaveJobInQueue".into(),
-                                        Expr::Lit(Value::Bool(false)),
-                                    )],
-                                },
-                            )?;
-                        }
-                        Ok(())
-                    })?;
-                }
-            }
+            Some(JobStatus::Held) => self.condor_remote_held(j, remote_spool, rid, &rad, s)?,
+            Some(JobStatus::Completed) => self.condor_remote_completed(j, &mut rq, rid, &rad, s)?,
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// Remote idle: claims the job (Managed = "External") and, when it ran
+    /// here, makes it idle again with an eviction event.
+    fn condor_remote_idle(&mut self, j: &Job, mut s: Vec<(String, Expr)>) -> Result<(), GridError> {
+        let id = j.row.id;
+        if !j.managed_externally() {
+            s.push(("Managed".into(), Expr::string("External")));
+        }
+        let mut evs = Vec::new();
+        if j.status() == Some(JobStatus::Running) {
+            s.push(("JobStatus".into(), JobStatus::Idle.expr()));
+            evs.push(crate::negotiator::evicted(id, self.now, None));
+        }
+        self.commit(id, j.row.status, |_| (Change::Set(s), evs))?;
+        Ok(())
+    }
+
+    /// Remote running (or transferring output): running here too, with
+    /// the execute event the first time.
+    fn condor_remote_running(
+        &mut self,
+        j: &Job,
+        mut s: Vec<(String, Expr)>,
+    ) -> Result<(), GridError> {
+        let id = j.row.id;
+        let mut evs = Vec::new();
+        if j.status() != Some(JobStatus::Running) {
+            let gr = j.str("GridResource").unwrap_or_default();
+            s.push(("JobStatus".into(), JobStatus::Running.expr()));
+            evs.push(events::executing(id, self.now, &gr));
+        }
+        self.commit(id, j.row.status, |_| (Change::Set(s), evs))?;
+        Ok(())
+    }
+
+    /// Remote held: released there when we released it here after our
+    /// hold, else held here with the remote hold reason.
+    fn condor_remote_held(
+        &mut self,
+        j: &Job,
+        remote_spool: &Path,
+        rid: JobId,
+        rad: &Rc<ClassAd>,
+        mut s: Vec<(String, Expr)>,
+    ) -> Result<(), GridError> {
+        let now = self.now;
+        let id = j.row.id;
+        if !j.managed_externally() {
+            // Released here after our hold: release it there too.
+            act_remote(remote_spool, self.owner, Action::Release, rid, now)?;
+            wake_remote(remote_spool);
+            s.push(("Managed".into(), Expr::string("External")));
+            self.commit(id, j.row.status, |_| (Change::Set(s), vec![]))?;
+            return Ok(());
+        }
+        let reason = rad.eval_str("HoldReason").unwrap_or_default();
+        let code = rad.eval_int("HoldReasonCode").unwrap_or(0);
+        let sub = rad.eval_int("HoldReasonSubCode").unwrap_or(0);
+        let local_running = j.status() == Some(JobStatus::Running);
+        self.commit(id, j.row.status, |ad| {
+            let (c, e) = grid_hold(ad, id, now, &reason, code, sub, local_running, true);
+            (super::changes::with(c, s), e)
+        })?;
+        Ok(())
+    }
+
+    /// Remote completed: completes the job here with the remote exit (and
+    /// the execute event it never logged), then lets the remote job go.
+    fn condor_remote_completed(
+        &mut self,
+        j: &Job,
+        rq: &mut Queue,
+        rid: JobId,
+        rad: &Rc<ClassAd>,
+        s: Vec<(String, Expr)>,
+    ) -> Result<(), GridError> {
+        let now = self.now;
+        let id = j.row.id;
+        let gr = j.str("GridResource").unwrap_or_default();
+        let local_running = j.status() == Some(JobStatus::Running);
+        let exit = remote_exit(rad);
+        let done = self.commit(id, j.row.status, |ad| {
+            let mut evs = Vec::new();
+            if !local_running {
+                let start = rad.eval_int("JobCurrentStartDate").unwrap_or(now);
+                evs.push(events::executing(id, start, &gr));
+            }
+            let (c, mut more) =
+                super::changes::finish(ad, id, now, s, exit, rad.eval_int("CompletionDate"));
+            evs.append(&mut more);
+            (c, evs)
+        })?;
+        if done {
+            let_remote_go(rq, rid, now)?;
         }
         Ok(())
     }

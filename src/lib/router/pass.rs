@@ -124,6 +124,19 @@ pub fn run(cfg: &Config, rc: &RouterConfig, spool: &Path, now: i64) -> Result<Re
     Ok(report)
 }
 
+/// What happened to a source that ends its routing ("removed", or
+/// "held" when the hold is not the routed copy's, mirrored), if anything.
+fn source_interrupted(src: &ClassAd) -> Option<&'static str> {
+    let s = status_of(src);
+    if s == JobStatus::Removed.code() {
+        Some("removed")
+    } else if s == JobStatus::Held.code() && !mirror::hold_copied(src) {
+        Some("held")
+    } else {
+        None
+    }
+}
+
 pub(super) fn status_of(ad: &ClassAd) -> i64 {
     match ad.get("JobStatus").and_then(|e| e.literal_value()) {
         Some(Value::Int(s)) => *s,
@@ -257,19 +270,8 @@ impl Pass<'_> {
 
     /// One managed job, one step of its state machine.
     fn look_after(&mut self, m: Managed) -> Result<(), RouterError> {
-        let src_row = self.q.row(m.src)?;
-        let src = match &src_row {
-            Some(r) => Some(self.q.full_ad(r)?),
-            None => None,
-        };
-        let dest_row = match m.dest {
-            Some(d) => self.q.row(d)?,
-            None => None,
-        };
-        let dest = match &dest_row {
-            Some(r) => Some(self.q.full_ad(r)?),
-            None => None,
-        };
+        let (src_row, src) = self.row_and_ad(Some(m.src))?;
+        let (dest_row, dest) = self.row_and_ad(m.dest)?;
         if m.stage != Stage::Submitted {
             return self.cleanup(m, src_row, src, dest_row, dest);
         }
@@ -281,25 +283,9 @@ impl Pass<'_> {
             ));
             return self.finish(m, Outcome::Interrupted, None, None, dest_row, dest, false);
         };
-        let s = status_of(&src);
-        if s == JobStatus::Removed.code() {
+        if let Some(what) = source_interrupted(&src) {
             self.report.log(format!(
-                "job {}: source was removed; its routed copy is removed",
-                m.src
-            ));
-            return self.finish(
-                m,
-                Outcome::Interrupted,
-                Some(src_row),
-                Some(src),
-                dest_row,
-                dest,
-                false,
-            );
-        }
-        if s == JobStatus::Held.code() && !mirror::hold_copied(&src) {
-            self.report.log(format!(
-                "job {}: source was held; its routed copy is removed",
+                "job {}: source was {what}; its routed copy is removed",
                 m.src
             ));
             return self.finish(
@@ -328,9 +314,50 @@ impl Pass<'_> {
                 false,
             );
         };
-        let dest_id = dest_row.id;
-        match self.hook(&src, m.src, Hook::UpdateJobInfo, &hooks::stdin_of(&[&dest]))? {
-            Ran::NotConfigured => {}
+        if !self.update_job_info(m.src, &src, &dest_row, &mut dest)? {
+            // No mirroring this pass.
+            return Ok(());
+        }
+        let ds = status_of(&dest);
+        if ds == JobStatus::Removed.code() {
+            // Being removed: it leaves the queue once stopped.
+            return Ok(());
+        }
+        let src_now = self.mirror_to_source(m.src, &src_row, &src, &dest, dest_row.id)?;
+        if ds == JobStatus::Completed.code() {
+            return self.finalize(m, src_row, src_now, dest_row, dest);
+        }
+        Ok(())
+    }
+
+    /// Job `id`'s row and full ad, when it is (still) in the queue.
+    fn row_and_ad(
+        &mut self,
+        id: Option<JobId>,
+    ) -> Result<(Option<JobRow>, Option<ClassAd>), RouterError> {
+        let row = match id {
+            Some(id) => self.q.row(id)?,
+            None => None,
+        };
+        let ad = match &row {
+            Some(r) => Some(self.q.full_ad(r)?),
+            None => None,
+        };
+        Ok((row, ad))
+    }
+
+    /// Runs the UPDATE_JOB_INFO hook, if any, on the routed copy and
+    /// applies its attributes to the copy (in the queue and in `dest`).
+    /// Whether the pass goes on to mirror the copy into the source.
+    fn update_job_info(
+        &mut self,
+        src_id: JobId,
+        src: &ClassAd,
+        dest_row: &JobRow,
+        dest: &mut ClassAd,
+    ) -> Result<bool, RouterError> {
+        match self.hook(src, src_id, Hook::UpdateJobInfo, &hooks::stdin_of(&[dest]))? {
+            Ran::NotConfigured => Ok(true),
             Ran::Output(update) => {
                 let set: Vec<(String, Expr)> = update
                     .iter()
@@ -349,49 +376,52 @@ impl Pass<'_> {
                         dest.insert(&n, e);
                     }
                 }
+                Ok(true)
             }
-            // No mirroring this pass.
-            _ => return Ok(()),
+            _ => Ok(false),
         }
-        let ds = status_of(&dest);
-        if ds == JobStatus::Removed.code() {
-            // Being removed: it leaves the queue once stopped.
-            return Ok(());
-        }
+    }
+
+    /// Mirrors the routed copy `dest_id` into the source (one
+    /// transaction, its events queued, a status change logged); the
+    /// source's ad as it is now.
+    fn mirror_to_source(
+        &mut self,
+        src_id: JobId,
+        src_row: &JobRow,
+        src: &ClassAd,
+        dest: &ClassAd,
+        dest_id: JobId,
+    ) -> Result<ClassAd, RouterError> {
         let mut src_now = src.clone();
-        let mm = mirror::mirror(&src, &dest, dest_id);
-        if !mm.is_empty() {
-            let change = Change::Update {
-                set: mm.set.clone(),
-                delete: mm.delete.clone(),
-            };
-            let row = src_row.clone();
-            let before = src.clone();
-            self.q
-                .write(self.now, |w| w.change(&row, &before, &change))?;
-            for (n, e) in &mm.set {
-                src_now.insert(n, e.clone());
-            }
-            for n in &mm.delete {
-                src_now.remove(n);
-            }
-            for kind in mm.events {
-                self.event(&src, m.src, kind);
-            }
-            if let Some((_, e)) = mm.set.iter().find(|(n, _)| n == "JobStatus")
-                && let Some(Value::Int(to)) = e.literal_value()
-            {
-                self.report.log(format!(
-                    "job {}: {} as its routed copy {dest_id}",
-                    m.src,
-                    JobStatus::from_code(*to).map_or("?", |s| s.name())
-                ));
-            }
+        let mm = mirror::mirror(src, dest, dest_id);
+        if mm.is_empty() {
+            return Ok(src_now);
         }
-        if ds == JobStatus::Completed.code() {
-            return self.finalize(m, src_row, src_now, dest_row, dest);
+        let change = Change::Update {
+            set: mm.set.clone(),
+            delete: mm.delete.clone(),
+        };
+        self.q
+            .write(self.now, |w| w.change(src_row, src, &change))?;
+        for (n, e) in &mm.set {
+            src_now.insert(n, e.clone());
         }
-        Ok(())
+        for n in &mm.delete {
+            src_now.remove(n);
+        }
+        for kind in mm.events {
+            self.event(src, src_id, kind);
+        }
+        if let Some((_, e)) = mm.set.iter().find(|(n, _)| n == "JobStatus")
+            && let Some(Value::Int(to)) = e.literal_value()
+        {
+            self.report.log(format!(
+                "job {src_id}: {} as its routed copy {dest_id}",
+                JobStatus::from_code(*to).map_or("?", |s| s.name())
+            ));
+        }
+        Ok(src_now)
     }
 
     /// Each route's jobs and running jobs now; the throttles move once
@@ -454,27 +484,9 @@ impl Pass<'_> {
             return Ok(());
         }
         let digest = routes_digest(self.rc);
-        let rescan = self.q.meta(RESCAN)?.unwrap_or(1) != 0
-            || self.q.meta(ROUTES_DIGEST)? != Some(digest)
-            || since.is_none();
-        let rows: Vec<JobRow> = match (rescan, since) {
-            (false, Some(pos)) => match self.q.rows_changed_since(pos)? {
-                Some(rows) => rows
-                    .into_iter()
-                    .filter(|r| r.status() == Some(JobStatus::Idle))
-                    .collect(),
-                None => self.q.idle_rows()?,
-            },
-            _ => self.q.idle_rows()?,
-        };
+        let rows = self.candidate_rows(since, digest)?;
         let mut loads = loads.clone();
-        let mut counters: HashMap<String, throttle::Counters> = HashMap::new();
-        for r in &self.rc.routes {
-            counters.insert(
-                r.name.clone(),
-                state::counters(self.q.conn(), &r.name, self.now)?,
-            );
-        }
+        let mut counters = self.route_counters()?;
         let mut left_behind = false;
         let mut batch: Vec<Ready> = Vec::new();
         let mut rr = self.q.meta(ROUND_ROBIN)?.unwrap_or(0);
@@ -483,28 +495,12 @@ impl Pass<'_> {
             if self.rc.candidate(&src, self.me.as_deref()).is_err() {
                 continue;
             }
-            let matching: Vec<usize> = (0..self.rc.routes.len())
-                .filter(|&i| self.rc.routes[i].transform.matches_shared(&src))
-                .collect();
-            if matching.is_empty() {
+            let Some(accepting) = self.accepting_routes(&src, &loads, &counters) else {
                 continue;
-            }
-            let accepting: Vec<usize> = matching
-                .iter()
-                .copied()
-                .filter(|&i| {
-                    let r = &self.rc.routes[i];
-                    let load = loads.get(&r.name).copied().unwrap_or_default();
-                    throttle::accepting(&counters[&r.name], &r.limits, load).is_ok()
-                })
-                .collect();
+            };
             if accepting.is_empty() {
                 left_behind = true;
-                let every_full = self.rc.routes.iter().all(|r| {
-                    let load = loads.get(&r.name).copied().unwrap_or_default();
-                    throttle::accepting(&counters[&r.name], &r.limits, load).is_err()
-                });
-                if every_full {
+                if self.every_route_full(&loads, &counters) {
                     break;
                 }
                 continue;
@@ -534,8 +530,95 @@ impl Pass<'_> {
             }
         }
         self.submit_batch(&mut batch)?;
+        self.store_routing_state(&counters, left_behind, digest, rr)
+    }
+
+    /// The jobs to consider: the idle jobs changed since `since`, or every
+    /// idle job when the last pass asked for a rescan, the routes changed
+    /// (their digest is not `digest`), or this is the first pass.
+    fn candidate_rows(
+        &mut self,
+        since: Option<i64>,
+        digest: i64,
+    ) -> Result<Vec<JobRow>, RouterError> {
+        let rescan = self.q.meta(RESCAN)?.unwrap_or(1) != 0
+            || self.q.meta(ROUTES_DIGEST)? != Some(digest)
+            || since.is_none();
+        Ok(match (rescan, since) {
+            (false, Some(pos)) => match self.q.rows_changed_since(pos)? {
+                Some(rows) => rows
+                    .into_iter()
+                    .filter(|r| r.status() == Some(JobStatus::Idle))
+                    .collect(),
+                None => self.q.idle_rows()?,
+            },
+            _ => self.q.idle_rows()?,
+        })
+    }
+
+    /// Every route's throttle counters, by route name.
+    fn route_counters(&self) -> Result<HashMap<String, throttle::Counters>, RouterError> {
+        let mut counters = HashMap::new();
+        for r in &self.rc.routes {
+            counters.insert(
+                r.name.clone(),
+                state::counters(self.q.conn(), &r.name, self.now)?,
+            );
+        }
+        Ok(counters)
+    }
+
+    /// The routes (indices) whose transform matches `src` and whose
+    /// throttle accepts a job now; `None` when no route matches at all.
+    fn accepting_routes(
+        &self,
+        src: &Rc<ClassAd>,
+        loads: &HashMap<String, Load>,
+        counters: &HashMap<String, throttle::Counters>,
+    ) -> Option<Vec<usize>> {
+        let matching: Vec<usize> = (0..self.rc.routes.len())
+            .filter(|&i| self.rc.routes[i].transform.matches_shared(src))
+            .collect();
+        if matching.is_empty() {
+            return None;
+        }
+        Some(
+            matching
+                .into_iter()
+                .filter(|&i| {
+                    let r = &self.rc.routes[i];
+                    let load = loads.get(&r.name).copied().unwrap_or_default();
+                    throttle::accepting(&counters[&r.name], &r.limits, load).is_ok()
+                })
+                .collect(),
+        )
+    }
+
+    /// Whether no route at all accepts a job now (the pass can stop).
+    fn every_route_full(
+        &self,
+        loads: &HashMap<String, Load>,
+        counters: &HashMap<String, throttle::Counters>,
+    ) -> bool {
+        self.rc.routes.iter().all(|r| {
+            let load = loads.get(&r.name).copied().unwrap_or_default();
+            throttle::accepting(&counters[&r.name], &r.limits, load).is_err()
+        })
+    }
+
+    /// Stores, in one transaction, what the next pass needs: each route's
+    /// recently routed count, whether to rescan, the routes' digest and
+    /// the round-robin counter.
+    fn store_routing_state(
+        &mut self,
+        counters: &HashMap<String, throttle::Counters>,
+        left_behind: bool,
+        digest: i64,
+        rr: i64,
+    ) -> Result<(), RouterError> {
         let now = self.now;
         let routes = &self.rc.routes;
+        let round_robin = self.rc.round_robin;
         self.q.write(now, |w| {
             for r in routes {
                 let stored = state::counters(w.conn(), &r.name, now)?;
@@ -548,7 +631,7 @@ impl Pass<'_> {
             }
             w.set_meta(RESCAN, i64::from(left_behind))?;
             w.set_meta(ROUTES_DIGEST, digest)?;
-            if self.rc.round_robin {
+            if round_robin {
                 w.set_meta(ROUND_ROBIN, rr)?;
             }
             Ok(())

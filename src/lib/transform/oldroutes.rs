@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::classad::ast::{AttrRef, Call, Expr, Name};
+use crate::classad::ast::{AttrRef, BinOp, Call, Expr, Name};
 use crate::classad::unparse::unparse_old;
 use crate::classad::{ClassAd, Value};
 
@@ -259,75 +259,19 @@ const VOLATILE: &[&str] = &["time", "random", "now", "splittime", "formattime"];
 /// whose operands all became literals is replaced by its value. References
 /// to anything else (the job's attributes, `TARGET.x`) stay.
 fn flatten(e: &Expr, route: &ClassAd, depth: usize) -> Expr {
-    use crate::classad::{Evaluator, Scope};
     let f = |x: &Expr| flatten(x, route, depth);
-    let lit = |x: &Expr| matches!(x, Expr::Lit(v) if !matches!(v, Value::List(_) | Value::Ad(_)));
-    // The value of an expression of literals; kept as it is when that is
-    // an error or not a scalar.
-    let value = |x: Expr| -> Expr {
-        match Evaluator::new().eval(&x, &Scope::empty()) {
-            Value::Error | Value::List(_) | Value::Ad(_) => x,
-            v => Expr::Lit(v),
-        }
-    };
     match e {
-        Expr::Attr(a) => {
-            let mine = match &a.base {
-                None => true,
-                Some(Expr::Attr(b)) => b.base.is_none() && b.name.key() == "my",
-                _ => false,
-            };
-            match route.get(a.name.as_str()) {
-                Some(target) if mine && depth < 20 => flatten(target, route, depth + 1),
-                _ => e.clone(),
-            }
-        }
+        Expr::Attr(a) => flatten_attr(e, a, route, depth),
         Expr::Unary(op, x) => {
             let fx = f(x);
-            let done = lit(&fx);
+            let done = scalar_lit(&fx);
             let out = Expr::Unary(*op, Box::new(fx));
-            if done { value(out) } else { out }
+            if done { value_of(out) } else { out }
         }
-        Expr::Binary(op, b) => {
-            use crate::classad::ast::BinOp;
-            let (l, r) = (f(&b.0), f(&b.1));
-            let commutative = matches!(
-                op,
-                BinOp::Add
-                    | BinOp::Mul
-                    | BinOp::BitAnd
-                    | BinOp::BitOr
-                    | BinOp::BitXor
-                    | BinOp::And
-                    | BinOp::Or
-            );
-            match (lit(&l), lit(&r)) {
-                (true, true) => value(Expr::Binary(*op, Box::new((l, r)))),
-                // Operation::combine: one value and one tree of an
-                // associative, commutative operator.
-                (true, false) | (false, true) if commutative => {
-                    let (v, t) = if lit(&l) { (l, r) } else { (r, l) };
-                    if matches!(op, BinOp::And | BinOp::Or) {
-                        // `false && x`, `true || x`: decided by the value.
-                        let decided =
-                            Expr::Binary(*op, Box::new((v.clone(), Expr::Lit(Value::Undefined))));
-                        if let Expr::Lit(Value::Bool(b)) = value(decided) {
-                            return Expr::Lit(Value::Bool(b));
-                        }
-                        // `true && x` is `x`.
-                        if *op == BinOp::And && matches!(v, Expr::Lit(Value::Bool(true))) {
-                            return t;
-                        }
-                    }
-                    // The value goes first, as HTCondor rebuilds it.
-                    Expr::Binary(*op, Box::new((v, t)))
-                }
-                _ => Expr::Binary(*op, Box::new((l, r))),
-            }
-        }
+        Expr::Binary(op, b) => combine(*op, f(&b.0), f(&b.1)),
         Expr::Paren(x) => {
             let fx = f(x);
-            if lit(&fx) {
+            if scalar_lit(&fx) {
                 fx
             } else {
                 Expr::Paren(Box::new(fx))
@@ -341,20 +285,91 @@ fn flatten(e: &Expr, route: &ClassAd, depth: usize) -> Expr {
                 _ => Expr::Cond(Box::new((c, f(&b.1), f(&b.2)))),
             }
         }
-        Expr::Call(c) => {
-            let args: Vec<Expr> = c.args.iter().map(f).collect();
-            let done = c.builtin.is_some()
-                && args.iter().all(lit)
-                && !VOLATILE.iter().any(|v| c.name.eq_ignore_ascii_case(v));
-            let out = Expr::Call(Box::new(Call {
-                name: c.name.clone(),
-                builtin: c.builtin,
-                args,
-            }));
-            if done { value(out) } else { out }
-        }
+        Expr::Call(c) => flatten_call(c, c.args.iter().map(f).collect()),
         other => other.clone(),
     }
+}
+
+/// Whether `x` is a literal scalar (a list or an ad does not count).
+fn scalar_lit(x: &Expr) -> bool {
+    matches!(x, Expr::Lit(v) if !matches!(v, Value::List(_) | Value::Ad(_)))
+}
+
+/// The value of an expression of literals; kept as it is when that is an
+/// error or not a scalar.
+fn value_of(x: Expr) -> Expr {
+    use crate::classad::{Evaluator, Scope};
+    match Evaluator::new().eval(&x, &Scope::empty()) {
+        Value::Error | Value::List(_) | Value::Ad(_) => x,
+        v => Expr::Lit(v),
+    }
+}
+
+/// The reference `e` (to `a`): the route attribute's flattened expression
+/// when it names one (plain or `MY.`, up to 20 levels deep), else `e`.
+fn flatten_attr(e: &Expr, a: &AttrRef, route: &ClassAd, depth: usize) -> Expr {
+    let mine = match &a.base {
+        None => true,
+        Some(Expr::Attr(b)) => b.base.is_none() && b.name.key() == "my",
+        _ => false,
+    };
+    match route.get(a.name.as_str()) {
+        Some(target) if mine && depth < 20 => flatten(target, route, depth + 1),
+        _ => e.clone(),
+    }
+}
+
+/// The operation `l op r` of flattened operands: its value when both are
+/// literals; for an associative, commutative operator with one literal,
+/// HTCondor's `Operation::combine` (the literal first, `&&` and `||`
+/// decided by it where they can be); else the operation as it is.
+fn combine(op: BinOp, l: Expr, r: Expr) -> Expr {
+    let commutative = matches!(
+        op,
+        BinOp::Add
+            | BinOp::Mul
+            | BinOp::BitAnd
+            | BinOp::BitOr
+            | BinOp::BitXor
+            | BinOp::And
+            | BinOp::Or
+    );
+    match (scalar_lit(&l), scalar_lit(&r)) {
+        (true, true) => value_of(Expr::Binary(op, Box::new((l, r)))),
+        // Operation::combine: one value and one tree of an
+        // associative, commutative operator.
+        (true, false) | (false, true) if commutative => {
+            let (v, t) = if scalar_lit(&l) { (l, r) } else { (r, l) };
+            if matches!(op, BinOp::And | BinOp::Or) {
+                // `false && x`, `true || x`: decided by the value.
+                let decided = Expr::Binary(op, Box::new((v.clone(), Expr::Lit(Value::Undefined))));
+                if let Expr::Lit(Value::Bool(b)) = value_of(decided) {
+                    return Expr::Lit(Value::Bool(b));
+                }
+                // `true && x` is `x`.
+                if op == BinOp::And && matches!(v, Expr::Lit(Value::Bool(true))) {
+                    return t;
+                }
+            }
+            // The value goes first, as HTCondor rebuilds it.
+            Expr::Binary(op, Box::new((v, t)))
+        }
+        _ => Expr::Binary(op, Box::new((l, r))),
+    }
+}
+
+/// The call `c` with its flattened `args`: its value when it is a builtin,
+/// not volatile, of literals only.
+fn flatten_call(c: &Call, args: Vec<Expr>) -> Expr {
+    let done = c.builtin.is_some()
+        && args.iter().all(scalar_lit)
+        && !VOLATILE.iter().any(|v| c.name.eq_ignore_ascii_case(v));
+    let out = Expr::Call(Box::new(Call {
+        name: c.name.clone(),
+        builtin: c.builtin,
+        args,
+    }));
+    if done { value_of(out) } else { out }
 }
 
 /// A copy of `e` with `TARGET.x` made `MY.x` (`Some("MY")`) or plain `x`

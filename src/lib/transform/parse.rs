@@ -169,6 +169,9 @@ impl Transform {
     }
 }
 
+/// Reads transform text into a [`Transform`]: each logical line is a meta
+/// statement, `TRANSFORM` (which ends the text), a conditional, or an
+/// assignment or command; the `if`s must be closed at the end.
 fn parse_text(text: &str, origin: &str, mode: Mode) -> Result<Transform, TransformError> {
     let err = |line: u32, msg: String| TransformError::new(origin, line as usize, msg);
     let items = reader::logical_lines(text).map_err(|e| err(e.line, e.msg))?;
@@ -196,135 +199,18 @@ fn parse_text(text: &str, origin: &str, mode: Mode) -> Result<Transform, Transfo
             }
             Logical::Text(text) => text,
         };
-        if let Some(rest) = meta(&text, "name") {
-            if !rest.is_empty() {
-                t.name = Some(rest.to_string());
-            }
-            continue;
-        }
-        if let Some(rest) = meta(&text, "requirements") {
-            let e = classad::parser::parse_expr_old(rest)
-                .map_err(|e| err(line, format!("invalid REQUIREMENTS : {rest} ({e})")))?;
-            t.requirements = Some((rest.to_string(), e));
-            continue;
-        }
-        if let Some(rest) = meta(&text, "universe") {
-            t.universe = Some(universe_number(rest).ok_or_else(|| {
-                err(
-                    line,
-                    format!("UNIVERSE '{rest}' is not a universe name or number"),
-                )
-            })?);
+        if take_meta(&mut t, &text).map_err(|m| err(line, m))? {
             continue;
         }
         if let Some(rest) = meta(&text, "transform") {
-            let block = if rest.trim_end().ends_with('(') && !rest.contains(')') {
-                if mode == Mode::Config {
-                    return Err(err(
-                        line,
-                        "a TRANSFORM item list '( … )' over several lines is only allowed in a \
-                         rules file"
-                            .into(),
-                    ));
-                }
-                let mut rows = Vec::new();
-                let mut closed = false;
-                for next in it.by_ref() {
-                    let Logical::Text(row) = next.item else {
-                        return Err(err(
-                            next.line,
-                            "a here-value inside a TRANSFORM item list".into(),
-                        ));
-                    };
-                    if row.starts_with(')') {
-                        closed = true;
-                        break;
-                    }
-                    rows.push(row);
-                }
-                if !closed {
-                    return Err(err(
-                        line,
-                        format!(
-                            "Reached end of file without finding closing brace ')' for TRANSFORM \
-                             command on line {line}"
-                        ),
-                    ));
-                }
-                Some(rows)
-            } else {
-                None
-            };
-            if non_trivial_iterate(rest) || block.is_some() {
-                t.iterate = Some(IterateArgs {
-                    line: line as usize,
-                    args: rest.to_string(),
-                    block,
-                });
-            }
-            if mode == Mode::RulesFile
-                && let Some(after) = it.next()
-            {
-                return Err(err(
-                    after.line,
-                    format!("TRANSFORM (line {line}) must be the last statement of a rules file"),
-                ));
-            }
+            transform_statement(&mut t, rest, line, mode, &mut it)?;
             // In a configuration value TRANSFORM ends the text.
             break;
         }
-        if let Some(kw) = cond_keyword(&text) {
-            let kind = match kw {
-                CondKw::If(c) => {
-                    open.push((line, false));
-                    Kind::If(c.to_string())
-                }
-                CondKw::Elif(c) => {
-                    match open.last() {
-                        None => return Err(err(line, "'elif' without 'if'".into())),
-                        Some((_, true)) => return Err(err(line, "'elif' after 'else'".into())),
-                        _ => {}
-                    }
-                    Kind::Elif(c.to_string())
-                }
-                CondKw::Else(rest) => {
-                    if !rest.is_empty() {
-                        return Err(err(line, format!("unexpected text after 'else': '{rest}'")));
-                    }
-                    match open.last_mut() {
-                        None => return Err(err(line, "'else' without 'if'".into())),
-                        Some((_, true)) => {
-                            return Err(err(line, "a second 'else' for one 'if'".into()));
-                        }
-                        Some(l) => l.1 = true,
-                    }
-                    Kind::Else
-                }
-                CondKw::Endif => {
-                    if open.pop().is_none() {
-                        return Err(err(line, "'endif' without 'if'".into()));
-                    }
-                    Kind::Endif
-                }
-            };
-            t.stmts.push(Stmt {
-                line: line as usize,
-                kind,
-            });
-            continue;
-        }
-        let kind = match assignment(&text) {
-            Some((name, value)) => {
-                if !reader::is_macro_name(name.trim_start_matches('+')) {
-                    return Err(err(line, format!("'{name}' is not a valid macro name")));
-                }
-                Kind::Assign {
-                    name: name.to_string(),
-                    value: value.to_string(),
-                }
-            }
-            None => match command(&text).map_err(|m| err(line, m))? {
-                Some(c) => Kind::Cmd(c),
+        let kind = match cond_keyword(&text) {
+            Some(kw) => conditional(kw, line, &mut open).map_err(|m| err(line, m))?,
+            None => match assignment_or_command(&text).map_err(|m| err(line, m))? {
+                Some(kind) => kind,
                 // A bare TRANSFORM: nothing to do.
                 None => continue,
             },
@@ -341,6 +227,154 @@ fn parse_text(text: &str, origin: &str, mode: Mode) -> Result<Transform, Transfo
         ));
     }
     Ok(t)
+}
+
+/// Takes a `NAME`, `REQUIREMENTS` or `UNIVERSE` statement into `t`; whether
+/// the line was one.
+fn take_meta(t: &mut Transform, text: &str) -> Result<bool, String> {
+    if let Some(rest) = meta(text, "name") {
+        if !rest.is_empty() {
+            t.name = Some(rest.to_string());
+        }
+        return Ok(true);
+    }
+    if let Some(rest) = meta(text, "requirements") {
+        let e = classad::parser::parse_expr_old(rest)
+            .map_err(|e| format!("invalid REQUIREMENTS : {rest} ({e})"))?;
+        t.requirements = Some((rest.to_string(), e));
+        return Ok(true);
+    }
+    if let Some(rest) = meta(text, "universe") {
+        t.universe = Some(
+            universe_number(rest)
+                .ok_or_else(|| format!("UNIVERSE '{rest}' is not a universe name or number"))?,
+        );
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// Takes the `TRANSFORM` statement on `line` into `t`, with the item list
+/// lines that follow it in a rules file; refuses any statement after it
+/// in a rules file.
+fn transform_statement(
+    t: &mut Transform,
+    rest: &str,
+    line: u32,
+    mode: Mode,
+    it: &mut std::vec::IntoIter<reader::Item>,
+) -> Result<(), TransformError> {
+    let origin = t.origin.clone();
+    let err = |line: u32, msg: String| TransformError::new(&origin, line as usize, msg);
+    let block = if rest.trim_end().ends_with('(') && !rest.contains(')') {
+        if mode == Mode::Config {
+            return Err(err(
+                line,
+                "a TRANSFORM item list '( … )' over several lines is only allowed in a \
+                 rules file"
+                    .into(),
+            ));
+        }
+        Some(item_list(it, line).map_err(|(at, m)| err(at, m))?)
+    } else {
+        None
+    };
+    if non_trivial_iterate(rest) || block.is_some() {
+        t.iterate = Some(IterateArgs {
+            line: line as usize,
+            args: rest.to_string(),
+            block,
+        });
+    }
+    if mode == Mode::RulesFile
+        && let Some(after) = it.next()
+    {
+        return Err(err(
+            after.line,
+            format!("TRANSFORM (line {line}) must be the last statement of a rules file"),
+        ));
+    }
+    Ok(())
+}
+
+/// The lines of the `( … )` item list opened by the `TRANSFORM` on `line`,
+/// up to the one starting with `)`; an error is (its line, message).
+fn item_list(
+    it: &mut std::vec::IntoIter<reader::Item>,
+    line: u32,
+) -> Result<Vec<String>, (u32, String)> {
+    let mut rows = Vec::new();
+    for next in it.by_ref() {
+        let Logical::Text(row) = next.item else {
+            return Err((
+                next.line,
+                "a here-value inside a TRANSFORM item list".into(),
+            ));
+        };
+        if row.starts_with(')') {
+            return Ok(rows);
+        }
+        rows.push(row);
+    }
+    Err((
+        line,
+        format!(
+            "Reached end of file without finding closing brace ')' for TRANSFORM \
+             command on line {line}"
+        ),
+    ))
+}
+
+/// The statement of an `if`, `elif`, `else` or `endif` on `line`, checked
+/// against the open `if`s, which it updates.
+fn conditional(kw: CondKw<'_>, line: u32, open: &mut Vec<(u32, bool)>) -> Result<Kind, String> {
+    Ok(match kw {
+        CondKw::If(c) => {
+            open.push((line, false));
+            Kind::If(c.to_string())
+        }
+        CondKw::Elif(c) => {
+            match open.last() {
+                None => return Err("'elif' without 'if'".into()),
+                Some((_, true)) => return Err("'elif' after 'else'".into()),
+                _ => {}
+            }
+            Kind::Elif(c.to_string())
+        }
+        CondKw::Else(rest) => {
+            if !rest.is_empty() {
+                return Err(format!("unexpected text after 'else': '{rest}'"));
+            }
+            match open.last_mut() {
+                None => return Err("'else' without 'if'".into()),
+                Some((_, true)) => return Err("a second 'else' for one 'if'".into()),
+                Some(l) => l.1 = true,
+            }
+            Kind::Else
+        }
+        CondKw::Endif => {
+            if open.pop().is_none() {
+                return Err("'endif' without 'if'".into());
+            }
+            Kind::Endif
+        }
+    })
+}
+
+/// A macro assignment or a command; `None` for a bare `TRANSFORM`.
+fn assignment_or_command(text: &str) -> Result<Option<Kind>, String> {
+    match assignment(text) {
+        Some((name, value)) => {
+            if !reader::is_macro_name(name.trim_start_matches('+')) {
+                return Err(format!("'{name}' is not a valid macro name"));
+            }
+            Ok(Some(Kind::Assign {
+                name: name.to_string(),
+                value: value.to_string(),
+            }))
+        }
+        None => Ok(command(text)?.map(Kind::Cmd)),
+    }
 }
 
 /// `KEYWORD args` for a meta statement: the keyword in any case, white space,
