@@ -9,7 +9,7 @@ use crate::common::queue::db;
 use crate::common::router::{
     ad, attr, copies_of, parse_id, pass, route_jobs, set, status, text, with_config,
 };
-use crate::common::{NOW, TestEnv, real_user};
+use crate::common::{NOW, TestEnv, check_logs_with_htcondor, job_events, real_user};
 use tern::queue::JobId;
 
 fn id(c: i64, p: i64) -> JobId {
@@ -321,6 +321,35 @@ fn the_source_mirrors_its_copy_to_completion() {
         events.contains("\tsite full\n\tCode 26 Subcode 2"),
         "{events}"
     );
+}
+
+// A copy that started and ended between two passes (a short job on Slurm,
+// polled every second, against a router run from cron) was never seen
+// running: the source's log once went from submit straight to terminate.
+#[test]
+fn a_copy_that_ran_between_passes_still_gives_the_source_an_execute_event() {
+    let env = with_config(ROUTES);
+    let routed = route_jobs(&env, 2, "");
+    let (src, dest) = (routed[1].0, routed[1].1.unwrap());
+    set(
+        &env,
+        dest,
+        NOW + 10,
+        &[
+            ("JobStatus", "4"),
+            ("ExitCode", "3"),
+            ("JobStartDate", "1700000005"),
+            ("NumJobStarts", "1"),
+            ("CompletionDate", "1700000010"),
+        ],
+    );
+    pass(&env, NOW + 20);
+    assert_eq!(status(&env, src), 0, "the source did not complete");
+    let log = env.path("jobs.log");
+    assert_eq!(job_events(&log, &src.to_string()), [0, 1, 5]);
+    let events = std::fs::read_to_string(&log).unwrap();
+    assert!(events.contains("Job executing on host: 3.0"), "{events}");
+    check_logs_with_htcondor(&[log]);
 }
 
 /// A removed copy sends its source back to Idle (routed again, a failure);
