@@ -792,6 +792,49 @@ fn router_q_summary_is_htcondors_layout() {
     );
 }
 
+// tern_router_q -S read the jobs' rows, then each one's cluster ad, one
+// statement at a time: a routed copy that completed in between (its
+// cluster gone) failed it with "cluster N has no cluster ad".
+#[test]
+fn router_q_summary_reads_one_snapshot_while_copies_leave() {
+    let env = TestEnv::with_spool();
+    let clusters: Vec<i64> = {
+        let mut q = tern::queue::Queue::open(&env.spool(), true)
+            .unwrap()
+            .unwrap();
+        (0..300)
+            .map(|_| {
+                crate::common::queue::submit_text(
+                    &mut q,
+                    "executable = /bin/true\n+RouteName = \"R\"\nqueue\n",
+                    &real_user(),
+                    NOW,
+                )
+                .unwrap()
+            })
+            .collect()
+    };
+    let spool = env.spool();
+    let leaving = std::thread::spawn(move || {
+        let mut q = tern::queue::Queue::open(&spool, false).unwrap().unwrap();
+        for c in clusters {
+            let sel = tern::queue::Selection {
+                jobs: vec![id(c, 0)],
+                ..Default::default()
+            };
+            q.modify(&sel, NOW, |_, _| tern::queue::Change::Leave { set: vec![] })
+                .unwrap();
+        }
+    });
+    let mut runs = 0;
+    while !leaving.is_finished() || runs == 0 {
+        let r = env.run("tern_router_q", ["-S"]);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "run {runs}");
+        runs += 1;
+    }
+    leaving.join().unwrap();
+}
+
 #[test]
 fn router_q_passes_the_rest_to_tern_q() {
     let env = routed_queue();
