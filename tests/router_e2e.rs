@@ -270,17 +270,13 @@ fn remote_run(env: &RunEnv, remote: &Path, tool: &str, args: &[&str]) -> String 
     String::from_utf8(out.stdout).unwrap()
 }
 
-// More jobs than the other queue has slots, so some wait there while its
-// own passes (cron there) start its router: that router once took them
-// for orphans of its own (RoutedBy ours, RoutedFromJobId naming a job it
-// does not have) and removed them, and the sources were held with "Job
-// disappeared from remote schedd".
-#[test]
-fn jobs_routed_to_another_tern_queue_run_there_and_complete_here() {
+/// An environment whose route sends jobs with +WantOther to another tern
+/// queue (its SPOOL, returned). The same user's configuration, so the
+/// other queue's passes (started by the gridmanager there) see the route
+/// too.
+fn routed_to_another_queue() -> (RunEnv, std::path::PathBuf) {
     let env = RunEnv::new();
     let remote = env.path("other-spool");
-    // The same user's configuration, so the other queue's passes (started
-    // by the gridmanager there) see the route too.
     let config = env.write(
         "tern_config",
         &format!(
@@ -296,6 +292,52 @@ fn jobs_routed_to_another_tern_queue_run_there_and_complete_here() {
     let env = env
         .var_env("TERN_CONFIG", config.to_str().unwrap())
         .knob("GRIDMANAGER_JOB_PROBE_INTERVAL", "1");
+    (env, remote)
+}
+
+// With no cron at all, a routed job once stopped after its first pass: the
+// router submitted the copy and nothing started its gridmanager, and a
+// copy that completed waited for a pass to start the router. Now the
+// router asks for a pass after routing (as tern_submit after a submit) and
+// the gridmanager when a routed copy's status moves (as a shadow when its
+// slot falls free).
+#[test]
+fn a_routed_job_completes_without_cron() {
+    let (env, _remote) = routed_to_another_queue();
+    let cluster = env.submit(
+        "sources.sub",
+        "executable = /bin/sh\n\
+         arguments = \"-c 'exit 5'\"\n\
+         log = sources.log\n\
+         +WantOther = true\n\
+         requirements = false\n\
+         queue 2\n",
+    );
+    let c = cluster.to_string();
+    env.wait_for("the sources to complete", Duration::from_secs(60), || {
+        env.run_ok("tern_q", [c.as_str(), "-af", "ProcId"])
+            .is_empty()
+    });
+    assert_eq!(
+        env.run_ok("tern_history", [c.as_str(), "-af", "ProcId", "ExitCode"]),
+        "1 5\n0 5\n"
+    );
+    for p in 0..2 {
+        assert_eq!(
+            job_events(&env.path("sources.log"), &format!("{c}.{p}")),
+            [0, 1, 5]
+        );
+    }
+}
+
+// More jobs than the other queue has slots, so some wait there while its
+// own passes (cron there) start its router: that router once took them
+// for orphans of its own (RoutedBy ours, RoutedFromJobId naming a job it
+// does not have) and removed them, and the sources were held with "Job
+// disappeared from remote schedd".
+#[test]
+fn jobs_routed_to_another_tern_queue_run_there_and_complete_here() {
+    let (env, remote) = routed_to_another_queue();
     let cluster = env.submit(
         "sources.sub",
         "executable = /bin/sh\n\
