@@ -11,6 +11,18 @@
 #            on submit and starts the gridmanager; the clock stops at the
 #            first poll (`tern_q -totals`, every 0.1 s) that finds the queue
 #            empty, and history must then hold 200 jobs that exited 0.
+#   routed   the same 200 jobs as vanilla jobs with `+WantSlurm = true` and
+#            `requirements = false`, routed by the route README.md documents
+#            (read from README.md). The pass on submit starts the router;
+#            the router asks for a pass after routing and the gridmanager
+#            when a copy moves, so nothing else is needed. A cron tick
+#            (tern_negotiate) still runs every ROUTER_TICK seconds (default
+#            60, cron's minute) as the README sets it up. The clock stops
+#            when the queue is empty: the last source completed (sources
+#            leave the queue with their copies); history must then hold 200
+#            sources that exited 0 with Managed = "ScheddDone". The route's
+#            MaxIdleJobs = 20 keeps at most 20 copies not yet seen running,
+#            so the jobs go to Slurm 20 at a time.
 #
 # Runs are interleaved (sbatch, tern, sbatch, ...) so a load spike hits both
 # alike; the best and the median are printed, with tern's overhead over
@@ -22,7 +34,8 @@
 # starts about 2 jobs/s and a case takes ~100 s) and torn down at the end.
 # GRIDMANAGER_JOB_PROBE_INTERVAL is tern's default unless set.
 #
-# Usage: bench/slurm_200.sh [runs] [jobs]   (defaults 3 and 200)
+# Usage: bench/slurm_200.sh [runs] [jobs]   (defaults 3 and 200); CASES picks
+# cases ("sbatch tern routed" by default).
 # Honours CARGO_TARGET_DIR; builds the release binaries first.
 set -euo pipefail
 
@@ -37,7 +50,7 @@ work=$(mktemp -d /tmp/tern-slurm200.XXXXXX)
 # munged wants its socket's directories world-executable.
 chmod 755 "$work"
 mkdir "$work/bin"
-cp "$target"/release/tern_{submit,negotiate,gridmanager,q,history} "$work/bin/"
+cp "$target"/release/tern_{submit,negotiate,gridmanager,job_router,q,history} "$work/bin/"
 bin=$work/bin
 
 . "$root/bench/common.sh"
@@ -74,7 +87,7 @@ run_sbatch() {
 printf 'universe = grid\ngrid_resource = batch slurm\nexecutable = /bin/true\nqueue %d\n' \
     "$jobs" >"$work/grid.sub"
 tern_env() {
-    env -i PATH=/usr/bin:/bin HOME="$work" TERN_CONFIG=/dev/null SLURM_CONF="$SLURM_CONF" \
+    env -i PATH=/usr/bin:/bin HOME="$work" TERN_CONFIG="${TERN_CONFIG_FILE:-/dev/null}" SLURM_CONF="$SLURM_CONF" \
         _TERN_SPOOL="$1" ${GRIDMANAGER_JOB_PROBE_INTERVAL:+_TERN_GRIDMANAGER_JOB_PROBE_INTERVAL=$GRIDMANAGER_JOB_PROBE_INTERVAL} \
         "${@:2}"
 }
@@ -105,8 +118,54 @@ run_tern() {
     elapsed "$t0" "$t1"
 }
 
+# The README's route: the first fenced block of its section "When one
+# machine is not enough".
+awk '/^## When one machine is not enough/ { s = 1; next }
+     s && /^## / { exit }
+     s && /^```/ { if (b) exit; b = 1; next }
+     b' "$root/README.md" >"$work/route.config"
+grep -q 'batch slurm' "$work/route.config" || { echo "no route to Slurm in README.md" >&2; exit 1; }
+printf 'executable = /bin/true\n+WantSlurm = true\nrequirements = false\nqueue %d\n' \
+    "$jobs" >"$work/routed.sub"
+tick=${ROUTER_TICK:-60}
+run_routed() {
+    local spool=$work/routed.$1 t0 t1 total left by_code end next
+    export TERN_CONFIG_FILE=$work/route.config
+    end=$(deadline)
+    t0=$(now)
+    (cd "$work" && tern_env "$spool" "$bin/tern_submit" routed.sub >/dev/null)
+    next=$(awk -v t="$t0" -v d="$tick" 'BEGIN { printf "%.3f", t + d }')
+    while :; do
+        total=$(tern_env "$spool" "$bin/tern_q" -totals -allusers |
+            sed -n 's/^Total for all users: \([0-9]*\) jobs.*/\1/p')
+        [[ $total == 0 ]] && break
+        past "$end" && {
+            tern_env "$spool" "$bin/tern_q" -totals -allusers >&2
+            fail routed "queue not empty after ${timeout_s}s (spool kept in $spool)"
+            tail -n 20 "$spool/JobRouterLog" >&2 2>/dev/null
+            return 1
+        }
+        if past "$next"; then
+            # cron's tick: the pass starts the router in the background.
+            tern_env "$spool" "$bin/tern_negotiate" >/dev/null
+            next=$(awk -v t="$EPOCHREALTIME" -v d="$tick" 'BEGIN { printf "%.3f", t + d }')
+        fi
+        sleep 0.1
+    done
+    t1=$(now)
+    left=$(tern_env "$spool" "$bin/tern_history" -constraint 'RoutedToJobId =!= undefined' -af ClusterId | wc -l)
+    by_code=$(tern_env "$spool" "$bin/tern_history" -constraint 'RoutedToJobId =!= undefined' \
+        -af ExitCode JobStatus Managed | sort | uniq -c | awk '{ printf "%s", $0 }')
+    [[ $left == "$jobs" ]] || fail routed "history holds $left sources, not $jobs" || return 1
+    [[ $by_code == *"$jobs 0 4 ScheddDone" ]] ||
+        fail routed "not every source exited 0 and completed: $by_code" || return 1
+    wait_for_shadows "$spool"
+    rm -rf "$spool"
+    elapsed "$t0" "$t1"
+}
+
 # ---- running them -------------------------------------------------------
-cases=(sbatch tern)
+read -ra cases <<<"${CASES:-sbatch tern routed}"
 declare -A times
 run_interleaved
 
@@ -115,9 +174,23 @@ s_med=$(median "${times[sbatch]:-}")
 t_best=$(best "${times[tern]:-}")
 t_med=$(median "${times[tern]:-}")
 printf '\n%-40s %8s %8s %8s\n' "case ($jobs x true, Slurm CPUs=$SLURM_LOCAL_CPUS)" "best/s" "median/s" "jobs/s"
-printf '%-40s %8s %8s %8s\n' "sbatch directly (Slurm's own time)" "${s_best:-failed}" "${s_med:-}" "$(rate "$jobs" "${s_med:-0}")"
-printf '%-40s %8s %8s %8s\n' "tern grid universe -> Slurm" "${t_best:-failed}" "${t_med:-}" "$(rate "$jobs" "${t_med:-0}")"
+r_best=$(best "${times[routed]:-}")
+r_med=$(median "${times[routed]:-}")
+row() {
+    if [[ " ${cases[*]} " == *" $1 "* ]]; then
+        printf '%-40s %8s %8s %8s\n' "$2" "${3:-failed}" "${4:-}" "$(rate "$jobs" "${4:-0}")"
+    fi
+}
+row sbatch "sbatch directly (Slurm's own time)" "$s_best" "$s_med"
+row tern "tern grid universe -> Slurm" "$t_best" "$t_med"
+row routed "tern vanilla, routed -> Slurm" "$r_best" "$r_med"
+overhead() {
+    awk -v t="$2" -v s="$s_med" -v tb="$3" -v sb="$s_best" -v what="$1" 'BEGIN {
+        printf "%s overhead over Slurm: median %+.1f%%, best %+.1f%% (target <= 10%%)\n", what, (t - s) / s * 100, (tb - sb) / sb * 100 }'
+}
 if [[ -n ${s_med:-} && -n ${t_med:-} ]]; then
-    awk -v t="$t_med" -v s="$s_med" -v tb="$t_best" -v sb="$s_best" 'BEGIN {
-        printf "tern overhead over Slurm: median %+.1f%%, best %+.1f%% (target <= 10%%)\n", (t - s) / s * 100, (tb - sb) / sb * 100 }'
+    overhead "tern grid universe" "$t_med" "$t_best"
+fi
+if [[ -n ${s_med:-} && -n ${r_med:-} ]]; then
+    overhead "tern routed" "$r_med" "$r_best"
 fi

@@ -9,7 +9,7 @@ use crate::common::queue::db;
 use crate::common::router::{
     ad, attr, copies_of, parse_id, pass, route_jobs, set, status, text, with_config,
 };
-use crate::common::{NOW, TestEnv, real_user};
+use crate::common::{NOW, TestEnv, check_logs_with_htcondor, job_events, real_user};
 use tern::queue::JobId;
 
 fn id(c: i64, p: i64) -> JobId {
@@ -321,6 +321,35 @@ fn the_source_mirrors_its_copy_to_completion() {
         events.contains("\tsite full\n\tCode 26 Subcode 2"),
         "{events}"
     );
+}
+
+// A copy that started and ended between two passes (a short job on Slurm,
+// polled every second, against a router run from cron) was never seen
+// running: the source's log once went from submit straight to terminate.
+#[test]
+fn a_copy_that_ran_between_passes_still_gives_the_source_an_execute_event() {
+    let env = with_config(ROUTES);
+    let routed = route_jobs(&env, 2, "");
+    let (src, dest) = (routed[1].0, routed[1].1.unwrap());
+    set(
+        &env,
+        dest,
+        NOW + 10,
+        &[
+            ("JobStatus", "4"),
+            ("ExitCode", "3"),
+            ("JobStartDate", "1700000005"),
+            ("NumJobStarts", "1"),
+            ("CompletionDate", "1700000010"),
+        ],
+    );
+    pass(&env, NOW + 20);
+    assert_eq!(status(&env, src), 0, "the source did not complete");
+    let log = env.path("jobs.log");
+    assert_eq!(job_events(&log, &src.to_string()), [0, 1, 5]);
+    let events = std::fs::read_to_string(&log).unwrap();
+    assert!(events.contains("Job executing on host: 3.0"), "{events}");
+    check_logs_with_htcondor(&[log]);
 }
 
 /// A removed copy sends its source back to Idle (routed again, a failure);
@@ -767,6 +796,49 @@ fn router_q_summary_is_htcondors_layout() {
         "   JOBS ST Route                GridResource\n\
          \x20     1  H Site1                batch slurm\n"
     );
+}
+
+// tern_router_q -S read the jobs' rows, then each one's cluster ad, one
+// statement at a time: a routed copy that completed in between (its
+// cluster gone) failed it with "cluster N has no cluster ad".
+#[test]
+fn router_q_summary_reads_one_snapshot_while_copies_leave() {
+    let env = TestEnv::with_spool();
+    let clusters: Vec<i64> = {
+        let mut q = tern::queue::Queue::open(&env.spool(), true)
+            .unwrap()
+            .unwrap();
+        (0..300)
+            .map(|_| {
+                crate::common::queue::submit_text(
+                    &mut q,
+                    "executable = /bin/true\n+RouteName = \"R\"\nqueue\n",
+                    &real_user(),
+                    NOW,
+                )
+                .unwrap()
+            })
+            .collect()
+    };
+    let spool = env.spool();
+    let leaving = std::thread::spawn(move || {
+        let mut q = tern::queue::Queue::open(&spool, false).unwrap().unwrap();
+        for c in clusters {
+            let sel = tern::queue::Selection {
+                jobs: vec![id(c, 0)],
+                ..Default::default()
+            };
+            q.modify(&sel, NOW, |_, _| tern::queue::Change::Leave { set: vec![] })
+                .unwrap();
+        }
+    });
+    let mut runs = 0;
+    while !leaving.is_finished() || runs == 0 {
+        let r = env.run("tern_router_q", ["-S"]);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "run {runs}");
+        runs += 1;
+    }
+    leaving.join().unwrap();
 }
 
 #[test]

@@ -8,77 +8,11 @@
 //! partition, an outside scancel, file transfer, argument expansion), and
 //! the controller going away and coming back.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use crate::common::slurm::up;
 use crate::common::{RunEnv, check_logs_with_htcondor, job_events, wait_until};
-
-const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/slurm/slurm.sh");
-
-/// A Slurm of our own, torn down (no process left) when dropped.
-struct Slurm {
-    dir: PathBuf,
-    conf: PathBuf,
-}
-
-impl Slurm {
-    fn script(&self, what: &str) -> std::process::Output {
-        Command::new("bash")
-            .args([SCRIPT, what])
-            .arg(&self.dir)
-            .envs(ports())
-            .output()
-            .expect("bash runs slurm.sh")
-    }
-}
-
-impl Drop for Slurm {
-    fn drop(&mut self) {
-        let _ = self.script("purge");
-    }
-}
-
-/// Ports of their own, so a developer's Slurm on the default ones is left
-/// alone.
-fn ports() -> [(&'static str, &'static str); 3] {
-    [
-        ("SLURM_LOCAL_CTLD_PORT", "16837"),
-        ("SLURM_LOCAL_SLURMD_PORT", "16838"),
-        // Oversubscribed, so 200 trivial jobs take seconds, not minutes.
-        ("SLURM_LOCAL_CPUS", "16"),
-    ]
-}
-
-fn up(dir: &Path) -> Option<Slurm> {
-    let out = Command::new("bash")
-        .args([SCRIPT, "up"])
-        .arg(dir)
-        .envs(ports())
-        .output()
-        .expect("bash runs slurm.sh");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if out.status.code() == Some(77) && std::env::var_os("TERN_REQUIRE_SLURM").is_none() {
-        eprintln!("skipped: {}", stderr.trim_end());
-        return None;
-    }
-    let slurm = Slurm {
-        dir: dir.to_path_buf(),
-        conf: dir.join("etc/slurm.conf"),
-    };
-    assert!(out.status.success(), "slurm.sh up failed: {stderr}");
-    Some(slurm)
-}
-
-/// `scontrol show job -o` of a Slurm job, as `Key=Value` words.
-fn scontrol(slurm: &Slurm, id: &str) -> String {
-    let out = Command::new("scontrol")
-        .args(["show", "job", "-o", id])
-        .env("SLURM_CONF", &slurm.conf)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn slurm_id(env: &RunEnv, job: &str) -> String {
     let gid = env.attr(job, "GridJobId").unwrap();
@@ -102,13 +36,7 @@ fn wait_attr(env: &RunEnv, job: &str, attr: &str, want: &str, secs: u64) {
 #[test]
 fn grid_jobs_run_on_a_real_slurm() {
     let tmp = tempfile::tempdir().unwrap();
-    // munged wants its socket's directories world-executable.
-    std::fs::set_permissions(
-        tmp.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    let Some(slurm) = up(&tmp.path().join("slurm")) else {
+    let Some(slurm) = up(&tmp.path().join("slurm"), "16837", "16838") else {
         return;
     };
     let env = RunEnv::new()
@@ -188,7 +116,7 @@ fn grid_jobs_run_on_a_real_slurm() {
     );
 
     wait_attr(&env, "2.0", "JobStatus", "4", 60);
-    let spec = scontrol(&slurm, &slurm_id(&env, "2.0"));
+    let spec = slurm.scontrol(&slurm_id(&env, "2.0"));
     for want in [
         "Partition=debug",
         "TimeLimit=00:10:00",

@@ -39,4 +39,5 @@ mod queue_bad_input;
 mod queue_concurrency;
 mod queue_crash;
 mod queue_model;
+mod router_e2e;
 mod userlog;

@@ -23,6 +23,7 @@ pub mod queue;
 pub mod replay;
 pub mod rng;
 pub mod router;
+pub mod slurm;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

@@ -134,6 +134,14 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         }
     }
     let report = pass::run(&env.cfg, &rc, &env.spool, now).map_err(router_error)?;
+    // Routed copies are submits: as after tern_submit, a pass starts their
+    // gridmanager (or shadows) now rather than at cron's next minute.
+    if report.routed > 0
+        && env.cfg.get_bool("NEGOTIATE_ON_SUBMIT", true)?
+        && let Err(e) = crate::negotiator::request_pass_after_submit(&env.cfg, &env.spool)
+    {
+        eprintln!("tern_job_router: warning: {e}");
+    }
     if let Some(log) = env.cfg.get("JOB_ROUTER_LOG")? {
         append_log(&log, now, &report.lines);
     }

@@ -226,6 +226,7 @@ impl Gridmanager {
             slurm: None,
             submitted: 0,
             failures: &mut self.failures,
+            routed_moved: false,
         };
         let slurm_jobs: Vec<&Job> = jobs
             .iter()
@@ -249,8 +250,18 @@ impl Gridmanager {
             r.step(j)?;
         }
         let events = std::mem::take(&mut r.events);
+        let routed_moved = r.routed_moved;
         drop(r);
         if let Err(e) = userlog::log_job_events(&events) {
+            eprintln!("tern_gridmanager: warning: {e}");
+        }
+        // A routed copy started, ended or left: its source waits for the
+        // router, which a pass starts (as a shadow asks for a pass when its
+        // slot falls free), rather than for cron's next minute.
+        if routed_moved
+            && let Err(e) =
+                crate::negotiator::request_pass(&crate::config::Config::defaults(), &self.spool)
+        {
             eprintln!("tern_gridmanager: warning: {e}");
         }
         self.seen_log = q.log_end()?;
@@ -271,6 +282,22 @@ pub(super) struct Round<'a> {
     /// Slurm jobs submitted and not finished.
     pub(super) submitted: usize,
     pub(super) failures: &'a mut std::collections::HashMap<JobId, u32>,
+    /// Whether a routed copy's JobStatus changed this round.
+    pub(super) routed_moved: bool,
+}
+
+/// Whether `change` moves a job out of its JobStatus in `ad`.
+fn moves_status(ad: &ClassAd, change: &Change) -> bool {
+    let set = match change {
+        Change::Skip(_) => return false,
+        Change::Leave { .. } => return true,
+        Change::Set(set) | Change::Update { set, .. } => set,
+    };
+    set.iter().any(|(n, e)| {
+        n.eq_ignore_ascii_case("JobStatus")
+            && ad.get("JobStatus").map(crate::classad::unparse::unparse)
+                != Some(crate::classad::unparse::unparse(e))
+    })
 }
 
 impl Round<'_> {
@@ -283,6 +310,7 @@ impl Round<'_> {
         f: impl FnOnce(&Rc<ClassAd>) -> (Change, Vec<Event>),
     ) -> Result<bool, QueueError> {
         let mut evs = Vec::new();
+        let mut moved = false;
         let done = self.q.write(self.now, |w| {
             let Some(row) = w.row(id)? else {
                 return Ok(false);
@@ -295,9 +323,13 @@ impl Round<'_> {
             if let Some(p) = userlog::user_log_path(&ad) {
                 evs.extend(e.into_iter().map(|ev| (p.clone(), ev)));
             }
+            if ad.get("RoutedBy").is_some() && moves_status(&ad, &change) {
+                moved = true;
+            }
             w.change(&row, &ad, &change)?;
             Ok(true)
         })?;
+        self.routed_moved |= done && moved;
         if done {
             self.events.extend(evs);
         }

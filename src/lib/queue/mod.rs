@@ -483,7 +483,17 @@ impl Queue {
     }
 
     /// The jobs a selection names, with their full ads, constraint applied.
+    /// Rows and cluster ads come from one snapshot: read one statement at a
+    /// time, a cluster that left the queue in between (a job completing
+    /// while tern_router_q -S reads) had its rows but no cluster ad.
     pub fn select(&self, sel: &Selection) -> Result<Vec<(JobRow, ClassAd)>, QueueError> {
+        // Inside a caller's transaction the snapshot is already one; the
+        // read transaction ends (rolled back, nothing written) on return.
+        let _snapshot = if self.conn.is_autocommit() {
+            Some(self.conn.unchecked_transaction()?)
+        } else {
+            None
+        };
         let mut out = Vec::new();
         for row in self.rows(sel)? {
             let ad = self.full_ad(&row)?;

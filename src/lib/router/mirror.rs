@@ -124,11 +124,7 @@ pub fn mirror(src: &ClassAd, dest: &ClassAd, dest_id: JobId) -> Mirror {
             Some(JobStatus::Running) | Some(JobStatus::TransferringOutput) => {
                 if s != JobStatus::Running.code() {
                     if s == JobStatus::Idle.code() {
-                        m.events.push(EventKind::Execute {
-                            host: dest_id.to_string(),
-                            slot_name: None,
-                            props: Vec::new(),
-                        });
+                        m.events.push(executed(dest_id));
                     }
                     set_status(&mut m, JobStatus::Running);
                 }
@@ -169,10 +165,29 @@ pub fn mirror(src: &ClassAd, dest: &ClassAd, dest_id: JobId) -> Mirror {
             }
             // A removed copy is not propagated: the router cleans up.
             Some(JobStatus::Removed) => {}
+            // A copy that started and ended between two passes was never
+            // seen running. HTCondor then writes no execute event, so the
+            // source's log shows a job that ended without starting; a
+            // completed copy did run, so the source gets its 001 first.
+            Some(JobStatus::Completed) => {
+                if s == JobStatus::Idle.code() {
+                    m.events.push(executed(dest_id));
+                }
+                set_status(&mut m, JobStatus::Completed);
+            }
             _ => m.set.push(("JobStatus".into(), Expr::int(d))),
         }
     }
     m
+}
+
+/// 001 as the router writes it: the host is the routed copy's id.
+fn executed(dest_id: JobId) -> EventKind {
+    EventKind::Execute {
+        host: dest_id.to_string(),
+        slot_name: None,
+        props: Vec::new(),
+    }
 }
 
 /// 004 as the router writes it when a running copy went back to idle.

@@ -7,6 +7,8 @@
 //! adopted as submitted, and a source marked as ours with no copy is
 //! yielded.
 
+use std::path::Path;
+
 use crate::classad::{ClassAd, Value};
 use crate::queue::{JobId, JobRow, Queue};
 
@@ -75,6 +77,14 @@ pub fn adopt(
         }
         let ad = q.full_ad(&row)?;
         if text_of(&ad, attr::ROUTED_BY).as_deref() != Some(rc.name.as_str()) {
+            continue;
+        }
+        // The remote job of a copy routed to this queue from another one
+        // (`GridResource = "condor <this SPOOL> ..."`) carries that queue's
+        // RoutedBy, which keeps it from being routed again here, and a
+        // RoutedFromJobId naming a job of that queue: it is nobody's
+        // orphan here, and that queue's router looks after its copy.
+        if text_of(&ad, "SubmitterId").is_some_and(|by| Path::new(&by) != q.spool()) {
             continue;
         }
         let src = text_of(&ad, attr::ROUTED_FROM).and_then(|t| {
