@@ -47,7 +47,7 @@ fn jobs_take_the_first_matching_route_and_the_source_is_claimed() {
         ]
     );
     let src = id(1, 0);
-    assert_eq!(text(&env, src, "Managed").as_deref(), Some("External"));
+    assert_eq!(text(&env, src, "Managed").as_deref(), Some("\"External\""));
     assert_eq!(
         text(&env, src, "ManagedManager").as_deref(),
         Some("jobrouter")
@@ -131,7 +131,7 @@ JOB_ROUTER_ROUTE_Analysis4 @=end
         assert_eq!(text(&env, dest, "CollHost").as_deref(), Some("jira902"));
         assert_eq!(attr(&env, dest, "JobUniverse").as_deref(), Some("5"));
         assert_eq!(attr(&env, src, "RouteMe").as_deref(), Some("true"));
-        assert_eq!(text(&env, src, "Managed").as_deref(), Some("External"));
+        assert_eq!(text(&env, src, "Managed").as_deref(), Some("\"External\""));
     }
     // The originals are not matched by a negotiation pass; the copies are.
     let r = env.run("tern_negotiate", ["-dry-run"]);
@@ -1391,4 +1391,31 @@ fn bad_input_is_named_and_changes_nothing() {
         (0, "   JOBS ST Route                GridResource\n")
     );
     assert!(!env.spool().exists());
+}
+
+/// Regression: a source the router mirrored to Completed left the queue at
+/// the next full evaluation of a negotiation pass, before the router had
+/// finalized and yielded it, and reached the history still "External".
+#[test]
+fn a_completed_source_the_router_still_manages_stays_for_the_router() {
+    let env = with_config(ROUTES);
+    let routed = route_jobs(&env, 1, "");
+    let (source, _) = routed[0];
+    assert_eq!(
+        attr(&env, source, "Managed").as_deref(),
+        Some("\"External\"")
+    );
+    set(&env, source, NOW + 5, &[("JobStatus", "4")]);
+    // A pass long after: every job's periodic evaluation is due.
+    let r = env
+        .command("tern_negotiate")
+        .env("TERN_NOW", (NOW + 3600).to_string())
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{r:?}");
+    assert_eq!(status(&env, source), 4, "the source left the queue");
+    assert_eq!(
+        attr(&env, source, "Managed").as_deref(),
+        Some("\"External\"")
+    );
 }

@@ -144,12 +144,20 @@ fn leave_released(
 ) -> Result<bool, NegotiatorError> {
     let mut leaving = Vec::new();
     for row in rows {
-        if matches!(
+        if !matches!(
             row.status(),
             Some(JobStatus::Completed | JobStatus::Removed)
-        ) && !joblock::is_held(spool, row.id)
-            && policy::kept_job_may_leave(&Rc::new(q.full_ad(row)?), row.status())
-            && !super::gridjobs::awaits_gridmanager(&Rc::new(q.full_ad(row)?), row.status())
+        ) || joblock::is_held(spool, row.id)
+        {
+            continue;
+        }
+        // A job the router or a gridmanager manages leaves when its manager
+        // lets it go (Managed = "ScheddDone"), not before: a routed source
+        // mirrors Completed before the router has finalized and yielded it.
+        let ad = Rc::new(q.full_ad(row)?);
+        if policy::kept_job_may_leave(&ad, row.status())
+            && !super::gridjobs::awaits_gridmanager(&ad, row.status())
+            && !super::matchmaking::managed_externally(q, row)?
         {
             leaving.push(row.id);
         }
