@@ -1420,3 +1420,35 @@ fn a_completed_source_the_router_still_manages_stays_for_the_router() {
         Some("\"External\"")
     );
 }
+
+/// Route macros tern does not carry out make the route unusable, by name,
+/// instead of routing without them.
+#[test]
+fn a_route_asking_for_what_tern_does_not_do_is_refused_by_name() {
+    let env = with_config(
+        r#"
+JOB_ROUTER_ROUTE_NAMES = Boxed Good
+JOB_ROUTER_ROUTE_Boxed @=end
+  REQUIREMENTS true
+  GridResource = "batch slurm"
+  JobShouldBeSandboxed = true
+@end
+JOB_ROUTER_ROUTE_Good @=end
+  UNIVERSE vanilla
+  REQUIREMENTS true
+@end
+"#,
+    );
+    let routed = route_jobs(&env, 1, "");
+    assert!(routed[0].1.is_some());
+    let dry = env.run("tern_job_router", ["-dry-run", "1.0"]);
+    assert_eq!(
+        dry.stderr,
+        "tern_job_router: warning: route Boxed is not used: JobShouldBeSandboxed = true is not supported by tern's router\n"
+    );
+    assert!(
+        dry.stdout.contains("managed on route Good"),
+        "{}",
+        dry.stdout
+    );
+}

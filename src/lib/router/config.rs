@@ -163,6 +163,22 @@ impl RouterConfig {
                 "Missing Requirements (and JOB_ROUTER_SOURCE_JOB_CONSTRAINT is not set)".into(),
             );
         }
+        // Route macros tern reads but does not carry out: a route that turns
+        // one on is refused by name rather than routed without it.
+        for m in ["JobShouldBeSandboxed", "UseSharedX509UserProxy"] {
+            if let Some(v) = t.macro_value(m, cfg)
+                && crate::config::parse_bool(v.trim()) == Some(true)
+            {
+                return Err(format!("{m} = {v} is not supported by tern's router"));
+            }
+        }
+        if let Some(v) = t.macro_value("SendIDTokens", cfg)
+            && !v.trim().is_empty()
+        {
+            return Err(format!(
+                "SendIDTokens = {v} is not supported by tern's router"
+            ));
+        }
         let int = |m: &str, default: i64| -> Result<i64, String> {
             match t.macro_value(m, cfg) {
                 None => Ok(default),
