@@ -22,7 +22,10 @@
 #            leave the queue with their copies); history must then hold 200
 #            sources that exited 0 with Managed = "ScheddDone". The route's
 #            MaxIdleJobs = 20 keeps at most 20 copies not yet seen running,
-#            so the jobs go to Slurm 20 at a time.
+#            so the jobs go to Slurm 20 at a time: that is the route's
+#            throttle, not tern's cost. ROUTE_MAX_IDLE=N replaces the
+#            route's MaxIdleJobs (-1: no idle limit) to measure the routing
+#            itself.
 #
 # Runs are interleaved (sbatch, tern, sbatch, ...) so a load spike hits both
 # alike; the best and the median are printed, with tern's overhead over
@@ -125,6 +128,11 @@ awk '/^## When one machine is not enough/ { s = 1; next }
      s && /^```/ { if (b) exit; b = 1; next }
      b' "$root/README.md" >"$work/route.config"
 grep -q 'batch slurm' "$work/route.config" || { echo "no route to Slurm in README.md" >&2; exit 1; }
+if [[ -n ${ROUTE_MAX_IDLE:-} ]]; then
+    sed -i "s/^\( *\)MaxIdleJobs = .*/\1MaxIdleJobs = $ROUTE_MAX_IDLE/" "$work/route.config"
+    grep -q "MaxIdleJobs = $ROUTE_MAX_IDLE" "$work/route.config" ||
+        { echo "the README's route sets no MaxIdleJobs to replace" >&2; exit 1; }
+fi
 printf 'executable = /bin/true\n+WantSlurm = true\nrequirements = false\nqueue %d\n' \
     "$jobs" >"$work/routed.sub"
 tick=${ROUTER_TICK:-60}
@@ -188,9 +196,10 @@ overhead() {
     awk -v t="$2" -v s="$s_med" -v tb="$3" -v sb="$s_best" -v what="$1" 'BEGIN {
         printf "%s overhead over Slurm: median %+.1f%%, best %+.1f%% (target <= 10%%)\n", what, (t - s) / s * 100, (tb - sb) / sb * 100 }'
 }
-if [[ -n ${s_med:-} && -n ${t_med:-} ]]; then
+ran() { [[ " ${cases[*]} " == *" $1 "* && -n ${times[$1]:-} ]]; }
+if ran sbatch && ran tern; then
     overhead "tern grid universe" "$t_med" "$t_best"
 fi
-if [[ -n ${s_med:-} && -n ${r_med:-} ]]; then
-    overhead "tern routed" "$r_med" "$r_best"
+if ran sbatch && ran routed; then
+    overhead "tern routed${ROUTE_MAX_IDLE:+ (MaxIdleJobs = $ROUTE_MAX_IDLE)}" "$r_med" "$r_best"
 fi
