@@ -143,3 +143,34 @@ median() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END
 rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t > 0) printf "%.0f", n / t; else print "-" }'; }
 # $1 over $2, with $3 decimals (default 2).
 ratio() { awk -v a="$1" -v b="$2" -v d="${3:-2}" 'BEGIN { if (a > 0 && b > 0) printf "%.*f", d, a / b; else print "-" }'; }
+
+# Waits until the tern queue in SPOOL is empty, looking every POLL seconds;
+# past the deadline END it prints the totals and the tail of LOG, and fails.
+# EACH, if given, is run at every look (a cron tick). Uses the script's
+# tern_env and $bin.
+tern_drain() {
+    local spool=$1 end=$2 poll=$3 log=$4 each=${5:-} total
+    while :; do
+        total=$(tern_env "$spool" "$bin/tern_q" -totals -allusers |
+            sed -n 's/^Total for all users: \([0-9]*\) jobs.*/\1/p')
+        [[ $total == 0 ]] && return 0
+        past "$end" && {
+            tern_env "$spool" "$bin/tern_q" -totals -allusers >&2
+            fail tern "queue not empty after ${timeout_s}s (spool kept in $spool; tail of $log:)"
+            tail -n 20 "$log" >&2 2>/dev/null
+            return 1
+        }
+        [[ -n $each ]] && "$each"
+        sleep "$poll"
+    done
+}
+
+# Checks that SPOOL's history holds N jobs, every one of which exited 0 and
+# completed.
+tern_all_done() {
+    local spool=$1 n=$2 left by_code
+    left=$(tern_env "$spool" "$bin/tern_history" -af ClusterId | wc -l)
+    [[ $left == "$n" ]] || fail tern "history holds $left jobs, not $n" || return 1
+    by_code=$(tern_env "$spool" "$bin/tern_history" -af ExitCode JobStatus | sort | uniq -c | awk '{ printf "%s", $0 }')
+    [[ $by_code == *"$n 0 4" ]] || fail tern "not every job exited 0 and completed: $by_code"
+}

@@ -69,29 +69,15 @@ tern_env() {
         _TERN_SPOOL="$1" _TERN_NUM_CPUS=2 "${@:2}"
 }
 run_tern() {
-    local spool=$work/tern.$1 t0 t1 left total by_code end
+    local spool=$work/tern.$1 t0 t1 end
     end=$(deadline)
     t0=$(now)
     (cd "$work" && tern_env "$spool" N="$jobs" SUBMIT="$bin/tern_submit" bash -c \
         'for ((i = 0; i < N; i++)); do "$SUBMIT" one.sub >/dev/null || exit 1; done') ||
         { fail tern "a tern_submit failed"; return 1; }
-    while :; do
-        total=$(tern_env "$spool" "$bin/tern_q" -totals -allusers |
-            sed -n 's/^Total for all users: \([0-9]*\) jobs.*/\1/p')
-        [[ $total == 0 ]] && break
-        past "$end" && {
-            tern_env "$spool" "$bin/tern_q" -totals -allusers >&2
-            fail tern "queue not empty after ${timeout_s}s (spool kept in $spool; ShadowLog tail:)"
-            tail -n 20 "$spool/shadow/ShadowLog" >&2 2>/dev/null
-            return 1
-        }
-        sleep 0.02
-    done
+    tern_drain "$spool" "$end" 0.02 "$spool/shadow/ShadowLog" || return 1
     t1=$(now)
-    left=$(tern_env "$spool" "$bin/tern_history" -af ClusterId | wc -l)
-    [[ $left == "$jobs" ]] || fail tern "history holds $left jobs, not $jobs" || return 1
-    by_code=$(tern_env "$spool" "$bin/tern_history" -af ExitCode JobStatus | sort | uniq -c | awk '{ printf "%s", $0 }')
-    [[ $by_code == *"$jobs 0 4" ]] || fail tern "not every job exited 0 and completed: $by_code" || return 1
+    tern_all_done "$spool" "$jobs" || return 1
     wait_for_shadows "$spool"
     rm -rf "$spool"
     elapsed "$t0" "$t1"

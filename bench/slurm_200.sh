@@ -95,27 +95,13 @@ tern_env() {
         "${@:2}"
 }
 run_tern() {
-    local spool=$work/tern.$1 t0 t1 total left by_code end
+    local spool=$work/tern.$1 t0 t1 end
     end=$(deadline)
     t0=$(now)
     (cd "$work" && tern_env "$spool" "$bin/tern_submit" grid.sub >/dev/null)
-    while :; do
-        total=$(tern_env "$spool" "$bin/tern_q" -totals -allusers |
-            sed -n 's/^Total for all users: \([0-9]*\) jobs.*/\1/p')
-        [[ $total == 0 ]] && break
-        past "$end" && {
-            tern_env "$spool" "$bin/tern_q" -totals -allusers >&2
-            fail tern "queue not empty after ${timeout_s}s (spool kept in $spool)"
-            tail -n 20 "$spool/grid/GridmanagerLog" >&2 2>/dev/null
-            return 1
-        }
-        sleep 0.1
-    done
+    tern_drain "$spool" "$end" 0.1 "$spool/grid/GridmanagerLog" || return 1
     t1=$(now)
-    left=$(tern_env "$spool" "$bin/tern_history" -af ClusterId | wc -l)
-    [[ $left == "$jobs" ]] || fail tern "history holds $left jobs, not $jobs" || return 1
-    by_code=$(tern_env "$spool" "$bin/tern_history" -af ExitCode JobStatus | sort | uniq -c | awk '{ printf "%s", $0 }')
-    [[ $by_code == *"$jobs 0 4" ]] || fail tern "not every job exited 0 and completed: $by_code" || return 1
+    tern_all_done "$spool" "$jobs" || return 1
     wait_for_shadows "$spool"
     rm -rf "$spool"
     elapsed "$t0" "$t1"
@@ -136,30 +122,21 @@ fi
 printf 'executable = /bin/true\n+WantSlurm = true\nrequirements = false\nqueue %d\n' \
     "$jobs" >"$work/routed.sub"
 tick=${ROUTER_TICK:-60}
+# cron's tick, every $tick seconds of a routed run (run_routed's $next):
+# the pass starts the router in the background.
+cron_tick() {
+    past "$next" || return 0
+    tern_env "$spool" "$bin/tern_negotiate" >/dev/null
+    next=$(awk -v t="$EPOCHREALTIME" -v d="$tick" 'BEGIN { printf "%.3f", t + d }')
+}
 run_routed() {
-    local spool=$work/routed.$1 t0 t1 total left by_code end next
+    local spool=$work/routed.$1 t0 t1 left by_code end next
     export TERN_CONFIG_FILE=$work/route.config
     end=$(deadline)
     t0=$(now)
     (cd "$work" && tern_env "$spool" "$bin/tern_submit" routed.sub >/dev/null)
     next=$(awk -v t="$t0" -v d="$tick" 'BEGIN { printf "%.3f", t + d }')
-    while :; do
-        total=$(tern_env "$spool" "$bin/tern_q" -totals -allusers |
-            sed -n 's/^Total for all users: \([0-9]*\) jobs.*/\1/p')
-        [[ $total == 0 ]] && break
-        past "$end" && {
-            tern_env "$spool" "$bin/tern_q" -totals -allusers >&2
-            fail routed "queue not empty after ${timeout_s}s (spool kept in $spool)"
-            tail -n 20 "$spool/JobRouterLog" >&2 2>/dev/null
-            return 1
-        }
-        if past "$next"; then
-            # cron's tick: the pass starts the router in the background.
-            tern_env "$spool" "$bin/tern_negotiate" >/dev/null
-            next=$(awk -v t="$EPOCHREALTIME" -v d="$tick" 'BEGIN { printf "%.3f", t + d }')
-        fi
-        sleep 0.1
-    done
+    tern_drain "$spool" "$end" 0.1 "$spool/JobRouterLog" cron_tick || return 1
     t1=$(now)
     left=$(tern_env "$spool" "$bin/tern_history" -constraint 'RoutedToJobId =!= undefined' -af ClusterId | wc -l)
     by_code=$(tern_env "$spool" "$bin/tern_history" -constraint 'RoutedToJobId =!= undefined' \
