@@ -98,6 +98,7 @@ pub fn run(cfg: &Config, owner: &str) -> Result<(), GridError> {
         return Ok(());
     }
     let mut g = Gridmanager {
+        cfg,
         spool,
         owner: owner.to_string(),
         knobs,
@@ -128,7 +129,8 @@ fn try_lock(f: &File, path: &Path) -> Result<bool, GridError> {
     }
 }
 
-struct Gridmanager {
+struct Gridmanager<'c> {
+    cfg: &'c Config,
     spool: PathBuf,
     owner: String,
     knobs: Knobs,
@@ -160,7 +162,7 @@ impl Job {
 
 pub use crate::negotiator::gridjobs::needs_work;
 
-impl Gridmanager {
+impl Gridmanager<'_> {
     /// The owner's grid jobs that need work, with their ads.
     fn jobs(&self, q: &Queue) -> Result<Vec<Job>, QueueError> {
         let sel = Selection {
@@ -196,9 +198,12 @@ impl Gridmanager {
     /// removal carried out, without waiting a whole interval).
     fn wait(&mut self) {
         let start = Instant::now();
+        // One handle for the whole wait: opening the queue every look
+        // would redo its pragmas and schema check five times a second.
+        let q = Queue::open(&self.spool, false).ok().flatten();
         while start.elapsed() < self.knobs.probe_interval {
             std::thread::sleep(Duration::from_millis(200));
-            if let Ok(Some(q)) = Queue::open(&self.spool, false)
+            if let Some(q) = &q
                 && q.log_end().unwrap_or(0) != self.seen_log
             {
                 return;
@@ -258,10 +263,7 @@ impl Gridmanager {
         // A routed copy started, ended or left: its source waits for the
         // router, which a pass starts (as a shadow asks for a pass when its
         // slot falls free), rather than for cron's next minute.
-        if routed_moved
-            && let Err(e) =
-                crate::negotiator::request_pass(&crate::config::Config::defaults(), &self.spool)
-        {
+        if routed_moved && let Err(e) = crate::negotiator::request_pass(self.cfg, &self.spool) {
             eprintln!("tern_gridmanager: warning: {e}");
         }
         self.seen_log = q.log_end()?;
