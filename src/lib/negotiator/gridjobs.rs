@@ -89,8 +89,10 @@ pub fn owners_with_work(q: &Queue, all: Option<&[JobRow]>) -> Result<BTreeSet<St
         if owners.contains(&row.owner) || !is_grid_ad(&*q.cluster_ad(row.id.cluster)?) {
             continue;
         }
-        let ad = Rc::new(q.full_ad(&row)?);
-        if needs_work(row.status(), &ad) {
+        // A running grid job always needs its gridmanager: only removed and
+        // held ones are told apart by their ad (see needs_work).
+        let running = !matches!(row.status(), Some(JobStatus::Removed | JobStatus::Held));
+        if running || needs_work(row.status(), &Rc::new(q.full_ad(&row)?)) {
             owners.insert(row.owner.clone());
         }
     }

@@ -585,8 +585,6 @@ pub(super) fn is_scheduler_universe_ad(cad: &ClassAd) -> bool {
     )
 }
 
-/// Whether `hay` contains `needle` (lower-case ASCII), ignoring case,
-/// without allocating.
 /// Whether the job router manages the job (`Managed == "External"`): its
 /// routed copy runs in its place, so the pass neither matches it nor
 /// takes its mirrored Running status for a shadow that died.
@@ -596,6 +594,8 @@ pub(crate) fn managed_externally(q: &Queue, row: &JobRow) -> Result<bool, QueueE
             Some(crate::classad::Value::Str(m)) if &**m == "External"))
 }
 
+/// Whether `hay` contains `needle` (lower-case ASCII), ignoring case,
+/// without allocating.
 pub(crate) fn contains_lower(hay: &str, needle: &[u8]) -> bool {
     let h = hay.as_bytes();
     if needle.is_empty() || h.len() < needle.len() {

@@ -157,7 +157,7 @@ fn leave_released(
         let ad = Rc::new(q.full_ad(row)?);
         if policy::kept_job_may_leave(&ad, row.status())
             && !super::gridjobs::awaits_gridmanager(&ad, row.status())
-            && !super::matchmaking::managed_externally(q, row)?
+            && ad.eval_str("Managed").as_deref() != Some("External")
         {
             leaving.push(row.id);
         }
