@@ -93,18 +93,20 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         queue.set_durable()?;
         let authority = Authority::from_config(cfg, owner.as_str())?;
         let mut held = Vec::new();
+        // The schedd's JOB_TRANSFORM_NAMES, read before the queue is locked.
+        let (xforms, load_warnings) = crate::transform::jobs::load(cfg);
         let (id, cluster) = queue.submit(&authority, &owner, |id| {
             opts.cluster = id;
             let mut c =
                 submit::materialize(&parsed, cfg, &opts).map_err(|e| failed(e.to_string()))?;
-            // The schedd's input-size check holds a job as it is queued.
-            // The schedd's JOB_TRANSFORM_NAMES, before anything is queued.
-            let (xforms, mut w) = crate::transform::jobs::load(cfg);
+            // The transforms apply before anything is queued.
+            let mut w = load_warnings.clone();
             w.extend(
                 crate::transform::jobs::apply(&mut c, &xforms, cfg)
                     .map_err(|e| failed(e.to_string()))?,
             );
             c.warnings.extend(w);
+            // The schedd's input-size check holds a job as it is queued.
             held = submit::hold_over_input_limit(&mut c, cfg).map_err(|e| failed(e.to_string()))?;
             Ok::<_, CliError>(c)
         })?;
