@@ -146,18 +146,31 @@ pub fn router_options(
     Ok(o)
 }
 
-pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
+/// The router options of a whole argv (program name first); `None` when
+/// they asked for the help, which is then printed from `cmd`.
+pub fn read_args(
+    argv: &[OsString],
+    summaries: bool,
+    tool: &str,
+    mut cmd: clap::Command,
+) -> Result<Option<RouterOptions>, CliError> {
     let args: Vec<String> = argv
         .iter()
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let o = router_options(&args, true, "tern_router_q")?;
+    let o = router_options(&args, summaries, tool)?;
     if o.help {
-        let mut cmd = Args::command();
         print!("{}", cmd.render_help());
-        return Ok(());
+        return Ok(None);
     }
+    Ok(Some(o))
+}
+
+pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
+    let Some(o) = read_args(&argv, true, "tern_router_q", Args::command())? else {
+        return Ok(());
+    };
     if !o.summary {
         let mut q_argv: Vec<OsString> = vec![
             "tern_router_q".into(),

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 
-use super::router_q::router_options;
+use super::router_q::read_args;
 use super::{CliError, run_tool};
 
 /// Remove jobs the job router routed (their routed copies). The options
@@ -38,17 +38,9 @@ pub fn main() -> ExitCode {
 }
 
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
-    let args: Vec<String> = argv
-        .iter()
-        .skip(1)
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let o = router_options(&args, false, "tern_router_rm")?;
-    if o.help {
-        let mut cmd = Args::command();
-        print!("{}", cmd.render_help());
+    let Some(o) = read_args(&argv, false, "tern_router_rm", Args::command())? else {
         return Ok(());
-    }
+    };
     let mut rm_argv: Vec<OsString> = vec!["tern_router_rm".into()];
     rm_argv.extend(o.rest.into_iter().map(OsString::from));
     rm_argv.push("-constraint".into());

@@ -109,10 +109,6 @@ pub fn managed(conn: &Connection) -> Result<Vec<Managed>, QueueError> {
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-pub fn get(conn: &Connection, src: JobId) -> Result<Option<Managed>, QueueError> {
-    Ok(managed(conn)?.into_iter().find(|m| m.src == src))
-}
-
 pub fn put(conn: &Connection, m: &Managed) -> Result<(), QueueError> {
     conn.prepare_cached(
         "INSERT OR REPLACE INTO router_jobs \
