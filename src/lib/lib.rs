@@ -2,7 +2,7 @@
 //!
 //! The library holds every concept as its own module; the binaries under
 //! `src/bin/` are thin wrappers around [`cli`]. Layering, lowest first:
-//! `sys`, `clock`, `cron`, `classad` <- `vocab` <- `config` <- `submit` <- `queue` <-
+//! `sys`, `clock`, `cron`, `classad` <- `vocab` <- `config` <- `submit` <- `queue` <- `hooks` <-
 //! (`userlog`, `machine`, `sandbox`, `transform`, `negotiator`, `shadow`,
 //! `router`) <- `actions` <- `grid` <- `cli`. A lower module never imports a
 //! higher one.
@@ -20,6 +20,7 @@ pub mod clock;
 pub mod config;
 pub mod cron;
 pub mod grid;
+pub mod hooks;
 pub mod machine;
 pub mod negotiator;
 pub mod queue;

@@ -13,14 +13,12 @@
 //! HTCondor, job 1.1's hook does not block 1.10's. A hook that outlives
 //! JOB_ROUTER_HOOK_TIMEOUT is killed and counts as failed.
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::classad::unparse::ad_to_old;
 use crate::classad::{ClassAd, Expr};
 use crate::config::Config;
+use crate::hooks::{Invocation, Outcome, parse_attributes};
 use crate::queue::JobId;
 
 /// The four router hooks.
@@ -81,14 +79,7 @@ pub fn program(
 
 /// The stdin of a hook: the ads in old form, separated by `------` lines.
 pub fn stdin_of(ads: &[&ClassAd]) -> String {
-    let mut s = String::new();
-    for (i, ad) in ads.iter().enumerate() {
-        if i > 0 {
-            s.push_str("------\n");
-        }
-        s.push_str(&ad_to_old(ad, true));
-    }
-    s
+    crate::hooks::output::ads_stdin(ads, "------")
 }
 
 /// The TRANSLATE_JOB input's first part: the route as a new-syntax ad on
@@ -113,111 +104,26 @@ pub fn run(
     stdin: &str,
     timeout: Duration,
 ) -> Ran {
-    let dir = spool.join("router-hooks");
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        return failed(format!("cannot create {}: {e}", dir.display()));
+    if let Err(reason) = super::owner::may_act_as(owner, program) {
+        return failed(reason);
     }
-    let lock_path = dir.join(format!("{}.{}.stderr", hook.name(), id));
-    let lock = match std::fs::OpenOptions::new()
-        .create(true)
-        .read(true)
-        .append(true)
-        .open(&lock_path)
-    {
-        Ok(f) => f,
-        Err(e) => return failed(format!("cannot open {}: {e}", lock_path.display())),
-    };
-    match lock.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => return Ran::Busy,
-        Err(std::fs::TryLockError::Error(e)) => {
-            return failed(format!("cannot lock {}: {e}", lock_path.display()));
-        }
-    }
-    // Last run's stderr goes; the hook's own copy of the descriptor keeps
-    // the lock for as long as it runs.
-    let stderr = match lock.set_len(0).and_then(|()| lock.try_clone()) {
-        Ok(f) => f,
-        Err(e) => return failed(format!("cannot use {}: {e}", lock_path.display())),
-    };
-    let mut cmd = match super::owner::command(owner, program) {
-        Ok(c) => c,
-        Err(reason) => return failed(reason),
-    };
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(stderr));
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => return failed(format!("cannot run {}: {e}", program.display())),
-    };
-    // stdin from a thread, so that a hook that prints before it reads
-    // cannot deadlock against us.
-    let input = stdin.to_string();
-    let mut pipe = child.stdin.take();
-    let writer = std::thread::spawn(move || {
-        if let Some(p) = pipe.as_mut() {
-            let _ = p.write_all(input.as_bytes());
-        }
-    });
-    let mut out = child.stdout.take();
-    let reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        if let Some(o) = out.as_mut() {
-            let _ = o.read_to_end(&mut s);
-        }
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break s,
-            Ok(None) if start.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                let _ = writer.join();
-                return Ran::Failed {
-                    reason: format!(
-                        "{} timed out after {} s and was killed",
-                        program.display(),
-                        timeout.as_secs()
-                    ),
-                    signalled: false,
-                };
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return failed(format!("waiting for {}: {e}", program.display())),
-        }
-    };
-    let _ = writer.join();
-    let output = reader.join().unwrap_or_default();
-    use std::os::unix::process::ExitStatusExt;
-    if let Some(sig) = status.signal() {
-        return Ran::Failed {
-            reason: format!("{} was killed by signal {sig}", program.display()),
-            signalled: true,
+    let log = spool
+        .join("router-hooks")
+        .join(format!("{}.{}.stderr", hook.name(), id));
+    let inv = Invocation::new(program, stdin.as_bytes(), timeout, &log);
+    let outcome = crate::hooks::run::run(&inv);
+    if let Some(out) = outcome.success() {
+        return match parse_attributes(out) {
+            Ok(ad) => Ran::Output(ad),
+            Err(reason) => Ran::BadOutput(format!("{}: {reason}", program.display())),
         };
     }
-    if !status.success() {
-        let said = std::fs::read_to_string(&lock_path).unwrap_or_default();
-        let said = said.lines().next().unwrap_or("").trim();
-        return Ran::Failed {
-            reason: format!(
-                "{} exited with status {}{}",
-                program.display(),
-                status.code().unwrap_or(-1),
-                if said.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (stderr: {said})")
-                }
-            ),
-            signalled: false,
-        };
-    }
-    match parse_output(&String::from_utf8_lossy(&output)) {
-        Ok(ad) => Ran::Output(ad),
-        Err(reason) => Ran::BadOutput(format!("{}: {reason}", program.display())),
+    match outcome {
+        Outcome::Busy => Ran::Busy,
+        ref o => Ran::Failed {
+            reason: o.failure(&inv).unwrap_or_default(),
+            signalled: matches!(o, Outcome::Signalled { .. }),
+        },
     }
 }
 
@@ -239,58 +145,5 @@ fn failed(reason: String) -> Ran {
     Ran::Failed {
         reason,
         signalled: false,
-    }
-}
-
-/// A hook's output: `Attr = value` lines (blank lines skipped); the first
-/// line that is not one fails the whole output.
-pub fn parse_output(text: &str) -> Result<ClassAd, String> {
-    let mut ad = ClassAd::new();
-    for (i, line) in text.lines().enumerate() {
-        let l = line.trim();
-        if l.is_empty() {
-            continue;
-        }
-        let bad = |why: &str| format!("output line {}: {why}: {l}", i + 1);
-        let Some((name, value)) = l.split_once('=') else {
-            return Err(bad("not 'Attr = value'"));
-        };
-        let name = name.trim();
-        if name.is_empty()
-            || !name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-        {
-            return Err(bad("not an attribute name"));
-        }
-        let e = crate::classad::parser::parse_expr_old(value.trim())
-            .map_err(|e| bad(&format!("not an expression ({e})")))?;
-        ad.insert(name, e);
-    }
-    Ok(ad)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_bad_line_fails_the_whole_output() {
-        let ad = parse_output("A = 1\n\nB = \"x\"\n").unwrap();
-        assert_eq!(ad.len(), 2);
-        let e = parse_output("A = 1\nthis is not an attribute\nB = 2\n").unwrap_err();
-        assert!(e.starts_with("output line 2:"), "{e}");
-        assert!(parse_output("A = (1 +\n").is_err());
-    }
-
-    #[test]
-    fn stdin_separates_ads() {
-        let a = crate::classad::parse_ad("[A = 1]").unwrap();
-        let b = crate::classad::parse_ad("[B = 2]").unwrap();
-        assert_eq!(stdin_of(&[&a, &b]), "A = 1\n------\nB = 2\n");
     }
 }

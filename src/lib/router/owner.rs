@@ -6,14 +6,13 @@
 //! switches here, and only here, to the owner's uid and groups.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::userlog::{Event, UserLogError};
 
-/// A command that runs `program` as `owner`. Run as root for another
-/// user it is refused rather than run with root's rights: the switch to
-/// the owner belongs to the shared mode, which is not there yet.
-pub fn command(owner: &str, program: &Path) -> Result<Command, String> {
+/// Whether the router may run `program` as `owner`. Run as root for
+/// another user it is refused rather than run with root's rights: the
+/// switch to the owner belongs to the shared mode, which is not there yet.
+pub fn may_act_as(owner: &str, program: &Path) -> Result<(), String> {
     if crate::sys::identity::is_root() && owner != "root" {
         return Err(format!(
             "the router runs as root and cannot yet act as {owner} (no shared mode): \
@@ -21,7 +20,7 @@ pub fn command(owner: &str, program: &Path) -> Result<Command, String> {
             program.display()
         ));
     }
-    Ok(Command::new(program))
+    Ok(())
 }
 
 /// Appends events to the owners' event logs.

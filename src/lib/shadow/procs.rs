@@ -278,25 +278,8 @@ pub fn signal_all(pgid: i32, sig: libc::c_int) -> i64 {
     group + below
 }
 
-/// Makes the child `cmd` starts take `id` between fork and exec: every
-/// signal unblocked (the mask is inherited, and a job must see its
-/// signals), then the supplementary groups, the group and the user, in
-/// that order (after setuid nothing else may change). A failure there is
-/// the spawn's error.
+/// Makes the child `cmd` starts take `id` (see
+/// [`crate::sys::identity::child_runs_as`]).
 pub fn exec_as(cmd: &mut std::process::Command, id: crate::sys::identity::Identity) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: only async-signal-safe calls between fork and exec, on data
-    // moved into the closure before the fork.
-    unsafe {
-        cmd.pre_exec(move || {
-            unblock_all();
-            if libc::setgroups(id.groups.len(), id.groups.as_ptr()) != 0
-                || libc::setgid(id.gid) != 0
-                || libc::setuid(id.uid) != 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    crate::sys::identity::child_runs_as(cmd, Some(id));
 }

@@ -18,6 +18,32 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Makes the child `cmd` starts unblock every signal between fork and exec
+/// (the mask is inherited, and a job or hook must see its signals) and,
+/// with `id`, take that user: the supplementary groups, the group and the
+/// user, in that order (after setuid nothing else may change). A failure
+/// there is the spawn's error.
+pub fn child_runs_as(cmd: &mut std::process::Command, id: Option<Identity>) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls between fork and exec, on data
+    // moved into the closure before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+            if let Some(id) = &id
+                && (libc::setgroups(id.groups.len(), id.groups.as_ptr()) != 0
+                    || libc::setgid(id.gid) != 0
+                    || libc::setuid(id.uid) != 0)
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// The user called `name`, with their primary group and every group
 /// that lists them; `None` when this machine does not know the name (or
 /// it holds a NUL, which no user name does).

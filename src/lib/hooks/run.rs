@@ -1,0 +1,376 @@
+//! Running one hook program: stdin fed from a thread (a hook that prints
+//! before it reads cannot deadlock against us), stdout collected, stderr
+//! written to a log file under SPOOL, a timeout after which the hook's
+//! whole process group is killed, and, for a job's hook, the job's owner.
+//!
+//! The stderr log is also the hook's lock: it is locked while the hook
+//! runs, and the hook's own copy of the descriptor keeps the lock until
+//! the hook and everything it started have exited, so a caller killed while
+//! a hook runs does not let a second instance start ([`Outcome::Busy`]).
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::sys::identity::Identity;
+
+/// How to run one hook.
+#[derive(Clone, Debug)]
+pub struct Invocation<'a> {
+    pub program: &'a Path,
+    /// argv[0] when it is not the program's path (the daemon ClassAd hooks
+    /// get their job's name).
+    pub argv0: Option<&'a str>,
+    pub args: &'a [String],
+    /// The whole environment; `None` inherits the caller's.
+    pub env: Option<&'a [(String, String)]>,
+    /// The working directory; `None` keeps the caller's.
+    pub cwd: Option<&'a Path>,
+    pub stdin: &'a [u8],
+    pub timeout: Duration,
+    /// Who the hook runs as; `None` runs it as the caller.
+    pub owner: Option<&'a Identity>,
+    /// The file that receives the hook's stderr (emptied first) and is
+    /// locked while it runs.
+    pub stderr_log: &'a Path,
+}
+
+impl<'a> Invocation<'a> {
+    /// A hook with no arguments, the caller's environment and directory.
+    pub fn new(
+        program: &'a Path,
+        stdin: &'a [u8],
+        timeout: Duration,
+        stderr_log: &'a Path,
+    ) -> Self {
+        Invocation {
+            program,
+            argv0: None,
+            args: &[],
+            env: None,
+            cwd: None,
+            stdin,
+            timeout,
+            owner: None,
+            stderr_log,
+        }
+    }
+}
+
+/// How a hook ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The previous instance (same stderr log) is still running; this one
+    /// was not started.
+    Busy,
+    /// It could not be started: the reason.
+    NotStarted(String),
+    /// It exited by itself with `code`.
+    Exited { code: i32, stdout: String },
+    /// A signal killed it (not our timeout).
+    Signalled { signal: i32, stdout: String },
+    /// It outlived its timeout and its process group was killed.
+    TimedOut { stdout: String },
+}
+
+impl Outcome {
+    /// Exit 0: what it printed.
+    pub fn success(&self) -> Option<&str> {
+        match self {
+            Outcome::Exited { code: 0, stdout } => Some(stdout),
+            _ => None,
+        }
+    }
+
+    /// Why this is a failure, for a log, a hold reason or an ad (`None` for
+    /// exit 0). A non-zero exit quotes the first line of the hook's stderr.
+    pub fn failure(&self, inv: &Invocation) -> Option<String> {
+        let p = inv.program.display();
+        Some(match self {
+            Outcome::Exited { code: 0, .. } => return None,
+            Outcome::Busy => format!("{p} is still running from before; not started again"),
+            Outcome::NotStarted(why) => why.clone(),
+            Outcome::Exited { code, .. } => {
+                let said = stderr_excerpt(inv.stderr_log);
+                if said.is_empty() {
+                    format!("{p} exited with status {code}")
+                } else {
+                    format!("{p} exited with status {code} (stderr: {said})")
+                }
+            }
+            Outcome::Signalled { signal, .. } => format!("{p} was killed by signal {signal}"),
+            Outcome::TimedOut { .. } => format!(
+                "{p} timed out after {} s and was killed",
+                inv.timeout.as_secs_f64()
+            ),
+        })
+    }
+}
+
+/// The first non-empty line a hook wrote to its stderr log, at most 200
+/// characters.
+pub fn stderr_excerpt(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    line.chars().take(200).collect()
+}
+
+/// A hook started and not yet finished.
+pub struct Running {
+    child: Child,
+    pgid: i32,
+    deadline: Instant,
+    stdout: mpsc::Receiver<Vec<u8>>,
+    program: PathBuf,
+}
+
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running")
+            .field("pid", &self.child.id())
+            .field("program", &self.program)
+            .finish()
+    }
+}
+
+/// Starts the hook; `Err` carries [`Outcome::Busy`] or
+/// [`Outcome::NotStarted`].
+pub fn start(inv: &Invocation) -> Result<Running, Outcome> {
+    let not_started = |why: String| Outcome::NotStarted(why);
+    if let Some(dir) = inv.stderr_log.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| not_started(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(inv.stderr_log)
+        .map_err(|e| not_started(format!("cannot open {}: {e}", inv.stderr_log.display())))?;
+    match log.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => return Err(Outcome::Busy),
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(not_started(format!(
+                "cannot lock {}: {e}",
+                inv.stderr_log.display()
+            )));
+        }
+    }
+    let stderr: File = log
+        .set_len(0)
+        .and_then(|()| log.try_clone())
+        .map_err(|e| not_started(format!("cannot use {}: {e}", inv.stderr_log.display())))?;
+    let mut cmd = std::process::Command::new(inv.program);
+    {
+        use std::os::unix::process::CommandExt;
+        if let Some(a0) = inv.argv0 {
+            cmd.arg0(a0);
+        }
+        // Its own process group, so that a timeout kills what it started too.
+        cmd.process_group(0);
+    }
+    cmd.args(inv.args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(stderr));
+    if let Some(env) = inv.env {
+        cmd.env_clear();
+        cmd.envs(env.iter().map(|(k, v)| (k, v)));
+    }
+    if let Some(dir) = inv.cwd {
+        cmd.current_dir(dir);
+    }
+    crate::sys::identity::child_runs_as(&mut cmd, inv.owner.cloned());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| not_started(format!("cannot run {}: {e}", inv.program.display())))?;
+    let input = inv.stdin.to_vec();
+    if let Some(mut pipe) = child.stdin.take() {
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+    }
+    let (tx, rx) = mpsc::channel();
+    if let Some(mut out) = child.stdout.take() {
+        std::thread::spawn(move || {
+            let mut s = Vec::new();
+            let _ = out.read_to_end(&mut s);
+            let _ = tx.send(s);
+        });
+    }
+    let pgid = child.id() as i32;
+    Ok(Running {
+        child,
+        pgid,
+        deadline: Instant::now() + inv.timeout,
+        stdout: rx,
+        program: inv.program.to_path_buf(),
+    })
+}
+
+impl Running {
+    /// The hook's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Its outcome if it has ended (or has just been killed for its
+    /// timeout); `None` while it runs within its time.
+    pub fn try_finish(&mut self) -> Option<Outcome> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => Some(self.ended(status)),
+            Ok(None) if Instant::now() >= self.deadline => Some(self.kill()),
+            Ok(None) => None,
+            Err(e) => Some(Outcome::NotStarted(format!(
+                "waiting for {}: {e}",
+                self.program.display()
+            ))),
+        }
+    }
+
+    /// Waits for its outcome, at most until its deadline.
+    pub fn wait(mut self) -> Outcome {
+        let mut pause = Duration::from_millis(1);
+        loop {
+            if let Some(o) = self.try_finish() {
+                return o;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
+    }
+
+    /// Kills its process group now: [`Outcome::TimedOut`].
+    pub fn kill(&mut self) -> Outcome {
+        crate::sys::pids::signal_group(self.pgid, libc::SIGKILL);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        Outcome::TimedOut {
+            stdout: self.collect(Duration::from_millis(100)),
+        }
+    }
+
+    fn ended(&mut self, status: std::process::ExitStatus) -> Outcome {
+        use std::os::unix::process::ExitStatusExt;
+        // What it printed: a child it left behind may still hold stdout, so
+        // wait no longer than the hook's deadline for the end of it.
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        let stdout = self.collect(left.max(Duration::from_millis(100)));
+        match status.signal() {
+            Some(signal) => Outcome::Signalled { signal, stdout },
+            None => Outcome::Exited {
+                code: status.code().unwrap_or(-1),
+                stdout,
+            },
+        }
+    }
+
+    fn collect(&mut self, within: Duration) -> String {
+        let bytes = self.stdout.recv_timeout(within).unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+/// Runs the hook and waits for it, at most its timeout.
+pub fn run(inv: &Invocation) -> Outcome {
+    match start(inv) {
+        Ok(r) => r.wait(),
+        Err(o) => o,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    #[test]
+    fn stdin_in_stdout_out_stderr_logged() {
+        let d = tempfile::tempdir().unwrap();
+        let p = script(d.path(), "h", "cat; echo oops >&2; exit 3");
+        let log = d.path().join("logs/h.stderr");
+        let inv = Invocation::new(&p, b"A = 1\n", Duration::from_secs(5), &log);
+        let o = run(&inv);
+        assert_eq!(
+            o,
+            Outcome::Exited {
+                code: 3,
+                stdout: "A = 1\n".into()
+            }
+        );
+        let why = o.failure(&inv).unwrap();
+        assert!(
+            why.ends_with("exited with status 3 (stderr: oops)"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_group() {
+        let d = tempfile::tempdir().unwrap();
+        // The grandchild holds stdout open; the kill must reach it too.
+        let p = script(d.path(), "h", "sleep 30 & sleep 30");
+        let log = d.path().join("h.stderr");
+        let inv = Invocation::new(&p, b"", Duration::from_millis(200), &log);
+        let t = Instant::now();
+        let o = run(&inv);
+        assert!(matches!(o, Outcome::TimedOut { .. }), "{o:?}");
+        assert!(t.elapsed() < Duration::from_secs(5));
+        assert!(o.failure(&inv).unwrap().contains("timed out after 0.2 s"));
+    }
+
+    #[test]
+    fn busy_while_the_previous_instance_runs() {
+        let d = tempfile::tempdir().unwrap();
+        let p = script(d.path(), "h", "sleep 2");
+        let log = d.path().join("h.stderr");
+        let inv = Invocation::new(&p, b"", Duration::from_secs(5), &log);
+        let mut first = start(&inv).unwrap();
+        assert_eq!(start(&inv).unwrap_err(), Outcome::Busy);
+        assert!(matches!(first.kill(), Outcome::TimedOut { .. }));
+    }
+
+    #[test]
+    fn argv0_args_env_and_cwd() {
+        let d = tempfile::tempdir().unwrap();
+        let p = script(d.path(), "h", "echo \"$0 $1 $X $(pwd)\"");
+        let log = d.path().join("h.stderr");
+        let args = vec!["one".to_string()];
+        let env = vec![("X".to_string(), "ex".to_string())];
+        let mut inv = Invocation::new(&p, b"", Duration::from_secs(5), &log);
+        inv.args = &args;
+        inv.env = Some(&env);
+        inv.cwd = Some(d.path());
+        let o = run(&inv);
+        let want = format!("{} one ex {}\n", p.display(), d.path().display());
+        assert_eq!(o.success(), Some(want.as_str()));
+    }
+
+    #[test]
+    fn a_missing_program_is_not_started() {
+        let d = tempfile::tempdir().unwrap();
+        let log = d.path().join("h.stderr");
+        let p = d.path().join("absent");
+        let inv = Invocation::new(&p, b"", Duration::from_secs(5), &log);
+        let o = run(&inv);
+        assert!(
+            matches!(&o, Outcome::NotStarted(w) if w.contains("cannot run")),
+            "{o:?}"
+        );
+    }
+}
