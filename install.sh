@@ -7,7 +7,7 @@
 # The tools are one program, `tern`, that runs the tool it is named after:
 # cargo installs it to ROOT/bin and each tool's name (tern_q, tern_submit,
 # ...) is a hard link to it there, so the tools together take the room of
-# one. The pages go to ROOT/share/man/man1 and man5.
+# one. The pages go to ROOT/share/man/man1, man5 and man7.
 # man-db looks for pages in PREFIX/share/man for every PREFIX/bin on PATH, so
 # the pages are found wherever the tools are. ROOT is chosen as cargo
 # chooses its install root: --root DIR, else $CARGO_INSTALL_ROOT, else
@@ -71,7 +71,7 @@ fi
 
 # Every page is written under a temporary name and renamed, so an
 # interrupted install leaves no half-written page.
-for section in 1 5; do
+for section in 1 5 7; do
     dest=$root/share/man/man$section
     mkdir -p "$dest"
     for page in "$here"/man/man$section/*.$section; do

@@ -11,10 +11,11 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every page in man/man1 (tools) and man/man5 (file formats).
+/// Every page in man/man1 (tools), man/man5 (file formats) and man/man7
+/// (overviews).
 fn pages() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = Vec::new();
-    for section in ["1", "5"] {
+    for section in ["1", "5", "7"] {
         let dir = root().join(format!("man/man{section}"));
         v.extend(
             std::fs::read_dir(&dir)
