@@ -24,8 +24,16 @@ fn submit(env: &TestEnv, body: &str) {
 }
 
 /// tern_q's output, normalized: `$SPOOL`, `$USER`.
+/// tern_q's output, with the directory the tools run from written `$BIN`.
 fn run_q(env: &TestEnv, args: &[&str]) -> Run {
-    env.run("tern_q", args).normalized(env)
+    let mut r = env.run("tern_q", args).normalized(env);
+    let bin = std::path::Path::new(crate::common::bin("tern_q"))
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    r.stdout = r.stdout.replace(&bin, "$BIN");
+    r
 }
 
 /// The title tern_q prints before an analysis, at NOW.
@@ -57,7 +65,7 @@ submitted, so nothing has tried to match it yet. Run tern_negotiate to
 start one now; so that passes run even when none is started for you, add
 this line to your crontab (crontab -e):
 
-    * * * * * tern_negotiate
+    * * * * * \"$BIN/tern_negotiate\"
 "
     };
 }

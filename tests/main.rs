@@ -39,5 +39,6 @@ mod queue_bad_input;
 mod queue_concurrency;
 mod queue_crash;
 mod queue_model;
+mod readme_cron;
 mod router_e2e;
 mod userlog;

@@ -108,3 +108,16 @@ impl From<ConfigError> for CliError {
         }
     }
 }
+
+/// The crontab line that runs `tool` every minute. cron runs commands with
+/// `PATH=/usr/bin:/bin`, where the tools are seldom installed, so the line
+/// names `tool` by its path: the directory this tool runs from.
+pub fn cron_line(tool: &str) -> String {
+    match std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join(tool)))
+    {
+        Some(p) => format!("* * * * * \"{}\"", p.display()),
+        None => format!("* * * * * {tool}"),
+    }
+}

@@ -1,6 +1,6 @@
 //! `tern_job_router`: one pass of the job router (see [`crate::router`]).
 //!
-//! There is no daemon: cron runs it (`* * * * * tern_job_router`) and the
+//! There is no daemon: cron runs it (`* * * * * "$HOME/.cargo/bin/tern_job_router"`) and the
 //! negotiation pass starts it in the background when routes are
 //! configured and there are idle or routed jobs. A lock in SPOOL keeps two
 //! passes from running at once; a pass that finds it taken does nothing.
@@ -26,7 +26,7 @@ use crate::router::pass;
 #[command(
     name = "tern_job_router",
     version,
-    after_help = "Examples:\n  tern_job_router\n  tern_job_router -verbose\n  tern_job_router -dry-run 12.0\n\nFrom cron:\n  * * * * * tern_job_router"
+    after_help = "Examples:\n  tern_job_router\n  tern_job_router -verbose\n  tern_job_router -dry-run 12.0\n\nFrom cron (by its path: cron's PATH is /usr/bin:/bin):\n  * * * * * \"$HOME/.cargo/bin/tern_job_router\""
 )]
 pub struct Args {
     /// Show, for job CLUSTER.PROC, each route in order: whether it matches,

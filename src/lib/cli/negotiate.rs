@@ -1,6 +1,6 @@
 //! `tern_negotiate`: one negotiation pass (see [`crate::negotiator`]).
 //!
-//! Run from cron every minute as the safety net (`* * * * * tern_negotiate`);
+//! Run from cron every minute as the safety net (`* * * * * "$HOME/.cargo/bin/tern_negotiate"`);
 //! tern_submit and every shadow whose claim ends also start one in the
 //! background, so jobs start and slots refill at once.
 
@@ -23,7 +23,7 @@ use crate::queue::{Queue, QueueError};
 #[command(
     name = "tern_negotiate",
     version,
-    after_help = "Examples:\n  tern_negotiate\n  tern_negotiate -dry-run\n  tern_negotiate -loop -interval 30\n  tern_negotiate -check\n\nFrom cron, as the safety net:\n  * * * * * tern_negotiate"
+    after_help = "Examples:\n  tern_negotiate\n  tern_negotiate -dry-run\n  tern_negotiate -loop -interval 30\n  tern_negotiate -check\n\nFrom cron, as the safety net (cron's PATH is /usr/bin:/bin, so the line names\nthe tool by its path):\n  * * * * * \"$HOME/.cargo/bin/tern_negotiate\""
 )]
 pub struct Args {
     /// Print what the pass would do (matches, rejections, requeues,

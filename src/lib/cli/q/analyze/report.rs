@@ -219,8 +219,10 @@ pub(super) fn idle_notes(
                 "No negotiation pass since submit: no pass has run since job {}.{} was\n\
                  submitted, so nothing has tried to match it yet. Run tern_negotiate to\n\
                  start one now; so that passes run even when none is started for you, add\n\
-                 this line to your crontab (crontab -e):\n\n    * * * * * tern_negotiate\n",
-                id.cluster, id.proc
+                 this line to your crontab (crontab -e):\n\n    {}\n",
+                id.cluster,
+                id.proc,
+                crate::cli::env::cron_line("tern_negotiate")
             ));
         }
     }
