@@ -810,7 +810,7 @@ fn errors_exit_1_as_condor_q() {
     assert!(!q.spool().exists());
     let r = q.q(&["-help"]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
-    assert!(r.stdout.contains("--autoformat"), "{r:?}");
+    assert!(r.stdout.contains("-autoformat"), "{r:?}");
 }
 
 // --- the manual --------------------------------------------------------------

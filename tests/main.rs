@@ -34,6 +34,7 @@ mod cli_vacate;
 mod config_man;
 mod e2e_dask_jobqueue;
 mod grid_slurm;
+mod help_layout;
 mod man_pages;
 mod queue_bad_input;
 mod queue_concurrency;

@@ -34,6 +34,45 @@ pub fn parse_args_with<A: CommandFactory + FromArgMatches>(
     Ok((args, matches))
 }
 
+/// A tool's help as every tool prints it: the long help for `-help`, the
+/// short one for `-h`, options written with one dash.
+pub fn help_text(cmd: &mut Command, long: bool) -> String {
+    let text = if long {
+        cmd.render_long_help()
+    } else {
+        cmd.render_help()
+    };
+    single_dash(&text.to_string())
+}
+
+/// clap's help and messages with every long option written as HTCondor's
+/// users type it, with one dash (`--constraint <EXPR>` becomes
+/// `-constraint <EXPR>`); a lone `--` (the end of options) stays. A long
+/// option is `--` at the start of a word (after a space, a bracket, a
+/// quote, a comma or `|`) followed by a letter.
+pub fn single_dash(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    let mut i = 0;
+    while i + 2 < b.len() {
+        let starts_word = i == 0
+            || matches!(
+                b[i - 1],
+                b' ' | b'\n' | b'[' | b'(' | b'\'' | b'"' | b',' | b'|' | b'<'
+            );
+        if starts_word && b[i] == b'-' && b[i + 1] == b'-' && b[i + 2].is_ascii_alphabetic() {
+            out.push_str(&text[last..i]);
+            last = i + 1;
+            i += 3;
+            continue;
+        }
+        i += 1;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
 /// Rewrites HTCondor-style options into the `--name` form clap expects.
 ///
 /// `-name` and `--name` (with an optional `=value`) become `--name` when
@@ -652,6 +691,20 @@ mod tests {
         assert!(
             super::super::clap_message(ce).starts_with("unexpected value 'yes'"),
             "{bad}"
+        );
+    }
+
+    #[test]
+    fn help_speaks_single_dash() {
+        assert_eq!(
+            single_dash("  -l, --long\n      --constraint <EXPR>  Only [alias: --const]\n"),
+            "  -l, -long\n      -constraint <EXPR>  Only [alias: -const]\n"
+        );
+        // The end of options, a negative number, a dash inside a word and
+        // an option in quotes.
+        assert_eq!(
+            single_dash("put -- before -1; re--try '--af' (--json)"),
+            "put -- before -1; re--try '-af' (-json)"
         );
     }
 }

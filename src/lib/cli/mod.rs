@@ -257,13 +257,22 @@ fn report(name: &str, e: &CliError) -> ExitCode {
     match e {
         // Help and version go to stdout; a reader that went away is fine.
         CliError::Clap(ce) if code == 0 => {
-            let _ = write!(io::stdout(), "{}", ce.render());
+            let text = ce.render().to_string();
+            let text = match ce.kind() {
+                ErrorKind::DisplayHelp => argv::single_dash(&text),
+                _ => text,
+            };
+            let _ = write!(io::stdout(), "{text}");
             let _ = io::stdout().flush();
             return ExitCode::SUCCESS;
         }
         // Help in place of an error message: no `error:` in front of it.
         CliError::Clap(ce) if ce.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = write!(io::stderr(), "{}", ce.render());
+            let _ = write!(
+                io::stderr(),
+                "{}",
+                argv::single_dash(&ce.render().to_string())
+            );
             return ExitCode::from(code);
         }
         CliError::Reported(_) => return ExitCode::from(code),
@@ -289,7 +298,7 @@ fn report(name: &str, e: &CliError) -> ExitCode {
 /// clap's rendering of a usage error, less its own `error: ` prefix (the
 /// tool adds `tern_x: error: `).
 fn clap_message(e: &clap::Error) -> String {
-    let text = e.render().to_string();
+    let text = argv::single_dash(&e.render().to_string());
     match text.strip_prefix("error: ") {
         Some(rest) => rest.to_string(),
         None => text,

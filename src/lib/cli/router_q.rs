@@ -78,7 +78,8 @@ pub struct RouterOptions {
     pub constraint: String,
     pub summary: bool,
     pub rest: Vec<String>,
-    pub help: bool,
+    /// `-h` (short help) or `-help` (long help) was asked for.
+    pub help: Option<bool>,
 }
 
 /// Reads the leading router options as condor_router_q and condor_router_rm
@@ -93,7 +94,7 @@ pub fn router_options(
         constraint: "RouteName =!= UNDEFINED".into(),
         summary: false,
         rest: Vec::new(),
-        help: false,
+        help: None,
     };
     let mut i = 0;
     let value = |i: usize, opt: &str| -> Result<String, CliError> {
@@ -137,7 +138,8 @@ pub fn router_options(
                 ));
                 i += 1;
             }
-            (true, "-h" | "-help" | "--help", _) => o.help = true,
+            (true, "-h", _) => o.help = Some(false),
+            (true, "-help" | "--help", _) => o.help = Some(true),
             _ => break,
         }
         i += 1;
@@ -160,8 +162,8 @@ pub fn read_args(
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let o = router_options(&args, summaries, tool)?;
-    if o.help {
-        print!("{}", cmd.render_help());
+    if let Some(long) = o.help {
+        print!("{}", super::argv::help_text(&mut cmd, long));
         return Ok(None);
     }
     Ok(Some(o))

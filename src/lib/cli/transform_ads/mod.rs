@@ -230,7 +230,11 @@ fn run_args(argv: Vec<OsString>) -> Result<(), CliError> {
     if argv.len() <= 1 {
         // condor_transform_ads with no arguments prints its usage and fails.
         let mut err = io::stderr();
-        write!(err, "{}", Args::command().render_long_help())?;
+        write!(
+            err,
+            "{}",
+            super::argv::help_text(&mut Args::command(), true)
+        )?;
         return Err(CliError::Reported(1));
     }
     let mut cmd = Args::command();
@@ -373,9 +377,9 @@ fn help(args: &Args) -> Result<(), CliError> {
         Some("rules") => o.write_all(RULES_HELP.as_bytes())?,
         Some(w) if w.len() >= 4 && "convert".starts_with(w) => {
             o.write_all(CONVERT_HELP.as_bytes())?;
-            write!(o, "{}", Args::command().render_long_help())?;
+            write!(o, "{}", super::argv::help_text(&mut Args::command(), true))?;
         }
-        _ => write!(o, "{}", Args::command().render_long_help())?,
+        _ => write!(o, "{}", super::argv::help_text(&mut Args::command(), true))?,
     }
     Ok(())
 }
