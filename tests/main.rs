@@ -35,6 +35,7 @@ mod config_man;
 mod e2e_dask_jobqueue;
 mod grid_slurm;
 mod help_layout;
+mod listing_agree;
 mod man_pages;
 mod queue_bad_input;
 mod queue_concurrency;

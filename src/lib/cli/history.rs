@@ -14,12 +14,12 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 use std::rc::Rc;
 
-use clap::{ArgMatches, Parser};
+use clap::Parser;
 
 use super::env::ToolEnv;
 use super::format;
 use super::jobsel::selection;
-use super::printmask::PrintMask;
+use super::listing::ListingArgs;
 use super::{CliError, parse_args, run_tool};
 use crate::classad::ast::BinOp;
 use crate::classad::parser::parse_expr_old;
@@ -45,38 +45,8 @@ pub struct Args {
     #[arg(long, value_name = "EXPR")]
     pub constraint: Vec<String>,
 
-    /// Print each job's whole ad, one 'Name = value' line per attribute,
-    /// sorted by name, with a blank line after each job
-    #[arg(long, short = 'l')]
-    pub long: bool,
-
-    /// Print the jobs' ads as one JSON array
-    #[arg(long)]
-    pub json: bool,
-
-    /// With -long or -json, print only these attributes (separated by
-    /// commas)
-    #[arg(long, value_name = "NAME,...")]
-    pub attributes: Vec<String>,
-
-    /// Print these attributes or expressions of each job on one line;
-    /// -af:FLAGS takes the flags j l h V r T Y , t n g as tern_q does
-    #[arg(long = "autoformat", visible_alias = "af", num_args = 1.., value_name = "ATTR")]
-    pub autoformat: Vec<String>,
-
-    /// The flags of -af:FLAGS (see [`super::COLON_FORMS`]).
-    #[arg(long = "af-flags", hide = true)]
-    pub af_flags: Vec<String>,
-
-    /// Print ATTR with the printf-style FORMAT (%d %f %s %v %V %r %T %Y);
-    /// no newline is added
-    #[arg(
-        long,
-        num_args = 2,
-        value_names = ["FORMAT", "ATTR"],
-        allow_hyphen_values = true
-    )]
-    pub format: Vec<String>,
+    #[command(flatten)]
+    pub listing: ListingArgs,
 
     /// List at most N jobs
     #[arg(long, visible_alias = "match", value_name = "N")]
@@ -104,14 +74,6 @@ pub struct Args {
     pub targets: Vec<String>,
 }
 
-/// How the jobs are printed.
-enum Output {
-    Summary,
-    Long(Option<Vec<String>>),
-    Json(Option<Vec<String>>),
-    Mask(PrintMask),
-}
-
 pub fn main() -> ExitCode {
     run_tool("tern_history", run)
 }
@@ -119,7 +81,7 @@ pub fn main() -> ExitCode {
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let (args, matches) = parse_args::<Args>(argv)?;
     let sel = choose(&args)?;
-    let output = output(&args, &matches)?;
+    let view = args.listing.view(&matches)?;
     let env = ToolEnv::open("tern_history")?;
     let ads: Vec<ClassAd> = match env.queue(false)? {
         None => Vec::new(),
@@ -137,12 +99,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             rows.drain(..).map(|(_, ad)| ad).collect()
         }
     };
-    let text = match output {
-        Output::Summary => summary(&ads),
-        Output::Long(attrs) => format::long(&ads, attrs.as_deref()),
-        Output::Json(attrs) => format::json(&ads, attrs.as_deref()),
-        Output::Mask(mask) => mask.render(&ads),
-    };
+    let text = view.render(&ads).unwrap_or_else(|| summary(&ads));
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     out.write_all(text.as_bytes())?;
@@ -162,20 +119,6 @@ fn choose(args: &Args) -> Result<Selection, CliError> {
         });
     }
     Ok(sel)
-}
-
-fn output(args: &Args, matches: &ArgMatches) -> Result<Output, CliError> {
-    let attrs = (!args.attributes.is_empty()).then(|| format::attribute_list(&args.attributes));
-    if args.json {
-        return Ok(Output::Json(attrs));
-    }
-    if args.long {
-        return Ok(Output::Long(attrs));
-    }
-    Ok(match PrintMask::from_matches(matches)? {
-        Some(mask) => Output::Mask(mask),
-        None => Output::Summary,
-    })
 }
 
 /// The default listing: a heading, then one line per job.

@@ -25,6 +25,7 @@ pub mod history;
 pub mod hold;
 pub mod job_router;
 pub mod jobsel;
+pub mod listing;
 pub mod multicall;
 pub mod negotiate;
 pub mod printmask;

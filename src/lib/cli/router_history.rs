@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use super::env::ToolEnv;
+use super::listing::ListingArgs;
 use super::{CliError, parse_args, run_tool};
 use crate::classad::{ClassAd, Value};
 use crate::queue::Selection;
@@ -42,6 +43,11 @@ pub struct Args {
     /// The window starts at this local time, "YYYY-MM-DD HH:MM"
     #[arg(long, value_name = "YYYY-MM-DD HH:MM")]
     pub start: Option<String>,
+
+    /// The jobs of the window as ads (their history ads), oldest first, in
+    /// place of the summary
+    #[command(flatten)]
+    pub listing: ListingArgs,
 }
 
 pub fn main() -> ExitCode {
@@ -58,7 +64,8 @@ struct Record {
 }
 
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
-    let (args, _) = parse_args::<Args>(argv)?;
+    let (args, matches) = parse_args::<Args>(argv)?;
+    let view = args.listing.view(&matches)?;
     let now = crate::clock::now_f64();
     let end = now - 86400.0 * args.age.unwrap_or(0.0);
     let start = match &args.start {
@@ -70,7 +77,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         None => Vec::new(),
         Some(q) => q.history(&Selection::default(), None)?,
     };
-    let mut records: Vec<(i64, Record)> = Vec::new();
+    let mut records: Vec<(i64, Record, ClassAd)> = Vec::new();
     for (row, ad) in rows {
         let Some(route) = text(&ad, "RouteName").or_else(|| text(&ad, "RoutedFromRoute")) else {
             continue;
@@ -99,6 +106,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
                     .or_else(|| text(&ad, "Iwd"))
                     .unwrap_or_default(),
             },
+            ad,
         ));
     }
     // Oldest first, as a history file is written.
@@ -106,6 +114,11 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         a.0.cmp(&b.0)
             .then_with(|| id_key(&a.1.id).cmp(&id_key(&b.1.id)))
     });
+    let ads: Vec<ClassAd> = records.iter().map(|(_, _, ad)| ad.clone()).collect();
+    if let Some(text) = view.render(&ads) {
+        std::io::stdout().lock().write_all(text.as_bytes())?;
+        return Ok(());
+    }
     let mut out = format!(
         "Routed job history from {} to {}\n\n",
         local(start),
@@ -117,7 +130,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             out.push_str("IWD ");
         }
         out.push('\n');
-        for (_, r) in &records {
+        for (_, r, _) in &records {
             out.push_str(&format!(
                 "{} {} {} {} ",
                 r.id, r.status, r.route, r.runtime as i64
@@ -128,7 +141,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             out.push('\n');
         }
     } else {
-        out.push_str(&summary(records.iter().map(|(_, r)| r)));
+        out.push_str(&summary(records.iter().map(|(_, r, _)| r)));
     }
     std::io::stdout().lock().write_all(out.as_bytes())?;
     Ok(())

@@ -22,7 +22,7 @@ use clap::{ArgMatches, Parser};
 
 use super::env::ToolEnv;
 use super::format;
-use super::printmask::PrintMask;
+use super::listing::{ListingArgs, View};
 use super::{CliError, parse_args, run_tool};
 use crate::classad::parser::parse_expr_old;
 use crate::classad::{ClassAd, Expr, eval_in};
@@ -69,38 +69,8 @@ pub struct Args {
     #[arg(long)]
     pub total: bool,
 
-    /// Print whole slot ads, one attribute per line, sorted by name, with a
-    /// blank line after each slot
-    #[arg(long, short = 'l')]
-    pub long: bool,
-
-    /// Print the slot ads as one JSON array
-    #[arg(long)]
-    pub json: bool,
-
-    /// With -long or -json, print only these attributes (separated by
-    /// commas)
-    #[arg(long, value_name = "NAME,...")]
-    pub attributes: Vec<String>,
-
-    /// Print these attributes or expressions of each slot on one line;
-    /// -af:FLAGS takes the flags l h V r T Y , t n g as tern_q does
-    #[arg(long = "autoformat", visible_alias = "af", num_args = 1.., value_name = "ATTR")]
-    pub autoformat: Vec<String>,
-
-    /// The flags of -af:FLAGS (see [`super::COLON_FORMS`]).
-    #[arg(long = "af-flags", hide = true)]
-    pub af_flags: Vec<String>,
-
-    /// Print ATTR with the printf-style FORMAT (%d %f %s %v %V %r %T %Y);
-    /// no newline is added
-    #[arg(
-        long,
-        num_args = 2,
-        value_names = ["FORMAT", "ATTR"],
-        allow_hyphen_values = true
-    )]
-    pub format: Vec<String>,
+    #[command(flatten)]
+    pub listing: ListingArgs,
 
     /// Size the totals' platform column to its longest entry instead of
     /// 14 columns; lines are never cut to the terminal's width
@@ -117,18 +87,11 @@ pub fn main() -> ExitCode {
     run_tool("tern_status", run)
 }
 
-/// How the slots are printed.
-enum Output {
-    Normal,
-    Run,
-    Long(Option<Vec<String>>),
-    Json(Option<Vec<String>>),
-    Mask(PrintMask),
-}
-
 /// The command line, checked.
 struct Options {
-    output: Output,
+    view: View,
+    /// -claimed / -run: the table of running slots.
+    run: bool,
     /// -available / -claimed / -run: a slot must match one of these.
     modes: Vec<Expr>,
     /// -constraint: a slot must match all of these.
@@ -168,13 +131,6 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
 }
 
 fn options(args: &Args, matches: &ArgMatches) -> Result<Options, CliError> {
-    let usage = |msg: &str| CliError::Usage {
-        msg: msg.into(),
-        hint: None,
-    };
-    if args.long && args.json {
-        return Err(usage("cannot print as both -long and -json"));
-    }
     let mut constraints = Vec::new();
     for c in &args.constraint {
         let e = parse_expr_old(c).map_err(|e| CliError::constraint(c, e))?;
@@ -188,21 +144,10 @@ fn options(args: &Args, matches: &ArgMatches) -> Result<Options, CliError> {
     if args.claimed || args.run {
         modes.push(built_in("State == \"Claimed\""));
     }
-    let attrs = (!args.attributes.is_empty()).then(|| format::attribute_list(&args.attributes));
-    let mask = PrintMask::from_matches(matches)?;
-    let output = if args.json {
-        Output::Json(attrs)
-    } else if args.long {
-        Output::Long(attrs)
-    } else if let Some(mask) = mask {
-        Output::Mask(mask)
-    } else if args.claimed || args.run {
-        Output::Run
-    } else {
-        Output::Normal
-    };
+    let view = args.listing.view(matches)?;
     Ok(Options {
-        output,
+        view,
+        run: args.claimed || args.run,
         modes,
         constraints,
         names: args.names.clone(),
@@ -231,14 +176,11 @@ fn chosen(opts: &Options, ad: &ClassAd) -> bool {
 }
 
 fn render(opts: &Options, ads: &[ClassAd], now: i64) -> String {
-    match &opts.output {
-        Output::Long(attrs) => format::long(ads, attrs.as_deref()),
-        Output::Json(_) if ads.is_empty() => String::new(),
-        Output::Json(attrs) => format::json(ads, attrs.as_deref()),
-        Output::Mask(mask) => mask.render(ads),
-        Output::Normal | Output::Run if ads.is_empty() => String::new(),
-        Output::Normal | Output::Run => {
-            let run = matches!(opts.output, Output::Run);
+    match opts.view.render(ads) {
+        Some(text) => text,
+        None if ads.is_empty() => String::new(),
+        None => {
+            let run = opts.run;
             let mut out = String::new();
             if !opts.total_only {
                 let columns = if run { run_columns() } else { normal_columns() };

@@ -21,12 +21,13 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::actions::userprio::{self, Edit, EditError};
-use crate::classad::json::ads_to_json_array;
-use crate::classad::{ClassAd, Expr, Value};
+use crate::classad::parser::parse_expr_old;
+use crate::classad::{ClassAd, Expr, Value, eval_in};
 use crate::negotiator::accountant::{self, Knobs, Submitter};
 use crate::queue::{Authority, Queue};
 
 use super::env::ToolEnv;
+use super::listing::{ListingArgs, View};
 use super::{CliError, parse_args, run_tool};
 use crate::sys::time::local_time;
 
@@ -66,9 +67,13 @@ pub struct Args {
     #[arg(long, num_args = 3, value_names = ["MONTH", "DAY", "YEAR"])]
     pub activefrom: Option<Vec<String>>,
 
-    /// Print the records as a JSON array of ads
-    #[arg(long)]
-    pub json: bool,
+    /// Show only the submitters whose record (see -long) makes EXPR true
+    /// (repeatable; all must hold)
+    #[arg(long, value_name = "EXPR")]
+    pub constraint: Vec<String>,
+
+    #[command(flatten)]
+    pub listing: ListingArgs,
 
     /// Set the real priority of USER (user@domain) to VALUE
     #[arg(long, num_args = 2, value_names = ["USER", "VALUE"])]
@@ -100,13 +105,14 @@ pub fn main() -> ExitCode {
 }
 
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
-    let (args, _) = parse_args::<Args>(argv)?;
+    let (args, matches) = parse_args::<Args>(argv)?;
+    let view = args.listing.view(&matches)?;
     let edit = edit_of(&args)?;
     let env = ToolEnv::open("tern_userprio")?;
     let now = crate::clock::now();
     match edit {
         Some(e) => apply(&env, &e, now),
-        None => show(&args, &env.spool, now),
+        None => show(&args, &view, &env.spool, now),
     }
 }
 
@@ -304,7 +310,11 @@ fn named(users: &[String], name: &str) -> bool {
         })
 }
 
-fn show(args: &Args, spool: &Path, now: i64) -> Result<(), CliError> {
+fn show(args: &Args, view: &View, spool: &Path, now: i64) -> Result<(), CliError> {
+    let mut constraints = Vec::new();
+    for c in &args.constraint {
+        constraints.push(parse_expr_old(c).map_err(|e| CliError::constraint(c, e))?);
+    }
     let (mut recs, last_update) = match Queue::open(spool, false)? {
         None => (Vec::new(), 0),
         Some(q) => (
@@ -313,13 +323,19 @@ fn show(args: &Args, spool: &Path, now: i64) -> Result<(), CliError> {
         ),
     };
     recs.retain(|r| named(&args.users, &r.name));
+    if !constraints.is_empty() {
+        recs.retain(|r| {
+            let ad = std::rc::Rc::new(ad_of(r, last_update));
+            constraints.iter().all(|e| eval_in(&ad, e).is_true())
+        });
+    }
     let mut out = io::stdout().lock();
-    if args.json {
-        let ads: Vec<ClassAd> = recs.iter().map(|r| ad_of(r, last_update)).collect();
-        if !ads.is_empty() {
-            out.write_all(ads_to_json_array(&ads).as_bytes())?;
-            out.write_all(b"\n")?;
-        }
+    // The records as ads: every submitter the names and constraints
+    // choose, whatever its last usage (condor_userprio -long prints the
+    // accountant's ads before it filters by activity).
+    let ads: Vec<ClassAd> = recs.iter().map(|r| ad_of(r, last_update)).collect();
+    if let Some(text) = view.render(&ads) {
+        out.write_all(text.as_bytes())?;
         return Ok(());
     }
     let min_last_usage = if args.allusers || !args.users.is_empty() {
