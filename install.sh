@@ -14,6 +14,13 @@
 # $CARGO_HOME, else ~/.cargo. (cargo's `install.root` configuration key is
 # not read; the root is always passed to cargo, so tools and pages cannot
 # end up apart.) --man-only copies the pages and builds nothing.
+#
+# Shell completion (from the installed tern_complete) goes to
+# ROOT/share/bash-completion/completions, ROOT/share/zsh/site-functions and
+# ROOT/share/fish/vendor_completions.d, which the shells search for ROOT
+# /usr/local or /usr; for any other ROOT the bash and fish files also go to
+# $XDG_DATA_HOME (~/.local/share), where those shells look for a user's, and
+# zsh needs ROOT/share/zsh/site-functions on its fpath (printed below).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -82,3 +89,35 @@ for section in 1 5 7; do
     done
 done
 echo "install.sh: man pages in $root/share/man (found by man for $root/bin on PATH)"
+
+# Shell completion: one script per shell, written by the installed
+# tern_complete, under each tool's name where the shell loads completions
+# lazily by command name (bash, fish). Written under a temporary name and
+# renamed, like the pages.
+put() { # put FILE: stdin to FILE, atomically
+    mkdir -p "$(dirname "$1")"
+    cat >"$1.tmp"
+    chmod 644 "$1.tmp"
+    mv -f "$1.tmp" "$1"
+}
+if [ -x "$root/bin/tern_complete" ]; then
+    tools=$("$root/bin/tern_complete" -shell bash | sed -n 's/^complete .* _tern_complete //p')
+    data=${XDG_DATA_HOME:-$HOME/.local/share}
+    case $root in
+    /usr | /usr/local) dirs=$root/share ;;
+    *) dirs="$root/share $data" ;;
+    esac
+    for d in $dirs; do
+        "$root/bin/tern_complete" -shell bash | put "$d/bash-completion/completions/tern_complete"
+        "$root/bin/tern_complete" -shell fish | put "$d/fish/vendor_completions.d/tern_complete.fish"
+        for t in $tools; do
+            [ "$t" = tern_complete ] && continue
+            ln -sf tern_complete "$d/bash-completion/completions/$t"
+            ln -sf tern_complete.fish "$d/fish/vendor_completions.d/$t.fish"
+        done
+    done
+    "$root/bin/tern_complete" -shell zsh | put "$root/share/zsh/site-functions/_tern"
+    echo "install.sh: shell completion for bash and fish installed; for zsh, put"
+    echo "  fpath=($root/share/zsh/site-functions \$fpath)"
+    echo "before compinit in ~/.zshrc"
+fi

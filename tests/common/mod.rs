@@ -71,6 +71,7 @@ macro_rules! tools {
 /// Every tool, once. A new binary goes here, and nowhere else in the tests.
 pub const TOOLS: &[Tool] = tools![
     tern_eval => eval,
+    tern_complete => complete,
     tern_submit => submit,
     tern_config_val => config_val,
     tern_q => q,

@@ -14,6 +14,7 @@ pub type Main = fn() -> ExitCode;
 
 /// Every tool, by name, with its entry point.
 pub const TOOLS: &[(&str, Main)] = &[
+    ("tern_complete", complete::main),
     ("tern_config_val", config_val::main),
     ("tern_continue", continue_job::main),
     ("tern_eval", eval::main),

@@ -312,6 +312,64 @@ fn only_proc_id(diff: &str, proc: i64) -> bool {
         .is_some_and(|n| n.parse::<i64>() == Ok(proc))
 }
 
+impl Queue {
+    /// The ids of the first `limit` jobs in the queue, in id order (the
+    /// primary key: no ad is read).
+    pub fn job_ids(&self, limit: usize) -> Result<Vec<JobId>, QueueError> {
+        self.ids(
+            "SELECT cluster, proc FROM procs ORDER BY cluster, proc LIMIT ?1",
+            limit,
+        )
+    }
+
+    /// The ids of the `limit` newest jobs in the history, newest first.
+    pub fn history_ids(&self, limit: usize) -> Result<Vec<JobId>, QueueError> {
+        self.ids(
+            "SELECT cluster, proc FROM history ORDER BY completed DESC, cluster DESC, proc DESC \
+             LIMIT ?1",
+            limit,
+        )
+    }
+
+    fn ids(&self, sql: &str, limit: usize) -> Result<Vec<JobId>, QueueError> {
+        let mut st = self.conn.prepare(sql)?;
+        let rows = st.query_map([limit as i64], |r| {
+            Ok(JobId {
+                cluster: r.get(0)?,
+                proc: r.get(1)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The whole ad of the newest job in the queue (highest id) or, with
+    /// `history`, of the job that left it last.
+    pub fn newest_ad(&self, history: bool) -> Result<Option<ClassAd>, QueueError> {
+        if history {
+            return Ok(self
+                .history(&super::Selection::default(), Some(1))?
+                .into_iter()
+                .next()
+                .map(|(_, ad)| ad));
+        }
+        let last: Option<(i64, i64)> = self
+            .conn
+            .query_row(
+                "SELECT cluster, proc FROM procs ORDER BY cluster DESC, proc DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((cluster, proc)) = last else {
+            return Ok(None);
+        };
+        match self.row(JobId { cluster, proc })? {
+            Some(row) => Ok(Some(self.full_ad(&row)?)),
+            None => Ok(None),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
