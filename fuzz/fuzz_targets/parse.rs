@@ -30,9 +30,6 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    if skip_known() && text.contains('\0') {
-        return;
-    }
     if let Ok(e) = parse_expr(text) {
         check_expr(&e);
     }
@@ -49,30 +46,10 @@ fuzz_target!(|data: &[u8]| {
     }
 });
 
-/// With `--features skip-known`, inputs that only re-find a bug listed in
-/// README.md as reported and still open are skipped, so that a run can look
-/// for new ones.
-fn skip_known() -> bool {
-    cfg!(feature = "skip-known")
-}
-
-/// Whether reading back `printed` failed only because of a known bug.
-fn known_reparse_failure(err: &ParseError) -> bool {
-    // Known 1: a raw NUL byte in a string or quoted name is accepted, but
-    // printed as `\000`, which the lexer refuses. (Filtered on the input.)
-    // Known 2: `5 .x` (a select on an integer literal) prints as `5.x`,
-    // which lexes as a malformed real.
-    skip_known()
-        && err
-            .msg
-            .contains("a '.' in a number must be followed by a digit")
-}
-
-/// Parses what unparse printed; `None` when that hits a known bug.
+/// Parses what unparse printed (`Some` always: a failure is the finding).
 fn reparse<T>(printed: &str, what: &str, parse: fn(&str) -> Result<T, ParseError>) -> Option<T> {
     match parse(printed) {
         Ok(v) => Some(v),
-        Err(err) if known_reparse_failure(&err) => None,
         Err(err) => panic!("{what} gave {printed:?}, which does not parse: {err}"),
     }
 }

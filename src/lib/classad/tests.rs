@@ -568,3 +568,22 @@ fn typed_readers() {
     assert_eq!(ad.eval_str("I"), None);
     assert!(ad.eval("n").is_undefined());
 }
+
+/// Found by fuzzing (fuzz/classad_parse): an attribute selected from an
+/// integer literal printed as `1.B`, which reads back as a malformed
+/// number. HTCondor 24 prints the same broken text; tern separates the
+/// literal so that what it prints parses again.
+#[test]
+fn fuzz_select_on_an_integer_literal_prints_text_that_parses() {
+    for (src, printed) in [
+        ("1 .B", "1 .B"),
+        ("~1 .B .C", " ~1 .B.C"),
+        ("1.5 .B", "1.500000000000000E+00.B"),
+        ("x1.B", "x1.B"),
+    ] {
+        let e = parse_expr(src).unwrap();
+        assert_eq!(unparse(&e), printed, "{src}");
+        let again = parse_expr(&unparse(&e)).unwrap_or_else(|err| panic!("{src}: {err}"));
+        assert_eq!(unparse(&again), printed, "{src}");
+    }
+}

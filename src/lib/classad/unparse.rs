@@ -64,6 +64,16 @@ pub fn ad_to_old(ad: &ClassAd, sort: bool) -> String {
     s
 }
 
+/// Whether `out` ends with a token of digits only (an integer literal;
+/// not a name like `x1`, nor a real, which has its `.` or exponent).
+fn ends_with_integer(out: &str) -> bool {
+    let token = out
+        .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '+'))
+        .next()
+        .unwrap_or("");
+    !token.is_empty() && token.bytes().all(|c| c.is_ascii_digit())
+}
+
 pub fn write_expr(out: &mut String, e: &Expr, syn: Syntax) {
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_expr_inner(out, e, syn))
 }
@@ -74,6 +84,11 @@ fn write_expr_inner(out: &mut String, e: &Expr, syn: Syntax) {
         Expr::Attr(a) => {
             if let Some(b) = &a.base {
                 write_expr(out, b, syn);
+                // `1.B` would read back as a malformed number (HTCondor 24
+                // prints it so): after an integer, a space.
+                if ends_with_integer(out) {
+                    out.push(' ');
+                }
                 out.push('.');
                 // After a '.', HTCondor quotes only names that are not
                 // identifier-shaped (`a.parent`, `a.true`).

@@ -830,10 +830,7 @@ struct Include<'a> {
 /// `include [ifexist] [command] [into FILE] : target` (also `@include`).
 fn parse_include(t: &str) -> Option<Include<'_>> {
     let body = t.strip_prefix('@').unwrap_or(t);
-    if body.len() < 7 || !body[..7].eq_ignore_ascii_case("include") {
-        return None;
-    }
-    let rest = &body[7..];
+    let rest = reader::strip_prefix_ci(body, "include")?;
     let colon = rest.find(':')?;
     let words = &rest[..colon];
     if !(words.is_empty() || words.starts_with(char::is_whitespace)) || rest[..colon].contains('=')

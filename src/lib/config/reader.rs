@@ -150,6 +150,15 @@ fn here_start(line: &str) -> Option<(&str, &str)> {
 }
 
 /// Macro names: letters, digits, `_`, `.` and `/` (submit allows `/`).
+/// `s` without `prefix`, compared ignoring ASCII case; `None` when `s` does
+/// not start with it. Safe on any text (slicing `s[..n]` would panic inside
+/// a multi-byte character).
+pub fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = s.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &s[prefix.len()..])
+}
+
 pub fn is_macro_name(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()

@@ -184,3 +184,25 @@ fn tool_prefix_wins_and_cycles_are_reported() {
     let e = c.get("A").unwrap_err();
     assert!(e.to_string().contains("refers to itself"), "{e}");
 }
+
+/// Found by fuzzing (fuzz/config): a line whose seventh byte falls inside
+/// a multi-byte character made the `include` check slice the text there and
+/// panic. Such a line is now read like any other.
+#[test]
+fn fuzz_a_multibyte_character_near_the_start_of_a_line_is_no_panic() {
+    let mut cfg = Config::defaults();
+    let r = cfg.parse_str(
+        "SPOOL/\u{78a}\n x=/p$SPOOL = /tmp/x\nA =\"$(",
+        "fuzz.config",
+    );
+    assert!(r.is_err(), "{r:?}");
+    // Refused with the name in the message, not a panic.
+    let mut cfg = Config::defaults();
+    let e = cfg
+        .parse_str("INCLUD\u{e9} = 1\n", "fuzz.config")
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("is not a valid configuration name"),
+        "{e}"
+    );
+}

@@ -16,7 +16,9 @@ pub fn match_attrs(job: &Rc<ClassAd>, slot: &Rc<ClassAd>) -> Result<Vec<(String,
     let ctx = MatchContext::new(slot.clone(), job.clone());
     let mut ev = Evaluator::new();
     for (name, e) in job.iter() {
-        if !has_dollar(e) || (name.len() > 6 && name[..6].eq_ignore_ascii_case("MATCH_")) {
+        if !has_dollar(e)
+            || crate::config::reader::strip_prefix_ci(name, "MATCH_").is_some_and(|r| !r.is_empty())
+        {
             continue;
         }
         let text = match e.literal_value() {

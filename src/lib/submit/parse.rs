@@ -315,8 +315,10 @@ impl Parser<'_> {
 fn note_condition_refs(c: &str, out: &mut HashSet<String>) {
     collect_refs(c, out);
     let t = c.trim().trim_start_matches('!').trim_start();
-    if t.len() > 7 && t[..7].eq_ignore_ascii_case("defined") {
-        out.insert(t[7..].trim().to_ascii_lowercase());
+    if let Some(name) = reader::strip_prefix_ci(t, "defined")
+        && !name.is_empty()
+    {
+        out.insert(name.trim().to_ascii_lowercase());
     }
 }
 

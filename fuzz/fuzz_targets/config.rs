@@ -1,0 +1,28 @@
+//! The configuration language: any text is read into a table or refused
+//! with an error, never a panic; every knob it set can then be looked up.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use tern::config::Config;
+
+#[path = "common.rs"]
+mod common;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if common::reaches_outside(text) {
+        return;
+    }
+    let text = text.to_string();
+    common::on_tool_stack(move || {
+        let mut cfg = Config::defaults();
+        if cfg.parse_str(&text, "fuzz.config").is_ok() {
+            let names: Vec<String> = cfg.entries().iter().map(|e| e.name.clone()).collect();
+            for n in names {
+                let _ = cfg.get(&n);
+            }
+        }
+    });
+});
