@@ -13,6 +13,7 @@
 
 pub mod output;
 pub mod run;
+pub mod starter_logs;
 
 pub use output::parse_attributes;
 pub use run::{Invocation, Outcome, Running};
