@@ -293,7 +293,17 @@ fn update_job_info_runs_with_each_update_and_its_failure_is_noted() {
             ("STARTER_UPDATE_INTERVAL", "1"),
         ],
     );
-    let id = submit(&env, "sleep 4", "");
+    let id = submit(&env, "sleep 5", "");
+    env.wait_for(
+        "tern_q -better-analyze to name the failure",
+        TIMEOUT,
+        || {
+            let r = env.run("tern_q", ["-better-analyze", id.as_str()]);
+            r.stdout.contains("Last starter hook failure (")
+                && r.stdout
+                    .contains("UPDATE_JOB_INFO (update_job_info.sh) failed")
+        },
+    );
     assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
     let updates = read(&env, "updates.txt");
     let lines: Vec<&str> = updates.lines().collect();
@@ -515,11 +525,21 @@ fn the_manuals_java5_prepare_hook_works_as_written() {
         "java5_prepare_hook",
         &format!("\n# Read and discard the job ClassAd\ncat > /dev/null\necho 'Cmd = \"{java5}\"'"),
     );
+    // tern_hooks(7)'s JOB_EXIT example, as printed there.
+    let exit_hook = script(
+        &env,
+        "java5_exit_hook",
+        "# $1 is exit, remove, hold or evict; the job ad is on stdin.\n\
+         # A file written here, in the job's scratch directory, comes\n\
+         # back with the job's output when its files are transferred.\n\
+         code=$(sed -n 's/^ExitCode = //p')\n\
+         echo \"$1 ${code:-signal}\" > java5-exit.txt",
+    );
     // The execute machine's configuration, as the manual writes it.
     let config = env.write(
         "condor_config",
         &format!(
-            "JAVA5_HOOK_PREPARE_JOB = {hook}\n\n\
+            "JAVA5_HOOK_PREPARE_JOB = {hook}\nJAVA5_HOOK_JOB_EXIT = {exit_hook}\n\
              HasJava5PrepareHook = True\nSTARTD_ATTRS = HasJava5PrepareHook $(STARTD_ATTRS)\n"
         ),
     );
@@ -537,4 +557,5 @@ fn the_manuals_java5_prepare_hook_works_as_written() {
     let id = format!("{c}.0");
     assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
     assert_eq!(read(&env, "hello.out"), "java5 Hello: bytecode\n");
+    assert_eq!(read(&env, "java5-exit.txt"), "exit 0\n");
 }

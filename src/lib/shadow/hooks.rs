@@ -752,6 +752,71 @@ mod tests {
         crate::classad::parse_ad(text).unwrap()
     }
 
+    fn cfg(text: &str) -> Config {
+        let mut c = Config::defaults();
+        c.parse_str(text, "test").unwrap();
+        c
+    }
+
+    /// The keyword job `ad` gets under `config`, or the hold.
+    fn keyword(config: &str, ad: &str) -> Result<Option<String>, String> {
+        let ad = Rc::new(crate::classad::parse_ad(ad).unwrap());
+        let id = JobId {
+            cluster: 1,
+            proc: 0,
+        };
+        JobHooks::resolve(&cfg(config), Path::new("/s"), id, &ad, "slot1@h", None)
+            .map(|h| h.map(|h| h.keyword))
+            .map_err(|h| format!("{} {}", h.code, h.reason))
+    }
+
+    #[test]
+    fn the_keyword_is_forced_then_the_jobs_then_the_default() {
+        let both = "A_HOOK_PREPARE_JOB = /a\nB_HOOK_JOB_EXIT = /b\n";
+        let job = "[HookKeyword = \"A\"]";
+        assert_eq!(keyword(both, job).unwrap().as_deref(), Some("A"));
+        let forced = format!("{both}STARTER_JOB_HOOK_KEYWORD = B\n");
+        assert_eq!(keyword(&forced, job).unwrap().as_deref(), Some("B"));
+        let default = format!("{both}STARTER_DEFAULT_JOB_HOOK_KEYWORD = B\n");
+        assert_eq!(keyword(&default, job).unwrap().as_deref(), Some("A"));
+        // A job keyword nothing configures falls back to the default, as
+        // the manual says (not as HTCondor's code does).
+        let nothing = "[HookKeyword = \"NONE\"]";
+        assert_eq!(keyword(&default, nothing).unwrap().as_deref(), Some("B"));
+        // Any hook of the keyword counts, even one the starter does not run.
+        let fetch =
+            "F_HOOK_FETCH_WORK = /f\nSTARTER_DEFAULT_JOB_HOOK_KEYWORD = B\nB_HOOK_JOB_EXIT = /b\n";
+        let f = "[HookKeyword = \"F\"]";
+        assert_eq!(keyword(fetch, f).unwrap(), None, "F has no starter hook");
+        assert_eq!(keyword("", job).unwrap(), None);
+    }
+
+    #[test]
+    fn a_bad_timeout_or_arguments_knob_holds_naming_it() {
+        let job = "[HookKeyword = \"A\"]";
+        let e = keyword(
+            "A_HOOK_PREPARE_JOB = /a\nA_HOOK_PREPARE_JOB_TIMEOUT = 0\n",
+            job,
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("19 Error from slot1@h: A_HOOK_PREPARE_JOB_TIMEOUT: 0 is not"),
+            "{e}"
+        );
+        let e = keyword(
+            "A_HOOK_JOB_EXIT = /a\nA_HOOK_UPDATE_JOB_INFO_TIMEOUT = soon\n",
+            job,
+        )
+        .unwrap_err();
+        assert!(e.contains("A_HOOK_UPDATE_JOB_INFO_TIMEOUT"), "{e}");
+        let e = keyword(
+            "A_HOOK_PREPARE_JOB = /a\nA_HOOK_PREPARE_JOB_ARGS = 'open\n",
+            job,
+        )
+        .unwrap_err();
+        assert!(e.contains("A_HOOK_PREPARE_JOB_ARGS"), "{e}");
+    }
+
     #[test]
     fn only_changed_unprotected_attributes_reach_the_queue() {
         let mut run = ad("[Cmd = \"/bin/a\"; Iwd = \"/x\"; Owner = \"me\"]");
