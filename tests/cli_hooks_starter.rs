@@ -559,3 +559,22 @@ fn the_manuals_java5_prepare_hook_works_as_written() {
     assert_eq!(read(&env, "hello.out"), "java5 Hello: bytecode\n");
     assert_eq!(read(&env, "java5-exit.txt"), "exit 0\n");
 }
+
+#[test]
+fn a_job_removed_while_prepare_job_runs_never_starts() {
+    let env = hooked(
+        &[(
+            "PREPARE_JOB",
+            "cat >/dev/null; touch \"$_CONDOR_SCRATCH_DIR/../../../preparing\"; sleep 2",
+        )],
+        &[],
+    );
+    let id = submit(&env, "echo ran > ran.txt", "");
+    env.wait_for("PREPARE_JOB to run", TIMEOUT, || {
+        env.path("preparing").exists()
+    });
+    env.run_ok("tern_rm", [id.as_str()]);
+    assert_eq!(wait_history(&env, &id), 3, "{}", env.diagnosis());
+    assert!(!env.path("ran.txt").exists(), "the job never ran");
+    assert_eq!(job_events(&env.path("t.log"), &id), [0, 9]);
+}

@@ -258,6 +258,11 @@ impl JobHooks {
         self.program(h).is_some()
     }
 
+    /// Whether a PREPARE hook runs before the job starts.
+    pub fn prepares(&self) -> bool {
+        self.has(Hook::PrepareJobBeforeTransfer) || self.has(Hook::PrepareJob)
+    }
+
     fn knob(&self, h: Hook) -> String {
         format!("{}_HOOK_{}", self.keyword, h.name())
     }

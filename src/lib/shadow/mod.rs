@@ -299,6 +299,14 @@ impl Shadow {
             }
             Rc::new(merged)
         };
+        // PREPARE hooks may take minutes: a stop asked for meanwhile is
+        // honoured before the job starts.
+        if hooks.as_ref().is_some_and(hooks::JobHooks::prepares)
+            && let Some(stop) = self.pending(id)?.into_iter().find_map(Stop::requested)
+        {
+            staged.discard();
+            return self.finish(id, lock, RunEnd::stopped(stop), false);
+        }
         let plan = start::prepare(staged.run.clone(), staged.env.clone());
         let end = match plan.and_then(|p| self.start(id, &ad, &p)) {
             Err(hold) => RunEnd::failed(hold),

@@ -38,6 +38,11 @@ impl Staged {
     pub fn scratch(&self) -> &std::path::Path {
         &self.sb.dir
     }
+
+    /// A sandbox whose job will not start after all: it goes.
+    pub fn discard(self) {
+        self.sb.finish();
+    }
 }
 
 /// What filling a sandbox gives.
