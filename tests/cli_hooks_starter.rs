@@ -578,3 +578,62 @@ fn a_job_removed_while_prepare_job_runs_never_starts() {
     assert!(!env.path("ran.txt").exists(), "the job never ran");
     assert_eq!(job_events(&env.path("t.log"), &id), [0, 9]);
 }
+
+/// Runs a job of about 3 s whose UPDATE_JOB_INFO (run every second) is
+/// `body`, with `knobs`; the StarterHookFailure it leaves.
+fn update_failure(body: &str, knobs: &[(&str, &str)]) -> String {
+    let mut all = vec![
+        ("STARTER_INITIAL_UPDATE_INTERVAL", "1"),
+        ("STARTER_UPDATE_INTERVAL", "1"),
+    ];
+    all.extend_from_slice(knobs);
+    let env = hooked(&[("UPDATE_JOB_INFO", body)], &all);
+    let id = submit(&env, "sleep 3; echo done", "");
+    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    // The hook's failure costs the job nothing.
+    assert_eq!(read(&env, "job.out"), "done\n");
+    assert_eq!(env.attr(&id, "ExitCode").as_deref(), Some("0"));
+    attr(&env, &id, "StarterHookFailure").expect("a failure recorded")
+}
+
+#[test]
+fn an_update_hook_that_hangs_is_killed_at_its_timeout() {
+    let f = update_failure(
+        "cat >/dev/null; sleep 30",
+        &[("TEST_HOOK_UPDATE_JOB_INFO_TIMEOUT", "1")],
+    );
+    assert!(
+        f.contains(
+            "UPDATE_JOB_INFO (update_job_info.sh) failed (timed out after 1 s and was killed)"
+        ),
+        "{f}"
+    );
+}
+
+#[test]
+fn an_update_hook_killed_by_a_signal_is_noted() {
+    let f = update_failure("cat >/dev/null; kill -9 $$", &[]);
+    assert!(f.contains("failed (died with signal 9)"), "{f}");
+}
+
+#[test]
+fn a_job_exit_hook_that_fails_or_is_killed_is_noted() {
+    for (body, says) in [
+        (
+            "echo 'no database' >&2; exit 4",
+            "JOB_EXIT (job_exit.sh) failed (exited with status 4): no database",
+        ),
+        (
+            "kill -TERM $$",
+            "JOB_EXIT (job_exit.sh) failed (died with signal 15)",
+        ),
+    ] {
+        let env = hooked(&[("JOB_EXIT", body)], &[]);
+        let id = submit(&env, "echo done", "");
+        assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+        assert_eq!(read(&env, "job.out"), "done\n");
+        let f = attr(&env, &id, "StarterHookFailure").unwrap_or_default();
+        assert!(f.contains(says), "{f}");
+        assert!(read(&env, "t.log").contains("Message from starter on slot"));
+    }
+}
