@@ -637,3 +637,16 @@ fn a_job_exit_hook_that_fails_or_is_killed_is_noted() {
         assert!(read(&env, "t.log").contains("Message from starter on slot"));
     }
 }
+
+#[test]
+fn the_hook_logs_of_a_held_job_go_when_it_is_removed() {
+    let env = hooked(&[("PREPARE_JOB", "echo 'broken' >&2; exit 1")], &[]);
+    let id = submit(&env, "true", "");
+    held(&env, &id);
+    let log = env.path(&format!("spool/hooks/starter.{id}.PREPARE_JOB.stderr"));
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "broken\n");
+    env.run_ok("tern_rm", [id.as_str()]);
+    // The pass's sweep of what left the queue (every job evaluated).
+    env.run_ok("tern_negotiate", ["-reconfig", "-wait"]);
+    assert!(!log.exists());
+}
