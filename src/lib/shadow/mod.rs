@@ -13,6 +13,10 @@
 //! duty a file (as pueue's `process_handler/` has a file per verb):
 //!
 //! - `deferral.rs`: a job with a DeferralTime waits for it, Running.
+//! - `transfer.rs` and `hooks.rs`: the sandbox, the input transfer and
+//!   the starter job hooks around it (PREPARE_JOB_BEFORE_TRANSFER,
+//!   PREPARE_JOB); UPDATE_JOB_INFO runs beside the job, JOB_EXIT after it
+//!   and before the output comes back.
 //! - `start.rs`: the start plan (identity, files, arguments, environment)
 //!   and the spawn; a job that cannot start becomes a [`Hold`].
 //! - `supervise.rs`: the loop while the job runs: requests from the tools
