@@ -202,6 +202,7 @@ pub mod hold_code {
     /// Vacate reasons: why a running job was stopped without being held.
     pub const SYSTEM_POLICY_VACATE: i64 = 1001;
     pub const USER_VACATE_JOB: i64 = 1004;
+    pub const STARTER_ERROR: i64 = 1007;
     pub const STARTD_PREEMPTING_CLAIM_RANK: i64 = 1018;
     pub const STARTD_PREEMPTING_CLAIM_USER_PRIO: i64 = 1019;
 }

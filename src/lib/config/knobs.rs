@@ -451,16 +451,28 @@ pub static KNOBS: &[Knob] = &[
         "Whether a slot's RANK preempts a running job for a waiting one it prefers, as HTCondor's startd RANK does; off in tern unless set.",
     ),
     k(
+        "STARTER_DEFAULT_JOB_HOOK_KEYWORD",
+        "",
+        String,
+        "The starter hook keyword of a job whose HookKeyword is unset or names no configured <KEYWORD>_HOOK_*; see tern_hooks(7).",
+    ),
+    k(
         "STARTER_INITIAL_UPDATE_INTERVAL",
-        "2",
+        "8",
         Int,
-        "Seconds after a job starts before its first usage update.",
+        "Seconds after a job starts before its first usage update and its first <KEYWORD>_HOOK_UPDATE_JOB_INFO.",
     ),
     k(
         "STARTER_JOB_ENVIRONMENT",
         "",
         String,
         "Environment variables every job starts with, before its own environment, in the syntax of the submit command environment.",
+    ),
+    k(
+        "STARTER_JOB_HOOK_KEYWORD",
+        "",
+        String,
+        "The starter hook keyword of every job, whatever its HookKeyword: the shadow runs <KEYWORD>_HOOK_PREPARE_JOB_BEFORE_TRANSFER, _PREPARE_JOB, _UPDATE_JOB_INFO and _JOB_EXIT; see tern_hooks(7).",
     ),
     k(
         "STARTER_NUM_THREADS_ENV_VARS",
@@ -472,7 +484,7 @@ pub static KNOBS: &[Knob] = &[
         "STARTER_UPDATE_INTERVAL",
         "300",
         Int,
-        "Seconds between a running job's usage updates.",
+        "Seconds between a running job's usage updates (and its <KEYWORD>_HOOK_UPDATE_JOB_INFO runs).",
     ),
     k(
         "SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES",

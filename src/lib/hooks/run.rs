@@ -248,6 +248,12 @@ impl Running {
         }
     }
 
+    /// Its outcome when the caller's own wait for any child (a subreaper's
+    /// `wait4(-1)`) reaped it with `status`: then `try_finish` cannot.
+    pub fn reaped(mut self, status: std::process::ExitStatus) -> Outcome {
+        self.ended(status)
+    }
+
     /// Kills its process group now: [`Outcome::TimedOut`].
     pub fn kill(&mut self) -> Outcome {
         crate::sys::pids::signal_group(self.pgid, libc::SIGKILL);

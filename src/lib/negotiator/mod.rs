@@ -329,6 +329,7 @@ fn clear_leftovers(
         q.row(JobId { cluster, proc }).ok().flatten().is_some()
     });
     let sandboxes = crate::sandbox::remove_orphan_sandboxes(&knobs);
+    crate::hooks::starter_logs::remove_stale(spool, |id| q.row(id).ok().flatten().is_some());
     if spools + sandboxes > 0 {
         report.lines.push(format!(
             "removed {spools} spooled job directories and {sandboxes} orphaned sandboxes"

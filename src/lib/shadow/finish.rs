@@ -35,6 +35,9 @@ pub(super) struct RunEnd {
     pub usage: procs::Usage,
     /// The job could not be started.
     pub failed: Option<Hold>,
+    /// A PREPARE hook sent the job back to Idle before it started: the
+    /// VacateReason and its subcode.
+    pub requeued: Option<(String, i64)>,
     /// The output transfer after a run that exited by itself failed.
     pub output_failed: Option<Hold>,
     /// Attributes the run's file transfers left (see `transfer.rs`).
@@ -53,6 +56,17 @@ impl RunEnd {
             usage: procs::Usage::default(),
             failed: None,
             ..RunEnd::default()
+        }
+    }
+
+    /// A run a PREPARE hook refused.
+    pub fn refused(r: super::hooks::Refusal) -> RunEnd {
+        match r {
+            super::hooks::Refusal::Hold(h) => RunEnd::failed(h),
+            super::hooks::Refusal::Requeue { reason, subcode } => RunEnd {
+                requeued: Some((reason, subcode)),
+                ..RunEnd::default()
+            },
         }
     }
 
@@ -207,6 +221,7 @@ impl Shadow {
     /// queue; otherwise the job's processes are forgotten.
     pub(super) fn let_lock_go(&self, lock: joblock::JobLock, leaves: bool) {
         if leaves {
+            crate::hooks::starter_logs::forget(&self.spool, lock.id);
             joblock::remove(&self.spool, lock);
         } else {
             let mut lock = lock;
@@ -227,6 +242,11 @@ fn fate(
 ) -> Fate {
     if let Some(hold) = &end.failed {
         return not_started(ad, id, hold, now);
+    }
+    if let Some((reason, subcode)) = &end.requeued
+        && !matches!(job_status, Some(JobStatus::Removed | JobStatus::Held))
+    {
+        return hook_requeued(ad, reason, *subcode, now);
     }
     let usage = if started {
         let mut u = usage_attrs(ad, &end.usage);
@@ -284,6 +304,18 @@ fn not_started(ad: &Rc<ClassAd>, id: JobId, hold: &Hold, now: i64) -> Fate {
         set.push((policy::RECOMPUTE.into(), Expr::Lit(Value::Bool(true))));
     }
     Fate::new(c, vec![event]).no_reuse()
+}
+
+/// A PREPARE hook's status of 300 or more (or its death by a signal)
+/// sends the job back to Idle as HTCondor's shadow exception does:
+/// VacateReason says why (event 021 already did), NumShadowExceptions
+/// counts it; the job never started, so there is no 004.
+fn hook_requeued(ad: &Rc<ClassAd>, reason: &str, subcode: i64, now: i64) -> Fate {
+    let mut c = policy::requeue(ad, now, Some((reason, hold_code::STARTER_ERROR)), true);
+    if let Change::Update { set, .. } = &mut c {
+        set.push(("VacateReasonSubCode".into(), Expr::int(subcode)));
+    }
+    Fate::new(c, Vec::new()).no_reuse()
 }
 
 /// A run whose output could not be brought back is held (code 12): its

@@ -13,6 +13,10 @@
 //! duty a file (as pueue's `process_handler/` has a file per verb):
 //!
 //! - `deferral.rs`: a job with a DeferralTime waits for it, Running.
+//! - `transfer.rs` and `hooks.rs`: the sandbox, the input transfer and
+//!   the starter job hooks around it (PREPARE_JOB_BEFORE_TRANSFER,
+//!   PREPARE_JOB); UPDATE_JOB_INFO runs beside the job, JOB_EXIT after it
+//!   and before the output comes back.
 //! - `start.rs`: the start plan (identity, files, arguments, environment)
 //!   and the spawn; a job that cannot start becomes a [`Hold`].
 //! - `supervise.rs`: the loop while the job runs: requests from the tools
@@ -26,6 +30,7 @@
 
 mod deferral;
 mod finish;
+mod hooks;
 mod linger;
 #[allow(unsafe_code)]
 pub mod procs;
@@ -36,6 +41,7 @@ mod transfer;
 use std::path::PathBuf;
 use std::rc::Rc;
 
+use crate::classad::ClassAd;
 use crate::config::{Config, ConfigError};
 use crate::machine::{self, Machine, MachineError};
 use crate::negotiator::accountant::Knobs;
@@ -208,7 +214,7 @@ impl Shadow {
             Ok(cfg.get_int(knob, default)?.max(min) as u64)
         };
         Ok(Shadow {
-            update_initial: seconds("STARTER_INITIAL_UPDATE_INTERVAL", 2, 1)?,
+            update_initial: seconds("STARTER_INITIAL_UPDATE_INTERVAL", 8, 1)?,
             update_every: seconds("STARTER_UPDATE_INTERVAL", 300, 1)?,
             killing_timeout: seconds("KILLING_TIMEOUT", 30, 0)?,
             linger_ms: cfg.get_int("SHADOW_LINGER_MSEC", 250)?.clamp(0, 60_000) as u64,
@@ -270,24 +276,97 @@ impl Shadow {
             crate::negotiator::dollar::substituted(&ad)
                 .map_err(|msg| ShadowError::Substitute { job: id, msg })?,
         );
-        // The sandbox and the inputs; a failure holds the job, which
-        // then never started (no 001, NumJobStarts unchanged).
-        let staged = match self.stage(id, &run_ad) {
-            Ok(s) => s,
+        // The job's starter hooks (`hooks.rs`), as its owner.
+        let ep = format!("{}@{}", self.slot, self.host);
+        let hooks = match start::identity(&run_ad)
+            .and_then(|owner| hooks::JobHooks::resolve(&self.cfg, &self.spool, id, &ad, &ep, owner))
+        {
+            Ok(h) => h,
             Err(hold) => return self.finish(id, lock, RunEnd::failed(hold), false),
         };
+        // The sandbox, the inputs and the PREPARE hooks; a failure holds
+        // or requeues the job, which then never started (no 001,
+        // NumJobStarts unchanged).
+        let staged = match self.stage(id, &run_ad, hooks.as_ref()) {
+            Ok(s) => s,
+            Err(r) => return self.finish(id, lock, RunEnd::refused(r), false),
+        };
+        // What the PREPARE hooks changed goes into the queue, and into
+        // the ad this shadow's policy reads.
+        let ad = if staged.changed.is_empty() {
+            ad
+        } else {
+            self.set_job(id, now, Change::Set(staged.changed.clone()))?;
+            let mut merged = (*ad).clone();
+            for (n, e) in &staged.changed {
+                merged.insert(n, e.clone());
+            }
+            Rc::new(merged)
+        };
+        // PREPARE hooks may take minutes: a stop asked for meanwhile is
+        // honoured before the job starts.
+        if hooks.as_ref().is_some_and(hooks::JobHooks::prepares)
+            && let Some(stop) = self.pending(id)?.into_iter().find_map(Stop::requested)
+        {
+            staged.discard();
+            return self.finish(id, lock, RunEnd::stopped(stop), false);
+        }
         let plan = start::prepare(staged.run.clone(), staged.env.clone());
         let end = match plan.and_then(|p| self.start(id, &ad, &p)) {
             Err(hold) => RunEnd::failed(hold),
             Ok(pid) => {
                 let ad = self.executing(id, &ad);
                 let _ = lock.write_pid(std::process::id(), Some(pid));
-                self.supervise(id, &ad, pid)?
+                let around = hooks.as_ref().map(|h| hooks::Around {
+                    hooks: h,
+                    run: &staged.run,
+                    ctx: hooks::Ctx {
+                        env: &staged.env,
+                        cwd: staged.scratch(),
+                    },
+                });
+                let began = std::time::Instant::now();
+                let mut end = self.supervise(id, &ad, pid, around.as_ref())?;
+                if let Some(a) = &around {
+                    self.job_exit(id, &ad, a, pid, began.elapsed(), &mut end)?;
+                }
+                end
             }
         };
         let end = self.unstage(id, &run_ad, staged, end);
         let started = end.failed.is_none();
         self.finish(id, lock, end, started)
+    }
+
+    /// Runs JOB_EXIT for a run that has ended, before its output comes
+    /// back and before its end is recorded; a failure is noted in the event
+    /// log and, with the end, in the job's StarterHookFailure attributes.
+    fn job_exit(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        a: &hooks::Around<'_>,
+        pid: i32,
+        ran: std::time::Duration,
+        end: &mut RunEnd,
+    ) -> Result<(), ShadowError> {
+        let started = ad.eval_int("JobCurrentStartExecutingDate").unwrap_or(0);
+        let mut extra = hooks::update_attrs(None, pid, started, &end.usage);
+        extra.extend(hooks::exit_attrs(end.status, ran));
+        let stdin = hooks::ad_with(a.run, &extra);
+        // Read the queue's word: a job held or removed while it ran ends
+        // that way even if it exited first.
+        let stop = match self.q.row(id)?.and_then(|r| r.status()) {
+            Some(JobStatus::Removed) => Some(Stop::Remove),
+            Some(JobStatus::Held) => Some(Stop::Hold),
+            _ => end.stop,
+        };
+        if let Some(Some(failure)) = a.hooks.job_exit(hooks::exit_argument(stop), &stdin, &a.ctx) {
+            a.hooks.note(false, &failure, None);
+            end.attrs
+                .extend(hooks::failure_attrs(&failure, crate::clock::now()));
+        }
+        Ok(())
     }
 
     /// Whether this shadow's slot still holds its claim, for this job (the

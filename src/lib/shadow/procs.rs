@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::io;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The signals the shadow takes through its signalfd.
 const SIGNALS: [libc::c_int; 6] = [
@@ -190,8 +191,21 @@ pub struct Usage {
     pub processes: i64,
 }
 
-/// Every process below `root` (not `root` itself), from /proc.
+/// The process group of a starter hook running beside the job (see
+/// `shadow/hooks.rs`), 0 for none. Its processes are the shadow's
+/// children too, but not the job's: [`descendants`] leaves them out, so
+/// the job's usage, signals and leftover kill never touch the hook.
+static SPARED_GROUP: AtomicI32 = AtomicI32::new(0);
+
+/// Leaves process group `pgid` out of [`descendants`] (`None`: none).
+pub fn spare_group(pgid: Option<i32>) {
+    SPARED_GROUP.store(pgid.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// Every process below `root` (not `root` itself), from /proc, but for
+/// those of the spared group (see [`spare_group`]) and theirs.
 pub fn descendants(root: i32) -> Vec<i32> {
+    let spared = SPARED_GROUP.load(Ordering::Relaxed);
     let mut parent: HashMap<i32, i32> = HashMap::new();
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -200,7 +214,9 @@ pub fn descendants(root: i32) -> Vec<i32> {
         let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
             continue;
         };
-        if let Some(st) = stat(pid) {
+        if let Some(st) = stat(pid)
+            && (spared == 0 || st.pgrp != spared)
+        {
             parent.insert(pid, st.ppid);
         }
     }
@@ -223,6 +239,7 @@ pub fn descendants(root: i32) -> Vec<i32> {
 
 struct Stat {
     ppid: i32,
+    pgrp: i32,
     utime: u64,
     stime: u64,
     vsize: u64,
@@ -235,10 +252,11 @@ fn stat(pid: i32) -> Option<Stat> {
     // last ')'.
     let rest = &text[text.rfind(')')? + 2..];
     let f: Vec<&str> = rest.split_whitespace().collect();
-    // Fields from 3 (state) on: ppid is 4, utime 14, stime 15, vsize 23,
+    // Fields from 3 (state) on: ppid is 4, pgrp 5, utime 14, stime 15, vsize 23,
     // rss 24 (1-based in proc(5)); here index = field - 3.
     Some(Stat {
         ppid: f.get(1)?.parse().ok()?,
+        pgrp: f.get(2)?.parse().ok()?,
         utime: f.get(11)?.parse().ok()?,
         stime: f.get(12)?.parse().ok()?,
         vsize: f.get(20)?.parse().ok()?,

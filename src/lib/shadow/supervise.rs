@@ -19,6 +19,7 @@ use crate::userlog::{self, Event, EventKind};
 use crate::vocab::{self, JobStatus, Request};
 
 use super::finish::RunEnd;
+use super::hooks::{self, Around, Updating};
 use super::procs::{self, Wake};
 use super::{Shadow, ShadowError, Stop};
 
@@ -48,11 +49,19 @@ struct Watch {
     next_poll: Instant,
     /// When to write the execute attributes, until they are written.
     record_exec: Option<Instant>,
+    /// The UPDATE_JOB_INFO hook running beside the job.
+    update: Option<Updating>,
+    /// Its wait status when our own reap took it.
+    update_status: Option<ExitStatus>,
 }
 
 impl Watch {
     fn reap(&mut self) {
         for r in procs::reap() {
+            if self.update.as_ref().is_some_and(|u| u.pid() == r.pid) {
+                self.update_status = Some(ExitStatus::from_raw(r.status));
+                continue;
+            }
             self.dead.user += r.user;
             self.dead.sys += r.sys;
             if r.pid == self.pid && self.exit.is_none() {
@@ -74,13 +83,15 @@ impl Watch {
 }
 
 impl Shadow {
-    /// Waits for the job, taking requests and updating usage, until it
+    /// Waits for the job, taking requests and updating usage (and running
+    /// the UPDATE_JOB_INFO hook of `around` with each update), until it
     /// ends.
     pub(super) fn supervise(
         &mut self,
         id: JobId,
         ad: &Rc<ClassAd>,
         pid: i32,
+        around: Option<&Around<'_>>,
     ) -> Result<RunEnd, ShadowError> {
         let start = Instant::now();
         let mut watch = Watch {
@@ -95,6 +106,8 @@ impl Shadow {
             next_update: start + Duration::from_secs(self.update_initial),
             next_poll: start + POLL,
             record_exec: Some(start + EXEC_RECORD_AFTER),
+            update: None,
+            update_status: None,
         };
         if self.start_suspended {
             // Suspended while it waited for its deferral time: it starts
@@ -116,6 +129,7 @@ impl Shadow {
                 }
             }
             watch.reap();
+            self.poll_update(id, &mut watch, around)?;
             if watch.exit.is_some() {
                 break;
             }
@@ -132,6 +146,9 @@ impl Shadow {
             }
             if now >= watch.next_update {
                 self.sample_usage(id, ad, &mut watch)?;
+                if let Some(a) = around {
+                    self.start_update(id, ad, &mut watch, a)?;
+                }
                 watch.next_update = now + Duration::from_secs(self.update_every);
             }
             if now >= watch.next_poll {
@@ -142,6 +159,15 @@ impl Shadow {
             wake = self.signals.wait(until_next(&watch));
         }
         clear_leftovers(&mut watch);
+        // A running UPDATE_JOB_INFO ends (by itself or by its timeout)
+        // before JOB_EXIT starts: never two hooks at once.
+        while watch.update.is_some() {
+            watch.reap();
+            self.poll_update(id, &mut watch, around)?;
+            if watch.update.is_some() {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
         Ok(RunEnd {
             status: watch.exit,
             stop: watch.stop,
@@ -192,6 +218,76 @@ impl Shadow {
         Ok(())
     }
 
+    /// Starts UPDATE_JOB_INFO with the job's ad and its update attributes,
+    /// unless the previous one still runs.
+    fn start_update(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        watch: &mut Watch,
+        a: &Around<'_>,
+    ) -> Result<(), ShadowError> {
+        if watch.update.is_some() {
+            return Ok(());
+        }
+        let state = if watch.suspended {
+            "Suspended"
+        } else {
+            "Running"
+        };
+        let started = ad.eval_int("JobCurrentStartExecutingDate").unwrap_or(0);
+        let extra = hooks::update_attrs(Some(state), watch.pid, started, &watch.usage);
+        let stdin = hooks::ad_with(a.run, &extra);
+        match a.hooks.start_update(&stdin, &a.ctx) {
+            None => {}
+            Some(Ok(u)) => {
+                // Its processes are not the job's (usage, signals).
+                procs::spare_group(Some(u.pid()));
+                watch.update = Some(u);
+            }
+            Some(Err(failure)) => self.hook_failed(id, a, &failure)?,
+        }
+        Ok(())
+    }
+
+    /// Takes the end of a running UPDATE_JOB_INFO, if it has ended.
+    fn poll_update(
+        &mut self,
+        id: JobId,
+        watch: &mut Watch,
+        around: Option<&Around<'_>>,
+    ) -> Result<(), ShadowError> {
+        let failure = match (watch.update_status.take(), watch.update.as_mut()) {
+            (_, None) => return Ok(()),
+            (Some(st), Some(_)) => watch.update.take().and_then(|u| u.reaped(st)),
+            (None, Some(u)) => match u.try_finish() {
+                None => return Ok(()),
+                Some(f) => {
+                    watch.update = None;
+                    f
+                }
+            },
+        };
+        procs::spare_group(None);
+        if let (Some(text), Some(a)) = (failure, around) {
+            self.hook_failed(id, a, &text)?;
+        }
+        Ok(())
+    }
+
+    /// A starter hook whose exit decides nothing failed: event 021 and the
+    /// job's StarterHookFailure attributes say so.
+    pub(super) fn hook_failed(
+        &mut self,
+        id: JobId,
+        a: &Around<'_>,
+        text: &str,
+    ) -> Result<(), ShadowError> {
+        a.hooks.note(false, text, None);
+        let now = crate::clock::now();
+        self.set_job(id, now, Change::Set(hooks::failure_attrs(text, now)))
+    }
+
     /// Reads the usage of the job's process tree, keeps the highest
     /// values, and records them.
     fn sample_usage(
@@ -207,6 +303,7 @@ impl Shadow {
         u.sys = u.sys.max(live.sys + dead.sys);
         u.image_size = u.image_size.max(live.image_size);
         u.rss = live.rss;
+        u.processes = live.processes;
         let usage = watch.usage;
         self.update_usage(id, ad, &usage, &mut watch.reported_image)
     }
@@ -344,7 +441,11 @@ fn suspension_attrs(cur: &Rc<ClassAd>, suspend: bool, now: i64) -> Vec<(String, 
 /// Milliseconds until the loop has something to do by the clock.
 fn until_next(watch: &Watch) -> i64 {
     let mut deadline = watch.next_update.min(watch.next_poll);
-    for t in [watch.kill_at, watch.record_exec].into_iter().flatten() {
+    let hook = watch.update.as_ref().map(Updating::deadline);
+    for t in [watch.kill_at, watch.record_exec, hook]
+        .into_iter()
+        .flatten()
+    {
         deadline = deadline.min(t);
     }
     let ms = deadline

@@ -14,6 +14,7 @@ use crate::vocab::Hold;
 
 use super::Shadow;
 use super::finish::RunEnd;
+use super::hooks::{Ctx, Hook, JobHooks, Refusal};
 
 /// A run's sandbox, ready for the job.
 pub(super) struct Staged {
@@ -23,10 +24,34 @@ pub(super) struct Staged {
     catalog: output::Catalog,
     input: Option<Moved>,
     /// The ad the job is started from: the starter's copy, with Cmd in the
-    /// sandbox when the executable was transferred.
+    /// sandbox when the executable was transferred, and what the PREPARE
+    /// hooks printed merged in.
     pub run: Rc<ClassAd>,
     /// The job's environment.
     pub env: Vec<(String, String)>,
+    /// The attributes the PREPARE hooks changed, for the queue.
+    pub changed: Vec<(String, Expr)>,
+}
+
+impl Staged {
+    /// The run's scratch directory, where the starter hooks run.
+    pub fn scratch(&self) -> &std::path::Path {
+        &self.sb.dir
+    }
+
+    /// A sandbox whose job will not start after all: it goes.
+    pub fn discard(self) {
+        self.sb.finish();
+    }
+}
+
+/// What filling a sandbox gives.
+struct Filled {
+    catalog: output::Catalog,
+    input: Option<Moved>,
+    run: Rc<ClassAd>,
+    env: Vec<(String, String)>,
+    changed: Vec<(String, Expr)>,
 }
 
 impl Shadow {
@@ -37,46 +62,47 @@ impl Shadow {
         }
     }
 
-    /// Makes the sandbox of a run of `ad` (its `$$()` expanded) and copies
-    /// the inputs in. A failure is the hold it means, the sandbox gone.
-    pub(super) fn stage(&mut self, id: JobId, ad: &Rc<ClassAd>) -> Result<Staged, Hold> {
+    /// Makes the sandbox of a run of `ad` (its `$$()` expanded), runs the
+    /// PREPARE hooks of `hooks` around the input transfer. A failure is
+    /// the hold or requeue it means, the sandbox gone.
+    pub(super) fn stage(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        hooks: Option<&JobHooks>,
+    ) -> Result<Staged, Refusal> {
         let owner = super::start::identity(ad)?;
         let transfer = sandbox::transfers(ad, &self.machine.filesystem_domain);
         let tag = std::process::id().to_string();
         let sb = Sandbox::create(&self.sandbox, &tag, transfer, owner.as_ref())?;
-        match self.fill(id, ad, &sb, owner.as_ref()) {
-            Ok((catalog, input, run, env)) => Ok(Staged {
+        match self.fill(id, ad, &sb, owner.as_ref(), hooks) {
+            Ok(f) => Ok(Staged {
                 sb,
                 owner,
-                catalog,
-                input,
-                run,
-                env,
+                catalog: f.catalog,
+                input: f.input,
+                run: f.run,
+                env: f.env,
+                changed: f.changed,
             }),
-            Err(h) => {
+            Err(r) => {
                 sb.finish();
-                Err(h)
+                Err(r)
             }
         }
     }
 
-    #[allow(clippy::type_complexity)]
+    /// The ad files, PREPARE_JOB_BEFORE_TRANSFER, the input transfer,
+    /// PREPARE_JOB, the environment: in HTCondor's starter's order.
     fn fill(
         &mut self,
         id: JobId,
         ad: &Rc<ClassAd>,
         sb: &Sandbox,
         owner: Option<&crate::sys::identity::Identity>,
-    ) -> Result<
-        (
-            output::Catalog,
-            Option<Moved>,
-            Rc<ClassAd>,
-            Vec<(String, String)>,
-        ),
-        Hold,
-    > {
-        let starter = adfiles::starter_copy(ad, sb);
+        hooks: Option<&JobHooks>,
+    ) -> Result<Filled, Refusal> {
+        let mut starter = adfiles::starter_copy(ad, sb);
         let now = crate::clock::now();
         let slot_ad = machine::load_slot(self.q.conn(), &self.slot)
             .ok()
@@ -84,33 +110,80 @@ impl Shadow {
             .map(|row| machine::slot_ad(&self.machine, &row, now))
             .unwrap_or_default();
         adfiles::write(sb, &starter, &slot_ad, owner)?;
+        let cpus =
+            slot_ad_cpus(&slot_ad).unwrap_or_else(|| ad.eval_int("RequestCpus").unwrap_or(1));
+        let mut changed = Vec::new();
+        let mut ad = ad.clone();
+        if let Some(h) = hooks.filter(|h| h.has(Hook::PrepareJobBeforeTransfer)) {
+            let env = self.job_env(&Rc::new(starter.clone()), sb, cpus)?;
+            let ctx = Ctx {
+                env: &env,
+                cwd: &sb.dir,
+            };
+            let update = h.prepare(Hook::PrepareJobBeforeTransfer, &starter, &ctx)?;
+            let ch = super::hooks::merge(&update, &mut starter);
+            if !ch.is_empty() {
+                // The transfer reads the job's own ad: it sees the change.
+                let mut merged = (*ad).clone();
+                for (n, e) in &ch {
+                    merged.insert(n, e.clone());
+                }
+                ad = Rc::new(merged);
+            }
+            changed.extend(ch);
+        }
         let mut input = None;
         let spooled = sandbox::job_spool(&self.sandbox.spool, id.cluster, id.proc);
         let spooled = spooled.is_dir().then_some(spooled);
         if sb.transfer {
-            self.log(ad, id, TransferStep::InputStarted);
+            self.log(&ad, id, TransferStep::InputStarted);
             let moved = input::stage_in(
                 sb,
-                ad,
+                &ad,
                 spooled.as_deref(),
                 self.sandbox.max_input_mb,
                 &self.sides(),
                 owner,
             )?;
             input = Some(moved);
-            self.log(ad, id, TransferStep::InputFinished);
+            self.log(&ad, id, TransferStep::InputFinished);
         }
         let mut catalog = output::Catalog::take(sb);
         if let Some(saved) = &spooled {
             catalog.forget_restored(saved);
         }
-        let mut run = starter.clone();
-        if let Some(exe) = sb.executable(ad) {
+        let mut run = starter;
+        if let Some(exe) = sb.executable(&ad) {
             run.insert("Cmd", Expr::string(&exe.display().to_string()));
         }
+        if let Some(h) = hooks.filter(|h| h.has(Hook::PrepareJob)) {
+            let env = self.job_env(&Rc::new(run.clone()), sb, cpus)?;
+            let ctx = Ctx {
+                env: &env,
+                cwd: &sb.dir,
+            };
+            let update = h.prepare(Hook::PrepareJob, &run, &ctx)?;
+            changed.extend(super::hooks::merge(&update, &mut run));
+        }
         let run = Rc::new(run);
-        let cpus =
-            slot_ad_cpus(&slot_ad).unwrap_or_else(|| ad.eval_int("RequestCpus").unwrap_or(1));
+        let env = self.job_env(&run, sb, cpus)?;
+        Ok(Filled {
+            catalog,
+            input,
+            run,
+            env,
+            changed,
+        })
+    }
+
+    /// The job's environment for a run of `run` in `sb` (also the one its
+    /// hooks get).
+    fn job_env(
+        &self,
+        run: &Rc<ClassAd>,
+        sb: &Sandbox,
+        cpus: i64,
+    ) -> Result<Vec<(String, String)>, Hold> {
         let job_iwd = run.eval_str("Iwd").unwrap_or_else(|| "/".into());
         let ctx = sandbox::env::Context {
             scratch: &sb.dir,
@@ -119,14 +192,13 @@ impl Shadow {
             cpus,
             transfer: sb.transfer,
         };
-        let env = sandbox::env::build(
-            &run,
+        sandbox::env::build(
+            run,
             &self.sandbox.job_environment,
             &self.sandbox.thread_vars,
             &ctx,
         )
-        .map_err(|m| Hold::new(m, crate::vocab::hold_code::FAILED_TO_CREATE_PROCESS, 0))?;
-        Ok((catalog, input, run, env))
+        .map_err(|m| Hold::new(m, crate::vocab::hold_code::FAILED_TO_CREATE_PROCESS, 0))
     }
 
     /// After the run: a job that exited by itself sends its output back

@@ -140,6 +140,7 @@ impl<'a> Analyzer<'a> {
             out.push_str(&status_section(id, job_status, &ad, self.now));
             out.push_str(&paragraphs(vec![
                 match_history(&ad),
+                hook_note(&ad),
                 policy_notes(&ad, JobStatus::from_code(job_status)),
             ]));
             return Ok(out);
@@ -156,7 +157,7 @@ impl<'a> Analyzer<'a> {
             out.push_str(&summary(id, &counts, &pool.start));
         }
         out.push('\n');
-        let mut notes = vec![match_history(&ad)];
+        let mut notes = vec![match_history(&ad), hook_note(&ad)];
         notes.extend(idle_notes(id, &ad, last_pass, now));
         notes.push(policy_notes(&ad, JobStatus::from_code(job_status)));
         out.push_str(&paragraphs(notes));

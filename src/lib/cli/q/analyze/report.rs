@@ -240,6 +240,19 @@ pub(super) fn policy_notes(ad: &Rc<ClassAd>, job_status: Option<JobStatus>) -> S
     format!("The next negotiation pass will {what} this job:\n    {reason}\n")
 }
 
+/// The last failure of a starter hook whose exit decides nothing
+/// (UPDATE_JOB_INFO, JOB_EXIT; see tern_hooks(7)), which the shadow keeps
+/// in the job ad.
+pub(super) fn hook_note(ad: &Rc<ClassAd>) -> String {
+    let Some(text) = ad.eval_str("StarterHookFailure").filter(|t| !t.is_empty()) else {
+        return String::new();
+    };
+    match ad.eval_int("StarterHookFailureTime") {
+        Some(t) => format!("Last starter hook failure ({}):\n    {text}\n", ctime(t)),
+        None => format!("Last starter hook failure:\n    {text}\n"),
+    }
+}
+
 /// The non-empty parts, a blank line between each two.
 pub(super) fn paragraphs(parts: Vec<String>) -> String {
     parts

@@ -1,0 +1,872 @@
+//! Starter job hooks (spec section 8.2; HTCondor's `StarterHookMgr`): the
+//! site programs the shadow, as the job's starter, runs around a run.
+//!
+//! - `<KW>_HOOK_PREPARE_JOB_BEFORE_TRANSFER`: after the sandbox and its ad
+//!   files are made, before the input transfer; waited for.
+//! - `<KW>_HOOK_PREPARE_JOB` (arguments `<KW>_HOOK_PREPARE_JOB_ARGS`):
+//!   after the input transfer, before the job is started; waited for.
+//!   Both read the job ad on stdin and print attributes merged into it
+//!   ([`merge`]); HookStatusCode / HookStatusMessage decide as the spec's
+//!   table says ([`JobHooks::prepare`]).
+//! - `<KW>_HOOK_UPDATE_JOB_INFO`: with each usage update while the job
+//!   runs; started by the supervise loop and reaped later ([`Updating`]),
+//!   never two at once.
+//! - `<KW>_HOOK_JOB_EXIT`: when the job's process is gone, with how it
+//!   ended as argv[1]; waited for, before the output transfer and before
+//!   the end is recorded.
+//!
+//! The keyword ([`JobHooks::resolve`]): STARTER_JOB_HOOK_KEYWORD, else the
+//! job's HookKeyword when any `<KW>_HOOK_*` is configured, else
+//! STARTER_DEFAULT_JOB_HOOK_KEYWORD. Every hook runs as the job's owner
+//! (when the shadow runs as root), with the job's environment, in the
+//! scratch directory, with a timeout (`<KW>_HOOK_<HOOK>_TIMEOUT`), its
+//! stderr in `$(SPOOL)/hooks/starter.<cluster>.<proc>.<HOOK>.stderr`
+//! ([`crate::hooks::starter_logs`]). Failures go to the job's event log as
+//! event 021 (HTCondor's RemoteErrorEvent) and, for the hooks whose exit
+//! decides nothing, to the job's StarterHookFailure attributes.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use crate::classad::unparse::{ad_to_old, unparse};
+use crate::classad::{ClassAd, Expr, Value};
+use crate::config::Config;
+use crate::hooks::run::{self, stderr_excerpt};
+use crate::hooks::{Invocation, Outcome, Running, parse_attributes, starter_logs};
+use crate::queue::JobId;
+use crate::sys::identity::Identity;
+use crate::userlog::{self, Event, EventKind};
+use crate::vocab::{Hold, hold_code};
+
+/// The four starter hooks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Hook {
+    PrepareJobBeforeTransfer,
+    PrepareJob,
+    UpdateJobInfo,
+    JobExit,
+}
+
+impl Hook {
+    const ALL: [Hook; 4] = [
+        Hook::PrepareJobBeforeTransfer,
+        Hook::PrepareJob,
+        Hook::UpdateJobInfo,
+        Hook::JobExit,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Hook::PrepareJobBeforeTransfer => "PREPARE_JOB_BEFORE_TRANSFER",
+            Hook::PrepareJob => "PREPARE_JOB",
+            Hook::UpdateJobInfo => "UPDATE_JOB_INFO",
+            Hook::JobExit => "JOB_EXIT",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Seconds when `<KW>_HOOK_<HOOK>_TIMEOUT` is unset: HTCondor's 30
+    /// for JOB_EXIT; HTCondor sets no limit on the others, tern does (a
+    /// hung hook must not hold a slot for ever).
+    fn default_timeout(self) -> i64 {
+        match self {
+            Hook::PrepareJobBeforeTransfer | Hook::PrepareJob => 300,
+            Hook::UpdateJobInfo => 60,
+            Hook::JobExit => 30,
+        }
+    }
+}
+
+/// Every hook type HTCondor names (`HookTypeTranslation`): a job's
+/// HookKeyword is used when any `<KW>_HOOK_<TYPE>` of these is set.
+const HOOK_TYPES: [&str; 12] = [
+    "FETCH_WORK",
+    "REPLY_FETCH",
+    "EVICT_CLAIM",
+    "PREPARE_JOB",
+    "UPDATE_JOB_INFO",
+    "JOB_EXIT",
+    "EVICT_JOB",
+    "TRANSLATE_JOB",
+    "JOB_CLEANUP",
+    "JOB_FINALIZE",
+    "PREPARE_JOB_BEFORE_TRANSFER",
+    "SHADOW_PREPARE_JOB",
+];
+
+/// Attributes a hook's output never changes: the job's identity and
+/// state belong to the queue (and Owner decides who the job runs as).
+const PROTECTED: [&str; 8] = [
+    "ClusterId",
+    "ProcId",
+    "Owner",
+    "User",
+    "JobStatus",
+    "GlobalJobId",
+    "MyType",
+    "TargetType",
+];
+
+/// The job attributes that keep a starter hook's last failure (tern's;
+/// HTCondor only logs it).
+pub(super) const FAILURE_ATTR: &str = "StarterHookFailure";
+pub(super) const FAILURE_TIME_ATTR: &str = "StarterHookFailureTime";
+
+/// How a PREPARE hook refused the run.
+#[derive(Debug)]
+pub(super) enum Refusal {
+    /// Held (code 19, or what a failure before the hooks means).
+    Hold(Hold),
+    /// Back to Idle (a status of 300 or more, or a hook killed by a
+    /// signal): the VacateReason and its subcode (the status).
+    Requeue { reason: String, subcode: i64 },
+}
+
+impl From<Hold> for Refusal {
+    fn from(h: Hold) -> Refusal {
+        Refusal::Hold(h)
+    }
+}
+
+/// Where a hook runs: the job's environment and the scratch directory.
+pub(super) struct Ctx<'a> {
+    pub env: &'a [(String, String)],
+    pub cwd: &'a Path,
+}
+
+/// What the hooks of a running job need: the hooks, the ad the job was
+/// started from, and where they run.
+pub(super) struct Around<'a> {
+    pub hooks: &'a JobHooks,
+    pub run: &'a ClassAd,
+    pub ctx: Ctx<'a>,
+}
+
+/// One job's starter hooks, resolved from the configuration.
+#[derive(Debug)]
+pub(super) struct JobHooks {
+    keyword: String,
+    /// By [`Hook::index`].
+    programs: [Option<PathBuf>; 4],
+    timeouts: [Duration; 4],
+    prepare_args: Vec<String>,
+    spool: PathBuf,
+    id: JobId,
+    /// Who the hooks run as (the job's identity when the shadow is root).
+    owner: Option<Identity>,
+    /// `slot1@host`, as the messages name the starter.
+    ep: String,
+    /// The job's event log.
+    user_log: Option<PathBuf>,
+}
+
+impl JobHooks {
+    /// The hooks job `id` (its queue ad `ad`) runs with, `None` when it has
+    /// none. A knob that cannot be used (a timeout that is not a positive
+    /// number, PREPARE_JOB_ARGS that do not parse) holds the job with
+    /// code 19 and a reason naming the knob.
+    pub fn resolve(
+        cfg: &Config,
+        spool: &Path,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        ep: &str,
+        owner: Option<Identity>,
+    ) -> Result<Option<JobHooks>, Hold> {
+        let bad = |knob: &str, why: String| {
+            Hold::new(
+                format!("Error from {ep}: {knob}: {why}"),
+                hold_code::HOOK_PREPARE_JOB_FAILURE,
+                0,
+            )
+        };
+        let get = |name: &str| -> Result<Option<String>, Hold> {
+            cfg.get(name)
+                .map(|v| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()))
+                .map_err(|e| bad(name, e.to_string()))
+        };
+        let keyword = match get("STARTER_JOB_HOOK_KEYWORD")? {
+            Some(k) => Some(k),
+            None => {
+                let job = ad.eval_str("HookKeyword").filter(|k| !k.trim().is_empty());
+                let mut configured = None;
+                if let Some(k) = job {
+                    for t in HOOK_TYPES {
+                        if get(&format!("{}_HOOK_{t}", k.trim()))?.is_some() {
+                            configured = Some(k.trim().to_string());
+                            break;
+                        }
+                    }
+                }
+                match configured {
+                    Some(k) => Some(k),
+                    None => get("STARTER_DEFAULT_JOB_HOOK_KEYWORD")?,
+                }
+            }
+        };
+        let Some(keyword) = keyword else {
+            return Ok(None);
+        };
+        let mut programs: [Option<PathBuf>; 4] = Default::default();
+        let mut timeouts = [Duration::ZERO; 4];
+        for h in Hook::ALL {
+            programs[h.index()] = get(&format!("{keyword}_HOOK_{}", h.name()))?.map(PathBuf::from);
+            let knob = format!("{keyword}_HOOK_{}_TIMEOUT", h.name());
+            let secs = cfg
+                .get_int(&knob, h.default_timeout())
+                .map_err(|e| bad(&knob, e.to_string()))?;
+            if secs <= 0 {
+                return Err(bad(
+                    &knob,
+                    format!("{secs} is not a positive number of seconds"),
+                ));
+            }
+            timeouts[h.index()] = Duration::from_secs(secs as u64);
+        }
+        if programs.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        let args_knob = format!("{keyword}_HOOK_PREPARE_JOB_ARGS");
+        let prepare_args = match get(&args_knob)? {
+            Some(a) => crate::submit::args::split_v2(&a, &a, "arguments")
+                .map_err(|why| bad(&args_knob, why))?,
+            None => Vec::new(),
+        };
+        Ok(Some(JobHooks {
+            keyword,
+            programs,
+            timeouts,
+            prepare_args,
+            spool: spool.to_path_buf(),
+            id,
+            owner,
+            ep: ep.to_string(),
+            user_log: userlog::user_log_path(ad),
+        }))
+    }
+
+    fn program(&self, h: Hook) -> Option<&Path> {
+        self.programs[h.index()].as_deref()
+    }
+
+    pub fn has(&self, h: Hook) -> bool {
+        self.program(h).is_some()
+    }
+
+    /// Whether a PREPARE hook runs before the job starts.
+    pub fn prepares(&self) -> bool {
+        self.has(Hook::PrepareJobBeforeTransfer) || self.has(Hook::PrepareJob)
+    }
+
+    fn knob(&self, h: Hook) -> String {
+        format!("{}_HOOK_{}", self.keyword, h.name())
+    }
+
+    fn log(&self, h: Hook) -> PathBuf {
+        starter_logs::path(&self.spool, self.id, h.name())
+    }
+
+    /// The hook's invocation; `Err` when its program may not be run.
+    fn invocation<'a>(
+        &'a self,
+        h: Hook,
+        program: &'a Path,
+        args: &'a [String],
+        stdin: &'a [u8],
+        log: &'a Path,
+        ctx: &Ctx<'a>,
+    ) -> Result<Invocation<'a>, String> {
+        check_program(&self.knob(h), program)?;
+        let mut inv = Invocation::new(program, stdin, self.timeouts[h.index()], log);
+        inv.args = args;
+        inv.env = Some(ctx.env);
+        inv.cwd = Some(ctx.cwd);
+        inv.owner = self.owner.as_ref();
+        Ok(inv)
+    }
+
+    /// Runs PREPARE_JOB_BEFORE_TRANSFER or PREPARE_JOB with `job` on stdin
+    /// and waits for it. `Ok` with what it printed (empty when the hook is
+    /// not configured); else the hold or requeue its status means (the
+    /// status is HookStatusCode when it printed one of 0 or more and was
+    /// not killed by a signal, else its exit code): 1-299 holds with code
+    /// 19 and the status as subcode, 300 and above (and a kill by a
+    /// signal) requeue, and a hook that cannot be started, outlives its
+    /// timeout or prints lines that are not attributes holds with code 19.
+    /// A failure, or a HookStatusMessage, is echoed to the event log.
+    pub fn prepare(&self, h: Hook, job: &ClassAd, ctx: &Ctx<'_>) -> Result<ClassAd, Refusal> {
+        let Some(program) = self.program(h) else {
+            return Ok(ClassAd::new());
+        };
+        let stdin = ad_to_old(job, true);
+        let log = self.log(h);
+        let args: &[String] = if h == Hook::PrepareJob {
+            &self.prepare_args
+        } else {
+            &[]
+        };
+        let inv = match self.invocation(h, program, args, stdin.as_bytes(), &log, ctx) {
+            Ok(inv) => inv,
+            Err(why) => return Err(self.not_started(h, program, &why)),
+        };
+        let outcome = run::run(&inv);
+        let (mut status, mut how, stdout, signalled) = match &outcome {
+            Outcome::Exited { code, stdout } => (
+                i64::from(*code),
+                format!("exited with status {code}"),
+                stdout,
+                false,
+            ),
+            Outcome::Signalled { signal, stdout } => (
+                -i64::from(*signal),
+                format!("died with signal {signal}"),
+                stdout,
+                true,
+            ),
+            Outcome::TimedOut { .. } => {
+                let how = format!("timed out after {} s and was killed", inv.timeout.as_secs());
+                return Err(self.hold(h, program, &how, self.excerpt(&log), 0));
+            }
+            Outcome::Busy | Outcome::NotStarted(_) => {
+                let why = outcome.failure(&inv).unwrap_or_default();
+                return Err(self.not_started(h, program, &why));
+            }
+        };
+        let update = match parse_attributes(stdout) {
+            Ok(u) => u,
+            // A failed hook's exit status decides even when what it
+            // printed does not parse.
+            Err(_) if status != 0 => ClassAd::new(),
+            Err(why) => {
+                let how = "printed output that is not attributes";
+                return Err(self.hold(h, program, how, Some(why), 0));
+            }
+        };
+        if !signalled
+            && let Some(Value::Int(code)) =
+                update.get("HookStatusCode").and_then(|e| e.literal_value())
+            && *code >= 0
+        {
+            status = *code;
+            how = format!("reported status {code:03}");
+        }
+        let message = match update
+            .get("HookStatusMessage")
+            .and_then(|e| e.literal_value())
+        {
+            Some(Value::Str(m)) if !m.is_empty() => Some(m.to_string()),
+            _ if status != 0 => self.excerpt(&log),
+            _ => None,
+        };
+        let text = log_message(h, program, status != 0, &how, message.as_deref());
+        if status == 0 {
+            if message.is_some() {
+                self.note(false, &text, None);
+            }
+            return Ok(update);
+        }
+        if (1..300).contains(&status) {
+            let code = hold_code::HOOK_PREPARE_JOB_FAILURE;
+            self.note(true, &text, Some((code, status)));
+            return Err(Refusal::Hold(Hold::new(
+                format!("Error from {}: {text}", self.ep),
+                code,
+                status,
+            )));
+        }
+        self.note(true, &text, None);
+        Err(Refusal::Requeue {
+            reason: format!("Error from {}: {text}", self.ep),
+            subcode: status,
+        })
+    }
+
+    /// A PREPARE hook that failed without a status: held with code 19
+    /// (subcode `subcode`), echoed to the event log.
+    fn hold(
+        &self,
+        h: Hook,
+        program: &Path,
+        how: &str,
+        message: Option<String>,
+        subcode: i64,
+    ) -> Refusal {
+        let code = hold_code::HOOK_PREPARE_JOB_FAILURE;
+        let text = log_message(h, program, true, how, message.as_deref());
+        self.note(true, &text, Some((code, subcode)));
+        Refusal::Hold(Hold::new(
+            format!("Error from {}: {text}", self.ep),
+            code,
+            subcode,
+        ))
+    }
+
+    /// A PREPARE hook that could not be started: HTCondor's "failed to
+    /// execute" hold, code 19.
+    fn not_started(&self, h: Hook, program: &Path, why: &str) -> Refusal {
+        let code = hold_code::HOOK_PREPARE_JOB_FAILURE;
+        let text = format!(
+            "failed to execute {} ({}): {why}",
+            h.name(),
+            program.display()
+        );
+        self.note(true, &text, Some((code, 0)));
+        Refusal::Hold(Hold::new(
+            format!("Error from {}: {text}", self.ep),
+            code,
+            0,
+        ))
+    }
+
+    fn excerpt(&self, log: &Path) -> Option<String> {
+        Some(stderr_excerpt(log)).filter(|s| !s.is_empty())
+    }
+
+    /// Starts UPDATE_JOB_INFO with `stdin` (the job ad and its update
+    /// attributes), not waiting for it: `None` when it is not configured,
+    /// `Some(Err(failure))` when it could not be started.
+    pub fn start_update(&self, stdin: &str, ctx: &Ctx<'_>) -> Option<Result<Updating, String>> {
+        let h = Hook::UpdateJobInfo;
+        let program = self.program(h)?;
+        let log = self.log(h);
+        let started = self
+            .invocation(h, program, &[], stdin.as_bytes(), &log, ctx)
+            .map_err(Outcome::NotStarted)
+            .and_then(|inv| run::start(&inv));
+        Some(match started {
+            Ok(running) => Ok(Updating {
+                pid: running.pid() as i32,
+                running,
+                program: program.to_path_buf(),
+                log,
+                timeout: self.timeouts[h.index()],
+                deadline: Instant::now() + self.timeouts[h.index()],
+            }),
+            Err(o) => {
+                Err(failure_text(h, program, &o, self.timeouts[h.index()], &log)
+                    .unwrap_or_default())
+            }
+        })
+    }
+
+    /// Runs JOB_EXIT with `how` (`exit`, `remove`, `hold` or `evict`) as its
+    /// argument and `stdin` (the job ad with its update and exit
+    /// attributes), and waits for it: `None` when it is not configured,
+    /// else its failure, if any.
+    pub fn job_exit(&self, how: &str, stdin: &str, ctx: &Ctx<'_>) -> Option<Option<String>> {
+        let h = Hook::JobExit;
+        let program = self.program(h)?;
+        let log = self.log(h);
+        let args = [how.to_string()];
+        let outcome = match self.invocation(h, program, &args, stdin.as_bytes(), &log, ctx) {
+            Ok(inv) => run::run(&inv),
+            Err(why) => Outcome::NotStarted(why),
+        };
+        Some(failure_text(
+            h,
+            program,
+            &outcome,
+            self.timeouts[h.index()],
+            &log,
+        ))
+    }
+
+    /// Echoes `text` to the job's event log as event 021: "Error from
+    /// starter" when `critical` (with the hold's code when it holds),
+    /// else "Message from starter".
+    pub fn note(&self, critical: bool, text: &str, code: Option<(i64, i64)>) {
+        let Some(p) = &self.user_log else { return };
+        let kind = if critical { "Error" } else { "Message" };
+        let mut body: Vec<String> = text.lines().map(|l| format!("\t{l}")).collect();
+        if let Some((c, s)) = code {
+            body.push(format!("\tCode {c} Subcode {s}"));
+        }
+        let e = Event::now(
+            self.id,
+            EventKind::Other {
+                number: 21,
+                first_line: format!("{kind} from starter on {}:", self.ep),
+                body,
+            },
+        );
+        if let Err(e) = userlog::log_job_events(&[(p.clone(), e)]) {
+            eprintln!("tern_shadow: {e}");
+        }
+    }
+}
+
+/// An UPDATE_JOB_INFO hook running beside the job.
+#[derive(Debug)]
+pub(super) struct Updating {
+    running: Running,
+    pid: i32,
+    program: PathBuf,
+    log: PathBuf,
+    timeout: Duration,
+    deadline: Instant,
+}
+
+impl Updating {
+    /// Its pid, which is also its process group.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// When it is killed if it still runs.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// `Some` once it has ended (or was just killed for its timeout),
+    /// with its failure if it failed.
+    pub fn try_finish(&mut self) -> Option<Option<String>> {
+        let o = self.running.try_finish()?;
+        Some(self.failure(&o))
+    }
+
+    /// Its end when the shadow's own wait reaped it with `status`.
+    pub fn reaped(self, status: ExitStatus) -> Option<String> {
+        let (program, log, timeout) = (self.program.clone(), self.log.clone(), self.timeout);
+        let o = self.running.reaped(status);
+        failure_text(Hook::UpdateJobInfo, &program, &o, timeout, &log)
+    }
+
+    fn failure(&self, o: &Outcome) -> Option<String> {
+        failure_text(
+            Hook::UpdateJobInfo,
+            &self.program,
+            o,
+            self.timeout,
+            &self.log,
+        )
+    }
+}
+
+/// HTCondor's line about a PREPARE hook's end: `PREPARE_JOB (name)
+/// failed (exited with status 3): message`.
+fn log_message(h: Hook, program: &Path, failed: bool, how: &str, message: Option<&str>) -> String {
+    let base = program
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!(
+        "{} ({base}) {} ({how}): {}",
+        h.name(),
+        if failed { "failed" } else { "succeeded" },
+        message.unwrap_or("<no message>")
+    )
+}
+
+/// Why a hook whose exit decides nothing failed, in the same words;
+/// `None` for exit 0.
+fn failure_text(
+    h: Hook,
+    program: &Path,
+    o: &Outcome,
+    timeout: Duration,
+    log: &Path,
+) -> Option<String> {
+    let how = match o {
+        Outcome::Exited { code: 0, .. } => return None,
+        Outcome::Exited { code, .. } => format!("exited with status {code}"),
+        Outcome::Signalled { signal, .. } => format!("died with signal {signal}"),
+        Outcome::TimedOut { .. } => {
+            format!("timed out after {} s and was killed", timeout.as_secs())
+        }
+        Outcome::Busy => {
+            return Some(format!(
+                "{} ({}) is still running from before; not started again",
+                h.name(),
+                program.display()
+            ));
+        }
+        Outcome::NotStarted(why) => {
+            return Some(format!(
+                "failed to execute {} ({}): {why}",
+                h.name(),
+                program.display()
+            ));
+        }
+    };
+    let said = stderr_excerpt(log);
+    let message = (!said.is_empty()).then_some(said.as_str());
+    Some(log_message(h, program, true, &how, message))
+}
+
+/// HTCondor's `validateHookPath`, which refuses a hook others could
+/// replace: the program must be an absolute path, and neither it nor its
+/// directory may be writable by everyone. A program that does not exist
+/// is left to the start, which names the error.
+fn check_program(knob: &str, program: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    if !program.is_absolute() {
+        return Err(format!(
+            "{knob} = {} is not an absolute path",
+            program.display()
+        ));
+    }
+    let world_writable =
+        |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o002 != 0);
+    if world_writable(program) {
+        return Err(format!(
+            "{knob} = {} is writable by everyone; refusing to run it",
+            program.display()
+        ));
+    }
+    if let Some(dir) = program.parent()
+        && world_writable(dir)
+        && std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o1000 == 0)
+    {
+        return Err(format!(
+            "{knob} = {}: its directory is writable by everyone; refusing to run it",
+            program.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Merges what a PREPARE hook printed into `run` (the ad the job starts
+/// from) and returns the attributes it changed, for the queue: those it
+/// printed with a value other than the one it was given (a hook that
+/// echoes its whole input changes nothing). The job's identity and
+/// status ([`PROTECTED`]) are never taken from a hook.
+pub(super) fn merge(update: &ClassAd, run: &mut ClassAd) -> Vec<(String, Expr)> {
+    let mut changed = Vec::new();
+    for (name, e) in update.iter() {
+        if PROTECTED.iter().any(|p| p.eq_ignore_ascii_case(name)) {
+            continue;
+        }
+        let same = run.get(name).is_some_and(|old| unparse(old) == unparse(e));
+        if !same {
+            run.insert(name, e.clone());
+            changed.push((name.to_string(), e.clone()));
+        }
+    }
+    changed
+}
+
+/// The job attributes that record a hook's failure at `now`.
+pub(super) fn failure_attrs(text: &str, now: i64) -> Vec<(String, Expr)> {
+    vec![
+        (FAILURE_ATTR.to_string(), Expr::string(text)),
+        (FAILURE_TIME_ATTR.to_string(), Expr::int(now)),
+    ]
+}
+
+/// JOB_EXIT's argument for how a run ended (HTCondor's
+/// `getExitReasonString`).
+pub(super) fn exit_argument(stop: Option<super::Stop>) -> &'static str {
+    use super::Stop;
+    match stop {
+        None => "exit",
+        Some(Stop::Remove) => "remove",
+        Some(Stop::Hold) => "hold",
+        Some(Stop::Vacate | Stop::Preempt | Stop::PreemptRank | Stop::Shutdown) => "evict",
+    }
+}
+
+/// The exit attributes JOB_EXIT reads beside the update ones: ExitBySignal
+/// with ExitSignal and ExitReason, or with ExitCode; and JobDuration.
+pub(super) fn exit_attrs(status: Option<ExitStatus>, duration: Duration) -> Vec<(String, Expr)> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut set = Vec::new();
+    if let Some(st) = status {
+        match st.signal() {
+            Some(sig) => {
+                set.push(("ExitBySignal".into(), Expr::Lit(Value::Bool(true))));
+                set.push(("ExitSignal".into(), Expr::int(i64::from(sig))));
+                set.push((
+                    "ExitReason".into(),
+                    Expr::string(&format!("died on signal {sig} ({})", signal_text(sig))),
+                ));
+            }
+            None => {
+                set.push(("ExitBySignal".into(), Expr::Lit(Value::Bool(false))));
+                set.push((
+                    "ExitCode".into(),
+                    Expr::int(i64::from(st.code().unwrap_or(0))),
+                ));
+            }
+        }
+    }
+    set.push((
+        "JobDuration".into(),
+        Expr::Lit(Value::Real(duration.as_secs_f64())),
+    ));
+    set
+}
+
+/// The signal's name where HTCondor quotes strsignal's text (tern keeps
+/// to the names it knows: `SIGKILL`, not "Killed").
+fn signal_text(sig: i32) -> String {
+    crate::vocab::signal_name(&sig.to_string())
+        .unwrap_or("unknown signal")
+        .to_string()
+}
+
+/// The update attributes (HTCondor's `publishUpdateAd`): JobState
+/// (`Running` or `Suspended`; UPDATE_JOB_INFO only), JobPid, NumPids,
+/// JobStartDate and the usage so far.
+pub(super) fn update_attrs(
+    state: Option<&str>,
+    pid: i32,
+    start_date: i64,
+    u: &super::procs::Usage,
+) -> Vec<(String, Expr)> {
+    let mut set = Vec::new();
+    if let Some(s) = state {
+        set.push(("JobState".to_string(), Expr::string(s)));
+    }
+    set.extend([
+        ("JobPid".to_string(), Expr::int(i64::from(pid))),
+        ("NumPids".to_string(), Expr::int(u.processes)),
+        ("JobStartDate".to_string(), Expr::int(start_date)),
+        (
+            "RemoteSysCpu".to_string(),
+            Expr::Lit(Value::Real(u.sys.floor())),
+        ),
+        (
+            "RemoteUserCpu".to_string(),
+            Expr::Lit(Value::Real(u.user.floor())),
+        ),
+        ("ImageSize".to_string(), Expr::int(u.image_size)),
+    ]);
+    set
+}
+
+/// The stdin of UPDATE_JOB_INFO and JOB_EXIT: the job ad with `extra`
+/// over it, in the old syntax.
+pub(super) fn ad_with(job: &ClassAd, extra: &[(String, Expr)]) -> String {
+    let mut ad = job.clone();
+    for (n, e) in extra {
+        ad.insert(n, e.clone());
+    }
+    ad_to_old(&ad, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ad(text: &str) -> ClassAd {
+        crate::classad::parse_ad(text).unwrap()
+    }
+
+    fn cfg(text: &str) -> Config {
+        let mut c = Config::defaults();
+        c.parse_str(text, "test").unwrap();
+        c
+    }
+
+    /// The keyword job `ad` gets under `config`, or the hold.
+    fn keyword(config: &str, ad: &str) -> Result<Option<String>, String> {
+        let ad = Rc::new(crate::classad::parse_ad(ad).unwrap());
+        let id = JobId {
+            cluster: 1,
+            proc: 0,
+        };
+        JobHooks::resolve(&cfg(config), Path::new("/s"), id, &ad, "slot1@h", None)
+            .map(|h| h.map(|h| h.keyword))
+            .map_err(|h| format!("{} {}", h.code, h.reason))
+    }
+
+    #[test]
+    fn the_keyword_is_forced_then_the_jobs_then_the_default() {
+        let both = "A_HOOK_PREPARE_JOB = /a\nB_HOOK_JOB_EXIT = /b\n";
+        let job = "[HookKeyword = \"A\"]";
+        assert_eq!(keyword(both, job).unwrap().as_deref(), Some("A"));
+        let forced = format!("{both}STARTER_JOB_HOOK_KEYWORD = B\n");
+        assert_eq!(keyword(&forced, job).unwrap().as_deref(), Some("B"));
+        let default = format!("{both}STARTER_DEFAULT_JOB_HOOK_KEYWORD = B\n");
+        assert_eq!(keyword(&default, job).unwrap().as_deref(), Some("A"));
+        // A job keyword nothing configures falls back to the default, as
+        // the manual says (not as HTCondor's code does).
+        let nothing = "[HookKeyword = \"NONE\"]";
+        assert_eq!(keyword(&default, nothing).unwrap().as_deref(), Some("B"));
+        // Any hook of the keyword counts, even one the starter does not run.
+        let fetch =
+            "F_HOOK_FETCH_WORK = /f\nSTARTER_DEFAULT_JOB_HOOK_KEYWORD = B\nB_HOOK_JOB_EXIT = /b\n";
+        let f = "[HookKeyword = \"F\"]";
+        assert_eq!(keyword(fetch, f).unwrap(), None, "F has no starter hook");
+        assert_eq!(keyword("", job).unwrap(), None);
+    }
+
+    #[test]
+    fn a_bad_timeout_or_arguments_knob_holds_naming_it() {
+        let job = "[HookKeyword = \"A\"]";
+        let e = keyword(
+            "A_HOOK_PREPARE_JOB = /a\nA_HOOK_PREPARE_JOB_TIMEOUT = 0\n",
+            job,
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("19 Error from slot1@h: A_HOOK_PREPARE_JOB_TIMEOUT: 0 is not"),
+            "{e}"
+        );
+        let e = keyword(
+            "A_HOOK_JOB_EXIT = /a\nA_HOOK_UPDATE_JOB_INFO_TIMEOUT = soon\n",
+            job,
+        )
+        .unwrap_err();
+        assert!(e.contains("A_HOOK_UPDATE_JOB_INFO_TIMEOUT"), "{e}");
+        let e = keyword(
+            "A_HOOK_PREPARE_JOB = /a\nA_HOOK_PREPARE_JOB_ARGS = 'open\n",
+            job,
+        )
+        .unwrap_err();
+        assert!(e.contains("A_HOOK_PREPARE_JOB_ARGS"), "{e}");
+    }
+
+    #[test]
+    fn only_changed_unprotected_attributes_reach_the_queue() {
+        let mut run = ad("[Cmd = \"/bin/a\"; Iwd = \"/x\"; Owner = \"me\"]");
+        let update = ad("[Cmd = \"/bin/b\"; Iwd = \"/x\"; Owner = \"root\"; New = 1]");
+        let changed = merge(&update, &mut run);
+        let names: Vec<&str> = changed.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names.len(), 2);
+        assert!(names.contains(&"Cmd") && names.contains(&"New"));
+        assert_eq!(unparse(run.get("Owner").unwrap()), "\"me\"");
+        assert_eq!(unparse(run.get("Cmd").unwrap()), "\"/bin/b\"");
+    }
+
+    #[test]
+    fn exit_arguments_and_attributes() {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(exit_argument(None), "exit");
+        assert_eq!(exit_argument(Some(super::super::Stop::Vacate)), "evict");
+        let a = exit_attrs(Some(ExitStatus::from_raw(3 << 8)), Duration::from_secs(2));
+        let text: Vec<String> = a
+            .iter()
+            .map(|(n, e)| format!("{n}={}", unparse(e)))
+            .collect();
+        assert_eq!(
+            text,
+            [
+                "ExitBySignal=false",
+                "ExitCode=3",
+                "JobDuration=2.000000000000000E+00"
+            ]
+        );
+        let a = exit_attrs(Some(ExitStatus::from_raw(9)), Duration::ZERO);
+        assert!(a.iter().any(|(n, _)| n == "ExitReason"));
+    }
+
+    #[test]
+    fn a_hook_others_could_replace_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("h");
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o757)).unwrap();
+        let e = check_program("K_HOOK_PREPARE_JOB", &p).unwrap_err();
+        assert!(e.contains("writable by everyone"), "{e}");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(check_program("K", &p).is_ok());
+        assert!(check_program("K", Path::new("rel/h")).is_err());
+    }
+}
