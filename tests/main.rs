@@ -31,6 +31,7 @@ mod cli_transfer_limits;
 mod cli_transform_ads;
 mod cli_userprio;
 mod cli_vacate;
+mod cli_watch_q;
 mod config_man;
 mod e2e_dask_jobqueue;
 mod grid_slurm;
