@@ -269,7 +269,9 @@ impl Drop for Watcher {
 
 /// A cluster submitted later shows when it writes to a watched log, under
 /// `ID: N` (24.0 knows batch names only from its first query); one with
-/// another log does not. Nothing runs: the states are the queue's.
+/// another log does not. A watched cluster's jobs that left the queue
+/// before the start count too (upstream reads its log from the start).
+/// Nothing runs: the states are the queue's and the history's.
 #[test]
 fn later_clusters_in_a_watched_log_appear() {
     let env = TestEnv::with_spool();
@@ -281,22 +283,28 @@ fn later_clusters_in_a_watched_log_appear() {
         let r = env.run("tern_submit", ["j.sub"]);
         assert_eq!(r.code, 0, "{r:?}");
     };
+    let rm = |what: &str| {
+        let r = env.run("tern_rm", [what]);
+        assert_eq!(r.code, 0, "{r:?}");
+    };
     sub("a.log", "first");
+    rm("1.0");
     let mut cmd = env.command("tern_watch_q");
     cmd.env("COLUMNS", "100").env("LINES", "40");
     let w = Watcher::start(cmd);
-    w.wait_frame("the first cluster", |f| f.contains("first     2 "));
+    w.wait_frame("the first cluster", |f| {
+        f.contains("\nfirst ") && f.contains("Total: 2 jobs; 1 removed, 1 idle")
+    });
     sub("a.log", "second");
     sub("b.log", "third");
-    w.wait_frame("the second cluster", |f| f.contains("ID: 2     2 "));
+    w.wait_frame("the second cluster", |f| f.contains("\nID: 2 "));
     let f = w.last_frame();
     assert!(!f.contains("third") && !f.contains("ID: 3"), "{f}");
-    assert!(f.contains("Total: 4 jobs; 4 idle"), "{f}");
+    assert!(f.contains("Total: 4 jobs; 1 removed, 3 idle"), "{f}");
     // Removed jobs leave the queue; their state comes from the history.
-    let r = env.run("tern_rm", ["2"]);
-    assert_eq!(r.code, 0, "{r:?}");
+    rm("2");
     w.wait_frame("the removal", |f| {
-        f.contains("Total: 4 jobs; 2 removed, 2 idle")
+        f.contains("Total: 4 jobs; 3 removed, 1 idle")
     });
 }
 

@@ -139,7 +139,10 @@ impl QueueFollower {
                 clusters: vec![c],
                 ..Selection::default()
             };
-            for row in q.rows(&sel)? {
+            // The cluster's jobs that already left are in the history
+            // (upstream reads them from the start of the log).
+            let gone = q.history(&sel, None)?.into_iter().map(|(row, _)| row);
+            for row in gone.chain(q.rows(&sel)?) {
                 if let Some(s) = row.status() {
                     tracker.set(row.id, State::from_status(s), || {
                         (info.log.clone(), info.batch.clone())
