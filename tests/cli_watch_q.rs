@@ -201,7 +201,6 @@ impl Watcher {
     fn start(mut cmd: Command) -> Watcher {
         let mut child = cmd
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
             .stdin(Stdio::null())
             .spawn()
             .unwrap();
@@ -493,4 +492,78 @@ fn terminal_screens_under_tmux() {
     pane.keys("C-c");
     let exited = wait_until(Duration::from_secs(10), || pane.screen().contains("EXIT=0"));
     assert!(exited, "no EXIT=0 after ^C:\n{}", pane.screen());
+}
+
+/// An event of `code` for `job` (`C.P`) at minute `min`, with `body`.
+fn event(code: u32, job: (i64, i64), min: u32, body: &str) -> String {
+    format!(
+        "{code:03} ({:03}.{:03}.000) 2024-05-01 10:{min:02}:00 {body}\n...\n",
+        job.0, job.1
+    )
+}
+
+const TERMINATED: &str = "Job terminated.\n\t(1) Normal termination (return value 0)\n\
+    \t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Run Remote Usage\n\
+    \t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Run Local Usage\n\
+    \t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Total Remote Usage\n\
+    \t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Total Local Usage\n\
+    \t0  -  Run Bytes Sent By Job\n\t0  -  Run Bytes Received By Job\n\
+    \t0  -  Total Bytes Sent By Job\n\t0  -  Total Bytes Received By Job";
+
+fn append(path: &Path, text: &str) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+}
+
+/// -files follows a log as it grows: an event written in two pieces is
+/// read once whole, an event that does not parse is reported on stderr
+/// (as upstream's `<time> | ERROR: Failed to parse event ...`) and skipped,
+/// and the events after it count.
+#[test]
+fn files_are_followed_as_they_grow() {
+    let env = TestEnv::with_spool();
+    let log = env.write(
+        "live.log",
+        &[
+            event(0, (1, 0), 0, "Job submitted from host: <127.0.0.1:0>"),
+            event(0, (1, 1), 0, "Job submitted from host: <127.0.0.1:0>"),
+        ]
+        .concat(),
+    );
+    let errors = env.path("stderr");
+    let mut cmd = env.command("tern_watch_q");
+    cmd.args(["-files", "live.log", "-exit", "all,done,4"]);
+    cmd.stderr(std::fs::File::create(&errors).unwrap());
+    let mut w = Watcher::start(cmd);
+    w.wait_frame("two idle", |f| f.contains("Total: 2 jobs; 2 idle"));
+    let done = event(5, (1, 0), 1, TERMINATED);
+    let (head, tail) = done.split_at(done.len() / 2);
+    append(&log, head);
+    // Half an event is not read yet; the rest completes it.
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(
+        w.last_frame().contains("Total: 2 jobs; 2 idle"),
+        "{}",
+        w.text()
+    );
+    let mut rest = tail.to_string();
+    rest.push_str("junk that is no event\n...\n");
+    append(&log, &rest);
+    w.wait_frame("one done", |f| {
+        f.contains("Total: 2 jobs; 1 completed, 1 idle")
+    });
+    append(&log, &event(5, (1, 1), 2, TERMINATED));
+    assert_eq!(w.wait_exit(), Some(4), "{}", w.text());
+    assert!(
+        w.last_frame().contains("Total: 2 jobs; 2 completed"),
+        "{}",
+        w.text()
+    );
+    let stderr = std::fs::read_to_string(&errors).unwrap();
+    assert!(
+        stderr.contains(" | ERROR: Failed to parse event from ")
+            && stderr.contains("live.log. Reason: line "),
+        "{stderr}"
+    );
 }

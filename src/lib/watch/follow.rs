@@ -177,7 +177,7 @@ impl QueueFollower {
         self.position = touched.end;
         let mut changed = false;
         for id in jobs {
-            if !tracker.has_cluster(id.cluster) && !self.adopt(q, id.cluster)? {
+            if !tracker.has_cluster(id.cluster) && !self.adopt(q, id)? {
                 continue;
             }
             let Some(state) = job_state(q, id)? else {
@@ -190,8 +190,14 @@ impl QueueFollower {
             if before == Some(&state) {
                 continue;
             }
-            let log = self.cluster_log(q, id.cluster)?;
-            // A later cluster's batch is not known to 24.0: `ID: N`.
+            // Only a cluster new to the tracker needs its log (which costs
+            // a read of its jobs); a later cluster's batch is not known to
+            // 24.0: `ID: N`.
+            let log = if tracker.has_cluster(id.cluster) {
+                None
+            } else {
+                self.cluster_log(q, id)?
+            };
             tracker.set(id, state, || (log, None));
             changed = true;
         }
@@ -200,26 +206,32 @@ impl QueueFollower {
 
     /// Whether a cluster not yet watched is to be: one the filters admit
     /// that writes to a watched log.
-    fn adopt(&mut self, q: &Queue, cluster: i64) -> Result<bool, QueueError> {
-        if self.passed_over.contains(&cluster) {
+    fn adopt(&mut self, q: &Queue, id: JobId) -> Result<bool, QueueError> {
+        if self.passed_over.contains(&id.cluster) {
             return Ok(false);
         }
-        let log = self.cluster_log(q, cluster)?;
-        let yes = self.filter.admits(cluster) && log.is_some_and(|l| self.logs.contains(&l));
+        if !self.filter.admits(id.cluster) {
+            self.passed_over.insert(id.cluster);
+            return Ok(false);
+        }
+        let log = self.cluster_log(q, id)?;
+        let yes = log.is_some_and(|l| self.logs.contains(&l));
         if !yes {
-            self.passed_over.insert(cluster);
+            self.passed_over.insert(id.cluster);
         }
         Ok(yes)
     }
 
-    fn cluster_log(&self, q: &Queue, cluster: i64) -> Result<Option<PathBuf>, QueueError> {
+    /// The event log of `id`'s cluster, read from `id`'s own ad (in the
+    /// queue, else in the history).
+    fn cluster_log(&self, q: &Queue, id: JobId) -> Result<Option<PathBuf>, QueueError> {
+        if let Some(row) = q.row(id)? {
+            return Ok(user_log_path(&q.full_ad(&row)?));
+        }
         let sel = Selection {
-            clusters: vec![cluster],
+            jobs: vec![id],
             ..Selection::default()
         };
-        if let Some(row) = q.rows(&sel)?.first() {
-            return Ok(user_log_path(&q.full_ad(row)?));
-        }
         Ok(q.history(&sel, Some(1))?
             .first()
             .and_then(|(_, ad)| user_log_path(ad)))
