@@ -567,3 +567,37 @@ fn files_are_followed_as_they_grow() {
         "{stderr}"
     );
 }
+
+/// `-clusters` narrows what `-users` finds (upstream filters the events of
+/// every log by it); `-batches` alone watches only the clusters it finds.
+#[test]
+fn clusters_and_batches_narrow_the_query() {
+    let env = TestEnv::with_spool();
+    for batch in ["one", "two", "three"] {
+        env.write(
+            "j.sub",
+            &format!("executable = /bin/true\nbatch_name = {batch}\nqueue 1\n"),
+        );
+        assert_eq!(env.run("tern_submit", ["j.sub"]).code, 0);
+    }
+    let user = crate::common::real_user();
+    let shown = |args: &[&str]| {
+        let r = env.run(
+            "tern_watch_q",
+            [args, &["-no-progress", "-exit", "any,idle"]].concat(),
+        );
+        assert_eq!(r.code, 0, "{r:?}");
+        let rows: Vec<String> = r
+            .stdout
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .map(|l| l.split("  ").next().unwrap().to_string())
+            .collect();
+        rows
+    };
+    assert_eq!(shown(&["-users", &user]), ["one", "two", "three"]);
+    assert_eq!(shown(&["-users", &user, "-clusters", "2"]), ["two"]);
+    assert_eq!(shown(&["-batches", "three", "one"]), ["one", "three"]);
+    assert_eq!(shown(&["-larger-than", "2"]), ["two", "three"]);
+}
