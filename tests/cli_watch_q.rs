@@ -363,15 +363,22 @@ fn follows_jobs_through_hold_release_and_done_and_exits_with_the_code() {
     );
 }
 
-/// A tmux pane of a fixed size with a command running in it.
+/// A tmux pane of a fixed size with a command running in it, on a tmux
+/// server of its own (`-S`, its socket in the test's directory), so no one
+/// else's sessions are touched.
 struct Pane {
     name: String,
+    /// The server's socket, in the test's directory.
+    socket: String,
 }
 
 impl Pane {
-    fn start(name: &str, command: &str) -> Option<Pane> {
+    fn start(dir: &Path, name: &str, command: &str) -> Option<Pane> {
+        let socket = dir.join("tmux.socket").to_str()?.to_string();
         let ok = Command::new("tmux")
             .args([
+                "-S",
+                &socket,
                 "new-session",
                 "-d",
                 "-s",
@@ -388,12 +395,13 @@ impl Pane {
             .success();
         ok.then(|| Pane {
             name: name.to_string(),
+            socket,
         })
     }
 
     fn screen(&self) -> String {
         let out = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &self.name])
+            .args(["-S", &self.socket, "capture-pane", "-p", "-t", &self.name])
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
@@ -420,7 +428,7 @@ impl Pane {
 
     fn keys(&self, keys: &str) {
         Command::new("tmux")
-            .args(["send-keys", "-t", &self.name, keys])
+            .args(["-S", &self.socket, "send-keys", "-t", &self.name, keys])
             .status()
             .unwrap();
     }
@@ -428,8 +436,9 @@ impl Pane {
 
 impl Drop for Pane {
     fn drop(&mut self) {
+        // The server is this pane's own (-S): ending it ends the pane.
         let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
+            .args(["-S", &self.socket, "kill-server"])
             .status();
     }
 }
@@ -460,7 +469,7 @@ fn terminal_screens_under_tmux() {
         vars.join(" "),
         bin("tern_watch_q")
     );
-    let pane = Pane::start(&name, &command).expect("tmux starts a session");
+    let pane = Pane::start(&env.path(""), &name, &command).expect("tmux starts a session");
     let bar = |c: char, n: usize| c.to_string().repeat(n);
     let running = format!(
         "BATCH   IDLE  RUN  DONE  TOTAL  JOB_IDS\n\
