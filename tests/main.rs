@@ -32,6 +32,7 @@ mod cli_transfer_limits;
 mod cli_transform_ads;
 mod cli_userprio;
 mod cli_vacate;
+mod cli_watch_q;
 mod completions;
 mod config_man;
 mod e2e_dask_jobqueue;

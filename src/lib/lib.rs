@@ -4,7 +4,7 @@
 //! `src/bin/` are thin wrappers around [`cli`]. Layering, lowest first:
 //! `sys`, `clock`, `cron`, `classad` <- `vocab` <- `config` <- `submit` <- `queue` <- `hooks` <-
 //! (`userlog`, `machine`, `sandbox`, `transform`, `negotiator`, `shadow`,
-//! `router`) <- `actions` <- `grid` <- `cli`. A lower module never imports a
+//! `router`, `watch`) <- `actions` <- `grid` <- `cli`. A lower module never imports a
 //! higher one.
 //!
 //! Calls into the C library live in [`sys`] (and the shadow's process
@@ -33,3 +33,4 @@ pub mod sys;
 pub mod transform;
 pub mod userlog;
 pub mod vocab;
+pub mod watch;

@@ -94,6 +94,7 @@ pub const TOOLS: &[Tool] = tools![
     tern_router_history => router_history,
     tern_router_rm => router_rm,
     tern_transform_ads => transform_ads,
+    tern_watch_q => watch_q,
 ];
 
 /// The built binary of `tool`.

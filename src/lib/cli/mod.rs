@@ -45,6 +45,7 @@ pub mod suspend;
 pub mod transform_ads;
 pub mod userprio;
 pub mod vacate_job;
+pub mod watch_q;
 
 use std::ffi::OsString;
 use std::io::{self, Write};

@@ -38,6 +38,7 @@ pub const TOOLS: &[(&str, Main)] = &[
     ("tern_transform_ads", transform_ads::main),
     ("tern_userprio", userprio::main),
     ("tern_vacate_job", vacate_job::main),
+    ("tern_watch_q", watch_q::main),
 ];
 
 /// The tool a program name runs: its file name, `condor_` read as

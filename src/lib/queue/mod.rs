@@ -39,6 +39,7 @@ use crate::vocab::{JobStatus, Request};
 pub use authority::Authority;
 pub use rows::matches_constraint;
 use rows::*;
+pub use txlog::Touched;
 use txlog::log_bounds;
 use writer::*;
 pub use writer::{Change, ForUser, System, Writer};

@@ -9,6 +9,18 @@ use super::rows::row_from;
 use super::writer::row_by_id;
 use super::{JobId, JobRow, LogRecord, Queue, QueueError};
 
+/// What the log records after a position touched ([`Queue::touched_since`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Touched {
+    /// The newest record read; the next call starts here.
+    pub end: i64,
+    /// The log was trimmed past the position: what changed is not known.
+    pub trimmed: bool,
+    pub jobs: Vec<JobId>,
+    /// Clusters whose cluster ad a record names.
+    pub clusters: Vec<i64>,
+}
+
 /// What a log record's key names.
 #[derive(Debug, PartialEq)]
 enum LogKey {
@@ -129,6 +141,42 @@ impl Queue {
         }
         rows.sort_unstable_by_key(|r| (r.id.cluster, r.id.proc));
         Ok(Some(rows))
+    }
+
+    /// What the records after `since` touched, for a reader that follows
+    /// the queue without reading whole ads: the jobs and cluster ads they
+    /// name (each once, in id order) and the position they reach. Read in
+    /// one snapshot, so the next call from `end` misses nothing.
+    pub fn touched_since(&self, since: i64) -> Result<Touched, QueueError> {
+        let _snapshot = if self.conn.is_autocommit() {
+            Some(self.conn.unchecked_transaction()?)
+        } else {
+            None
+        };
+        let (first, _) = log_bounds(&self.conn)?;
+        let end = self.log_end()?;
+        let mut touched = Touched {
+            end,
+            trimmed: end > since && first > since + 1,
+            jobs: Vec::new(),
+            clusters: Vec::new(),
+        };
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT DISTINCT key FROM txlog WHERE seq > ?1 AND seq <= ?2")?;
+        let keys = st.query_map([since, end], |r| r.get::<_, String>(0))?;
+        for key in keys {
+            match parse_key(&key?) {
+                Some(LogKey::Cluster(c)) => touched.clusters.push(c),
+                Some(LogKey::Job(id)) => touched.jobs.push(id),
+                None => {}
+            }
+        }
+        touched.clusters.sort_unstable();
+        touched.clusters.dedup();
+        touched.jobs.sort_unstable();
+        touched.jobs.dedup();
+        Ok(touched)
     }
 
     /// Registers (or moves) a follower at `position`.
