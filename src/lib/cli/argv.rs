@@ -110,7 +110,7 @@ struct Normalizer<'a> {
     /// When the last option opens a list (`-af`): the error to give if its
     /// first value looks like an option, as condor_q refuses
     /// `-af:h -af ClusterId` ("requires at least one attribute").
-    list_opened: Option<String>,
+    list_opened: Option<(String, String)>,
     /// After `--`: everything is passed on as it is.
     rest_verbatim: bool,
 }
@@ -169,12 +169,12 @@ impl<'a> Normalizer<'a> {
     /// value of a list must not be the next option.
     fn value(&mut self, raw: OsString) -> Result<(), CliError> {
         self.values_pending -= 1;
-        if let Some(msg) = self.list_opened.take()
+        if let Some((msg, example)) = self.list_opened.take()
             && raw.to_str().is_some_and(|t| t.starts_with('-'))
         {
             return Err(CliError::Usage {
                 msg,
-                hint: Some(format!("{} -af Owner ClusterId", self.tool)),
+                hint: Some(format!("{} {example}", self.tool)),
             });
         }
         self.out.push(raw);
@@ -262,18 +262,19 @@ struct OptionTable {
     shorts: Vec<char>,
     /// The options that take an open list of values (`-af`), by argument
     /// index, with the error for a list that is empty.
-    lists: Vec<(usize, String)>,
+    /// Each open list's argument, its error and its example.
+    lists: Vec<(usize, String, String)>,
 }
 
 impl OptionTable {
-    /// The error for an empty list after the long option `long`, if it
-    /// opens one.
-    fn list_error(&self, long: &str) -> Option<String> {
+    /// The error and example for an empty list after the long option
+    /// `long`, if it opens one.
+    fn list_error(&self, long: &str) -> Option<(String, String)> {
         let (_, i, _) = self.longs.iter().find(|(l, _, _)| l == long)?;
         self.lists
             .iter()
-            .find(|(j, _)| j == i)
-            .map(|(_, msg)| msg.clone())
+            .find(|(j, _, _)| j == i)
+            .map(|(_, msg, example)| (msg.clone(), example.clone()))
     }
 }
 
@@ -298,9 +299,28 @@ fn option_table(cmd: &mut Command) -> OptionTable {
                     .get_num_args()
                     .is_some_and(|r| r.max_values() == usize::MAX)
             {
-                // The tools' only open lists are -af's, of attributes:
-                // condor_q's words.
-                lists.push((i, format!("-{l} requires at least one attribute")));
+                // -af's words are condor_q's; other lists (tern_watch_q's
+                // -users, -clusters, ...) name what they take.
+                let name = arg
+                    .get_value_names()
+                    .and_then(|v| v.first())
+                    .map_or("VALUE".to_string(), |n| n.to_string());
+                let attrs = name == "ATTR" || arg.get_id() == "autoformat";
+                let what = if attrs {
+                    "attribute".to_string()
+                } else {
+                    name.to_ascii_lowercase()
+                };
+                let example = if attrs {
+                    "Owner ClusterId".to_string()
+                } else {
+                    name
+                };
+                lists.push((
+                    i,
+                    format!("-{l} requires at least one {what}"),
+                    format!("-{l} {example}"),
+                ));
             }
         }
         for a in arg.get_all_aliases().into_iter().flatten() {
@@ -638,6 +658,24 @@ mod tests {
             colons(&["-af:h", "A", "-af", "B"]).unwrap(),
             ["--af-flags=h", "--autoformat", "A", "--af", "B"]
         );
+    }
+
+    #[test]
+    fn other_lists_name_what_they_take() {
+        #[derive(clap::Parser, Debug)]
+        #[command(name = "tern_watch_q")]
+        struct W {
+            #[arg(long, num_args = 1.., value_name = "USER")]
+            users: Vec<String>,
+            #[arg(long)]
+            table: bool,
+        }
+        let argv = ["tern_watch_q", "-users", "-table"]
+            .map(OsString::from)
+            .to_vec();
+        let e = normalize_argv(&mut W::command(), argv, None).unwrap_err();
+        assert_eq!(e.to_string(), "-users requires at least one user");
+        assert_eq!(e.hint().as_deref(), Some("tern_watch_q -users USER"));
     }
 
     #[test]

@@ -120,6 +120,7 @@ pub fn command_of(tool: &str) -> Option<Command> {
         "tern_transform_ads" => transform_ads::Args::command(),
         "tern_userprio" => userprio::Args::command(),
         "tern_vacate_job" => vacate_job::Args::command(),
+        "tern_watch_q" => watch_q::Args::command(),
         _ => return None,
     })
 }
