@@ -675,7 +675,7 @@ mod tests {
             .to_vec();
         let e = normalize_argv(&mut W::command(), argv, None).unwrap_err();
         assert_eq!(e.to_string(), "-users requires at least one user");
-        assert_eq!(e.hint().as_deref(), Some("tern_watch_q -users USER"));
+        assert_eq!(e.hint(), Some("tern_watch_q -users USER"));
     }
 
     #[test]
