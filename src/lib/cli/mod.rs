@@ -16,6 +16,7 @@
 pub mod argv;
 pub mod config_val;
 pub mod continue_job;
+pub mod cron;
 pub mod edit;
 pub mod env;
 pub mod eval;

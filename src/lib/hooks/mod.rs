@@ -11,6 +11,7 @@
 //! Layering: `hooks` sits on `classad`, `config` and `sys`, below
 //! `negotiator`, `shadow` and `router`.
 
+pub mod cron;
 pub mod output;
 pub mod run;
 

@@ -1,0 +1,486 @@
+//! `tern_cron`'s loop: runs the due cron jobs of both families beside the
+//! negotiation pass, one process at a time (`hooks/cron.lock`).
+//!
+//! Every instance is recorded in `cron_jobs` (its process group) when it
+//! starts and cleared when it ends, each in its own transaction, and its
+//! stderr log stays locked by the instance itself (see [`crate::hooks::run`]).
+//! So a runner that is killed leaves rows that the next runner reads: an
+//! instance still holding its log is still running (its output, which
+//! went to the dead runner, is lost): a WaitForExit one is killed and
+//! restarted, a Periodic one with `_KILL` is killed when next due, others
+//! are left to end; an instance whose log is free has ended, and is
+//! recorded so.
+
+use std::collections::HashMap;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::output;
+use super::params::{Job, Jobs, Mode};
+use super::store::{self, State};
+use super::{CronError, Family, LINGER};
+use crate::classad::ClassAd;
+use crate::config::Config;
+use crate::hooks::run::{self, Invocation, Outcome, Running};
+use crate::queue::Queue;
+
+/// What the runner needs from above it.
+pub trait Host {
+    /// The configuration, read afresh.
+    fn config(&self) -> Result<Config, CronError>;
+    /// The daemon ad a job's `_CONDITION` is evaluated in (the first
+    /// slot's ad for the startd, the scheduler ad for the schedd).
+    fn daemon_ad(&self, cfg: &Config, fam: Family) -> Option<ClassAd>;
+    /// What the hooks publish changed: a pass should look.
+    fn changed(&self, cfg: &Config);
+}
+
+struct Instance {
+    job: Job,
+    running: Running,
+    started: i64,
+    hup_sent: bool,
+    /// Killed by `_KILL` because it was due again.
+    replaced: bool,
+}
+
+/// How often the configuration is read again while the runner lives.
+const REREAD: Duration = Duration::from_secs(2);
+
+/// Runs until nothing runs and nothing is due within [`LINGER`] seconds,
+/// or the queue is gone. Returns at once when another runner holds the
+/// lock.
+pub fn run(spool: &Path, host: &dyn Host) -> Result<(), CronError> {
+    let lock_path = super::lock_path(spool);
+    let io = |what: String| move |source| CronError::Io { what, source };
+    if let Some(d) = lock_path.parent() {
+        std::fs::create_dir_all(d).map_err(io(format!("cannot create {}", d.display())))?;
+    }
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&lock_path)
+        .map_err(io(format!("cannot open {}", lock_path.display())))?;
+    if lock.try_lock().is_err() {
+        return Ok(());
+    }
+    let Some(mut q) = Queue::open(spool, false)? else {
+        return Ok(());
+    };
+    let mut r = Runner {
+        spool: spool.to_path_buf(),
+        cfg: host.config()?,
+        read_at: Instant::now(),
+        instances: HashMap::new(),
+        log_broken: HashMap::new(),
+    };
+    loop {
+        if !crate::queue::db_path(spool).exists() {
+            r.kill_all();
+            return Ok(());
+        }
+        if r.read_at.elapsed() >= REREAD {
+            if let Ok(c) = host.config() {
+                r.cfg = c;
+            }
+            r.read_at = Instant::now();
+        }
+        let now = crate::clock::now();
+        let mut changed = false;
+        let mut next: Option<i64> = None;
+        for fam in Family::ALL {
+            let jobs = match super::params::family(&r.cfg, fam) {
+                Ok(j) => j,
+                Err(e) => {
+                    r.note(&format!("{} hooks not run: {e}", fam.prefix()));
+                    continue;
+                }
+            };
+            changed |= r.tick(&mut q, host, fam, &jobs, now, &mut next)?;
+        }
+        if changed {
+            host.changed(&r.cfg);
+        }
+        if r.instances.is_empty() && next.is_none_or(|t| t > now + LINGER) {
+            return Ok(());
+        }
+        let pause = if r.instances.is_empty() {
+            let wait = next.map_or(LINGER, |t| (t - now).clamp(0, 1));
+            Duration::from_millis(200).max(Duration::from_secs(wait as u64))
+        } else {
+            Duration::from_millis(50)
+        };
+        std::thread::sleep(pause);
+    }
+}
+
+struct Runner {
+    spool: PathBuf,
+    cfg: Config,
+    read_at: Instant,
+    instances: HashMap<(Family, String), Instance>,
+    /// Configuration errors already logged (logged once each).
+    log_broken: HashMap<String, ()>,
+}
+
+fn status_of(job: &Job, o: &Outcome, log: &Path, bad: usize, replaced: bool) -> String {
+    let env = Vec::new();
+    let inv = invocation(job, log, &env);
+    let mut s = if replaced {
+        "killed: still running when due again (KILL is true)".to_string()
+    } else {
+        o.failure(&inv).unwrap_or_else(|| "ok".into())
+    };
+    if bad > 0 {
+        s.push_str(&format!(
+            "; {bad} bad output line(s) skipped (see hooks/cron.log)"
+        ));
+    }
+    s
+}
+
+fn invocation<'a>(job: &'a Job, log: &'a Path, env: &'a [(String, String)]) -> Invocation<'a> {
+    Invocation {
+        program: &job.executable,
+        argv0: Some(&job.name),
+        args: &job.args,
+        env: Some(env),
+        cwd: job.cwd.as_deref(),
+        stdin: b"",
+        timeout: job.timeout,
+        owner: None,
+        stderr_log: log,
+    }
+}
+
+/// Whether some process holds `log`'s lock (an instance still runs).
+fn log_locked(log: &Path) -> bool {
+    let Ok(f) = OpenOptions::new().read(true).append(true).open(log) else {
+        return false;
+    };
+    match f.try_lock() {
+        Ok(()) => {
+            let _ = f.unlock();
+            false
+        }
+        Err(_) => true,
+    }
+}
+
+impl Runner {
+    /// Appends a line to the hook log.
+    fn note(&mut self, line: &str) {
+        if self.log_broken.insert(line.to_string(), ()).is_some() && !line.contains(" run ") {
+            // The same configuration error, logged once per runner.
+            return;
+        }
+        self.log(line);
+    }
+
+    fn log(&self, line: &str) {
+        let path = super::log_path(&self.spool);
+        if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(&path) {
+            let t = crate::clock::now();
+            let _ = writeln!(f, "{t} {line}");
+        }
+    }
+
+    fn kill_all(&mut self) {
+        for (_, mut i) in self.instances.drain() {
+            i.running.kill();
+        }
+    }
+
+    /// One look at one family: finish, stream, kill, start. Returns whether
+    /// published attributes changed; lowers `next` to the next due time.
+    fn tick(
+        &mut self,
+        q: &mut Queue,
+        host: &dyn Host,
+        fam: Family,
+        jobs: &Jobs,
+        now: i64,
+        next: &mut Option<i64>,
+    ) -> Result<bool, CronError> {
+        let mut changed = false;
+        let names: Vec<String> = jobs
+            .jobs
+            .iter()
+            .map(|j| j.name.clone())
+            .chain(jobs.broken.iter().map(|(n, _)| n.clone()))
+            .collect();
+        // Instances of jobs no longer configured are stopped.
+        let gone: Vec<(Family, String)> = self
+            .instances
+            .keys()
+            .filter(|(f, n)| *f == fam && !names.contains(n))
+            .cloned()
+            .collect();
+        for k in gone {
+            if let Some(mut i) = self.instances.remove(&k) {
+                i.running.kill();
+            }
+        }
+        let states = store::states(q.conn())?;
+        let reconfig = super::reconfig_time(q.conn())?;
+        changed |= q.write(now, |w| store::forget_others(w.conn(), fam, &names))?;
+        for (name, err) in &jobs.broken {
+            let st = states
+                .iter()
+                .find(|s| s.family == fam.prefix() && s.name == *name);
+            if st.is_none_or(|s| s.status != *err) {
+                q.write(now, |w| store::set_status(w.conn(), fam, name, err))?;
+                self.log(&format!("{} job {name} not run: {err}", fam.prefix()));
+            }
+        }
+        let mut load: f64 = self
+            .instances
+            .iter()
+            .filter(|((f, _), _)| *f == fam)
+            .map(|(_, i)| i.job.job_load)
+            .sum();
+        for job in &jobs.jobs {
+            let key = (fam, job.name.clone());
+            let st = states
+                .iter()
+                .find(|s| s.family == fam.prefix() && s.name == job.name);
+            if self.instances.contains_key(&key) {
+                changed |= self.attend(q, fam, &key, job, jobs, st, reconfig, now)?;
+                if self.instances.contains_key(&key) {
+                    continue;
+                }
+                // It ended: its next run is decided with the fresh row.
+                let fresh = store::states(q.conn())?;
+                let st = fresh
+                    .iter()
+                    .find(|s| s.family == fam.prefix() && s.name == job.name);
+                if let Some(t) = super::next_due(job, st, reconfig) {
+                    *next = Some(next.map_or(t, |n| n.min(t)));
+                }
+                load = load.max(0.0);
+                continue;
+            }
+            let log = super::stderr_path(&self.spool, fam, &job.name);
+            if let Some(s) = st
+                && let Some(pgid) = s.pid
+            {
+                // Left by a runner that died.
+                if !log_locked(&log) {
+                    q.write(now, |w| {
+                        store::finished(
+                            w.conn(),
+                            fam,
+                            &job.name,
+                            now,
+                            "ended while no runner watched it; its output was lost",
+                        )
+                    })?;
+                    continue;
+                }
+                let due = super::next_due(job, Some(s), reconfig).is_some_and(|t| t <= now);
+                if job.mode == Mode::WaitForExit || (job.kill && due) {
+                    crate::sys::pids::signal_group(pgid, libc::SIGKILL);
+                    self.log(&format!(
+                        "{} job {}: killed the instance (process group {pgid}) a runner \
+                         that died left behind",
+                        fam.prefix(),
+                        job.name
+                    ));
+                } else if due {
+                    q.write(now, |w| {
+                        store::set_status(
+                            w.conn(),
+                            fam,
+                            &job.name,
+                            "still running from before; not started again",
+                        )
+                    })?;
+                }
+                *next = Some(next.map_or(now + 1, |n| n.min(now + 1)));
+                continue;
+            }
+            let Some(due) = super::next_due(job, st, reconfig) else {
+                continue;
+            };
+            if due > now {
+                *next = Some(next.map_or(due, |n| n.min(due)));
+                continue;
+            }
+            if load + job.job_load > jobs.max_load + 1e-9 {
+                // Waits for a running job to end.
+                *next = Some(now);
+                continue;
+            }
+            if let Some(c) = &job.condition {
+                let ad = host.daemon_ad(&self.cfg, fam).unwrap_or_default();
+                let ok = crate::classad::eval_in(&std::rc::Rc::new(ad), c).is_true();
+                if !ok {
+                    // Not run this time; looked at again in a period.
+                    let t = now;
+                    q.write(now, |w| {
+                        store::started(w.conn(), fam, &job.name, &job.signature, t, 0)?;
+                        store::finished(
+                            w.conn(),
+                            fam,
+                            &job.name,
+                            t,
+                            "not run: its CONDITION is not true",
+                        )
+                    })?;
+                    continue;
+                }
+            }
+            self.start(q, fam, job, jobs, now)?;
+            if self.instances.contains_key(&key) {
+                load += job.job_load;
+            }
+        }
+        Ok(changed)
+    }
+
+    fn start(
+        &mut self,
+        q: &mut Queue,
+        fam: Family,
+        job: &Job,
+        jobs: &Jobs,
+        now: i64,
+    ) -> Result<(), CronError> {
+        let log = super::stderr_path(&self.spool, fam, &job.name);
+        let mut env: Vec<(String, String)> = std::env::vars().collect();
+        let mut set = |n: &str, v: &str| {
+            env.retain(|(k, _)| k != n);
+            env.push((n.to_string(), v.to_string()));
+        };
+        set(&format!("{}_CONFIG_VAL", fam.prefix()), &jobs.config_val);
+        for (n, v) in &job.env {
+            set(n, v);
+        }
+        let inv = invocation(job, &log, &env);
+        match run::start(&inv) {
+            Ok(running) => {
+                let pid = running.pid() as i32;
+                q.write(now, |w| {
+                    store::started(w.conn(), fam, &job.name, &job.signature, now, pid)
+                })?;
+                self.instances.insert(
+                    (fam, job.name.clone()),
+                    Instance {
+                        job: job.clone(),
+                        running,
+                        started: now,
+                        hup_sent: false,
+                        replaced: false,
+                    },
+                );
+            }
+            Err(o) => {
+                let why = o.failure(&inv).unwrap_or_default();
+                q.write(now, |w| {
+                    store::started(w.conn(), fam, &job.name, &job.signature, now, 0)?;
+                    store::finished(w.conn(), fam, &job.name, now, &why)
+                })?;
+                self.log(&format!("{} job {}: {why}", fam.prefix(), job.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// A running instance: SIGHUP on reconfig, its streamed blocks, its
+    /// end, or its kill when due again with `_KILL`.
+    #[allow(clippy::too_many_arguments)]
+    fn attend(
+        &mut self,
+        q: &mut Queue,
+        fam: Family,
+        key: &(Family, String),
+        job: &Job,
+        jobs: &Jobs,
+        st: Option<&State>,
+        reconfig: i64,
+        now: i64,
+    ) -> Result<bool, CronError> {
+        let mut changed = false;
+        let inst = self.instances.get_mut(key).expect("the instance is there");
+        if inst.job.reconfig && !inst.hup_sent && reconfig > inst.started {
+            crate::sys::pids::signal_group(inst.running.pid() as i32, libc::SIGHUP);
+            inst.hup_sent = true;
+        }
+        if inst.job.mode == Mode::WaitForExit {
+            // Each finished block replaces the job's ad as it arrives.
+            let text = inst.running.stdout_so_far();
+            let p = output::parse(&text, &inst.job.prefix, false);
+            if p.consumed > 0 {
+                inst.running.consume(p.consumed);
+                let j = inst.job.clone();
+                changed |= q.write(now, |w| store::publish(w.conn(), &j, &p.blocks, false, now))?;
+                for b in &p.bad {
+                    self.log(&format!(
+                        "{} job {}: bad output {b}",
+                        fam.prefix(),
+                        job.name
+                    ));
+                }
+            }
+        }
+        let inst = self.instances.get_mut(key).expect("the instance is there");
+        let mut outcome = inst.running.try_finish();
+        if outcome.is_none()
+            && inst.job.mode == Mode::Periodic
+            && inst.job.kill
+            && super::next_due(&inst.job, st, reconfig).is_some_and(|t| t <= now)
+        {
+            inst.replaced = true;
+            outcome = Some(inst.running.kill());
+        }
+        let Some(o) = outcome else {
+            return Ok(changed);
+        };
+        let inst = self.instances.remove(key).expect("the instance is there");
+        let ijob = &inst.job;
+        let log = super::stderr_path(&self.spool, fam, &ijob.name);
+        let (stdout, exited) = match &o {
+            Outcome::Exited { stdout, .. } => (stdout.as_str(), true),
+            Outcome::Signalled { stdout, .. } | Outcome::TimedOut { stdout } => {
+                (stdout.as_str(), false)
+            }
+            Outcome::Busy | Outcome::NotStarted(_) => ("", false),
+        };
+        // A run cut short keeps only its finished blocks.
+        let p = output::parse(stdout, &ijob.prefix, exited);
+        let whole = exited && ijob.mode != Mode::WaitForExit;
+        let status = status_of(ijob, &o, &log, p.bad.len(), inst.replaced);
+        changed |= q.write(now, |w| {
+            let c = if whole || !p.blocks.is_empty() {
+                store::publish(w.conn(), ijob, &p.blocks, whole, now)?
+            } else {
+                false
+            };
+            store::finished(w.conn(), fam, &ijob.name, now, &status)?;
+            Ok(c)
+        })?;
+        for b in &p.bad {
+            self.log(&format!(
+                "{} job {}: bad output {b}",
+                fam.prefix(),
+                ijob.name
+            ));
+        }
+        if status != "ok" && !status.starts_with("ok;") {
+            self.log(&format!("{} job {}: {status}", fam.prefix(), ijob.name));
+        }
+        if jobs.log_non_zero && matches!(o, Outcome::Exited { code, .. } if code != 0) {
+            let err = std::fs::read_to_string(&log).unwrap_or_default();
+            self.log(&format!(
+                "{} job {} exited non-zero; stdout:\n{stdout}\nstderr:\n{err}",
+                fam.prefix(),
+                ijob.name
+            ));
+        }
+        Ok(changed)
+    }
+}

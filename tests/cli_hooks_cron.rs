@@ -1,0 +1,365 @@
+//! Daemon ClassAd hooks (STARTD_CRON, SCHEDD_CRON): fake hook programs
+//! whose output the slot ads and the scheduler ad show, run by
+//! `tern_cron` beside the negotiation pass.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::common::{RunEnv, TIMEOUT};
+
+/// An executable sh script `name` in the test directory.
+fn hook(env: &RunEnv, name: &str, body: &str) -> PathBuf {
+    let p = env.write(name, &format!("#!/bin/sh\n{body}\n"));
+    let mut perm = std::fs::metadata(&p).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&p, perm).unwrap();
+    p
+}
+
+/// An environment with the startd cron job `job` running `prog`, and the
+/// extra knobs `STARTD_CRON_<job>_<k> = v`.
+fn startd(env: RunEnv, job: &str, prog: &std::path::Path, knobs: &[(&str, &str)]) -> RunEnv {
+    let mut env = env.knob("STARTD_CRON_JOBLIST", job).knob(
+        &format!("STARTD_CRON_{job}_EXECUTABLE"),
+        prog.to_str().unwrap(),
+    );
+    for (k, v) in knobs {
+        env = env.knob(&format!("STARTD_CRON_{job}_{k}"), v);
+    }
+    env
+}
+
+/// The queue must exist for passes to do anything: one job that needs a
+/// slot attribute no slot has, so it stays idle.
+fn make_queue(env: &RunEnv) {
+    env.submit(
+        "idle.sub",
+        "executable = /bin/true\nrequirements = NoSuchAttribute == 1\nqueue\n",
+    );
+}
+
+fn status_af(env: &RunEnv, args: &[&str]) -> String {
+    env.run_ok("tern_status", [&["-af"], args].concat())
+}
+
+/// Runs passes until `tern_status -af ATTR` (slot ads) has a line equal to
+/// `want`.
+fn wait_slot_attr(env: &RunEnv, attr: &str, want: &str) {
+    env.wait_for(&format!("a slot with {attr} = {want}"), TIMEOUT, || {
+        env.negotiate();
+        status_af(env, &[attr]).lines().any(|l| l == want)
+    });
+}
+
+fn cron_log(env: &RunEnv) -> String {
+    std::fs::read_to_string(env.spool().join("hooks/cron.log")).unwrap_or_default()
+}
+
+#[test]
+fn cli_hooks_cron_a_job_needing_a_hook_attribute_starts_only_after_the_hook_ran() {
+    let env = RunEnv::new();
+    let gate = env.path("gate");
+    let prog = hook(
+        &env,
+        "gpu.sh",
+        &format!(
+            "while [ ! -e {} ]; do sleep 0.05; done\necho 'HasLicence = true'",
+            gate.display()
+        ),
+    );
+    let env = startd(env, "lic", &prog, &[("PERIOD", "1h")]);
+    env.submit(
+        "a.sub",
+        "executable = /bin/true\nrequirements = HasLicence =?= true\nqueue\n",
+    );
+    env.negotiate();
+    // The hook waits for the gate: no pass can match the job yet.
+    assert_eq!(env.status("1.0"), Some(1), "{}", env.diagnosis());
+    assert!(
+        env.run_ok("tern_q", ["-better-analyze", "1.0"])
+            .contains("HasLicence"),
+        "the analysis names the missing attribute"
+    );
+    std::fs::write(&gate, "").unwrap();
+    // The runner asks for a pass when the hook's output arrives: no
+    // further tern_negotiate is needed for the job to run.
+    env.wait_for("job 1.0 to run and leave the queue", TIMEOUT, || {
+        env.history_af("1.0", &["JobStatus"]).as_deref() == Some("4")
+    });
+    assert!(status_af(&env, &["HasLicence"]).contains("true"));
+}
+
+#[test]
+fn cli_hooks_cron_tags_publish_into_two_slots() {
+    let env = RunEnv::new().knob("NUM_SLOTS", "2");
+    let prog = hook(
+        &env,
+        "temp.sh",
+        "printf 'SlotId = 1\\nTemp = 40\\n- one\\nSlotId = 2\\nTemp = 50\\n- two\\n'",
+    );
+    let env = startd(env, "temp", &prog, &[("PERIOD", "1h")]);
+    make_queue(&env);
+    wait_slot_attr(&env, "Temp", "50");
+    let mut got = status_af(&env, &["Name", "Temp"]);
+    got = got.replace(&hostname_of(&env), "HOST");
+    assert_eq!(got, "slot1@HOST 40\nslot2@HOST 50\n");
+}
+
+fn hostname_of(env: &RunEnv) -> String {
+    let n = status_af(env, &["Machine"]);
+    n.lines().next().unwrap_or("").to_string()
+}
+
+#[test]
+fn cli_hooks_cron_prefix_and_last_update() {
+    let env = RunEnv::new();
+    let prog = hook(&env, "disk.sh", "echo 'Free = 12'");
+    let env = startd(
+        env,
+        "disk",
+        &prog,
+        &[("PERIOD", "1h"), ("PREFIX", "Scratch_")],
+    );
+    make_queue(&env);
+    wait_slot_attr(&env, "Scratch_Free", "12");
+    let when: i64 = status_af(&env, &["Scratch_LastUpdate"])
+        .lines()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    assert!((now - 120..=now + 1).contains(&when), "{when} vs {now}");
+    assert_eq!(status_af(&env, &["Free"]).trim(), "undefined");
+    let st = status_af(&env, &["StartdCron_disk_Status"]);
+    assert_eq!(st.trim(), "ok");
+}
+
+#[test]
+fn cli_hooks_cron_attributes_vanish_when_the_hook_stops_reporting_them() {
+    let env = RunEnv::new();
+    let said = env.write("said", "A = 1\nB = 2\n");
+    let prog = hook(&env, "say.sh", &format!("cat {}", said.display()));
+    let env = startd(env, "say", &prog, &[("PERIOD", "1")]);
+    make_queue(&env);
+    wait_slot_attr(&env, "B", "2");
+    std::fs::write(&said, "A = 3\n").unwrap();
+    wait_slot_attr(&env, "A", "3");
+    assert_eq!(status_af(&env, &["B"]).trim(), "undefined");
+}
+
+#[test]
+fn cli_hooks_cron_failures_are_shown_and_logged() {
+    let env = RunEnv::new();
+    let bad = hook(
+        &env,
+        "bad.sh",
+        "echo 'Good = 1'\necho 'this is no attribute'",
+    );
+    let nonzero = hook(
+        &env,
+        "nz.sh",
+        "echo 'Half = 1'\necho 'disk on fire' >&2\nexit 3",
+    );
+    let hang = hook(&env, "hang.sh", "echo 'Never = 1'\nexec sleep 60");
+    let killed = hook(&env, "killed.sh", "kill -9 $$");
+    let env = env
+        .knob("STARTD_CRON_JOBLIST", "bad nz hang killed")
+        .knob("STARTD_CRON_LOG_NON_ZERO_EXIT", "true");
+    let mut env = env;
+    for (j, p) in [
+        ("bad", &bad),
+        ("nz", &nonzero),
+        ("hang", &hang),
+        ("killed", &killed),
+    ] {
+        env = env
+            .knob(&format!("STARTD_CRON_{j}_EXECUTABLE"), p.to_str().unwrap())
+            .knob(&format!("STARTD_CRON_{j}_PERIOD"), "1h")
+            .knob(&format!("STARTD_CRON_{j}_TIMEOUT"), "1");
+    }
+    make_queue(&env);
+    let status = |j: &str| {
+        status_af(&env, &[&format!("StartdCron_{j}_Status")])
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
+    env.wait_for("every hook to have ended", TIMEOUT, || {
+        env.negotiate();
+        ["bad", "nz", "hang", "killed"]
+            .iter()
+            .all(|j| !matches!(status(j).as_str(), "" | "running" | "undefined"))
+    });
+    assert_eq!(
+        status("bad"),
+        "ok; 1 bad output line(s) skipped (see hooks/cron.log)"
+    );
+    assert!(
+        status("nz").ends_with("exited with status 3 (stderr: disk on fire)"),
+        "{}",
+        status("nz")
+    );
+    assert!(
+        status("hang").ends_with("timed out after 1 s and was killed"),
+        "{}",
+        status("hang")
+    );
+    assert!(
+        status("killed").ends_with("was killed by signal 9"),
+        "{}",
+        status("killed")
+    );
+    // A bad line is skipped, the rest published; a non-zero exit's output
+    // is still published, as HTCondor does; a run cut short publishes
+    // only finished blocks.
+    assert_eq!(
+        status_af(&env, &["Good", "Half", "Never"]).lines().next(),
+        Some("1 1 undefined")
+    );
+    let log = cron_log(&env);
+    assert!(
+        log.contains(
+            "STARTD_CRON job bad: bad output line 2: not 'Attr = value': this is no attribute"
+        ),
+        "{log}"
+    );
+    assert!(log.contains("stderr:\ndisk on fire"), "{log}");
+}
+
+#[test]
+fn cli_hooks_cron_a_hanging_hook_does_not_stall_passes() {
+    let env = RunEnv::new();
+    let prog = hook(&env, "hang.sh", "exec sleep 60");
+    let env = startd(env, "hang", &prog, &[("PERIOD", "1"), ("TIMEOUT", "50")]);
+    make_queue(&env);
+    env.negotiate();
+    env.wait_for("the hook to be running", TIMEOUT, || {
+        status_af(&env, &["StartdCron_hang_Status"]).contains("running")
+    });
+    let t = Instant::now();
+    for _ in 0..3 {
+        env.negotiate();
+    }
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+}
+
+#[test]
+fn cli_hooks_cron_periodic_kill_restarts_a_hook_still_running() {
+    let env = RunEnv::new();
+    let prog = hook(&env, "slow.sh", "exec sleep 60");
+    let env = startd(env, "slow", &prog, &[("PERIOD", "1"), ("KILL", "true")]);
+    make_queue(&env);
+    wait_slot_attr(
+        &env,
+        "StartdCron_slow_Status",
+        "killed: still running when due again (KILL is true)",
+    );
+}
+
+#[test]
+fn cli_hooks_cron_oneshot_runs_once_per_configuration_and_on_reconfig() {
+    let env = RunEnv::new();
+    let count = env.path("count");
+    let prog = hook(
+        &env,
+        "once.sh",
+        &format!(
+            "echo x >> {}\necho \"Runs = $(wc -l < {})\"",
+            count.display(),
+            count.display()
+        ),
+    );
+    let env = startd(
+        env,
+        "once",
+        &prog,
+        &[("MODE", "OneShot"), ("RECONFIG_RERUN", "true")],
+    );
+    make_queue(&env);
+    wait_slot_attr(&env, "Runs", "1");
+    for _ in 0..3 {
+        env.negotiate();
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(std::fs::read_to_string(&count).unwrap(), "x\n");
+    env.run_ok("tern_negotiate", ["-wait", "-reconfig"]);
+    wait_slot_attr(&env, "Runs", "2");
+}
+
+#[test]
+fn cli_hooks_cron_waitforexit_publishes_each_block_as_it_arrives() {
+    let env = RunEnv::new();
+    let gate = env.path("gate");
+    let prog = hook(
+        &env,
+        "stream.sh",
+        &format!(
+            "echo 'Step = 1'\necho -\nwhile [ ! -e {} ]; do sleep 0.05; done\necho 'Step = 2'",
+            gate.display()
+        ),
+    );
+    let env = startd(
+        env,
+        "stream",
+        &prog,
+        &[("MODE", "WaitForExit"), ("PERIOD", "1h")],
+    );
+    make_queue(&env);
+    wait_slot_attr(&env, "Step", "1");
+    assert!(status_af(&env, &["StartdCron_stream_Status"]).contains("running"));
+    std::fs::write(&gate, "").unwrap();
+    wait_slot_attr(&env, "Step", "2");
+}
+
+#[test]
+fn cli_hooks_cron_bad_knobs_are_named() {
+    let env = RunEnv::new();
+    let prog = hook(&env, "x.sh", "echo 'X = 1'");
+    let env = startd(env, "od", &prog, &[("MODE", "OnDemand"), ("PERIOD", "1")]);
+    make_queue(&env);
+    env.wait_for("the error in the slot ad", TIMEOUT, || {
+        env.negotiate();
+        status_af(&env, &["StartdCron_od_Status"])
+            .contains("STARTD_CRON_od_MODE = OnDemand: OnDemand is for BENCHMARKS jobs only")
+    });
+    let r = env.run("tern_negotiate", ["-wait", "-verbose"]);
+    assert!(
+        r.stdout.contains("STARTD_CRON_od_MODE") || r.stderr.contains("STARTD_CRON_od_MODE"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn cli_hooks_cron_schedd_cron_shows_in_tern_status_schedd() {
+    let env = RunEnv::new();
+    let prog = hook(&env, "lic.sh", "echo 'SiteLicenses = 7'");
+    let env = env
+        .knob("SCHEDD_CRON_JOBLIST", "lic")
+        .knob("SCHEDD_CRON_lic_EXECUTABLE", prog.to_str().unwrap())
+        .knob("SCHEDD_CRON_lic_PERIOD", "1h")
+        .knob("SCHEDD_NAME", "sched@here")
+        .knob("FULL_HOSTNAME", "here");
+    make_queue(&env);
+    env.wait_for("the scheduler ad to show the hook", TIMEOUT, || {
+        env.negotiate();
+        env.run_ok("tern_status", ["-schedd", "-af", "SiteLicenses"]) == "7\n"
+    });
+    let long = env.run_ok("tern_status", ["-schedd", "-long"]);
+    assert!(long.contains("MyType = \"Scheduler\"\n"), "{long}");
+    assert!(long.contains("ScheddCron_lic_Status = \"ok\"\n"), "{long}");
+    assert_eq!(
+        env.run_ok("tern_status", ["-schedd"]),
+        "Name       Machine RunningJobs   IdleJobs   HeldJobs\n\
+         \n\
+         sched@here here              0          1          0\n\
+         \n                TotalRunningJobs      TotalIdleJobs      TotalHeldJobs\n\
+         \n\
+         \x20             \n\
+         \x20        Total                 0                  1                  0\n"
+    );
+}
