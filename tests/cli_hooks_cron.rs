@@ -363,3 +363,81 @@ fn cli_hooks_cron_schedd_cron_shows_in_tern_status_schedd() {
          \x20        Total                 0                  1                  0\n"
     );
 }
+
+#[test]
+fn cli_hooks_cron_a_hook_gets_its_name_as_argv0_its_args_env_and_cwd() {
+    let env = RunEnv::new();
+    let dir = env.path("work");
+    std::fs::create_dir_all(&dir).unwrap();
+    // sh runs the script with the job's argv[0] left in /proc/$$/cmdline
+    // (a #! script would lose it to the interpreter).
+    let script = env.write(
+        "inside.sh",
+        "echo \"Argv0 = \\\"$(tr '\\000' '\\n' < /proc/$$/cmdline | head -1)\\\"\"\n\
+         echo \"Arg = \\\"$1\\\"\"\n\
+         echo \"Foo = \\\"$FOO\\\"\"\n\
+         echo \"Dir = \\\"$(pwd)\\\"\"\n\
+         echo \"ConfigVal = \\\"$STARTD_CRON_CONFIG_VAL\\\"\"\n",
+    );
+    let args = format!("{} two", script.display());
+    let env = startd(
+        env,
+        "probe",
+        std::path::Path::new("/bin/sh"),
+        &[
+            ("PERIOD", "1h"),
+            ("ARGS", &args),
+            ("ENV", "FOO=bar"),
+            ("CWD", dir.to_str().unwrap()),
+        ],
+    )
+    .knob("STARTD_CRON_CONFIG_VAL", "/opt/x/tern_config_val");
+    make_queue(&env);
+    wait_slot_attr(&env, "Arg", "two");
+    let got = status_af(&env, &["Argv0", "Foo", "Dir", "ConfigVal"]);
+    assert_eq!(
+        got.lines().next().unwrap(),
+        format!("probe bar {} /opt/x/tern_config_val", dir.display())
+    );
+}
+
+#[test]
+fn cli_hooks_cron_a_killed_runner_leaves_nothing_stuck() {
+    let env = RunEnv::new();
+    let starts = env.path("starts");
+    let prog = hook(
+        &env,
+        "stream.sh",
+        &format!(
+            "echo x >> {s}\necho \"Gen = $(wc -l < {s})\"\necho \"HookPid = $$\"\necho -\nexec sleep 60",
+            s = starts.display()
+        ),
+    );
+    let env = startd(
+        env,
+        "stream",
+        &prog,
+        &[("MODE", "WaitForExit"), ("PERIOD", "1h")],
+    );
+    make_queue(&env);
+    wait_slot_attr(&env, "Gen", "1");
+    let first: i32 = status_af(&env, &["HookPid"]).trim().parse().unwrap();
+    let runners: Vec<i32> = env
+        .leftovers()
+        .into_iter()
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("tern_cron"))
+        })
+        .collect();
+    assert_eq!(runners.len(), 1, "one runner: {runners:?}");
+    unsafe {
+        libc::kill(runners[0], libc::SIGKILL);
+    }
+    // The next pass starts a runner, which kills the instance nobody reads
+    // and starts the job again.
+    wait_slot_attr(&env, "Gen", "2");
+    env.wait_for("the first instance to be gone", TIMEOUT, || {
+        !crate::common::alive(first)
+    });
+}

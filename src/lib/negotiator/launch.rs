@@ -332,7 +332,15 @@ pub fn start_cron(
 ) -> Result<(), NegotiatorError> {
     use crate::hooks::cron;
     if reconfig {
-        q.write(now, |w| w.set_meta("cron_reconfig", now))?;
+        // A count, not a time: two in one second are two.
+        q.write(now, |w| {
+            w.conn().execute(
+                "INSERT INTO meta (key, value) VALUES ('cron_reconfig', 1) \
+                 ON CONFLICT (key) DO UPDATE SET value = value + 1",
+                [],
+            )?;
+            Ok(())
+        })?;
     }
     if cfg.get("STARTD_CRON_JOBLIST")?.is_none()
         && cfg.get("SCHEDD_CRON_JOBLIST")?.is_none()

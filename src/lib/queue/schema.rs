@@ -220,6 +220,7 @@ pub const MIGRATIONS: &[&str] = &[
         last_start INTEGER,
         last_end   INTEGER,
         pid        INTEGER,                 -- the running instance's process group
+        generation INTEGER NOT NULL DEFAULT 0, -- the reconfigurations counted at its last start
         status     TEXT NOT NULL DEFAULT '',
         PRIMARY KEY (family, name)
     ) WITHOUT ROWID;

@@ -112,8 +112,9 @@ pub fn stderr_path(spool: &Path, fam: Family, job: &str) -> PathBuf {
         .join(format!("cron-{}-{job}.stderr", fam.short()))
 }
 
-/// The time of the last `tern_negotiate -reconfig` (0 if none).
-pub fn reconfig_time(conn: &Connection) -> Result<i64, QueueError> {
+/// How many times `tern_negotiate -reconfig` has run (HTCondor's
+/// reconfig, for `_RECONFIG` and `_RECONFIG_RERUN`).
+pub fn reconfig_count(conn: &Connection) -> Result<i64, QueueError> {
     Ok(conn
         .query_row(
             "SELECT value FROM meta WHERE key = 'cron_reconfig'",
@@ -142,7 +143,7 @@ pub fn next_due(job: &Job, st: Option<&store::State>, reconfig: i64) -> Option<i
         Mode::WaitForExit if running => None,
         Mode::WaitForExit => Some(st.last_end.unwrap_or(start) + job.period),
         Mode::OneShot if running => None,
-        Mode::OneShot => (job.reconfig_rerun && reconfig > start).then_some(0),
+        Mode::OneShot => (job.reconfig_rerun && reconfig > st.generation).then_some(0),
     }
 }
 
@@ -152,7 +153,7 @@ pub fn next_due(job: &Job, st: Option<&store::State>, reconfig: i64) -> Option<i
 /// back as warnings for the pass's report; the runner records them too.
 pub fn wanted(cfg: &Config, conn: &Connection, now: i64) -> Result<(bool, Vec<String>), CronError> {
     let states = store::states(conn)?;
-    let reconfig = reconfig_time(conn)?;
+    let reconfig = reconfig_count(conn)?;
     let mut warnings = Vec::new();
     let mut want = false;
     for fam in Family::ALL {
@@ -232,4 +233,68 @@ pub fn schedd_ad(cfg: &Config, conn: Option<&Connection>, now: i64) -> Result<Cl
         }
     }
     Ok(ad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(mode: &str, extra: &str) -> Job {
+        let mut c = Config::defaults();
+        c.parse_str(
+            &format!(
+                "STARTD_CRON_JOBLIST = j\nSTARTD_CRON_j_EXECUTABLE = /bin/true\n\
+                 STARTD_CRON_j_MODE = {mode}\nSTARTD_CRON_j_PERIOD = 10\n{extra}"
+            ),
+            "test",
+        )
+        .unwrap();
+        params::family(&c, Family::Startd).unwrap().jobs.remove(0)
+    }
+
+    fn st(j: &Job, start: Option<i64>, end: Option<i64>, pid: Option<i32>) -> store::State {
+        store::State {
+            family: "STARTD_CRON".into(),
+            name: "j".into(),
+            signature: j.signature.clone(),
+            last_start: start,
+            last_end: end,
+            pid,
+            generation: 1,
+            status: String::new(),
+        }
+    }
+
+    #[test]
+    fn when_each_mode_is_due() {
+        let p = job("Periodic", "");
+        assert_eq!(next_due(&p, None, 0), Some(0));
+        assert_eq!(
+            next_due(&p, Some(&st(&p, Some(100), Some(103), None)), 0),
+            Some(110)
+        );
+        // Still running: due at its period all the same (the runner kills
+        // it with KILL, or lets it be).
+        assert_eq!(
+            next_due(&p, Some(&st(&p, Some(100), None, Some(7))), 0),
+            Some(110)
+        );
+        let w = job("WaitForExit", "");
+        assert_eq!(
+            next_due(&w, Some(&st(&w, Some(100), None, Some(7))), 0),
+            None
+        );
+        assert_eq!(
+            next_due(&w, Some(&st(&w, Some(100), Some(150), None)), 0),
+            Some(160)
+        );
+        let o = job("OneShot", "STARTD_CRON_j_RECONFIG_RERUN = true\n");
+        let done = st(&o, Some(100), Some(101), None);
+        assert_eq!(next_due(&o, Some(&done), 1), None);
+        assert_eq!(next_due(&o, Some(&done), 2), Some(0));
+        // Its knobs changed: a new job, due at once.
+        let mut changed = done.clone();
+        changed.signature.push('x');
+        assert_eq!(next_due(&o, Some(&changed), 0), Some(0));
+    }
 }

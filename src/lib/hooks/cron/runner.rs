@@ -11,7 +11,7 @@
 //! are left to end; an instance whose log is free has ended, and is
 //! recorded so.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -40,7 +40,8 @@ pub trait Host {
 struct Instance {
     job: Job,
     running: Running,
-    started: i64,
+    /// The reconfiguration count when it started.
+    generation: i64,
     hup_sent: bool,
     /// Killed by `_KILL` because it was due again.
     replaced: bool,
@@ -76,7 +77,7 @@ pub fn run(spool: &Path, host: &dyn Host) -> Result<(), CronError> {
         cfg: host.config()?,
         read_at: Instant::now(),
         instances: HashMap::new(),
-        log_broken: HashMap::new(),
+        noted: HashSet::new(),
     };
     loop {
         if !crate::queue::db_path(spool).exists() {
@@ -123,8 +124,8 @@ struct Runner {
     cfg: Config,
     read_at: Instant,
     instances: HashMap<(Family, String), Instance>,
-    /// Configuration errors already logged (logged once each).
-    log_broken: HashMap<String, ()>,
+    /// Configuration errors already logged.
+    noted: HashSet<String>,
 }
 
 fn status_of(job: &Job, o: &Outcome, log: &Path, bad: usize, replaced: bool) -> String {
@@ -172,15 +173,14 @@ fn log_locked(log: &Path) -> bool {
 }
 
 impl Runner {
-    /// Appends a line to the hook log.
+    /// Logs a configuration error once per runner (it is seen every tick).
     fn note(&mut self, line: &str) {
-        if self.log_broken.insert(line.to_string(), ()).is_some() && !line.contains(" run ") {
-            // The same configuration error, logged once per runner.
-            return;
+        if self.noted.insert(line.to_string()) {
+            self.log(line);
         }
-        self.log(line);
     }
 
+    /// Appends a line, with the time, to the hook log.
     fn log(&self, line: &str) {
         let path = super::log_path(&self.spool);
         if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(&path) {
@@ -226,7 +226,7 @@ impl Runner {
             }
         }
         let states = store::states(q.conn())?;
-        let reconfig = super::reconfig_time(q.conn())?;
+        let reconfig = super::reconfig_count(q.conn())?;
         changed |= q.write(now, |w| store::forget_others(w.conn(), fam, &names))?;
         for (name, err) in &jobs.broken {
             let st = states
@@ -277,8 +277,14 @@ impl Runner {
                             &job.name,
                             now,
                             "ended while no runner watched it; its output was lost",
-                        )
+                        )?;
+                        if job.mode == Mode::WaitForExit {
+                            // It was meant to be running: it starts again now.
+                            store::forget_start(w.conn(), fam, &job.name)?;
+                        }
+                        Ok(())
                     })?;
+                    *next = Some(now);
                     continue;
                 }
                 let due = super::next_due(job, Some(s), reconfig).is_some_and(|t| t <= now);
@@ -322,7 +328,7 @@ impl Runner {
                     // Not run this time; looked at again in a period.
                     let t = now;
                     q.write(now, |w| {
-                        store::started(w.conn(), fam, &job.name, &job.signature, t, 0)?;
+                        store::started(w.conn(), job, t, 0, reconfig)?;
                         store::finished(
                             w.conn(),
                             fam,
@@ -334,7 +340,7 @@ impl Runner {
                     continue;
                 }
             }
-            self.start(q, fam, job, jobs, now)?;
+            self.start(q, fam, job, jobs, now, reconfig)?;
             if self.instances.contains_key(&key) {
                 load += job.job_load;
             }
@@ -349,6 +355,7 @@ impl Runner {
         job: &Job,
         jobs: &Jobs,
         now: i64,
+        reconfig: i64,
     ) -> Result<(), CronError> {
         let log = super::stderr_path(&self.spool, fam, &job.name);
         let mut env: Vec<(String, String)> = std::env::vars().collect();
@@ -364,15 +371,13 @@ impl Runner {
         match run::start(&inv) {
             Ok(running) => {
                 let pid = running.pid() as i32;
-                q.write(now, |w| {
-                    store::started(w.conn(), fam, &job.name, &job.signature, now, pid)
-                })?;
+                q.write(now, |w| store::started(w.conn(), job, now, pid, reconfig))?;
                 self.instances.insert(
                     (fam, job.name.clone()),
                     Instance {
                         job: job.clone(),
                         running,
-                        started: now,
+                        generation: reconfig,
                         hup_sent: false,
                         replaced: false,
                     },
@@ -381,7 +386,7 @@ impl Runner {
             Err(o) => {
                 let why = o.failure(&inv).unwrap_or_default();
                 q.write(now, |w| {
-                    store::started(w.conn(), fam, &job.name, &job.signature, now, 0)?;
+                    store::started(w.conn(), job, now, 0, reconfig)?;
                     store::finished(w.conn(), fam, &job.name, now, &why)
                 })?;
                 self.log(&format!("{} job {}: {why}", fam.prefix(), job.name));
@@ -406,7 +411,7 @@ impl Runner {
     ) -> Result<bool, CronError> {
         let mut changed = false;
         let inst = self.instances.get_mut(key).expect("the instance is there");
-        if inst.job.reconfig && !inst.hup_sent && reconfig > inst.started {
+        if inst.job.reconfig && !inst.hup_sent && reconfig > inst.generation {
             crate::sys::pids::signal_group(inst.running.pid() as i32, libc::SIGHUP);
             inst.hup_sent = true;
         }

@@ -22,13 +22,16 @@ pub struct State {
     pub last_start: Option<i64>,
     pub last_end: Option<i64>,
     pub pid: Option<i32>,
+    /// The reconfiguration count when it last started.
+    pub generation: i64,
     pub status: String,
 }
 
 /// Every job's row.
 pub fn states(conn: &Connection) -> Result<Vec<State>, QueueError> {
     let mut st = conn.prepare_cached(
-        "SELECT family, name, signature, last_start, last_end, pid, status FROM cron_jobs \
+        "SELECT family, name, signature, last_start, last_end, pid, status, generation \
+         FROM cron_jobs \
          ORDER BY family, name",
     )?;
     let rows = st
@@ -41,28 +44,36 @@ pub fn states(conn: &Connection) -> Result<Vec<State>, QueueError> {
                 last_end: r.get(4)?,
                 pid: r.get(5)?,
                 status: r.get(6)?,
+                generation: r.get(7)?,
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows)
 }
 
-/// A run started: its knobs, time and process group.
+/// A run started: its knobs, time, process group and the reconfiguration
+/// count.
 pub fn started(
     conn: &Connection,
-    fam: Family,
-    name: &str,
-    signature: &str,
+    j: &Job,
     now: i64,
     pid: i32,
+    generation: i64,
 ) -> Result<(), QueueError> {
     conn.prepare_cached(
-        "INSERT INTO cron_jobs (family, name, signature, last_start, pid, status) \
-         VALUES (?1, ?2, ?3, ?4, ?5, 'running') \
+        "INSERT INTO cron_jobs (family, name, signature, last_start, pid, generation, status) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running') \
          ON CONFLICT (family, name) DO UPDATE SET signature = ?3, last_start = ?4, pid = ?5, \
-         status = CASE WHEN status = '' THEN 'running' ELSE status END",
+         generation = ?6, status = CASE WHEN status = '' THEN 'running' ELSE status END",
     )?
-    .execute(params![fam.prefix(), name, signature, now, pid])?;
+    .execute(params![
+        j.family.prefix(),
+        j.name,
+        j.signature,
+        now,
+        pid,
+        generation
+    ])?;
     Ok(())
 }
 
@@ -79,6 +90,13 @@ pub fn finished(
          ON CONFLICT (family, name) DO UPDATE SET last_end = ?3, pid = NULL, status = ?4",
     )?
     .execute(params![fam.prefix(), name, now, status])?;
+    Ok(())
+}
+
+/// Makes the job due at once (its last start forgotten).
+pub fn forget_start(conn: &Connection, fam: Family, name: &str) -> Result<(), QueueError> {
+    conn.prepare_cached("UPDATE cron_jobs SET last_start = NULL WHERE family = ?1 AND name = ?2")?
+        .execute(params![fam.prefix(), name])?;
     Ok(())
 }
 
