@@ -367,7 +367,12 @@ impl Runner {
         for (n, v) in &job.env {
             set(n, v);
         }
-        let inv = invocation(job, &log, &env);
+        let mut inv = invocation(job, &log, &env);
+        // Not the directory of whoever started the pass.
+        let home = self.spool.clone();
+        if inv.cwd.is_none() {
+            inv.cwd = Some(&home);
+        }
         match run::start(&inv) {
             Ok(running) => {
                 let pid = running.pid() as i32;
