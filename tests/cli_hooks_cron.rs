@@ -441,3 +441,18 @@ fn cli_hooks_cron_a_killed_runner_leaves_nothing_stuck() {
         !crate::common::alive(first)
     });
 }
+
+#[test]
+fn cli_hooks_cron_a_job_taken_off_the_list_takes_its_attributes_along() {
+    let env = RunEnv::new();
+    let prog = hook(&env, "say.sh", "echo 'Said = 1'");
+    let env = startd(env, "say", &prog, &[("PERIOD", "1h")]);
+    make_queue(&env);
+    wait_slot_attr(&env, "Said", "1");
+    let env = env.knob("STARTD_CRON_JOBLIST", "");
+    wait_slot_attr(&env, "Said", "undefined");
+    assert_eq!(
+        status_af(&env, &["StartdCron_say_Status"]).trim(),
+        "undefined"
+    );
+}

@@ -174,10 +174,13 @@ pub fn wanted(cfg: &Config, conn: &Connection, now: i64) -> Result<(bool, Vec<St
             want |= st.is_some_and(|s| s.pid.is_some())
                 || next_due(j, st, reconfig).is_some_and(|t| t <= now);
         }
-        want |= mine.iter().any(|s| {
-            !jobs.jobs.iter().any(|j| j.name == s.name)
-                && !jobs.broken.iter().any(|(n, _)| *n == s.name)
-        });
+        let keep: Vec<String> = jobs
+            .jobs
+            .iter()
+            .map(|j| j.name.clone())
+            .chain(jobs.broken.iter().map(|(n, _)| n.clone()))
+            .collect();
+        want |= !store::stale(conn, fam, &keep)?.is_empty();
     }
     Ok((want, warnings))
 }

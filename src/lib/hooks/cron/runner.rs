@@ -47,6 +47,8 @@ struct Instance {
     replaced: bool,
 }
 
+const STILL_RUNNING: &str = "still running from before; not started again";
+
 /// How often the configuration is read again while the runner lives.
 const REREAD: Duration = Duration::from_secs(2);
 
@@ -227,7 +229,12 @@ impl Runner {
         }
         let states = store::states(q.conn())?;
         let reconfig = super::reconfig_count(q.conn())?;
-        changed |= q.write(now, |w| store::forget_others(w.conn(), fam, &names))?;
+        // Read first: this runs every tick, and most ticks have nothing to
+        // write.
+        let stale = store::stale(q.conn(), fam, &names)?;
+        if !stale.is_empty() {
+            changed |= q.write(now, |w| store::forget(w.conn(), fam, &stale))?;
+        }
         for (name, err) in &jobs.broken {
             let st = states
                 .iter()
@@ -296,14 +303,9 @@ impl Runner {
                         fam.prefix(),
                         job.name
                     ));
-                } else if due {
+                } else if due && s.status != STILL_RUNNING {
                     q.write(now, |w| {
-                        store::set_status(
-                            w.conn(),
-                            fam,
-                            &job.name,
-                            "still running from before; not started again",
-                        )
+                        store::set_status(w.conn(), fam, &job.name, STILL_RUNNING)
                     })?;
                 }
                 *next = Some(next.map_or(now + 1, |n| n.min(now + 1)));

@@ -167,10 +167,9 @@ pub fn publish(
     Ok(changed)
 }
 
-/// Drops the rows and ads of jobs no longer configured. Returns whether
-/// any ad went.
-pub fn forget_others(conn: &Connection, fam: Family, keep: &[String]) -> Result<bool, QueueError> {
-    let names: Vec<String> = states(conn)?
+/// The jobs with rows or ads that are not in `keep` (no longer configured).
+pub fn stale(conn: &Connection, fam: Family, keep: &[String]) -> Result<Vec<String>, QueueError> {
+    let mut names: Vec<String> = states(conn)?
         .into_iter()
         .filter(|s| s.family == fam.prefix())
         .map(|s| s.name)
@@ -179,12 +178,17 @@ pub fn forget_others(conn: &Connection, fam: Family, keep: &[String]) -> Result<
                 .query_map([fam.prefix()], |r| r.get::<_, String>(0))?
                 .collect::<rusqlite::Result<Vec<_>>>()?,
         )
+        .filter(|n| !keep.contains(n))
         .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+/// Drops the rows and ads of `names`. Returns whether any ad went.
+pub fn forget(conn: &Connection, fam: Family, names: &[String]) -> Result<bool, QueueError> {
     let mut gone = false;
     for n in names {
-        if keep.contains(&n) {
-            continue;
-        }
         conn.prepare_cached("DELETE FROM cron_jobs WHERE family = ?1 AND name = ?2")?
             .execute(params![fam.prefix(), n])?;
         gone |= conn
