@@ -103,7 +103,15 @@ pub fn run(spool: &Path, host: &dyn Host) -> Result<(), CronError> {
                     continue;
                 }
             };
-            changed |= r.tick(&mut q, host, fam, &jobs, now, &mut next)?;
+            match r.tick(&mut q, host, fam, &jobs, now, &mut next) {
+                Ok(c) => changed |= c,
+                Err(e) => {
+                    // Nobody would read their output: the next runner
+                    // starts them afresh.
+                    r.kill_all();
+                    return Err(e);
+                }
+            }
         }
         if changed {
             host.changed(&r.cfg);
