@@ -456,3 +456,82 @@ fn cli_hooks_cron_a_job_taken_off_the_list_takes_its_attributes_along() {
         "undefined"
     );
 }
+
+#[test]
+fn cli_hooks_cron_a_false_condition_keeps_the_job_from_running() {
+    let env = RunEnv::new();
+    let ran = env.path("ran");
+    let prog = hook(
+        &env,
+        "c.sh",
+        &format!("touch {}\necho 'C = 1'", ran.display()),
+    );
+    let env = startd(
+        env,
+        "c",
+        &prog,
+        &[("PERIOD", "1h"), ("CONDITION", "TotalCpus > 100")],
+    );
+    make_queue(&env);
+    wait_slot_attr(
+        &env,
+        "StartdCron_c_Status",
+        "not run: its CONDITION is not true",
+    );
+    assert!(!ran.exists());
+}
+
+#[test]
+fn cli_hooks_cron_jobs_start_only_within_the_max_job_load() {
+    let env = RunEnv::new();
+    let trace = env.path("trace");
+    let prog = |n: &str| {
+        hook(
+            &env,
+            &format!("{n}.sh"),
+            &format!(
+                "echo start >> {t}\nsleep 0.5\necho end >> {t}\necho 'Done_{n} = true'",
+                t = trace.display()
+            ),
+        )
+    };
+    let (one, two) = (prog("one"), prog("two"));
+    let env = env
+        .knob("STARTD_CRON_JOBLIST", "one two")
+        .knob("STARTD_CRON_MAX_JOB_LOAD", "1")
+        .knob("STARTD_CRON_one_EXECUTABLE", one.to_str().unwrap())
+        .knob("STARTD_CRON_one_PERIOD", "1h")
+        .knob("STARTD_CRON_one_JOB_LOAD", "1")
+        .knob("STARTD_CRON_two_EXECUTABLE", two.to_str().unwrap())
+        .knob("STARTD_CRON_two_PERIOD", "1h")
+        .knob("STARTD_CRON_two_JOB_LOAD", "1");
+    make_queue(&env);
+    wait_slot_attr(&env, "Done_one && Done_two", "true");
+    let t = std::fs::read_to_string(&trace).unwrap();
+    // One at a time: the second starts after the first ended.
+    assert_eq!(t, "start\nend\nstart\nend\n");
+}
+
+#[test]
+fn cli_hooks_cron_reconfig_sends_sighup_to_a_running_job_with_reconfig() {
+    let env = RunEnv::new();
+    let prog = hook(
+        &env,
+        "hup.sh",
+        "trap 'echo \"Hupped = true\"; echo -' HUP\necho 'Up = true'\necho -\nwhile :; do sleep 0.1; done",
+    );
+    let env = startd(
+        env,
+        "hup",
+        &prog,
+        &[
+            ("MODE", "WaitForExit"),
+            ("PERIOD", "1h"),
+            ("RECONFIG", "true"),
+        ],
+    );
+    make_queue(&env);
+    wait_slot_attr(&env, "Up", "true");
+    env.run_ok("tern_negotiate", ["-wait", "-reconfig"]);
+    wait_slot_attr(&env, "Hupped", "true");
+}
