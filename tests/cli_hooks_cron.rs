@@ -422,14 +422,7 @@ fn cli_hooks_cron_a_killed_runner_leaves_nothing_stuck() {
     make_queue(&env);
     wait_slot_attr(&env, "Gen", "1");
     let first: i32 = status_af(&env, &["HookPid"]).trim().parse().unwrap();
-    let runners: Vec<i32> = env
-        .leftovers()
-        .into_iter()
-        .filter(|p| {
-            std::fs::read(format!("/proc/{p}/cmdline"))
-                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("tern_cron"))
-        })
-        .collect();
+    let runners = runners(&env);
     assert_eq!(runners.len(), 1, "one runner: {runners:?}");
     unsafe {
         libc::kill(runners[0], libc::SIGKILL);
@@ -534,4 +527,40 @@ fn cli_hooks_cron_reconfig_sends_sighup_to_a_running_job_with_reconfig() {
     wait_slot_attr(&env, "Up", "true");
     env.run_ok("tern_negotiate", ["-wait", "-reconfig"]);
     wait_slot_attr(&env, "Hupped", "true");
+}
+
+fn runners(env: &RunEnv) -> Vec<i32> {
+    env.leftovers()
+        .into_iter()
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("tern_cron"))
+        })
+        .collect()
+}
+
+#[test]
+fn cli_hooks_cron_short_periods_are_kept_by_the_runner_without_passes() {
+    let env = RunEnv::new();
+    let count = env.path("count");
+    let prog = hook(&env, "tick.sh", &format!("echo x >> {}", count.display()));
+    let env = startd(env, "tick", &prog, &[("PERIOD", "1s")]);
+    make_queue(&env);
+    env.negotiate();
+    // No pass from here on: the runner stays while the job is due within
+    // a minute, and runs it every second.
+    env.wait_for("three runs", TIMEOUT, || {
+        std::fs::read_to_string(&count).is_ok_and(|t| t.lines().count() >= 3)
+    });
+    assert_eq!(runners(&env).len(), 1);
+}
+
+#[test]
+fn cli_hooks_cron_the_runner_leaves_when_nothing_is_due_within_a_minute() {
+    let env = RunEnv::new();
+    let prog = hook(&env, "once.sh", "echo 'Hourly = 1'");
+    let env = startd(env, "hourly", &prog, &[("PERIOD", "1h")]);
+    make_queue(&env);
+    wait_slot_attr(&env, "Hourly", "1");
+    env.wait_for("the runner to exit", TIMEOUT, || runners(&env).is_empty());
 }
