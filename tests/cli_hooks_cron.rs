@@ -564,3 +564,17 @@ fn cli_hooks_cron_the_runner_leaves_when_nothing_is_due_within_a_minute() {
     wait_slot_attr(&env, "Hourly", "1");
     env.wait_for("the runner to exit", TIMEOUT, || runners(&env).is_empty());
 }
+
+#[test]
+fn cli_hooks_cron_a_bad_shared_knob_shows_on_every_listed_job() {
+    let env = RunEnv::new();
+    let prog = hook(&env, "x.sh", "echo 'X = 1'");
+    let env = startd(env, "x", &prog, &[("PERIOD", "1")]).knob("STARTD_CRON_AUTOPUBLISH", "Always");
+    make_queue(&env);
+    env.wait_for("the error in the slot ad", TIMEOUT, || {
+        env.negotiate();
+        status_af(&env, &["StartdCron_x_Status"])
+            .contains("STARTD_CRON_AUTOPUBLISH = Always: tern has no collector")
+    });
+    assert_eq!(status_af(&env, &["X"]).lines().next(), Some("undefined"));
+}

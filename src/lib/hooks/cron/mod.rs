@@ -160,6 +160,7 @@ pub fn wanted(cfg: &Config, conn: &Connection, now: i64) -> Result<(bool, Vec<St
         let jobs = match params::family(cfg, fam) {
             Ok(j) => j,
             Err(e) => {
+                want |= !unmarked(cfg, conn, fam, &e.to_string())?.is_empty();
                 warnings.push(format!("{} hooks not run: {e}", fam.prefix()));
                 continue;
             }
@@ -183,6 +184,26 @@ pub fn wanted(cfg: &Config, conn: &Connection, now: i64) -> Result<(bool, Vec<St
         want |= !store::stale(conn, fam, &keep)?.is_empty();
     }
     Ok((want, warnings))
+}
+
+/// The listed jobs of a family whose shared knobs are wrong (`err`) that
+/// do not show the error as their status yet.
+pub fn unmarked(
+    cfg: &Config,
+    conn: &Connection,
+    fam: Family,
+    err: &str,
+) -> Result<Vec<String>, CronError> {
+    let states = store::states(conn)?;
+    Ok(cfg
+        .list_value(&format!("{}_JOBLIST", fam.prefix()))?
+        .into_iter()
+        .filter(|n| {
+            !states
+                .iter()
+                .any(|s| s.family == fam.prefix() && s.name == *n && s.status == err)
+        })
+        .collect())
 }
 
 /// Job counts by status (from the queue's `job_counts`).

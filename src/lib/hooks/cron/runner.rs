@@ -99,6 +99,11 @@ pub fn run(spool: &Path, host: &dyn Host) -> Result<(), CronError> {
             let jobs = match super::params::family(&r.cfg, fam) {
                 Ok(j) => j,
                 Err(e) => {
+                    // Every listed job shows why none runs.
+                    let err = e.to_string();
+                    for n in super::unmarked(&r.cfg, q.conn(), fam, &err)? {
+                        q.write(now, |w| store::set_status(w.conn(), fam, &n, &err))?;
+                    }
                     r.note(&format!("{} hooks not run: {e}", fam.prefix()));
                     continue;
                 }
