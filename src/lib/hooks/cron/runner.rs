@@ -228,11 +228,12 @@ impl Runner {
             .map(|j| j.name.clone())
             .chain(jobs.broken.iter().map(|(n, _)| n.clone()))
             .collect();
-        // Instances of jobs no longer configured are stopped.
+        // Instances of jobs no longer configured (or no longer valid) are
+        // stopped: nothing would attend them.
         let gone: Vec<(Family, String)> = self
             .instances
             .keys()
-            .filter(|(f, n)| *f == fam && !names.contains(n))
+            .filter(|(f, n)| *f == fam && !jobs.jobs.iter().any(|j| j.name == *n))
             .cloned()
             .collect();
         for k in gone {
@@ -268,7 +269,7 @@ impl Runner {
             let st = states
                 .iter()
                 .find(|s| s.family == fam.prefix() && s.name == job.name);
-            if self.instances.contains_key(&key) {
+            if let Some(held) = self.instances.get(&key).map(|i| i.job.job_load) {
                 changed |= self.attend(q, fam, &key, job, jobs, st, reconfig, now)?;
                 if self.instances.contains_key(&key) {
                     continue;
@@ -281,7 +282,7 @@ impl Runner {
                 if let Some(t) = super::next_due(job, st, reconfig) {
                     *next = Some(next.map_or(t, |n| n.min(t)));
                 }
-                load = load.max(0.0);
+                load -= held;
                 continue;
             }
             let log = super::stderr_path(&self.spool, fam, &job.name);
@@ -340,15 +341,15 @@ impl Runner {
                 let ad = host.daemon_ad(&self.cfg, fam).unwrap_or_default();
                 let ok = crate::classad::eval_in(&std::rc::Rc::new(ad), c).is_true();
                 if !ok {
-                    // Not run this time; looked at again in a period.
-                    let t = now;
+                    // Counted as a run, so it is looked at again a period
+                    // later rather than every tick.
                     q.write(now, |w| {
-                        store::started(w.conn(), job, t, 0, reconfig)?;
+                        store::started(w.conn(), job, now, 0, reconfig)?;
                         store::finished(
                             w.conn(),
                             fam,
                             &job.name,
-                            t,
+                            now,
                             "not run: its CONDITION is not true",
                         )
                     })?;
