@@ -45,6 +45,8 @@ struct Instance {
     hup_sent: bool,
     /// Killed by `_KILL` because it was due again.
     replaced: bool,
+    /// Bad lines in the blocks already streamed (WaitForExit).
+    bad: usize,
 }
 
 const STILL_RUNNING: &str = "still running from before; not started again";
@@ -401,6 +403,7 @@ impl Runner {
                         generation: reconfig,
                         hup_sent: false,
                         replaced: false,
+                        bad: 0,
                     },
                 );
             }
@@ -442,6 +445,7 @@ impl Runner {
             let p = output::parse(&text, &inst.job.prefix, false);
             if p.consumed > 0 {
                 inst.running.consume(p.consumed);
+                inst.bad += p.bad.len();
                 let j = inst.job.clone();
                 changed |= q.write(now, |w| store::publish(w.conn(), &j, &p.blocks, false, now))?;
                 for b in &p.bad {
@@ -479,7 +483,7 @@ impl Runner {
         // A run cut short keeps only its finished blocks.
         let p = output::parse(stdout, &ijob.prefix, exited);
         let whole = exited && ijob.mode != Mode::WaitForExit;
-        let status = status_of(ijob, &o, &log, p.bad.len(), inst.replaced);
+        let status = status_of(ijob, &o, &log, inst.bad + p.bad.len(), inst.replaced);
         changed |= q.write(now, |w| {
             let c = if whole || !p.blocks.is_empty() {
                 store::publish(w.conn(), ijob, &p.blocks, whole, now)?
