@@ -51,6 +51,9 @@ struct Instance {
 
 const STILL_RUNNING: &str = "still running from before; not started again";
 
+/// The size at which the hook log is rotated.
+const LOG_MAX: u64 = 1 << 20;
+
 /// How often the configuration is read again while the runner lives.
 const REREAD: Duration = Duration::from_secs(2);
 
@@ -200,6 +203,12 @@ impl Runner {
     /// Appends a line, with the time, to the hook log.
     fn log(&self, line: &str) {
         let path = super::log_path(&self.spool);
+        // A hook failing every second must not fill the disk: the log is
+        // kept to about a MiB, with one older generation, as HTCondor's
+        // daemon logs are rotated.
+        if std::fs::metadata(&path).is_ok_and(|m| m.len() > LOG_MAX) {
+            let _ = std::fs::rename(&path, path.with_extension("log.old"));
+        }
         if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(&path) {
             let t = crate::clock::now();
             let _ = writeln!(f, "{t} {line}");
