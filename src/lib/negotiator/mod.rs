@@ -8,6 +8,7 @@
 //! so work that arrives during a pass is never left waiting for cron.
 
 pub mod accountant;
+pub mod cron_hooks;
 pub mod deferral;
 pub mod dollar;
 pub mod gridjobs;
@@ -292,7 +293,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         clear_leftovers(cfg, &machine, spool, &q, &mut report)?;
     }
     let route = launch::router_wanted(cfg, &q)?;
-    launch::start_cron(cfg, spool, &mut q, now, opts.reconfig, &mut report.lines)?;
+    cron_hooks::start_cron(cfg, spool, &mut q, now, opts.reconfig, &mut report.lines)?;
     drop(q);
     if route && let Err(e) = launch::spawn_router(cfg) {
         report
