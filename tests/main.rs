@@ -13,6 +13,7 @@ mod cli_eval;
 mod cli_fairshare;
 mod cli_grid;
 mod cli_history;
+mod cli_hooks_cron;
 mod cli_hooks_starter;
 mod cli_identity;
 mod cli_leave_in_queue;

@@ -17,6 +17,7 @@ pub mod argv;
 pub mod complete;
 pub mod config_val;
 pub mod continue_job;
+pub mod cron;
 pub mod edit;
 pub mod env;
 pub mod eval;

@@ -77,6 +77,11 @@ pub struct Args {
     #[arg(long)]
     pub wide: bool,
 
+    /// Show the scheduler ad instead of the slots: its job counts and what
+    /// the SCHEDD_CRON hooks publish
+    #[arg(long)]
+    pub schedd: bool,
+
     /// Slots to show: a slot name (slot1, slot1_2), a full name
     /// (slot1@host) or the machine's name
     #[arg(value_name = "NAME")]
@@ -99,6 +104,7 @@ struct Options {
     names: Vec<String>,
     total_only: bool,
     wide: bool,
+    schedd: bool,
 }
 
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
@@ -109,19 +115,35 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let env = ToolEnv::open("tern_status")?;
     let cfg = &env.cfg;
     let now = crate::clock::now();
-    let machine = Machine::detect(cfg)?;
-    let mut rows = match env.queue(false)? {
-        Some(q) => machine::load_slots(q.conn())?,
-        None => Vec::new(),
-    };
-    if rows.is_empty() {
-        rows = machine::configured_rows(&machine, now);
-    }
-    let ads: Vec<ClassAd> = rows
-        .iter()
-        .map(|r| machine::slot_ad(&machine, r, now))
-        .filter(|ad| chosen(&opts, ad))
-        .collect();
+    let mut machine = Machine::detect(cfg)?;
+    let q = env.queue(false)?;
+    let ads: Vec<ClassAd> =
+        if opts.schedd {
+            let ad = crate::hooks::cron::schedd_ad(cfg, q.as_ref().map(|q| q.conn()), now)
+                .map_err(|e| CliError::Failed {
+                    msg: e.to_string(),
+                    hint: None,
+                })?;
+            vec![ad]
+                .into_iter()
+                .filter(|ad| chosen(&opts, ad))
+                .collect()
+        } else {
+            let mut rows = match &q {
+                Some(q) => {
+                    machine = machine.with_hooks(q.conn())?;
+                    machine::load_slots(q.conn())?
+                }
+                None => Vec::new(),
+            };
+            if rows.is_empty() {
+                rows = machine::configured_rows(&machine, now);
+            }
+            rows.iter()
+                .map(|r| machine::slot_ad(&machine, r, now))
+                .filter(|ad| chosen(&opts, ad))
+                .collect()
+        };
     let text = render(&opts, &ads, now);
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
@@ -153,6 +175,7 @@ fn options(args: &Args, matches: &ArgMatches) -> Result<Options, CliError> {
         names: args.names.clone(),
         total_only: args.total,
         wide: args.wide,
+        schedd: args.schedd,
     })
 }
 
@@ -179,6 +202,15 @@ fn render(opts: &Options, ads: &[ClassAd], now: i64) -> String {
     match opts.view.render(ads) {
         Some(text) => text,
         None if ads.is_empty() => String::new(),
+        None if opts.schedd && !opts.run => {
+            let mut out = String::new();
+            if !opts.total_only {
+                out.push_str(&table(&schedd_columns(), ads, now));
+            }
+            out.push('\n');
+            out.push_str(&schedd_totals(ads));
+            out
+        }
         None => {
             let run = opts.run;
             let mut out = String::new();
@@ -205,6 +237,8 @@ enum Cell {
     Load(&'static str),
     /// An integer attribute as `%4d`.
     Int(&'static str),
+    /// An integer attribute right-aligned in a width.
+    Count(&'static str, usize),
     /// The time since EnteredCurrentActivity, `%T`.
     ActivityTime,
 }
@@ -259,6 +293,36 @@ fn run_columns() -> Vec<Column> {
     ]
 }
 
+/// condor_status -schedd's columns (scheddNormal_PrintFormat).
+fn schedd_columns() -> Vec<Column> {
+    vec![
+        col("Name", Cell::Text("Name"), 0, false),
+        col("Machine", Cell::Text("Machine"), 0, false),
+        col("RunningJobs", Cell::Count("TotalRunningJobs", 11), 11, true),
+        col("  IdleJobs", Cell::Count("TotalIdleJobs", 10), 10, true),
+        col("  HeldJobs", Cell::Count("TotalHeldJobs", 10), 10, true),
+    ]
+}
+
+/// condor_status -schedd's totals (ScheddNormalTotal): every scheduler ad
+/// has the same key, a blank one.
+fn schedd_totals(ads: &[ClassAd]) -> String {
+    let mut t = [0i64; 3];
+    for ad in ads {
+        let ad = Rc::new(ad.clone());
+        for (i, a) in ["TotalRunningJobs", "TotalIdleJobs", "TotalHeldJobs"]
+            .iter()
+            .enumerate()
+        {
+            t[i] += ad.eval_int(a).unwrap_or(0);
+        }
+    }
+    format!(
+        "{:14}{:>18} {:>18} {:>18}\n\n{:14}\n{:>14}{:18} {:18} {:18}\n",
+        "", "TotalRunningJobs", "TotalIdleJobs", "TotalHeldJobs", "", "Total", t[0], t[1], t[2]
+    )
+}
+
 fn cell_text(cell: Cell, ad: &Rc<ClassAd>, now: i64) -> String {
     match cell {
         Cell::Text(a) => ad.eval_str(a).unwrap_or_default(),
@@ -268,6 +332,9 @@ fn cell_text(cell: Cell, ad: &Rc<ClassAd>, now: i64) -> String {
         Cell::Int(a) => ad
             .eval_int(a)
             .map_or_else(|| "[??]".into(), |v| format!("{v:4}")),
+        Cell::Count(a, w) => ad
+            .eval_int(a)
+            .map_or_else(|| "[??]".into(), |v| format!("{v:w$}")),
         Cell::ActivityTime => {
             let at = ad.eval_int("MyCurrentTime").unwrap_or(now);
             match ad.eval_int("EnteredCurrentActivity") {

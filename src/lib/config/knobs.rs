@@ -403,10 +403,40 @@ pub static KNOBS: &[Knob] = &[
         "The slot's preference among jobs (the slot is MY, the job TARGET).",
     ),
     k(
+        "SCHEDD_CRON_CONFIG_VAL",
+        "",
+        Path,
+        "Exported to every SCHEDD_CRON job as the environment variable SCHEDD_CRON_CONFIG_VAL; empty means the tern_config_val installed beside tern_cron.",
+    ),
+    k(
+        "SCHEDD_CRON_JOBLIST",
+        "",
+        List,
+        "The schedd cron jobs (daemon ClassAd hooks), each configured by SCHEDD_CRON_<name>_EXECUTABLE, _ARGS, _ENV, _CWD, _MODE (Periodic, WaitForExit, OneShot), _PERIOD, _PREFIX, _KILL, _RECONFIG, _RECONFIG_RERUN, _JOB_LOAD, _CONDITION and tern's _TIMEOUT; run by tern_cron, see tern_hooks(7).",
+    ),
+    k(
+        "SCHEDD_CRON_LOG_NON_ZERO_EXIT",
+        "false",
+        Bool,
+        "Whether the stdout and stderr of a SCHEDD_CRON job that exits non-zero go to $(SPOOL)/hooks/cron.log.",
+    ),
+    k(
+        "SCHEDD_CRON_MAX_JOB_LOAD",
+        "0.1",
+        Real,
+        "The most SCHEDD_CRON job load (the sum of the running jobs' _JOB_LOAD, 0.01 each by default) at once; a job is started only within it.",
+    ),
+    k(
         "SCHEDD_INTERVAL",
         "60",
         Int,
         "Seconds between negotiation passes as jobs see it (ScheddInterval); HTCondor's default is 300, tern's pass runs every minute.",
+    ),
+    k(
+        "SCHEDD_NAME",
+        "",
+        String,
+        "The scheduler ad's Name (tern_status -schedd); empty means FULL_HOSTNAME.",
     ),
     k(
         "SHADOW",
@@ -443,6 +473,36 @@ pub static KNOBS: &[Knob] = &[
         "",
         List,
         "Further configuration macros copied into every slot ad.",
+    ),
+    k(
+        "STARTD_CRON_AUTOPUBLISH",
+        "",
+        String,
+        "HTCondor's choice of when cron output is sent to the collector; tern has none (every pass reads the newest output), so only Never (or empty) is accepted.",
+    ),
+    k(
+        "STARTD_CRON_CONFIG_VAL",
+        "",
+        Path,
+        "Exported to every STARTD_CRON job as the environment variable STARTD_CRON_CONFIG_VAL; empty means the tern_config_val installed beside tern_cron.",
+    ),
+    k(
+        "STARTD_CRON_JOBLIST",
+        "",
+        List,
+        "The startd cron jobs (daemon ClassAd hooks), each configured by STARTD_CRON_<name>_EXECUTABLE, _ARGS, _ENV, _CWD, _MODE (Periodic, WaitForExit, OneShot), _PERIOD, _PREFIX, _KILL, _RECONFIG, _RECONFIG_RERUN, _JOB_LOAD, _CONDITION, _SLOTS and tern's _TIMEOUT; run by tern_cron, see tern_hooks(7).",
+    ),
+    k(
+        "STARTD_CRON_LOG_NON_ZERO_EXIT",
+        "false",
+        Bool,
+        "Whether the stdout and stderr of a STARTD_CRON job that exits non-zero go to $(SPOOL)/hooks/cron.log.",
+    ),
+    k(
+        "STARTD_CRON_MAX_JOB_LOAD",
+        "0.1",
+        Real,
+        "The most STARTD_CRON job load (the sum of the running jobs' _JOB_LOAD, 0.01 each by default) at once; a job is started only within it.",
     ),
     k(
         "STARTD_RANK_PREEMPTION",

@@ -12,6 +12,7 @@
 //! Layering: `hooks` sits on `classad`, `config` and `sys`, below
 //! `negotiator`, `shadow` and `router`.
 
+pub mod cron;
 pub mod output;
 pub mod run;
 pub mod starter_logs;

@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::sys::identity::Identity;
@@ -128,7 +128,12 @@ pub struct Running {
     pgid: i32,
     deadline: Instant,
     stdout: mpsc::Receiver<Vec<u8>>,
+    partial: Arc<Mutex<Vec<u8>>>,
     program: PathBuf,
+}
+
+fn lock(m: &Mutex<Vec<u8>>) -> std::sync::MutexGuard<'_, Vec<u8>> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl std::fmt::Debug for Running {
@@ -199,11 +204,22 @@ pub fn start(inv: &Invocation) -> Result<Running, Outcome> {
         });
     }
     let (tx, rx) = mpsc::channel();
+    // What it printed so far, for callers that read its output as it
+    // comes (the WaitForExit cron jobs); the rest is sent at its end.
+    let partial: Arc<Mutex<Vec<u8>>> = Arc::default();
     if let Some(mut out) = child.stdout.take() {
+        let partial = partial.clone();
         std::thread::spawn(move || {
-            let mut s = Vec::new();
-            let _ = out.read_to_end(&mut s);
-            let _ = tx.send(s);
+            let mut buf = [0u8; 8192];
+            loop {
+                match out.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => lock(&partial).extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = tx.send(std::mem::take(&mut *lock(&partial)));
         });
     }
     let pgid = child.id() as i32;
@@ -212,6 +228,7 @@ pub fn start(inv: &Invocation) -> Result<Running, Outcome> {
         pgid,
         deadline: Instant::now() + inv.timeout,
         stdout: rx,
+        partial,
         program: inv.program.to_path_buf(),
     })
 }
@@ -220,6 +237,19 @@ impl Running {
     /// The hook's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// What it has printed so far and not yet [`consumed`](Self::consume).
+    pub fn stdout_so_far(&self) -> String {
+        String::from_utf8_lossy(&lock(&self.partial)).into_owned()
+    }
+
+    /// Drops the first `n` bytes of what it printed: the outcome's stdout
+    /// will hold only what follows.
+    pub fn consume(&self, n: usize) {
+        let mut p = lock(&self.partial);
+        let n = n.min(p.len());
+        p.drain(..n);
     }
 
     /// Its outcome if it has ended (or has just been killed for its

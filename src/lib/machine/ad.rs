@@ -147,5 +147,8 @@ pub fn slot_ad(machine: &Machine, row: &SlotRow, now: i64) -> ClassAd {
     if let Some(t) = row.job_start {
         i(&mut ad, "JobStart", t);
     }
+    if !machine.hooks.is_empty() {
+        crate::hooks::cron::merge::merge(&mut ad, &machine.hooks);
+    }
     ad
 }

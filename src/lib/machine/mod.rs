@@ -131,6 +131,9 @@ pub struct Machine {
     pub startd_attrs: Vec<(String, Expr)>,
     /// The configured slots, in SlotID order.
     pub layout: Vec<SlotSpec>,
+    /// What the STARTD_CRON hooks published, merged into every slot ad
+    /// ([`Machine::with_hooks`]; empty until then).
+    pub hooks: std::rc::Rc<crate::hooks::cron::Published>,
 }
 
 impl Machine {
@@ -190,7 +193,23 @@ impl Machine {
             rank: expr_knob(cfg, "RANK", "0")?,
             startd_attrs,
             layout,
+            hooks: Default::default(),
         })
+    }
+
+    /// The machine with the STARTD_CRON hooks' newest ads, read from the
+    /// queue database, so that every slot ad built from it has them.
+    pub fn with_hooks(mut self, conn: &rusqlite::Connection) -> Result<Machine, MachineError> {
+        let p = crate::hooks::cron::Published::load(conn, crate::hooks::cron::Family::Startd)
+            .map_err(|e| match e {
+                crate::queue::QueueError::Sqlite(e) => MachineError::Db(e),
+                e => MachineError::Detect {
+                    what: "the STARTD_CRON hooks' ads".into(),
+                    msg: e.to_string(),
+                },
+            })?;
+        self.hooks = std::rc::Rc::new(p);
+        Ok(self)
     }
 }
 

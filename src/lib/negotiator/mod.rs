@@ -8,6 +8,7 @@
 //! so work that arrives during a pass is never left waiting for cron.
 
 pub mod accountant;
+pub mod cron_hooks;
 pub mod deferral;
 pub mod dollar;
 pub mod gridjobs;
@@ -247,6 +248,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         report.lines.push("no queue yet: nothing to do".into());
         return Ok(report);
     };
+    let machine = machine.with_hooks(q.conn())?;
     let mut events: Vec<(PathBuf, Event)> = Vec::new();
     reconcile(&mut q, spool, now, opts.dry_run, &mut report, &mut events)?;
     let mut due = periodic::due(cfg, &q, now, opts.reconfig)?;
@@ -291,6 +293,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         clear_leftovers(cfg, &machine, spool, &q, &mut report)?;
     }
     let route = launch::router_wanted(cfg, &q)?;
+    cron_hooks::start_cron(cfg, spool, &mut q, now, opts.reconfig, &mut report.lines)?;
     drop(q);
     if route && let Err(e) = launch::spawn_router(cfg) {
         report

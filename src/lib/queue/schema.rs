@@ -209,6 +209,32 @@ pub const MIGRATIONS: &[&str] = &[
         recent_succeeded INTEGER NOT NULL DEFAULT 0
     ) WITHOUT ROWID;
     "#,
+    // 6: the daemon ClassAd hooks (see hooks::cron::store): each cron job's
+    // last run and running instance, and the ads its newest output
+    // published, with their time.
+    r#"
+    CREATE TABLE cron_jobs (
+        family     TEXT NOT NULL,           -- STARTD_CRON | SCHEDD_CRON
+        name       TEXT NOT NULL,
+        signature  TEXT NOT NULL DEFAULT '', -- the job's knobs when it last started
+        last_start INTEGER,
+        last_end   INTEGER,
+        pid        INTEGER,                 -- the running instance's process group
+        generation INTEGER NOT NULL DEFAULT 0, -- the reconfigurations counted at its last start
+        status     TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (family, name)
+    ) WITHOUT ROWID;
+    CREATE TABLE cron_ads (
+        family  TEXT NOT NULL,
+        job     TEXT NOT NULL,
+        tag     TEXT NOT NULL,              -- '' for the job's own ad
+        ad      TEXT NOT NULL,              -- old ClassAd syntax
+        prefix  TEXT NOT NULL,
+        slots   TEXT NOT NULL,              -- the job's _SLOTS
+        updated INTEGER NOT NULL,
+        PRIMARY KEY (family, job, tag)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -210,6 +210,7 @@ impl Shadow {
             spool: spool.clone(),
         })?;
         q.set_limits(Limits::from_config(&cfg)?);
+        let machine = machine.with_hooks(q.conn()).map_err(ShadowError::Machine)?;
         let seconds = |knob: &str, default: i64, min: i64| -> Result<u64, ConfigError> {
             Ok(cfg.get_int(knob, default)?.max(min) as u64)
         };

@@ -166,9 +166,12 @@ impl<'a> Analyzer<'a> {
 }
 
 fn load_pool(cfg: &Config, q: Option<&Queue>, now: i64) -> Result<Pool, CliError> {
-    let m = Machine::detect(cfg)?;
+    let mut m = Machine::detect(cfg)?;
     let mut rows = match q {
-        Some(q) => machine::load_slots(q.conn())?,
+        Some(q) => {
+            m = m.with_hooks(q.conn())?;
+            machine::load_slots(q.conn())?
+        }
         None => Vec::new(),
     };
     if rows.is_empty() {
