@@ -45,16 +45,6 @@ fn submit(env: &RunEnv, body: &str, extra: &str) -> String {
 }
 
 #[track_caller]
-fn wait_history(env: &RunEnv, job: &str) -> i64 {
-    let mut status = None;
-    env.wait_for(&format!("job {job} in the history"), TIMEOUT, || {
-        status = env.history_af(job, &["JobStatus"]);
-        status.is_some()
-    });
-    status.unwrap().parse().unwrap()
-}
-
-#[track_caller]
 fn wait_status(env: &RunEnv, job: &str, status: i64) {
     env.wait_for(&format!("job {job} in status {status}"), TIMEOUT, || {
         env.status(job) == Some(status)
@@ -95,7 +85,7 @@ fn prepare_job_changes_what_runs_and_sees_the_job() {
     );
     script(&env, "other.sh", "echo \"other ran with FromHook\"");
     let id = submit(&env, "echo original ran", "");
-    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
     assert_eq!(read(&env, "job.out"), "other ran with FromHook\n");
     assert!(read(&env, "seen.ad").contains("HookKeyword = \"TEST\""));
     let said = read(&env, "env.txt");
@@ -166,7 +156,7 @@ fn hook_status_code_overrides_the_exit_code_and_its_message_is_the_reason() {
     // And the other way: a failing exit code with HookStatusCode 0 runs.
     let env = hooked(&[("PREPARE_JOB", "echo 'HookStatusCode = 0'\nexit 7")], &[]);
     let id = submit(&env, "echo ran", "");
-    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
     assert_eq!(read(&env, "job.out"), "ran\n");
 }
 
@@ -304,7 +294,7 @@ fn update_job_info_runs_with_each_update_and_its_failure_is_noted() {
                     .contains("UPDATE_JOB_INFO (update_job_info.sh) failed")
         },
     );
-    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
     let updates = read(&env, "updates.txt");
     let lines: Vec<&str> = updates.lines().collect();
     assert!(lines.len() >= 2, "{updates}");
@@ -339,7 +329,7 @@ const RECORD_EXIT: &str = "{ echo \"how=$1\"; grep -E '^(ExitCode|ExitBySignal|E
 fn job_exit_is_told_the_job_exited_with_its_exit_attributes() {
     let env = hooked(&[("JOB_EXIT", RECORD_EXIT)], &[]);
     let id = submit(&env, "exit 3", "");
-    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
     let said = read(&env, "exit.txt");
     assert!(said.starts_with("how=exit\n"), "{said}");
     assert!(
@@ -402,7 +392,7 @@ fn a_failing_job_exit_is_noted_with_the_end() {
         &[("TEST_HOOK_JOB_EXIT_TIMEOUT", "1")],
     );
     let id = submit(&env, "true", "");
-    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
     let failure = env.attr(&id, "StarterHookFailure").unwrap();
     assert!(
         failure.contains("JOB_EXIT (job_exit.sh) failed (timed out after 1 s and was killed)"),
@@ -445,7 +435,7 @@ fn starter_hooks_around_a_job_with_file_transfer() {
         "cat in.txt staged.txt > result.txt",
         "should_transfer_files = YES\ntransfer_input_files = in.txt\n",
     );
-    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
     let order = read(&env, "order.txt");
     let lines: Vec<&str> = order.lines().collect();
     assert_eq!(lines.len(), 3, "{order}");
@@ -486,7 +476,7 @@ fn the_keyword_can_be_forced_or_defaulted() {
         .knob("DEF_HOOK_PREPARE_JOB", &p)
         .knob("STARTER_DEFAULT_JOB_HOOK_KEYWORD", "DEF");
     let id = submit(&env, "true", "");
-    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
     assert_eq!(env.attr(&id, "Picked").as_deref(), Some("default"));
     // STARTER_JOB_HOOK_KEYWORD wins over a job's configured keyword.
     let env = RunEnv::new();
@@ -501,7 +491,7 @@ fn the_keyword_can_be_forced_or_defaulted() {
         .knob("SITE_HOOK_PREPARE_JOB", &forced)
         .knob("STARTER_JOB_HOOK_KEYWORD", "SITE");
     let id = submit(&env, "true", "");
-    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
     assert_eq!(env.attr(&id, "Picked").as_deref(), Some("forced"));
 }
 
@@ -555,7 +545,7 @@ fn the_manuals_java5_prepare_hook_works_as_written() {
          log    = hello.log\n\n+HookKeyword=\"JAVA5\"\n\nqueue\n",
     );
     let id = format!("{c}.0");
-    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
     assert_eq!(read(&env, "hello.out"), "java5 Hello: bytecode\n");
     assert_eq!(read(&env, "java5-exit.txt"), "exit 0\n");
 }
@@ -574,7 +564,7 @@ fn a_job_removed_while_prepare_job_runs_never_starts() {
         env.path("preparing").exists()
     });
     env.run_ok("tern_rm", [id.as_str()]);
-    assert_eq!(wait_history(&env, &id), 3, "{}", env.diagnosis());
+    assert_eq!(env.wait_history(&id, TIMEOUT), 3, "{}", env.diagnosis());
     assert!(!env.path("ran.txt").exists(), "the job never ran");
     assert_eq!(job_events(&env.path("t.log"), &id), [0, 9]);
 }
@@ -589,7 +579,7 @@ fn update_failure(body: &str, knobs: &[(&str, &str)]) -> String {
     all.extend_from_slice(knobs);
     let env = hooked(&[("UPDATE_JOB_INFO", body)], &all);
     let id = submit(&env, "sleep 3; echo done", "");
-    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
     // The hook's failure costs the job nothing.
     assert_eq!(read(&env, "job.out"), "done\n");
     assert_eq!(env.attr(&id, "ExitCode").as_deref(), Some("0"));
@@ -630,7 +620,7 @@ fn a_job_exit_hook_that_fails_or_is_killed_is_noted() {
     ] {
         let env = hooked(&[("JOB_EXIT", body)], &[]);
         let id = submit(&env, "echo done", "");
-        assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+        assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
         assert_eq!(read(&env, "job.out"), "done\n");
         let f = attr(&env, &id, "StarterHookFailure").unwrap_or_default();
         assert!(f.contains(says), "{f}");

@@ -31,17 +31,6 @@ fn runs(env: &RunEnv, file: &str) -> Vec<i32> {
         .collect()
 }
 
-/// Waits until `job` has left the queue; its history JobStatus.
-#[track_caller]
-fn wait_history(env: &RunEnv, job: &str, timeout: Duration) -> i64 {
-    let mut status = None;
-    env.wait_for(&format!("job {job} in the history"), timeout, || {
-        status = env.history_af(job, &["JobStatus"]);
-        status.is_some()
-    });
-    status.unwrap().parse().unwrap()
-}
-
 #[track_caller]
 fn wait_status(env: &RunEnv, job: &str, status: i64) {
     env.wait_for(
@@ -141,7 +130,7 @@ fn ten_jobs_complete_with_their_outputs_exit_codes_usage_and_events() {
     );
     for p in 0..10 {
         let id = format!("{c}.{p}");
-        assert_eq!(wait_history(&env, &id, TIMEOUT), 4, "job {id} completed");
+        assert_eq!(env.wait_history(&id, TIMEOUT), 4, "job {id} completed");
         assert_eq!(
             history(
                 &env,
@@ -175,7 +164,7 @@ fn ten_jobs_complete_with_their_outputs_exit_codes_usage_and_events() {
         );
     }
     let id = format!("{spin}.0");
-    assert_eq!(wait_history(&env, &id, TIMEOUT), 4);
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4);
     assert!(
         number(&env, &id, "RemoteUserCpu") > 0.0,
         "a job that spun 1.5 s of cpu has user cpu time"
@@ -195,7 +184,7 @@ fn a_job_killed_by_a_signal_exits_by_that_signal() {
         ),
     );
     let id = format!("{c}.0");
-    assert_eq!(wait_history(&env, &id, TIMEOUT), 4);
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4);
     assert_eq!(
         history(&env, &id, &["ExitBySignal", "ExitSignal", "NumJobStarts"]),
         format!("true {} 1", libc::SIGUSR1)
@@ -222,7 +211,7 @@ fn a_job_runs_in_its_iwd_with_its_arguments_environment_and_input() {
             fake_job().display()
         ),
     );
-    assert_eq!(wait_history(&env, &format!("{c}.0"), TIMEOUT), 4);
+    assert_eq!(env.wait_history(&format!("{c}.0"), TIMEOUT), 4);
     let iwd = env.path("iwd");
     assert_eq!(
         std::fs::read_to_string(env.path("iwd/out.txt")).unwrap(),
@@ -243,7 +232,7 @@ fn a_job_sees_the_machines_huge_page_setting_not_terns() {
         "executable = /bin/grep\narguments = \"THP_enabled /proc/self/status\"\n\
          output = thp.out\nqueue\n",
     );
-    assert_eq!(wait_history(&env, &format!("{c}.0"), TIMEOUT), 4);
+    assert_eq!(env.wait_history(&format!("{c}.0"), TIMEOUT), 4);
     let mine = std::fs::read_to_string("/proc/self/status").unwrap();
     if !mine.contains("THP_enabled") {
         return; // a kernel older than 5.0 reports nothing to compare
@@ -271,7 +260,7 @@ fn rm_of_a_running_job_kills_it_and_moves_it_to_the_history() {
         "removed at once: {}",
         env.diagnosis()
     );
-    assert_eq!(wait_history(&env, &id, TIMEOUT), 3);
+    assert_eq!(env.wait_history(&id, TIMEOUT), 3);
     wait_dead(&env, "the removed job", pid);
     assert_eq!(job_events(&env.path("rm.log"), &id), [0, 1, 9]);
     assert_eq!(runs(&env, "runs").len(), 1);
@@ -351,7 +340,7 @@ fn vacate_fast_kills_a_job_that_ignores_sigterm_at_once() {
     wait_dead(&env, "the vacated job", pid);
     wait_event(&env, "fast.log", &id, 4);
     env.run_ok("tern_rm", [&id]);
-    wait_history(&env, &id, TIMEOUT);
+    env.wait_history(&id, TIMEOUT);
     check_logs_with_htcondor(&[env.path("fast.log")]);
 }
 
@@ -383,7 +372,7 @@ fn suspend_and_continue_stop_and_resume_a_running_job() {
     env.run_ok("tern_suspend", [&id]);
     wait_status(&env, &id, 7);
     env.run_ok("tern_rm", [&id]);
-    assert_eq!(wait_history(&env, &id, TIMEOUT), 3);
+    assert_eq!(env.wait_history(&id, TIMEOUT), 3);
     wait_dead(&env, "the removed suspended job", pid);
     let events = job_events(&env.path("sus.log"), &id);
     assert_eq!(events[..5], [0, 1, 10, 11, 10], "{events:?}");
@@ -407,7 +396,7 @@ fn rm_sigterm_ignorer(env: &RunEnv, lines: &str) -> Duration {
     env.run_ok("tern_rm", [&id]);
     wait_dead(env, "the job ignoring SIGTERM", pid);
     let lived = t0.elapsed();
-    assert_eq!(wait_history(env, &id, TIMEOUT), 3);
+    assert_eq!(env.wait_history(&id, TIMEOUT), 3);
     lived
 }
 
@@ -450,7 +439,7 @@ fn a_job_that_exits_leaves_no_forked_child_alive() {
         ),
     );
     let id = format!("{c}.0");
-    assert_eq!(wait_history(&env, &id, TIMEOUT), 4);
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4);
     let kids = pids(&env, "kids");
     assert_eq!(kids.len(), 2);
     for kid in kids {
@@ -473,7 +462,7 @@ fn a_removed_job_leaves_no_forked_child_alive() {
     let kids = pids(&env, "kids");
     assert_eq!(kids.len(), 1);
     env.run_ok("tern_rm", [&id]);
-    assert_eq!(wait_history(&env, &id, TIMEOUT), 3);
+    assert_eq!(env.wait_history(&id, TIMEOUT), 3);
     wait_dead(&env, "the removed job", pid);
     wait_dead(&env, "the removed job's child", kids[0]);
 }
@@ -627,11 +616,11 @@ fn a_two_cpu_job_takes_two_cpus_of_the_partitionable_slot() {
     // Removing a running job frees its cpus for the third.
     let first = jobs.iter().find(|j| env.status(j) == Some(2)).unwrap();
     env.run_ok("tern_rm", [first]);
-    wait_history(&env, first, TIMEOUT);
+    env.wait_history(first, TIMEOUT);
     negotiate_until(&env, "the third job running", || running() == 2);
     env.run_ok("tern_rm", [&c.to_string()]);
     for j in &jobs {
-        wait_history(&env, j, TIMEOUT);
+        env.wait_history(j, TIMEOUT);
     }
 }
 
@@ -719,7 +708,7 @@ fn on_exit_remove_false_requeues_the_job_after_each_run() {
     });
     assert!(runs(&env, "runs").len() >= 2, "{}", env.diagnosis());
     env.run_ok("tern_rm", [&id]);
-    assert_eq!(wait_history(&env, &id, TIMEOUT), 3);
+    assert_eq!(env.wait_history(&id, TIMEOUT), 3);
     let starts = number(&env, &id, "NumJobStarts") as usize;
     let ran = runs(&env, "runs").len();
     assert!(starts >= 3 && ran <= starts, "{ran} runs, {starts} starts");
@@ -763,7 +752,7 @@ fn a_growing_job_reports_its_memory_and_an_image_size_event() {
         &job("grow 64 sleep 4 exit 0", "log = grow.log\nqueue\n"),
     );
     let id = format!("{c}.0");
-    assert_eq!(wait_history(&env, &id, TIMEOUT), 4);
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4);
     for attr in ["ImageSize", "ResidentSetSize"] {
         let kib = number(&env, &id, attr);
         assert!(kib >= 60_000.0, "{attr} {kib} KiB for 64 MiB touched");

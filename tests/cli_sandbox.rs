@@ -5,17 +5,6 @@
 
 use crate::common::{RunEnv, TIMEOUT, check_logs_with_htcondor, job_events};
 
-/// Waits until `job` has left the queue; its history JobStatus.
-#[track_caller]
-fn wait_history(env: &RunEnv, job: &str) -> i64 {
-    let mut status = None;
-    env.wait_for(&format!("job {job} in the history"), TIMEOUT, || {
-        status = env.history_af(job, &["JobStatus"]);
-        status.is_some()
-    });
-    status.unwrap().parse().unwrap()
-}
-
 #[track_caller]
 fn wait_held(env: &RunEnv, job: &str) {
     env.wait_for(&format!("job {job} held"), TIMEOUT, || {
@@ -60,7 +49,7 @@ fn a_transferring_job_runs_in_a_private_sandbox_and_its_output_comes_back() {
          output = out/job.out\nerror = job.err\nlog = t.log\nqueue\n",
     );
     let id = format!("{c}.0");
-    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
     let out = std::fs::read_to_string(env.path("out/job.out")).unwrap();
     let lines: Vec<&str> = out.lines().collect();
     let pwd = lines[0].strip_prefix("pwd=").unwrap();
@@ -133,7 +122,7 @@ fn without_transfer_the_job_runs_in_iwd_with_the_sandbox_as_scratch() {
         "executable = job.sh\noutput = n.out\nlog = n.log\nqueue\n",
     );
     let id = format!("{c}.0");
-    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
     let out = std::fs::read_to_string(env.path("n.out")).unwrap();
     let f: Vec<&str> = out.split_whitespace().collect();
     let iwd = env.path("").display().to_string();
@@ -163,7 +152,7 @@ fn an_input_script_named_by_its_base_name_runs() {
          queue\n",
     );
     assert_eq!(
-        wait_history(&env, &format!("{c}.0")),
+        env.wait_history(&format!("{c}.0"), TIMEOUT),
         4,
         "{}",
         env.diagnosis()
@@ -257,7 +246,7 @@ fn keep_sandbox_leaves_the_directory_for_debugging() {
         "executable = job.sh\nshould_transfer_files = YES\nqueue\n",
     );
     assert_eq!(
-        wait_history(&env, &format!("{c}.0")),
+        env.wait_history(&format!("{c}.0"), TIMEOUT),
         4,
         "{}",
         env.diagnosis()
@@ -311,7 +300,7 @@ fn http_inputs_are_fetched_and_a_scheme_without_a_plugin_never_matches() {
         ),
     );
     assert_eq!(
-        wait_history(&env, &format!("{c}.0")),
+        env.wait_history(&format!("{c}.0"), TIMEOUT),
         4,
         "{}",
         env.diagnosis()
@@ -372,7 +361,7 @@ fn on_exit_or_evict_saves_the_files_of_a_vacated_run_for_the_next() {
     let id = format!("{c}.0");
     env.wait_for("the first run", TIMEOUT, || marker.exists());
     env.run_ok("tern_vacate_job", [&id]);
-    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
     assert_eq!(
         std::fs::read_to_string(env.path("e.out")).unwrap(),
         "resumed from first\n"
@@ -424,7 +413,7 @@ fn a_one_gib_output_comes_back_with_the_shadows_memory_bounded() {
         peak = peak.max(kib);
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    assert_eq!(wait_history(&env, &id), 4, "{}", env.diagnosis());
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
     let len = std::fs::metadata(env.path("big.out")).unwrap().len();
     assert_eq!(len, 1 << 30);
     assert!(

@@ -21,3 +21,11 @@ pub fn reaches_outside(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     lower.contains("include") || text.contains('|') || lower.contains("$env") || lower.contains("getenv")
 }
+
+/// The input as text, unless it is not UTF-8 or could reach outside the
+/// process ([`reaches_outside`]).
+#[allow(dead_code)]
+pub fn contained_text(data: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(data).ok()?;
+    (!reaches_outside(text)).then(|| text.to_string())
+}

@@ -11,13 +11,9 @@ use tern::transform::{Macros, Transform};
 mod common;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else {
+    let Some(text) = common::contained_text(data) else {
         return;
     };
-    if common::reaches_outside(text) {
-        return;
-    }
-    let text = text.to_string();
     common::on_tool_stack(move || {
         let Ok(t) = Transform::parse(&text, "fuzz") else {
             return;

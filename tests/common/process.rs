@@ -233,6 +233,18 @@ impl RunEnv {
         }
     }
 
+    /// Waits up to `timeout` until `job` has left the queue; its history
+    /// JobStatus.
+    #[track_caller]
+    pub fn wait_history(&self, job: &str, timeout: Duration) -> i64 {
+        let mut status = None;
+        self.wait_for(&format!("job {job} in the history"), timeout, || {
+            status = self.history_af(job, &["JobStatus"]);
+            status.is_some()
+        });
+        status.unwrap().parse().unwrap()
+    }
+
     /// The queue, the history and this environment's processes, for a
     /// failure message.
     pub fn diagnosis(&self) -> String {
