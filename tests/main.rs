@@ -13,6 +13,7 @@ mod cli_eval;
 mod cli_fairshare;
 mod cli_grid;
 mod cli_history;
+mod cli_hooks_fetch;
 mod cli_identity;
 mod cli_leave_in_queue;
 mod cli_linger;

@@ -83,6 +83,7 @@ pub const TOOLS: &[Tool] = tools![
     tern_negotiate => negotiate,
     tern_shadow => shadow,
     tern_gridmanager => gridmanager,
+    tern_fetchwork => fetchwork,
     tern_vacate_job => vacate_job,
     tern_suspend => suspend,
     tern_continue => continue_job,

@@ -19,6 +19,7 @@ pub mod continue_job;
 pub mod edit;
 pub mod env;
 pub mod eval;
+pub mod fetchwork;
 pub mod format;
 pub mod gridmanager;
 pub mod history;

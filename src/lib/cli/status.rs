@@ -27,6 +27,7 @@ use super::{CliError, parse_args, run_tool};
 use crate::classad::parser::parse_expr_old;
 use crate::classad::{ClassAd, Expr, eval_in};
 use crate::machine::{self, Machine};
+use crate::negotiator::fetch;
 
 /// Show this machine's slots.
 ///
@@ -147,16 +148,27 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let cfg = &env.cfg;
     let now = crate::clock::now();
     let machine = Machine::detect(cfg)?;
-    let mut rows = match env.queue(false)? {
-        Some(q) => machine::load_slots(q.conn())?,
-        None => Vec::new(),
+    let (mut rows, fetching) = match env.queue(false)? {
+        Some(q) => (
+            machine::load_slots(q.conn())?,
+            fetch::work::states(q.conn())?,
+        ),
+        None => (Vec::new(), Vec::new()),
     };
     if rows.is_empty() {
         rows = machine::configured_rows(&machine, now);
     }
     let ads: Vec<ClassAd> = rows
         .iter()
-        .map(|r| machine::slot_ad(&machine, r, now))
+        .map(|r| {
+            let mut ad = machine::slot_ad(&machine, r, now);
+            // A slot that fetches work shows its last fetch (and failure).
+            if let Some((_, st)) = fetching.iter().find(|(n, _)| *n == r.name) {
+                let delay = fetch::delay(cfg, &ad, None).ok();
+                fetch::publish(&mut ad, Some(st), delay);
+            }
+            ad
+        })
         .filter(|ad| chosen(&opts, ad))
         .collect();
     let text = render(&opts, &ads, now);
