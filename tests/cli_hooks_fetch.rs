@@ -337,3 +337,76 @@ fn rank_decides_whether_a_fetched_job_preempts_the_running_one() {
     });
     env.run_ok("tern_rm", ["1"]);
 }
+
+#[test]
+fn a_slot_whose_start_is_false_on_its_own_does_not_fetch() {
+    let env = prepared(1);
+    let d = env.path("").display().to_string();
+    let env =
+        with_hooks(env, &format!("echo x >> {d}/calls")).knob("START", "TARGET.Good =?= true");
+    env.run_ok("tern_fetchwork", [] as [&str; 0]);
+    assert_eq!(read(&env, "calls"), "");
+    assert_eq!(
+        slot_attr(&env, "slot1", "LastFetchWorkCompleted"),
+        "undefined"
+    );
+}
+
+#[test]
+fn a_hanging_hook_costs_no_pass_and_a_second_fetcher_leaves_the_first_a_mark() {
+    let env = prepared(1);
+    let d = env.path("").display().to_string();
+    let env = with_hooks(
+        env,
+        &format!("echo x >> {d}/calls\n[ -e {d}/slow ] && exit 0\ntouch {d}/slow\nexec sleep 3"),
+    )
+    .knob("FetchWorkDelay", "0");
+    // The pass starts tern_fetchwork and does not wait for the hook.
+    let t = std::time::Instant::now();
+    env.negotiate();
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    env.wait_for("the hook running", TIMEOUT, || env.path("slow").exists());
+    // A second one finds the lock, leaves the mark and goes.
+    let t = std::time::Instant::now();
+    env.run_ok("tern_fetchwork", [] as [&str; 0]);
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    assert!(env.spool().join("hooks/fetch.wanted").exists());
+    // The first one, its hook done, sees the mark and fetches again.
+    env.wait_for("the second round", TIMEOUT, || {
+        read(&env, "calls").lines().count() == 2
+    });
+}
+
+#[test]
+fn a_partitionable_slot_carves_a_dynamic_slot_for_a_fetched_job_with_requests() {
+    // The default layout: one partitionable slot of 4 cpus.
+    let env = RunEnv::new().knob("SHADOW_LINGER_MSEC", "0");
+    env.negotiate();
+    let d = env.path("").display().to_string();
+    script(&env, "pjob.sh", &format!("sleep 1\ntouch {d}/ran"));
+    let fetch = format!(
+        "[ -e {d}/given ] && exit 0\ntouch {d}/given\n\
+         echo 'Cmd = \"{d}/pjob.sh\"'\n\
+         echo 'RequestCpus = 2'; echo 'RequestMemory = 64'; echo 'RequestDisk = 1024'"
+    );
+    let env = with_hooks(env, &fetch);
+    env.negotiate();
+    env.wait_for("the job on a dynamic slot", TIMEOUT, || {
+        env.run_ok("tern_status", ["-af", "Name", "Cpus", "JobId"])
+            .lines()
+            .any(|l| l.starts_with("slot1_1@") && l.ends_with(" 2 1.0"))
+    });
+    env.wait_for("the fetched job's run", TIMEOUT, || {
+        env.path("ran").exists()
+    });
+}
+
+#[test]
+fn a_partitionable_slot_needs_the_requests() {
+    let env = RunEnv::new();
+    env.negotiate();
+    let env = with_hooks(env, "echo 'Cmd = \"/bin/true\"'");
+    env.run_ok("tern_fetchwork", [] as [&str; 0]);
+    let err = slot_attr(&env, "slot1", "FetchWorkError");
+    assert!(err.contains("no RequestCpus"), "{err}");
+}

@@ -3,9 +3,9 @@
 //! is decided (the ad's Cmd, the slot's START, on a busy slot its RANK
 //! against the current job), an accepted job enters the queue bound to its
 //! slot in one transaction with the slot's fetch record, and a pass is
-//! asked for so that it starts. REPLY_FETCH and EVICT_CLAIM are started
-//! as decisions are made and waited for (with the same timeout) only after
-//! the pass has been asked for.
+//! asked for at once so that it starts. REPLY_FETCH and EVICT_CLAIM are
+//! started as decisions are made and waited for (with the same timeout)
+//! only at the end.
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -76,13 +76,6 @@ pub fn run(cfg: &Config, spool: &Path) -> Result<Report, NegotiatorError> {
             break;
         }
     }
-    if report.fetched > 0
-        && let Err(e) = crate::negotiator::request_pass(cfg, spool)
-    {
-        report
-            .lines
-            .push(format!("warning: cannot ask for a pass: {e}"));
-    }
     for a in advisory {
         let inv = Invocation::new(&a.program, b"", a.timeout, &a.log);
         if let Some(why) = a.running.wait().failure(&inv) {
@@ -133,54 +126,83 @@ fn round(
         let r = run::start(&inv);
         started.push((d, slot_ad, log, r));
     }
-    // Side by side: a hanging hook costs its own timeout, not the others'.
-    let mut outcomes: Vec<Option<Outcome>> = started
-        .iter_mut()
-        .map(|(_, _, _, r)| r.as_ref().err().cloned())
-        .collect();
+    // Side by side, each decided as soon as it ends: a hanging hook costs
+    // its own timeout, and delays neither the others nor their jobs.
     let mut pause = Duration::from_millis(1);
-    while outcomes.iter().any(Option::is_none) {
-        for (i, (_, _, _, r)) in started.iter_mut().enumerate() {
-            if outcomes[i].is_none()
-                && let Ok(running) = r
+    while !started.is_empty() {
+        let mut i = 0;
+        while i < started.len() {
+            let ended = match &mut started[i].3 {
+                Ok(running) => running.try_finish(),
+                Err(o) => Some(o.clone()),
+            };
+            let Some(outcome) = ended else {
+                i += 1;
+                continue;
+            };
+            let (d, slot_ad, log, _) = started.remove(i);
+            let fetched = report.fetched;
+            handle(
+                cfg, spool, &mut q, &d, &slot_ad, &log, outcome, timeout, report, advisory,
+            )?;
+            // The pass that starts the job, at once.
+            if report.fetched > fetched
+                && let Err(e) = crate::negotiator::request_pass(cfg, spool)
             {
-                outcomes[i] = running.try_finish();
-            }
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(20));
-    }
-    for ((d, slot_ad, log, _), outcome) in started.into_iter().zip(outcomes) {
-        let outcome = outcome.expect("every hook has ended");
-        let inv = Invocation::new(&d.hooks.fetch, b"", timeout, &log);
-        let reply = match &outcome {
-            // The exit code is ignored (spec 8.1); what it printed counts.
-            Outcome::Exited { stdout, .. } => parse_reply(&d.hooks.fetch, stdout),
-            _ => Err(outcome.failure(&inv).unwrap_or_default()),
-        };
-        let now = crate::clock::now();
-        let ctx = Ctx {
-            notes: Default::default(),
-            spool,
-            cfg,
-            timeout,
-            now,
-        };
-        match reply {
-            Err(why) => {
                 report
                     .lines
-                    .push(format!("{}: fetch failed: {why}", d.slot.name));
-                finish_without(&ctx, &mut q, &d, &slot_ad, "failed", Some(&why), advisory)?;
+                    .push(format!("warning: cannot ask for a pass: {e}"));
             }
-            Ok(None) => {
-                report.lines.push(format!("{}: no work", d.slot.name));
-                finish_without(&ctx, &mut q, &d, &slot_ad, "none", None, advisory)?;
-            }
-            Ok(Some(job)) => decide(&ctx, &mut q, &d, &slot_ad, job, report, advisory)?,
         }
-        report.lines.extend(ctx.notes.take());
+        if !started.is_empty() {
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
     }
+    Ok(())
+}
+
+/// Decides one fetch by how its hook ended.
+#[allow(clippy::too_many_arguments)]
+fn handle(
+    cfg: &Config,
+    spool: &Path,
+    q: &mut Queue,
+    d: &Due,
+    slot_ad: &ClassAd,
+    log: &Path,
+    outcome: Outcome,
+    timeout: Duration,
+    report: &mut Report,
+    advisory: &mut Vec<Advisory>,
+) -> Result<(), NegotiatorError> {
+    let inv = Invocation::new(&d.hooks.fetch, b"", timeout, log);
+    let reply = match &outcome {
+        // The exit code is ignored (spec 8.1); what it printed counts.
+        Outcome::Exited { stdout, .. } => parse_reply(&d.hooks.fetch, stdout),
+        _ => Err(outcome.failure(&inv).unwrap_or_default()),
+    };
+    let ctx = Ctx {
+        notes: Default::default(),
+        spool,
+        cfg,
+        timeout,
+        now: crate::clock::now(),
+    };
+    match reply {
+        Err(why) => {
+            report
+                .lines
+                .push(format!("{}: fetch failed: {why}", d.slot.name));
+            finish_without(&ctx, q, d, slot_ad, "failed", Some(&why), advisory)?;
+        }
+        Ok(None) => {
+            report.lines.push(format!("{}: no work", d.slot.name));
+            finish_without(&ctx, q, d, slot_ad, "none", None, advisory)?;
+        }
+        Ok(Some(job)) => decide(&ctx, q, d, slot_ad, job, report, advisory)?,
+    }
+    report.lines.extend(ctx.notes.take());
     Ok(())
 }
 
@@ -614,6 +636,9 @@ pub fn job_cluster(
     default("Iwd", Expr::string("/tmp"));
     default("ShouldTransferFiles", Expr::string("NO"));
     default("JobPrio", Expr::int(0));
+    // Bound to its slot, it is never matched; should the binding go (its
+    // slot fetched again while it was held), it may run on any slot.
+    default("Requirements", Expr::Lit(crate::classad::Value::Bool(true)));
     if let Some(log) = Rc::new(ad.clone()).eval_str("StarterUserLog")
         && !ad.contains("UserLog")
     {
