@@ -383,7 +383,11 @@ fn a_partitionable_slot_carves_a_dynamic_slot_for_a_fetched_job_with_requests() 
     let env = RunEnv::new().knob("SHADOW_LINGER_MSEC", "0");
     env.negotiate();
     let d = env.path("").display().to_string();
-    script(&env, "pjob.sh", &format!("sleep 1\ntouch {d}/ran"));
+    script(
+        &env,
+        "pjob.sh",
+        &format!("while [ ! -e {d}/go ]; do sleep 0.1; done\ntouch {d}/ran"),
+    );
     let fetch = format!(
         "[ -e {d}/given ] && exit 0\ntouch {d}/given\n\
          echo 'Cmd = \"{d}/pjob.sh\"'\n\
@@ -396,6 +400,10 @@ fn a_partitionable_slot_carves_a_dynamic_slot_for_a_fetched_job_with_requests() 
             .lines()
             .any(|l| l.starts_with("slot1_1@") && l.ends_with(" 2 1.0"))
     });
+    // The claim shows that it runs fetched work, and with which keyword.
+    assert_eq!(slot_attr(&env, "slot1_1", "FetchedWorkKeyword"), "T");
+    assert_eq!(env.q_af("1.0", &["HookKeyword"]).as_deref(), Some("T"));
+    std::fs::write(env.path("go"), "").unwrap();
     env.wait_for("the fetched job's run", TIMEOUT, || {
         env.path("ran").exists()
     });
@@ -409,4 +417,41 @@ fn a_partitionable_slot_needs_the_requests() {
     env.run_ok("tern_fetchwork", [] as [&str; 0]);
     let err = slot_attr(&env, "slot1", "FetchWorkError");
     assert!(err.contains("no RequestCpus"), "{err}");
+}
+
+#[test]
+fn a_fetched_job_preempted_by_a_better_one_has_its_claim_evicted_and_runs_again() {
+    let env = prepared(1);
+    let d = env.path("").display().to_string();
+    script(
+        &env,
+        "wait.sh",
+        &format!("while [ ! -e {d}/go ]; do sleep 0.1; done"),
+    );
+    let fetch = format!(
+        "cd {d}\n[ -e offer ] || exit 0\nb=$(cat offer); rm offer\n\
+         if [ \"$b\" = true ]; then echo 'Cmd = \"/bin/touch\"'; echo 'Args = \"{d}/ran\"'\n\
+         else echo 'Cmd = \"{d}/wait.sh\"'; fi\necho \"Better = $b\""
+    );
+    let env = with_hooks(env, &fetch)
+        .knob("RANK", "ifThenElse(TARGET.Better =?= true, 10, 0)")
+        .knob("FetchWorkDelay", "0");
+    std::fs::write(env.path("offer"), "false").unwrap();
+    env.negotiate();
+    env.wait_for("the first fetched job running", TIMEOUT, || {
+        env.status("1.0") == Some(2)
+    });
+    std::fs::write(env.path("offer"), "true").unwrap();
+    env.negotiate();
+    env.wait_for("the better job's run", TIMEOUT, || env.path("ran").exists());
+    env.wait_for("EVICT_CLAIM", TIMEOUT, || {
+        read(&env, "evictions").contains("ClaimId")
+    });
+    let ev = read(&env, "evictions");
+    assert!(ev.contains("ClusterId = 1\n"), "{ev}");
+    // The first job went back to the queue, unbound, and runs again.
+    std::fs::write(env.path("go"), "").unwrap();
+    env.wait_for("the first job done", TIMEOUT, || {
+        env.history_af("1.0", &["NumJobStarts"]).as_deref() == Some("2")
+    });
 }

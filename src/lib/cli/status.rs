@@ -148,12 +148,13 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let cfg = &env.cfg;
     let now = crate::clock::now();
     let machine = Machine::detect(cfg)?;
-    let (mut rows, fetching) = match env.queue(false)? {
+    let (mut rows, fetching, fetched) = match env.queue(false)? {
         Some(q) => (
             machine::load_slots(q.conn())?,
             fetch::work::states(q.conn())?,
+            fetch::fetched_jobs(q.conn())?,
         ),
-        None => (Vec::new(), Vec::new()),
+        None => (Vec::new(), Vec::new(), Vec::new()),
     };
     if rows.is_empty() {
         rows = machine::configured_rows(&machine, now);
@@ -166,6 +167,14 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             if let Some((_, st)) = fetching.iter().find(|(n, _)| *n == r.name) {
                 let delay = fetch::delay(cfg, &ad, None).ok();
                 fetch::publish(&mut ad, Some(st), delay);
+            }
+            // A claim running fetched work says so, with its keyword.
+            if let (Some(cluster), Some(proc)) = (r.cluster, r.proc)
+                && let Some((_, kw)) = fetched
+                    .iter()
+                    .find(|(id, _)| id.cluster == cluster && id.proc == proc)
+            {
+                ad.insert("FetchedWorkKeyword", crate::classad::Expr::string(kw));
             }
             ad
         })

@@ -198,6 +198,14 @@ pub fn is_fetched(conn: &Connection, id: JobId) -> Result<bool, QueueError> {
     Ok(st.query_row([id.cluster, id.proc], |r| r.get(0))?)
 }
 
+/// Every job bound to a slot by a fetch, and its keyword.
+pub fn fetched_jobs(conn: &Connection) -> Result<Vec<(JobId, String)>, QueueError> {
+    Ok(bound_rows(conn, None)?
+        .into_iter()
+        .map(|b| (b.id, b.keyword))
+        .collect())
+}
+
 /// Drops the fetched jobs from rows the matchmaking looks at: they run only
 /// on the slot that fetched them.
 pub fn without_bound(

@@ -350,6 +350,14 @@ fn decide(
     let owner = owner_of(&job);
     let cluster = job_cluster(job.clone(), &owner, &uid, now);
     let (slot, kw) = (&d.slot.name, &d.hooks.keyword);
+    // A fetched job preempted here loses its claim (EVICT_CLAIM) and its
+    // binding: requeued, it runs again like any job.
+    let evicted: Option<Bound> = match d.current {
+        Some(c) => super::bound_rows(q.conn(), Some(slot))?
+            .into_iter()
+            .find(|b| b.id == c),
+        None => None,
+    };
     let cluster_id = q.write(now, |w| {
         let id = w.submit(&owner, &cluster)?;
         w.conn()
@@ -363,6 +371,7 @@ fn decide(
             .prepare_cached("UPDATE fetch_slots SET fetched = fetched + 1 WHERE slot = ?1")?
             .execute([slot])?;
         forget(w.conn(), &d.ended)?;
+        forget(w.conn(), evicted.as_slice())?;
         if let Some(c) = d.current {
             w.request(c, Request::PreemptRank)?;
         }
@@ -381,11 +390,8 @@ fn decide(
         report
             .lines
             .push(format!("{slot}: preempting {c} by RANK for {id}"));
-        if let Some(b) = super::bound_rows(q.conn(), Some(slot))?
-            .into_iter()
-            .find(|b| b.id == c)
-        {
-            evict(ctx, q, &d.hooks, slot_ad, &b, advisory)?;
+        if let Some(b) = &evicted {
+            evict(ctx, q, &d.hooks, slot_ad, b, advisory)?;
         }
     }
     let stored = match q.row(id)? {
