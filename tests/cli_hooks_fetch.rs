@@ -455,3 +455,36 @@ fn a_fetched_job_preempted_by_a_better_one_has_its_claim_evicted_and_runs_again(
         env.history_af("1.0", &["NumJobStarts"]).as_deref() == Some("2")
     });
 }
+
+#[test]
+fn a_fetched_job_waiting_for_its_slot_is_explained_by_better_analyze() {
+    let env = prepared(1);
+    let d = env.path("").display().to_string();
+    script(
+        &env,
+        "stubborn.sh",
+        "trap '' TERM\nwhile true; do sleep 1; done",
+    );
+    let fetch = format!(
+        "cd {d}\n[ -e offer ] || exit 0\nrm offer\n\
+         echo 'Cmd = \"/bin/true\"'; echo 'Better = true'"
+    );
+    let env = with_hooks(env, &fetch)
+        .knob("RANK", "ifThenElse(TARGET.Better =?= true, 10, 0)")
+        .knob("FetchWorkDelay", "0");
+    env.submit(
+        "s.sub",
+        &format!("executable = {d}/stubborn.sh\njob_max_vacate_time = 60\nqueue\n"),
+    );
+    env.wait_for("the job running", TIMEOUT, || env.status("1.0") == Some(2));
+    std::fs::write(env.path("offer"), "").unwrap();
+    env.run_ok("tern_fetchwork", [] as [&str; 0]);
+    // Accepted: 2.0 waits for slot1, whose job takes its vacate time.
+    assert_eq!(env.status("2.0"), Some(1));
+    let out = env.run_ok("tern_q", ["-better-analyze", "2.0"]);
+    assert!(
+        out.contains("Job 2.0 was fetched by the T hook of slot1 and runs only there"),
+        "{out}"
+    );
+    env.run_ok("tern_rm", ["1", "2"]);
+}

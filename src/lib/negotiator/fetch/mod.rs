@@ -198,6 +198,14 @@ pub fn is_fetched(conn: &Connection, id: JobId) -> Result<bool, QueueError> {
     Ok(st.query_row([id.cluster, id.proc], |r| r.get(0))?)
 }
 
+/// The binding of fetched job `id`, if it has one.
+pub fn binding(conn: &Connection, id: JobId) -> Result<Option<Bound>, QueueError> {
+    if !is_fetched(conn, id)? {
+        return Ok(None);
+    }
+    Ok(bound_rows(conn, None)?.into_iter().find(|b| b.id == id))
+}
+
 /// Every job bound to a slot by a fetch, and its keyword.
 pub fn fetched_jobs(conn: &Connection) -> Result<Vec<(JobId, String)>, QueueError> {
     Ok(bound_rows(conn, None)?
