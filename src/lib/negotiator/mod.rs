@@ -290,6 +290,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     let (outcome, victims) = plan_pass(cfg, &q, &machine, idle, now, opts.dry_run)?;
     report_plan(&mut report, &outcome, &victims);
     if opts.dry_run {
+        report.lines.extend(fetch::dry_run(cfg, &q, &machine, now)?);
         return Ok(report);
     }
     let mut claims = launch::claim(&mut q, spool, &machine, &outcome, now)?;

@@ -520,6 +520,31 @@ pub fn start_when_due(
     Ok(true)
 }
 
+/// What `tern_negotiate -dry-run` reports of the fetch-work hooks: the
+/// fetched jobs waiting for their slot, and the slots due to fetch.
+pub fn dry_run(
+    cfg: &Config,
+    q: &Queue,
+    machine: &Machine,
+    now: i64,
+) -> Result<Vec<String>, NegotiatorError> {
+    let mut lines: Vec<String> = bound_rows(q.conn(), None)?
+        .into_iter()
+        .filter(|b| b.status == Some(JobStatus::Idle.code()))
+        .map(|b| format!("fetched {} waits for {}", b.id, b.slot))
+        .collect();
+    if configured(cfg, machine)? {
+        for d in due_slots(cfg, q, machine, now)? {
+            lines.push(format!(
+                "fetch due on {} ({})",
+                d.slot.name,
+                d.hooks.fetch.display()
+            ));
+        }
+    }
+    Ok(lines)
+}
+
 /// Whether the claim on `slot` belongs to a fetched job: such a claim is
 /// not reused for another job when its job ends (the slot fetches again).
 pub fn is_fetched_claim(conn: &Connection, slot: &SlotRow) -> Result<bool, QueueError> {

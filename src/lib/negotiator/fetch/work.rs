@@ -25,8 +25,9 @@ use crate::vocab::Request;
 pub const SEPARATOR: &str = "-----";
 
 /// How many rounds one `tern_fetchwork` runs when passes keep leaving
-/// their mark (each round runs only the slots due then).
-const MAX_ROUNDS: usize = 10;
+/// their mark (each round runs only the slots due then); after that a new
+/// pass is asked for.
+const MAX_ROUNDS: usize = 100;
 
 /// An advisory hook started and not waited for yet.
 struct Advisory {
@@ -69,20 +70,42 @@ pub fn run(cfg: &Config, spool: &Path) -> Result<Report, NegotiatorError> {
         return Ok(report);
     }
     let mut advisory = Vec::new();
-    for _ in 0..MAX_ROUNDS {
+    let wanted = || super::wanted_path(spool).exists();
+    let mut rounds = 0;
+    loop {
         let _ = std::fs::remove_file(super::wanted_path(spool));
         round(cfg, spool, &mut report, &mut advisory)?;
-        if !super::wanted_path(spool).exists() {
-            break;
+        rounds += 1;
+        if wanted() && rounds < MAX_ROUNDS {
+            continue;
         }
-    }
-    for a in advisory {
-        let inv = Invocation::new(&a.program, b"", a.timeout, &a.log);
-        if let Some(why) = a.running.wait().failure(&inv) {
-            report.lines.push(format!("advisory hook failed: {why}"));
+        for a in advisory.drain(..) {
+            let inv = Invocation::new(&a.program, b"", a.timeout, &a.log);
+            if let Some(why) = a.running.wait().failure(&inv) {
+                report.lines.push(format!("advisory hook failed: {why}"));
+            }
         }
+        // A mark left while we waited for them, or between our last look
+        // and the unlock, is taken on: no pass's request is lost.
+        if wanted() && rounds < MAX_ROUNDS {
+            continue;
+        }
+        let _ = lock.unlock();
+        if wanted() && rounds < MAX_ROUNDS && lock.try_lock().is_ok() {
+            continue;
+        }
+        break;
     }
-    drop(lock);
+    // Passes kept asking: a fresh pass (which starts a fresh tern_fetchwork
+    // when slots are due) takes the mark on.
+    if rounds >= MAX_ROUNDS
+        && wanted()
+        && let Err(e) = crate::negotiator::request_pass(cfg, spool)
+    {
+        report
+            .lines
+            .push(format!("warning: cannot ask for a pass: {e}"));
+    }
     Ok(report)
 }
 
