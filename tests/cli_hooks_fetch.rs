@@ -109,7 +109,7 @@ fn prepared(n: usize) -> RunEnv {
 fn one_job(env: &RunEnv) -> String {
     let d = env.path("").display().to_string();
     format!(
-        "cat > {d}/slot.ad\n[ -e {d}/given ] && exit 0\ntouch {d}/given\n\
+        "[ -e {d}/given ] && exit 0\ncat > {d}/slot.ad\ntouch {d}/given\n\
          echo 'Cmd = \"/bin/touch\"'\necho 'Args = \"{d}/ran\"'\necho 'Iwd = \"{d}\"'\n\
          echo 'Env = \"A=1;B=2\"'"
     )
@@ -522,9 +522,10 @@ fn a_fetched_job_waiting_for_its_slot_is_explained_by_better_analyze() {
         &format!("executable = {d}/stubborn.sh\njob_max_vacate_time = 60\nqueue\n"),
     );
     env.wait_for("the job running", TIMEOUT, || env.status("1.0") == Some(2));
-    std::fs::write(env.path("offer"), "").unwrap();
+    // FetchWorkDelay = 0 and nothing offered yet: the slot is always due.
     let dry = env.run_ok("tern_negotiate", ["-dry-run"]);
     assert!(dry.contains("fetch due on slot1 ("), "{dry}");
+    std::fs::write(env.path("offer"), "").unwrap();
     // (A tern_fetchwork started by the submit's pass may hold the lock:
     // this one then leaves it the mark, and the fetch comes from it.)
     env.run_ok("tern_fetchwork", [] as [&str; 0]);

@@ -505,7 +505,11 @@ pub fn start_when_due(
     if lock.try_lock().is_err() {
         std::fs::File::create(wanted_path(spool))
             .map_err(super::io("cannot leave the fetch-wanted mark"))?;
-        return Ok(false);
+        // The holder may have looked for marks just before we made ours:
+        // then it is gone or going, and the lock is free.
+        if lock.try_lock().is_err() {
+            return Ok(false);
+        }
     }
     drop(lock);
     // Its errors go to the fetch log with its report.

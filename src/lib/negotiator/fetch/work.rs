@@ -64,10 +64,14 @@ pub fn run(cfg: &Config, spool: &Path) -> Result<Report, NegotiatorError> {
     if lock.try_lock().is_err() {
         std::fs::File::create(super::wanted_path(spool))
             .map_err(crate::negotiator::io("cannot leave the fetch-wanted mark"))?;
-        report
-            .lines
-            .push("another tern_fetchwork runs; it looks again".into());
-        return Ok(report);
+        // The holder may have looked for marks just before we made ours:
+        // then it is gone or going, and the lock is ours to take.
+        if lock.try_lock().is_err() {
+            report
+                .lines
+                .push("another tern_fetchwork runs; it looks again".into());
+            return Ok(report);
+        }
     }
     let mut advisory = Vec::new();
     let wanted = || super::wanted_path(spool).exists();
