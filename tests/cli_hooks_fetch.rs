@@ -540,3 +540,38 @@ fn a_fetched_job_waiting_for_its_slot_is_explained_by_better_analyze() {
     );
     env.run_ok("tern_rm", ["1", "2"]);
 }
+
+/// Runs one fetch whose job START refuses, with `reply` as REPLY_FETCH;
+/// the fetch log after it.
+fn failed_reply(reply: &str, timeout: &str) -> String {
+    let env = prepared(1);
+    let fetch = one_job(&env);
+    let r = script(&env, "bad_reply.sh", reply);
+    let env = with_hooks(env, &fetch)
+        .knob("START", "TARGET.Good == true")
+        .knob("T_HOOK_REPLY_FETCH", r.to_str().unwrap())
+        .knob("FETCH_WORK_HOOK_TIMEOUT", timeout);
+    // tern_fetchwork waits for the advisory hooks before it ends.
+    env.run_ok("tern_fetchwork", [] as [&str; 0]);
+    std::fs::read_to_string(env.spool().join("hooks/fetch.log")).unwrap_or_default()
+}
+
+#[test]
+fn a_failing_reply_hook_is_logged() {
+    let log = failed_reply("cat >/dev/null; echo 'no database' >&2; exit 1", "10");
+    assert!(
+        log.contains("advisory hook failed:")
+            && log.contains("exited with status 1 (stderr: no database)"),
+        "{log}"
+    );
+    let log = failed_reply("kill -9 $$", "10");
+    assert!(log.contains("was killed by signal 9"), "{log}");
+}
+
+#[test]
+fn a_reply_hook_past_its_timeout_is_killed_and_logged() {
+    let t = std::time::Instant::now();
+    let log = failed_reply("sleep 60", "1");
+    assert!(log.contains("timed out after 1 s"), "{log}");
+    assert!(t.elapsed() < Duration::from_secs(30));
+}
