@@ -14,6 +14,7 @@ mod cli_fairshare;
 mod cli_grid;
 mod cli_history;
 mod cli_hooks_cron;
+mod cli_hooks_fetch;
 mod cli_hooks_starter;
 mod cli_identity;
 mod cli_leave_in_queue;

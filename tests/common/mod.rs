@@ -85,6 +85,7 @@ pub const TOOLS: &[Tool] = tools![
     tern_shadow => shadow,
     tern_gridmanager => gridmanager,
     tern_cron => cron,
+    tern_fetchwork => fetchwork,
     tern_vacate_job => vacate_job,
     tern_suspend => suspend,
     tern_continue => continue_job,

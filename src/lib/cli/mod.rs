@@ -21,6 +21,7 @@ pub mod cron;
 pub mod edit;
 pub mod env;
 pub mod eval;
+pub mod fetchwork;
 pub mod format;
 pub mod gridmanager;
 pub mod history;

@@ -19,6 +19,7 @@ pub const TOOLS: &[(&str, Main)] = &[
     ("tern_continue", continue_job::main),
     ("tern_cron", cron::main),
     ("tern_eval", eval::main),
+    ("tern_fetchwork", fetchwork::main),
     ("tern_gridmanager", gridmanager::main),
     ("tern_history", history::main),
     ("tern_hold", hold::main),

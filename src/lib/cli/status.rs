@@ -27,6 +27,7 @@ use super::{CliError, parse_args, run_tool};
 use crate::classad::parser::parse_expr_old;
 use crate::classad::{ClassAd, Expr, eval_in};
 use crate::machine::{self, Machine};
+use crate::negotiator::fetch;
 
 /// Show this machine's slots.
 ///
@@ -129,18 +130,38 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
                 .filter(|ad| chosen(&opts, ad))
                 .collect()
         } else {
-            let mut rows = match &q {
+            let (mut rows, fetching, fetched) = match &q {
                 Some(q) => {
                     machine = machine.with_hooks(q.conn())?;
-                    machine::load_slots(q.conn())?
+                    (
+                        machine::load_slots(q.conn())?,
+                        fetch::work::states(q.conn())?,
+                        fetch::fetched_jobs(q.conn())?,
+                    )
                 }
-                None => Vec::new(),
+                None => (Vec::new(), Vec::new(), Vec::new()),
             };
             if rows.is_empty() {
                 rows = machine::configured_rows(&machine, now);
             }
             rows.iter()
-                .map(|r| machine::slot_ad(&machine, r, now))
+                .map(|r| {
+                    let mut ad = machine::slot_ad(&machine, r, now);
+                    // A slot that fetches work shows its last fetch (and failure).
+                    if let Some((_, st)) = fetching.iter().find(|(n, _)| *n == r.name) {
+                        let delay = fetch::delay(cfg, &ad, None).ok();
+                        fetch::publish(&mut ad, Some(st), delay);
+                    }
+                    // A claim running fetched work says so, with its keyword.
+                    if let (Some(cluster), Some(proc)) = (r.cluster, r.proc)
+                        && let Some((_, kw)) = fetched
+                            .iter()
+                            .find(|(id, _)| id.cluster == cluster && id.proc == proc)
+                    {
+                        ad.insert("FetchedWorkKeyword", crate::classad::Expr::string(kw));
+                    }
+                    ad
+                })
                 .filter(|ad| chosen(&opts, ad))
                 .collect()
         };

@@ -85,6 +85,18 @@ pub static KNOBS: &[Knob] = &[
         "The directory under which each run gets its own scratch directory (the job's sandbox), dir_<pid>, removed when the run ends; its free space is the machine's Disk.",
     ),
     k(
+        "FETCHWORKDELAY",
+        "",
+        Expr,
+        "FetchWorkDelay: seconds between a slot's fetch-work hook runs, an expression over the slot ad (MY) and its current job (TARGET); undefined or not a number means 300. A slot also fetches at once when its job ends.",
+    ),
+    k(
+        "FETCH_WORK_HOOK_TIMEOUT",
+        "30",
+        Int,
+        "Seconds a fetch-work hook (FETCH_WORK, REPLY_FETCH, EVICT_CLAIM) may run before its process group is killed and the fetch counts as failed; tern-specific, HTCondor has no limit.",
+    ),
+    k(
         "FILESYSTEM_DOMAIN",
         "$(FULL_HOSTNAME)",
         String,
@@ -503,6 +515,12 @@ pub static KNOBS: &[Knob] = &[
         "0.1",
         Real,
         "The most STARTD_CRON job load (the sum of the running jobs' _JOB_LOAD, 0.01 each by default) at once; a job is started only within it.",
+    ),
+    k(
+        "STARTD_JOB_HOOK_KEYWORD",
+        "",
+        String,
+        "The fetch-work hook keyword of slots without SLOT<N>_JOB_HOOK_KEYWORD: the pass runs <KEYWORD>_HOOK_FETCH_WORK, _REPLY_FETCH and _EVICT_CLAIM for them (tern_hooks(7)).",
     ),
     k(
         "STARTD_RANK_PREEMPTION",

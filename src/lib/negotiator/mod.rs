@@ -11,6 +11,7 @@ pub mod accountant;
 pub mod cron_hooks;
 pub mod deferral;
 pub mod dollar;
+pub mod fetch;
 pub mod gridjobs;
 pub mod launch;
 pub mod linger;
@@ -281,12 +282,21 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         idle_to_match(cfg, &q, opts.dry_run)?
     };
     let idle = gridjobs::without_grid(&q, idle)?;
+    // Fetched jobs run on the slot that fetched them, claimed first.
+    let idle = fetch::without_bound(&q, idle)?;
+    let fetched = if opts.dry_run {
+        Vec::new()
+    } else {
+        fetch::claim_bound(&mut q, spool, &machine, &uid_domain(cfg)?, now)?
+    };
     let (outcome, victims) = plan_pass(cfg, &q, &machine, idle, now, opts.dry_run)?;
     report_plan(&mut report, &outcome, &victims);
     if opts.dry_run {
+        report.lines.extend(fetch::dry_run(cfg, &q, &machine, now)?);
         return Ok(report);
     }
-    let claims = launch::claim(&mut q, spool, &machine, &outcome, now)?;
+    let mut claims = launch::claim(&mut q, spool, &machine, &outcome, now)?;
+    claims.extend(fetched);
     request_preemptions(&mut q, spool, &victims, now)?;
     periodic::record(&mut q, &due, now)?;
     if due.all {
@@ -294,6 +304,11 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     }
     let route = launch::router_wanted(cfg, &q)?;
     cron_hooks::start_cron(cfg, spool, &mut q, now, opts.reconfig, &mut report.lines)?;
+    if let Err(e) = fetch::start_when_due(cfg, spool, &q, &machine, now) {
+        report
+            .lines
+            .push(format!("warning: cannot start tern_fetchwork: {e}"));
+    }
     drop(q);
     if route && let Err(e) = launch::spawn_router(cfg) {
         report

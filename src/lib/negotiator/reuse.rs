@@ -56,6 +56,10 @@ pub fn match_one(
     let Some(srow) = machine::load_slot(w.conn(), slot.name)? else {
         return Ok(None);
     };
+    // A fetched job's claim ends with it: the slot fetches again.
+    if super::fetch::is_fetched_claim(w.conn(), &srow)? {
+        return Ok(None);
+    }
     let submitter = srow.remote_user.clone().unwrap_or_default();
     if super::owed_elsewhere(w.conn(), &submitter, owner, slot.knobs, slot.uid_domain)? {
         return Ok(None);
@@ -65,6 +69,9 @@ pub fn match_one(
     // Per cluster: whether its plain jobs (no per-proc requests) match.
     let mut tried: HashMap<i64, bool> = HashMap::new();
     for row in w.idle_rows_of(owner, LOOK_AT)? {
+        if super::fetch::is_fetched(w.conn(), row.id)? {
+            continue;
+        }
         let ad = Rc::new(w.full_ad(&row)?);
         // The same submitter only (an owner's accounting groups are
         // submitters of their own).

@@ -235,6 +235,30 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (family, job, tag)
     ) WITHOUT ROWID;
     "#,
+    // 7: the fetch-work hooks (negotiator::fetch): per fetching slot, its last
+    // fetch and last failure; per fetched job, the slot it is bound to and
+    // the claim id REPLY_FETCH was told.
+    r#"
+    CREATE TABLE fetch_slots (
+        slot       TEXT PRIMARY KEY,
+        keyword    TEXT NOT NULL,
+        spawned    INTEGER,             -- LastFetchWorkSpawned
+        completed  INTEGER,             -- LastFetchWorkCompleted
+        result     TEXT NOT NULL DEFAULT '', -- work | none | rejected | failed
+        error      TEXT,                -- the last failure's reason
+        error_time INTEGER,
+        fetched    INTEGER NOT NULL DEFAULT 0
+    ) WITHOUT ROWID;
+    CREATE TABLE fetch_jobs (
+        cluster INTEGER NOT NULL,
+        proc    INTEGER NOT NULL,
+        slot    TEXT NOT NULL,
+        keyword TEXT NOT NULL,
+        claim   TEXT NOT NULL,
+        PRIMARY KEY (cluster, proc)
+    ) WITHOUT ROWID;
+    CREATE INDEX fetch_jobs_slot ON fetch_jobs (slot);
+    "#,
 ];
 
 /// The schema version this build writes.

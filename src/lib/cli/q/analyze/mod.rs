@@ -158,6 +158,15 @@ impl<'a> Analyzer<'a> {
         }
         out.push('\n');
         let mut notes = vec![match_history(&ad), hook_note(&ad)];
+        if let Some(q) = self.q
+            && let Some(b) = crate::negotiator::fetch::binding(q.conn(), id)?
+        {
+            notes.push(format!(
+                "Job {id} was fetched by the {} hook of {} and runs only there: the next pass \
+                 claims {} for it once the slot is free.\n",
+                b.keyword, b.slot, b.slot
+            ));
+        }
         notes.extend(idle_notes(id, &ad, last_pass, now));
         notes.push(policy_notes(&ad, JobStatus::from_code(job_status)));
         out.push_str(&paragraphs(notes));
