@@ -145,10 +145,45 @@ impl std::fmt::Debug for Running {
     }
 }
 
+/// Whether `program` may be run as a hook, as HTCondor's hook managers
+/// check their paths: an absolute path to an executable file that exists,
+/// which nobody but its owner may change: neither the file nor its
+/// directory is writable by everyone (a directory with the sticky bit, like
+/// /tmp, protects a file that exists). A missing program is refused here,
+/// not left to the start: in a directory others can write, whoever creates
+/// it first would choose what runs.
+pub fn validate(program: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let p = program.display();
+    if !program.is_absolute() {
+        return Err(format!("{p} is not an absolute path"));
+    }
+    let meta = std::fs::metadata(program).map_err(|e| format!("cannot run {p}: {e}"))?;
+    let mode = meta.permissions().mode();
+    if !meta.is_file() || mode & 0o111 == 0 {
+        return Err(format!("{p} is not an executable file"));
+    }
+    if mode & 0o002 != 0 {
+        return Err(format!("{p} is writable by everyone; refusing to run it"));
+    }
+    if let Some(dir) = program.parent()
+        && let Ok(d) = std::fs::metadata(dir)
+        && d.permissions().mode() & 0o002 != 0
+        && d.permissions().mode() & 0o1000 == 0
+    {
+        return Err(format!(
+            "{p}: its directory {} is writable by everyone; refusing to run it",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Starts the hook; `Err` carries [`Outcome::Busy`] or
-/// [`Outcome::NotStarted`].
+/// [`Outcome::NotStarted`] (also for a program [`validate`] refuses).
 pub fn start(inv: &Invocation) -> Result<Running, Outcome> {
     let not_started = |why: String| Outcome::NotStarted(why);
+    validate(inv.program).map_err(not_started)?;
     if let Some(dir) = inv.stderr_log.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| not_started(format!("cannot create {}: {e}", dir.display())))?;
@@ -253,8 +288,15 @@ impl Running {
     }
 
     /// Its outcome if it has ended (or has just been killed for its
-    /// timeout); `None` while it runs within its time.
+    /// timeout); `None` while it runs within its time. When it has ended,
+    /// whatever it left running in its process group is killed first, while
+    /// its exit keeps the group id from being given out again: a hook's
+    /// leftovers would hold its stdout (its output never ending) and its
+    /// stderr log (the lock that keeps the next instance from starting).
     pub fn try_finish(&mut self) -> Option<Outcome> {
+        if crate::sys::pids::child_exited(self.pgid) {
+            crate::sys::pids::signal_group(self.pgid, libc::SIGKILL);
+        }
         match self.child.try_wait() {
             Ok(Some(status)) => Some(self.ended(status)),
             Ok(None) if Instant::now() >= self.deadline => Some(self.kill()),
@@ -279,8 +321,11 @@ impl Running {
     }
 
     /// Its outcome when the caller's own wait for any child (a subreaper's
-    /// `wait4(-1)`) reaped it with `status`: then `try_finish` cannot.
+    /// `wait4(-1)`) reaped it with `status`: then `try_finish` cannot. Its
+    /// leftovers are killed as there: a group with members left keeps its
+    /// id, so the signal reaches only them.
     pub fn reaped(mut self, status: std::process::ExitStatus) -> Outcome {
+        crate::sys::pids::signal_group(self.pgid, libc::SIGKILL);
         self.ended(status)
     }
 
@@ -296,10 +341,10 @@ impl Running {
 
     fn ended(&mut self, status: std::process::ExitStatus) -> Outcome {
         use std::os::unix::process::ExitStatusExt;
-        // What it printed: a child it left behind may still hold stdout, so
-        // wait no longer than the hook's deadline for the end of it.
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        let stdout = self.collect(left.max(Duration::from_millis(100)));
+        // Its group is gone, so stdout ends at once, after what is still in
+        // the pipe; only a process that left the group (setsid) could keep
+        // it open, and then what was read by now is the output.
+        let stdout = self.collect(Duration::from_millis(200));
         match status.signal() {
             Some(signal) => Outcome::Signalled { signal, stdout },
             None => Outcome::Exited {
@@ -310,7 +355,10 @@ impl Running {
     }
 
     fn collect(&mut self, within: Duration) -> String {
-        let bytes = self.stdout.recv_timeout(within).unwrap_or_default();
+        let bytes = self
+            .stdout
+            .recv_timeout(within)
+            .unwrap_or_else(|_| std::mem::take(&mut *lock(&self.partial)));
         String::from_utf8_lossy(&bytes).into_owned()
     }
 }
@@ -371,6 +419,32 @@ mod tests {
     }
 
     #[test]
+    fn leftovers_of_an_ended_hook_are_killed_and_its_output_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let marker = d.path().join("left");
+        // It prints, leaves a child holding stdout and stderr, and exits.
+        let p = script(
+            d.path(),
+            "h",
+            &format!(
+                "echo 'A = 1'; (sleep 30; touch {}) & exit 0",
+                marker.display()
+            ),
+        );
+        let log = d.path().join("h.stderr");
+        let inv = Invocation::new(&p, b"", Duration::from_secs(20), &log);
+        let t = Instant::now();
+        let o = run(&inv);
+        assert_eq!(o.success(), Some("A = 1\n"), "{o:?}");
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        // The child is gone: the lock is free for the next instance.
+        let next = start(&inv).expect("the next instance starts");
+        assert!(matches!(next.wait(), Outcome::Exited { code: 0, .. }));
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!marker.exists());
+    }
+
+    #[test]
     fn busy_while_the_previous_instance_runs() {
         let d = tempfile::tempdir().unwrap();
         let p = script(d.path(), "h", "sleep 2");
@@ -395,6 +469,30 @@ mod tests {
         let o = run(&inv);
         let want = format!("{} one ex {}\n", p.display(), d.path().display());
         assert_eq!(o.success(), Some(want.as_str()));
+    }
+
+    #[test]
+    fn programs_others_could_change_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = script(d.path(), "h", "true");
+        assert!(validate(&p).is_ok());
+        assert!(
+            validate(Path::new("rel/h"))
+                .unwrap_err()
+                .contains("not an absolute path")
+        );
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o757)).unwrap();
+        assert!(validate(&p).unwrap_err().contains("writable by everyone"));
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(validate(&p).unwrap_err().contains("not an executable file"));
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(validate(&p).unwrap_err().contains("its directory"));
+        // The sticky bit protects a file that exists.
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert!(validate(&p).is_ok());
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     }
 
     #[test]

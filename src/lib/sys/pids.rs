@@ -49,3 +49,26 @@ pub fn signal_group_started(pgid: i32, started: u64, sig: i32) -> bool {
         _ => signal_group(pgid, sig),
     }
 }
+
+/// Whether our child `pid` has exited, without reaping it (waitid with
+/// WNOWAIT): while it is a zombie its pid, and so its process group id,
+/// cannot be given out again, so the group can still be signalled safely.
+pub fn child_exited(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: an all-zero siginfo_t is a valid value for waitid to fill.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: waitid writes only into `info`, which we own.
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: si_pid is valid to read once waitid has filled the struct
+    // (0 when WNOHANG found the child still running).
+    r == 0 && unsafe { info.si_pid() } == pid
+}

@@ -331,9 +331,22 @@ impl LogFollower {
                 continue;
             }
             r.pending.extend_from_slice(&buf);
-            let text = String::from_utf8_lossy(&r.pending).into_owned();
+            // Whole events only, found on the bytes: decoding first would
+            // turn each invalid byte into three, and an offset into the
+            // text would then cut the bytes in the wrong place.
+            let end = complete_events(&r.pending);
+            if end == 0 {
+                continue;
+            }
+            let chunk = r.pending[..end].to_vec();
+            let text = String::from_utf8_lossy(&chunk);
             let (events, used) = parse_events(&text, &r.path, &mut messages);
-            r.pending.drain(..used.min(r.pending.len()));
+            let consumed = if text.len() == chunk.len() {
+                used.min(end)
+            } else {
+                end
+            };
+            r.pending.drain(..consumed);
             for e in events {
                 if !self.filter.admits(e.id.cluster) {
                     continue;
@@ -428,4 +441,19 @@ fn event_start(text: &str, at: usize) -> usize {
         None if text.starts_with("...\n") && at >= 4 => 4,
         None => 0,
     }
+}
+
+/// How many leading bytes of `pending` are whole events: up to the end of
+/// the last `...` line (0 when there is none yet).
+pub(crate) fn complete_events(pending: &[u8]) -> usize {
+    let mut end = 0;
+    let mut i = 0;
+    while let Some(off) = pending[i..].windows(4).position(|w| w == b"...\n") {
+        let at = i + off;
+        if at == 0 || pending[at - 1] == b'\n' {
+            end = at + 4;
+        }
+        i = at + 4;
+    }
+    end
 }

@@ -411,3 +411,39 @@ fn tempfile_dir() -> std::path::PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// An event holding a byte that is not UTF-8 (a Latin-1 hold reason) is
+/// read whole, and the event after it too: the follower cuts its buffer at
+/// event ends found on the bytes, not at offsets into decoded text.
+#[test]
+fn an_event_with_a_latin1_byte_does_not_cut_the_next_one() {
+    use crate::watch::follow::{Filter, LogFollower};
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("job.log");
+    let mut text: Vec<u8> = Vec::new();
+    text.extend_from_slice(
+        b"000 (001.000.000) 2026-11-25 01:13:28 Job submitted from host: <127.0.0.1:0>\n...\n",
+    );
+    text.extend_from_slice(b"012 (001.000.000) 2026-11-25 01:13:29 Job was held.\n\tr\xe9ason\n\tCode 1 Subcode 0\n...\n");
+    text.extend_from_slice(
+        b"000 (001.001.000) 2026-11-25 01:13:30 Job submitted from host: <127.0.0.1:0>\n...\n",
+    );
+    std::fs::write(&log, &text).unwrap();
+    let mut f = LogFollower::open(&[log], Filter::default(), Default::default(), &mut |w| {
+        panic!("{w}")
+    });
+    let mut t = Tracker::default();
+    let (_, messages) = f.poll(&mut t);
+    assert!(messages.is_empty(), "{messages:?}");
+    let states: Vec<State> = t.states().collect();
+    assert_eq!(states, [State::Held, State::Idle], "{states:?}");
+}
+
+#[test]
+fn whole_events_are_found_on_the_bytes() {
+    use crate::watch::follow::complete_events;
+    assert_eq!(complete_events(b""), 0);
+    assert_eq!(complete_events(b"000 x\n..."), 0);
+    assert_eq!(complete_events(b"000 x\n...\n001 y\n"), 10);
+    assert_eq!(complete_events(b"000 \xe9...\n...\n"), 13);
+}

@@ -192,7 +192,9 @@ fn value_wanted<'c>(cmd: &'c Command, done: &[String]) -> Option<&'c Arg> {
         if !arg.get_action().takes_values() {
             return None;
         }
-        let given = done.len() - i - 1;
+        // `-constraint=EXPR` carries its value in the word itself.
+        let inline = usize::from(w.contains('='));
+        let given = done.len() - i - 1 + inline;
         let range = arg.get_num_args().unwrap_or_default();
         if given < range.max_values() {
             return Some(arg);
