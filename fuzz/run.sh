@@ -2,18 +2,33 @@
 # Runs every fuzz target for SECONDS (default 20) on its corpus; a crash
 # fails the run and leaves the input in fuzz/artifacts/<target>/. cargo-fuzz
 # needs nightly -Z flags, which stable accepts with RUSTC_BOOTSTRAP=1.
-# Usage: fuzz/run.sh [SECONDS]
+#
+# Each target's corpus is kept as corpus/<target>.tar.gz (thousands of small
+# files packed into one); it is unpacked into a scratch directory for the run.
+# With UPDATE=1 the inputs a run found are merged in, the corpus minimised
+# (cargo fuzz cmin) and packed again, for a commit after a long run.
+#
+# Usage: fuzz/run.sh [SECONDS]      UPDATE=1 fuzz/run.sh 1800
 set -euo pipefail
-export RUSTC_BOOTSTRAP=1
 cd "$(dirname "$0")"
+export RUSTC_BOOTSTRAP=1
 seconds=${1:-20}
 cargo fuzz build -O
 for t in $(cargo fuzz list); do
     echo "fuzz: $t for $seconds s" >&2
-    # The kept corpus is read, not grown: new finds go to a scratch copy.
-    scratch=$(mktemp -d)
-    cargo fuzz run -O "$t" "$scratch" "corpus/$t" -- \
+    work=$(mktemp -d)
+    mkdir "$work/$t" "$work/new"
+    if [ -f "corpus/$t.tar.gz" ]; then
+        tar -C "$work" -xzf "corpus/$t.tar.gz"
+    fi
+    cargo fuzz run -O "$t" "$work/new" "$work/$t" -- \
         -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -print_final_stats=1 \
         2> >(tail -n 5 >&2)
-    rm -rf "$scratch"
+    if [ -n "${UPDATE:-}" ]; then
+        cp -n "$work/new"/* "$work/$t"/ 2>/dev/null || true
+        cargo fuzz cmin -O "$t" "$work/$t" -- -max_len=4096 -rss_limit_mb=2048 >/dev/null 2>&1
+        tar -C "$work" -czf "corpus/$t.tar.gz.tmp" "$t"
+        mv -f "corpus/$t.tar.gz.tmp" "corpus/$t.tar.gz"
+    fi
+    rm -rf "$work"
 done
