@@ -549,8 +549,15 @@ fn files_are_followed_as_they_grow() {
     let done = event(5, (1, 0), 1, TERMINATED);
     let (head, tail) = done.split_at(done.len() / 2);
     append(&log, head);
-    // Half an event is not read yet; the rest completes it.
-    std::thread::sleep(Duration::from_millis(600));
+    // Half an event is not read yet: the frames drawn after it was written
+    // (one every 2 s at the latest) still say two idle; the rest completes it.
+    let frames = || w.text().matches("...\n").count();
+    let before = frames();
+    assert!(
+        wait_until(TIMEOUT, || frames() >= before + 2),
+        "no new frame; output:\n{}",
+        w.text()
+    );
     assert!(
         w.last_frame().contains("Total: 2 jobs; 2 idle"),
         "{}",
