@@ -21,6 +21,7 @@ use clap::{ArgMatches, CommandFactory, Parser};
 
 use super::env::ToolEnv;
 use super::{CliError, parse_args_with, run_tool};
+use crate::queue::Queue;
 use crate::watch::follow::{Filter, Found, LogFollower, Query, QueueFollower, discover};
 use crate::watch::render::{self, Look, Size, SummaryType};
 use crate::watch::{ExitCondition, GroupBy, Tracker, rows};
@@ -382,12 +383,20 @@ fn timestamp() -> String {
     )
 }
 
-fn watch(plan: Plan) -> Result<(), CliError> {
-    let env = ToolEnv::open("tern_watch_q")?;
-    let queue = env.queue(false)?;
+/// What is followed: the queue (through its transaction log) and the
+/// event logs, into one tracker.
+struct Following {
+    tracker: Tracker,
+    queue: Option<QueueFollower>,
+    logs: LogFollower,
+}
+
+/// Finds the jobs and logs to follow, as condor_watch_q's discovery does;
+/// `None` (after its warning) when there is nothing.
+fn follow(plan: &Plan, queue: Option<&Queue>) -> Result<Option<Following>, CliError> {
     let mut found: BTreeMap<i64, Found> = BTreeMap::new();
     if !plan.query.is_empty()
-        && let Some(q) = &queue
+        && let Some(q) = queue
     {
         match discover(q, &plan.query) {
             Ok(f) => found = f,
@@ -398,7 +407,7 @@ fn watch(plan: Plan) -> Result<(), CliError> {
     }
     if found.is_empty() && plan.files.is_empty() {
         eprintln!("WARNING: No jobs found, exiting...");
-        return Ok(());
+        return Ok(None);
     }
     // With -batches, the clusters found are the only ones watched (with
     // the -clusters ones), as upstream filters its events.
@@ -416,7 +425,7 @@ fn watch(plan: Plan) -> Result<(), CliError> {
         since: plan.since,
     };
     let mut tracker = Tracker::default();
-    let mut follower = match &queue {
+    let queue = match queue {
         Some(q) if !found.is_empty() => Some(QueueFollower::start(
             q,
             &found,
@@ -426,62 +435,110 @@ fn watch(plan: Plan) -> Result<(), CliError> {
         _ => None,
     };
     let batches = found.iter().map(|(&c, f)| (c, f.batch.clone())).collect();
-    let mut logs = LogFollower::open(&plan.files, filter, batches, &mut |w| {
+    let logs = LogFollower::open(&plan.files, filter, batches, &mut |w| {
         eprintln!("WARNING: {w}")
     });
+    Ok(Some(Following {
+        tracker,
+        queue,
+        logs,
+    }))
+}
+
+/// Prints one frame (erasing the previous one on a terminal), with the
+/// messages about events that did not parse; the frame's text.
+fn draw(
+    plan: &Plan,
+    tracker: &Tracker,
+    style: &render::PathStyle,
+    previous: Option<&str>,
+    messages: &[String],
+    now: &str,
+) -> Result<String, CliError> {
+    let (rows, totals) = rows(tracker, plan.by, &|p| style.key(p));
+    let text = render::frame(&rows, &totals, plan.by, &plan.look, terminal_size(), now);
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let mut bytes = String::new();
+    if plan.look.refresh {
+        bytes.push_str(render::PROCESSING);
+        bytes.push_str(&render::processing_done());
+        if let Some(prev) = previous {
+            bytes.push_str(&render::erase(prev));
+        }
+    }
+    out.write_all(bytes.as_bytes())?;
+    out.flush()?;
+    for m in messages {
+        eprintln!("{now} | {m}");
+    }
+    out.write_all(text.as_bytes())?;
+    out.write_all(b"\n")?;
+    out.flush()?;
+    Ok(text)
+}
+
+/// The first -exit condition that holds, announced; `Some` result ends
+/// the watch with it.
+fn exit_now(
+    plan: &Plan,
+    tracker: &Tracker,
+    now: &str,
+) -> Result<Option<Result<(), CliError>>, CliError> {
+    for cond in &plan.exits {
+        if cond.holds(tracker.states()) {
+            let mut out = io::stdout().lock();
+            writeln!(
+                out,
+                "Exiting with code {} because of condition \"{}\" at {now}",
+                cond.code, cond.text
+            )?;
+            out.flush()?;
+            return Ok(Some(match cond.exit_status() {
+                0 => Ok(()),
+                c => Err(CliError::Reported(c)),
+            }));
+        }
+    }
+    Ok(None)
+}
+
+fn watch(plan: Plan) -> Result<(), CliError> {
+    let env = ToolEnv::open("tern_watch_q")?;
+    let queue = env.queue(false)?;
+    let Some(mut f) = follow(&plan, queue.as_ref())? else {
+        return Ok(());
+    };
     let style = render::PathStyle {
         home: std::env::var_os("HOME").map(PathBuf::from),
         cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
         abbreviate: plan.abbreviate,
     };
     crate::sys::term::catch_interrupt();
-    let stdout = io::stdout();
     let mut previous: Option<String> = None;
     let mut last_frame: Option<Instant> = None;
     loop {
         let mut changed = false;
-        if let (Some(f), Some(q)) = (&mut follower, &queue) {
-            changed |= f.poll(q, &mut tracker)?;
+        if let (Some(qf), Some(q)) = (&mut f.queue, &queue) {
+            changed |= qf.poll(q, &mut f.tracker)?;
         }
-        let (log_changed, messages) = logs.poll(&mut tracker);
+        let (log_changed, messages) = f.logs.poll(&mut f.tracker);
         changed |= log_changed;
         let due = last_frame.is_none_or(|t| t.elapsed() >= REDRAW);
         if changed || due || !messages.is_empty() {
             let now = timestamp();
-            let (rows, totals) = rows(&tracker, plan.by, &|p| style.key(p));
-            let text = render::frame(&rows, &totals, plan.by, &plan.look, terminal_size(), &now);
-            let mut out = stdout.lock();
-            let mut bytes = String::new();
-            if plan.look.refresh {
-                bytes.push_str(render::PROCESSING);
-                bytes.push_str(&render::processing_done());
-                if let Some(prev) = &previous {
-                    bytes.push_str(&render::erase(prev));
-                }
-            }
-            out.write_all(bytes.as_bytes())?;
-            out.flush()?;
-            for m in &messages {
-                eprintln!("{now} | {m}");
-            }
-            out.write_all(text.as_bytes())?;
-            out.write_all(b"\n")?;
-            out.flush()?;
+            let text = draw(
+                &plan,
+                &f.tracker,
+                &style,
+                previous.as_deref(),
+                &messages,
+                &now,
+            )?;
             previous = Some(text);
             last_frame = Some(Instant::now());
-            for cond in &plan.exits {
-                if cond.holds(tracker.states()) {
-                    writeln!(
-                        out,
-                        "Exiting with code {} because of condition \"{}\" at {now}",
-                        cond.code, cond.text
-                    )?;
-                    out.flush()?;
-                    return match cond.exit_status() {
-                        0 => Ok(()),
-                        c => Err(CliError::Reported(c)),
-                    };
-                }
+            if let Some(end) = exit_now(&plan, &f.tracker, &now)? {
+                return end;
             }
         }
         let until = Instant::now() + POLL;
