@@ -550,23 +550,55 @@ fn the_manuals_java5_prepare_hook_works_as_written() {
     assert_eq!(read(&env, "java5-exit.txt"), "exit 0\n");
 }
 
+/// A PREPARE_JOB body that says it runs (the file `preparing`), waits
+/// for the test to create `go`, and then sets FromHook.
+const PREPARE_UNTIL_GO: &str = "cat >/dev/null; top=\"$_CONDOR_SCRATCH_DIR/../../..\"\n\
+     touch \"$top/preparing\"\n\
+     i=0; while [ ! -e \"$top/go\" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\n\
+     echo 'FromHook = 7'";
+
 #[test]
 fn a_job_removed_while_prepare_job_runs_never_starts() {
-    let env = hooked(
-        &[(
-            "PREPARE_JOB",
-            "cat >/dev/null; touch \"$_CONDOR_SCRATCH_DIR/../../../preparing\"; sleep 2",
-        )],
-        &[],
-    );
+    let env = hooked(&[("PREPARE_JOB", PREPARE_UNTIL_GO)], &[]);
     let id = submit(&env, "echo ran > ran.txt", "");
     env.wait_for("PREPARE_JOB to run", TIMEOUT, || {
         env.path("preparing").exists()
     });
     env.run_ok("tern_rm", [id.as_str()]);
+    // The hook ends only once the removal is in the queue.
+    env.write("go", "");
     assert_eq!(env.wait_history(&id, TIMEOUT), 3, "{}", env.diagnosis());
     assert!(!env.path("ran.txt").exists(), "the job never ran");
     assert_eq!(job_events(&env.path("t.log"), &id), [0, 9]);
+    // What the hook printed was for a run that never started: the job
+    // keeps none of it (it once went to the queue before the stop was
+    // seen).
+    assert_eq!(attr(&env, &id, "FromHook"), None);
+}
+
+// The output transfer once read the job's ad from before PREPARE_JOB:
+// a TransferOutput the hook set was ignored.
+#[test]
+fn what_prepare_job_sets_decides_what_comes_back() {
+    let env = hooked(
+        &[(
+            "PREPARE_JOB",
+            "cat >/dev/null; echo 'TransferOutput = \"b.txt\"'",
+        )],
+        &[],
+    );
+    let id = submit(
+        &env,
+        "echo a > a.txt; echo b > b.txt",
+        "should_transfer_files = YES\nwhen_to_transfer_output = ON_EXIT\n",
+    );
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
+    assert_eq!(read(&env, "b.txt"), "b\n");
+    assert!(
+        !env.path("a.txt").exists(),
+        "only TransferOutput comes back"
+    );
+    assert_eq!(attr(&env, &id, "TransferOutput").as_deref(), Some("b.txt"));
 }
 
 /// Runs a job of about 3 s whose UPDATE_JOB_INFO (run every second) is

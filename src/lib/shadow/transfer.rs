@@ -122,14 +122,8 @@ impl Shadow {
             };
             let update = h.prepare(Hook::PrepareJobBeforeTransfer, &starter, &ctx)?;
             let ch = super::hooks::merge(&update, &mut starter);
-            if !ch.is_empty() {
-                // The transfer reads the job's own ad: it sees the change.
-                let mut merged = (*ad).clone();
-                for (n, e) in &ch {
-                    merged.insert(n, e.clone());
-                }
-                ad = Rc::new(merged);
-            }
+            // The transfer reads the job's own ad: it sees the change.
+            ad = super::hooks::with_changes(&ad, &ch);
             changed.extend(ch);
         }
         let mut input = None;

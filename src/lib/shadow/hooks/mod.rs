@@ -634,4 +634,6 @@ mod attrs;
 #[cfg(test)]
 mod tests;
 
-pub(super) use attrs::{ad_with, exit_argument, exit_attrs, failure_attrs, merge, update_attrs};
+pub(super) use attrs::{
+    ad_with, exit_argument, exit_attrs, failure_attrs, merge, update_attrs, with_changes,
+};
