@@ -16,7 +16,7 @@
 //!   the end is recorded.
 //!
 //! The keyword ([`JobHooks::resolve`]): STARTER_JOB_HOOK_KEYWORD, else the
-//! job's HookKeyword when any `<KW>_HOOK_*` is configured, else
+//! job's HookKeyword when it has a starter hook, else
 //! STARTER_DEFAULT_JOB_HOOK_KEYWORD. Every hook runs as the job's owner
 //! (when the shadow runs as root), with the job's environment, in the
 //! scratch directory, with a timeout (`<KW>_HOOK_<HOOK>_TIMEOUT`), its
@@ -81,23 +81,6 @@ impl Hook {
         }
     }
 }
-
-/// Every hook type HTCondor names (`HookTypeTranslation`): a job's
-/// HookKeyword is used when any `<KW>_HOOK_<TYPE>` of these is set.
-const HOOK_TYPES: [&str; 12] = [
-    "FETCH_WORK",
-    "REPLY_FETCH",
-    "EVICT_CLAIM",
-    "PREPARE_JOB",
-    "UPDATE_JOB_INFO",
-    "JOB_EXIT",
-    "EVICT_JOB",
-    "TRANSLATE_JOB",
-    "JOB_CLEANUP",
-    "JOB_FINALIZE",
-    "PREPARE_JOB_BEFORE_TRANSFER",
-    "SHADOW_PREPARE_JOB",
-];
 
 /// Attributes a hook's output never changes: the job's identity and
 /// state belong to the queue (and Owner decides who the job runs as).
@@ -190,32 +173,40 @@ impl JobHooks {
                 .map(|v| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()))
                 .map_err(|e| bad(name, e.to_string()))
         };
-        let keyword = match get("STARTER_JOB_HOOK_KEYWORD")? {
-            Some(k) => Some(k),
+        // The job's keyword counts only when it has a starter hook: one
+        // that names another family's keyword (the router's
+        // TRANSLATE_JOB, say) or none at all must not escape the site's
+        // default hooks.
+        let mut candidates = Vec::new();
+        match get("STARTER_JOB_HOOK_KEYWORD")? {
+            Some(k) => candidates.push(k),
             None => {
-                let job = ad.eval_str("HookKeyword").filter(|k| !k.trim().is_empty());
-                let mut configured = None;
-                if let Some(k) = job {
-                    for t in HOOK_TYPES {
-                        if get(&format!("{}_HOOK_{t}", k.trim()))?.is_some() {
-                            configured = Some(k.trim().to_string());
-                            break;
-                        }
+                if let Some(k) = ad.eval_str("HookKeyword") {
+                    let k = k.trim().to_string();
+                    if !k.is_empty() {
+                        candidates.push(k);
                     }
                 }
-                match configured {
-                    Some(k) => Some(k),
-                    None => get("STARTER_DEFAULT_JOB_HOOK_KEYWORD")?,
-                }
+                candidates.extend(get("STARTER_DEFAULT_JOB_HOOK_KEYWORD")?);
             }
-        };
-        let Some(keyword) = keyword else {
+        }
+        let mut chosen = None;
+        for keyword in candidates {
+            let mut programs: [Option<PathBuf>; 4] = Default::default();
+            for h in Hook::ALL {
+                programs[h.index()] =
+                    get(&format!("{keyword}_HOOK_{}", h.name()))?.map(PathBuf::from);
+            }
+            if programs.iter().any(Option::is_some) {
+                chosen = Some((keyword, programs));
+                break;
+            }
+        }
+        let Some((keyword, programs)) = chosen else {
             return Ok(None);
         };
-        let mut programs: [Option<PathBuf>; 4] = Default::default();
         let mut timeouts = [Duration::ZERO; 4];
         for h in Hook::ALL {
-            programs[h.index()] = get(&format!("{keyword}_HOOK_{}", h.name()))?.map(PathBuf::from);
             let knob = format!("{keyword}_HOOK_{}_TIMEOUT", h.name());
             let secs = cfg
                 .get_int(&knob, h.default_timeout())
@@ -227,9 +218,6 @@ impl JobHooks {
                 ));
             }
             timeouts[h.index()] = Duration::from_secs(secs as u64);
-        }
-        if programs.iter().all(Option::is_none) {
-            return Ok(None);
         }
         let args_knob = format!("{keyword}_HOOK_PREPARE_JOB_ARGS");
         let prepare_args = match get(&args_knob)? {
