@@ -333,6 +333,10 @@ impl Shadow {
         {
             return Ok(Err(stop));
         }
+        // A PREPARE hook's leftovers are not the job's processes.
+        if hooks.is_some() {
+            procs::spare_strays();
+        }
         let plan = start::prepare(staged.run.clone(), staged.env.clone());
         let pid = match plan.and_then(|p| self.start(id, ad, &p)) {
             Err(hold) => return Ok(Ok(RunEnd::failed(hold))),

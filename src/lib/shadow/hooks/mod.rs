@@ -517,6 +517,12 @@ impl Updating {
         Some(self.failure(&o))
     }
 
+    /// Kills it (and its process group) now, its outcome unused: the job
+    /// has ended and nothing waits for this hook.
+    pub fn kill(&mut self) {
+        drop(self.running.kill());
+    }
+
     /// Its end when the shadow's own wait reaped it with `status`.
     pub fn reaped(self, status: ExitStatus) -> Option<String> {
         let (program, log, timeout) = (self.program.clone(), self.log.clone(), self.timeout);
