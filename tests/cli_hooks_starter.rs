@@ -246,7 +246,10 @@ fn a_prepare_hook_killed_by_a_signal_requeues() {
         env.attr(&id, "VacateReasonSubCode").as_deref() == Some("-9")
     });
     let reason = env.attr(&id, "VacateReason").unwrap();
-    assert!(reason.contains("failed (died with signal 9)"), "{reason}");
+    assert!(
+        reason.contains("failed (was killed by signal 9)"),
+        "{reason}"
+    );
 }
 
 #[test]
@@ -644,7 +647,7 @@ fn an_update_hook_that_hangs_is_killed_at_its_timeout() {
 #[test]
 fn an_update_hook_killed_by_a_signal_is_noted() {
     let f = update_failure("cat >/dev/null; kill -9 $$", &[]);
-    assert!(f.contains("failed (died with signal 9)"), "{f}");
+    assert!(f.contains("failed (was killed by signal 9)"), "{f}");
 }
 
 #[test]
@@ -656,7 +659,7 @@ fn a_job_exit_hook_that_fails_or_is_killed_is_noted() {
         ),
         (
             "kill -TERM $$",
-            "JOB_EXIT (job_exit.sh) failed (died with signal 15)",
+            "JOB_EXIT (job_exit.sh) failed (was killed by signal 15)",
         ),
     ] {
         let env = hooked(&[("JOB_EXIT", body)], &[]);

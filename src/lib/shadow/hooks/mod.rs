@@ -303,28 +303,40 @@ impl JobHooks {
             Err(why) => return Err(self.not_started(h, program, &why)),
         };
         let outcome = run::run(&inv);
-        let (mut status, mut how, stdout, signalled) = match &outcome {
-            Outcome::Exited { code, stdout } => (
-                i64::from(*code),
-                format!("exited with status {code}"),
-                stdout,
-                false,
-            ),
-            Outcome::Signalled { signal, stdout } => (
-                -i64::from(*signal),
-                format!("died with signal {signal}"),
-                stdout,
-                true,
-            ),
-            Outcome::TimedOut { .. } => {
-                let how = format!("timed out after {} s and was killed", inv.timeout.as_secs());
-                return Err(self.hold(h, program, &how, self.excerpt(&log), 0));
-            }
-            Outcome::Busy | Outcome::NotStarted(_) => {
-                let why = outcome.failure(&inv).unwrap_or_default();
-                return Err(self.not_started(h, program, &why));
-            }
+        let Some(how) = how(&outcome, inv.timeout) else {
+            let why = outcome.failure(&inv).unwrap_or_default();
+            return Err(self.not_started(h, program, &why));
         };
+        let (status, signalled, stdout) = match &outcome {
+            Outcome::Exited { code, stdout } => (i64::from(*code), false, stdout),
+            Outcome::Signalled { signal, stdout } => (-i64::from(*signal), true, stdout),
+            // Timed out: held, whatever it printed.
+            _ => return Err(self.hold(h, program, &how, self.excerpt(&log), 0)),
+        };
+        let ended = Ended {
+            status,
+            signalled,
+            how,
+            stdout,
+        };
+        self.decide(h, program, &log, ended)
+    }
+
+    /// What a PREPARE hook that ended by itself or by a signal means (see
+    /// [`JobHooks::prepare`]).
+    fn decide(
+        &self,
+        h: Hook,
+        program: &Path,
+        log: &Path,
+        ended: Ended<'_>,
+    ) -> Result<ClassAd, Refusal> {
+        let Ended {
+            mut status,
+            signalled,
+            mut how,
+            stdout,
+        } = ended;
         let update = match parse_attributes(stdout) {
             Ok(u) => u,
             // A failed hook's exit status decides even when what it
@@ -348,7 +360,7 @@ impl JobHooks {
             .and_then(|e| e.literal_value())
         {
             Some(Value::Str(m)) if !m.is_empty() => Some(m.to_string()),
-            _ if status != 0 => self.excerpt(&log),
+            _ if status != 0 => self.excerpt(log),
             _ => None,
         };
         let text = log_message(h, program, status != 0, &how, message.as_deref());
@@ -358,18 +370,15 @@ impl JobHooks {
             }
             return Ok(update);
         }
+        let reason = format!("Error from {}: {text}", self.ep);
         if (1..300).contains(&status) {
             let code = hold_code::HOOK_PREPARE_JOB_FAILURE;
             self.note(true, &text, Some((code, status)));
-            return Err(Refusal::Hold(Hold::new(
-                format!("Error from {}: {text}", self.ep),
-                code,
-                status,
-            )));
+            return Err(Refusal::Hold(Hold::new(reason, code, status)));
         }
         self.note(true, &text, None);
         Err(Refusal::Requeue {
-            reason: format!("Error from {}: {text}", self.ep),
+            reason,
             subcode: status,
         })
     }
@@ -488,6 +497,29 @@ impl JobHooks {
     }
 }
 
+/// How a PREPARE hook that ran ended: its status (the exit code, or minus
+/// the signal), the words for it, and what it printed.
+struct Ended<'a> {
+    status: i64,
+    signalled: bool,
+    how: String,
+    stdout: &'a str,
+}
+
+/// How a hook that ran ended, in [`Outcome::failure`]'s words but without
+/// the program (HTCondor's lines put the program and the hook's message
+/// around them); `None` for a hook that did not run.
+fn how(o: &Outcome, timeout: Duration) -> Option<String> {
+    Some(match o {
+        Outcome::Busy | Outcome::NotStarted(_) => return None,
+        Outcome::Exited { code, .. } => format!("exited with status {code}"),
+        Outcome::Signalled { signal, .. } => format!("was killed by signal {signal}"),
+        Outcome::TimedOut { .. } => {
+            format!("timed out after {} s and was killed", timeout.as_secs())
+        }
+    })
+}
+
 /// An UPDATE_JOB_INFO hook running beside the job.
 #[derive(Debug)]
 pub(super) struct Updating {
@@ -567,11 +599,6 @@ fn failure_text(
 ) -> Option<String> {
     let how = match o {
         Outcome::Exited { code: 0, .. } => return None,
-        Outcome::Exited { code, .. } => format!("exited with status {code}"),
-        Outcome::Signalled { signal, .. } => format!("died with signal {signal}"),
-        Outcome::TimedOut { .. } => {
-            format!("timed out after {} s and was killed", timeout.as_secs())
-        }
         Outcome::Busy => {
             return Some(format!(
                 "{} ({}) is still running from before; not started again",
@@ -586,6 +613,7 @@ fn failure_text(
                 program.display()
             ));
         }
+        _ => how(o, timeout)?,
     };
     let said = stderr_excerpt(log);
     let message = (!said.is_empty()).then_some(said.as_str());
