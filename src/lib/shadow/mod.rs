@@ -248,30 +248,8 @@ impl Shadow {
             return Ok(After::Done);
         }
         let ad = Rc::new(self.q.full_ad(&row)?);
-        // A request made before we started is honoured first.
-        if row.status() != Some(JobStatus::Running) {
-            let stop = match row.status() {
-                Some(JobStatus::Removed) => Stop::Remove,
-                Some(JobStatus::Held) => Stop::Hold,
-                _ => Stop::Vacate,
-            };
-            return self.finish(id, lock, RunEnd::stopped(stop), false);
-        }
-        // A deferred job waits here, Running, until its DeferralTime.
-        self.start_suspended = false;
-        match self.wait_deferral(id, &ad)? {
-            Deferral::Run => {}
-            Deferral::Missed => {
-                let hold = Hold::new(
-                    "Job missed deferred execution time",
-                    hold_code::MISSED_DEFERRED_EXECUTION_TIME,
-                    0,
-                );
-                return self.finish(id, lock, RunEnd::failed(hold), false);
-            }
-            Deferral::Stopped(stop) => {
-                return self.finish(id, lock, RunEnd::stopped(stop), false);
-            }
+        if let Some(end) = self.before_run(id, row.status(), &ad)? {
+            return self.finish(id, lock, end, false);
         }
         let run_ad = Rc::new(
             crate::negotiator::dollar::substituted(&ad)
@@ -312,6 +290,36 @@ impl Shadow {
         let end = self.unstage(id, &run_ad, staged, end);
         let started = end.failed.is_none();
         self.finish(id, lock, end, started)
+    }
+
+    /// A run that ends before anything of it starts: a request made
+    /// before the shadow started (the job's status `status` says which),
+    /// or a deferred job that missed its time or was stopped while it
+    /// waited (it waits here, Running, until its DeferralTime).
+    fn before_run(
+        &mut self,
+        id: JobId,
+        status: Option<JobStatus>,
+        ad: &Rc<ClassAd>,
+    ) -> Result<Option<RunEnd>, ShadowError> {
+        if status != Some(JobStatus::Running) {
+            let stop = match status {
+                Some(JobStatus::Removed) => Stop::Remove,
+                Some(JobStatus::Held) => Stop::Hold,
+                _ => Stop::Vacate,
+            };
+            return Ok(Some(RunEnd::stopped(stop)));
+        }
+        self.start_suspended = false;
+        Ok(match self.wait_deferral(id, ad)? {
+            Deferral::Run => None,
+            Deferral::Missed => Some(RunEnd::failed(Hold::new(
+                "Job missed deferred execution time",
+                hold_code::MISSED_DEFERRED_EXECUTION_TIME,
+                0,
+            ))),
+            Deferral::Stopped(stop) => Some(RunEnd::stopped(stop)),
+        })
     }
 
     /// Starts the staged run of `ad` (its PREPARE changes merged) and

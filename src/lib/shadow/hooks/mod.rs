@@ -135,7 +135,7 @@ pub(super) struct Around<'a> {
 pub(super) struct JobHooks {
     keyword: String,
     /// By [`Hook::index`].
-    programs: [Option<PathBuf>; 4],
+    programs: Programs,
     timeouts: [Duration; 4],
     prepare_args: Vec<String>,
     spool: PathBuf,
@@ -173,36 +173,7 @@ impl JobHooks {
                 .map(|v| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()))
                 .map_err(|e| bad(name, e.to_string()))
         };
-        // The job's keyword counts only when it has a starter hook: one
-        // that names another family's keyword (the router's
-        // TRANSLATE_JOB, say) or none at all must not escape the site's
-        // default hooks.
-        let mut candidates = Vec::new();
-        match get("STARTER_JOB_HOOK_KEYWORD")? {
-            Some(k) => candidates.push(k),
-            None => {
-                if let Some(k) = ad.eval_str("HookKeyword") {
-                    let k = k.trim().to_string();
-                    if !k.is_empty() {
-                        candidates.push(k);
-                    }
-                }
-                candidates.extend(get("STARTER_DEFAULT_JOB_HOOK_KEYWORD")?);
-            }
-        }
-        let mut chosen = None;
-        for keyword in candidates {
-            let mut programs: [Option<PathBuf>; 4] = Default::default();
-            for h in Hook::ALL {
-                programs[h.index()] =
-                    get(&format!("{keyword}_HOOK_{}", h.name()))?.map(PathBuf::from);
-            }
-            if programs.iter().any(Option::is_some) {
-                chosen = Some((keyword, programs));
-                break;
-            }
-        }
-        let Some((keyword, programs)) = chosen else {
+        let Some((keyword, programs)) = pick(&get, ad)? else {
             return Ok(None);
         };
         let mut timeouts = [Duration::ZERO; 4];
@@ -495,6 +466,45 @@ impl JobHooks {
             eprintln!("tern_shadow: {e}");
         }
     }
+}
+
+/// A knob's value (trimmed, `None` when unset or empty), or the hold
+/// naming a knob that cannot be read.
+type Get<'a> = dyn Fn(&str) -> Result<Option<String>, Hold> + 'a;
+
+/// A keyword's hook programs, by [`Hook::index`].
+type Programs = [Option<PathBuf>; 4];
+
+/// The keyword of job `ad`'s starter hooks and their programs (by
+/// [`Hook::index`]): STARTER_JOB_HOOK_KEYWORD, else the job's HookKeyword,
+/// else STARTER_DEFAULT_JOB_HOOK_KEYWORD. `None` when none applies.
+fn pick(get: &Get<'_>, ad: &Rc<ClassAd>) -> Result<Option<(String, Programs)>, Hold> {
+    // The job's keyword counts only when it has a starter hook: one
+    // that names another family's keyword (the router's TRANSLATE_JOB,
+    // say) or none at all must not escape the site's default hooks.
+    let mut candidates = Vec::new();
+    match get("STARTER_JOB_HOOK_KEYWORD")? {
+        Some(k) => candidates.push(k),
+        None => {
+            if let Some(k) = ad.eval_str("HookKeyword") {
+                let k = k.trim().to_string();
+                if !k.is_empty() {
+                    candidates.push(k);
+                }
+            }
+            candidates.extend(get("STARTER_DEFAULT_JOB_HOOK_KEYWORD")?);
+        }
+    }
+    for keyword in candidates {
+        let mut programs: Programs = Default::default();
+        for h in Hook::ALL {
+            programs[h.index()] = get(&format!("{keyword}_HOOK_{}", h.name()))?.map(PathBuf::from);
+        }
+        if programs.iter().any(Option::is_some) {
+            return Ok(Some((keyword, programs)));
+        }
+    }
+    Ok(None)
 }
 
 /// How a PREPARE hook that ran ended: its status (the exit code, or minus
