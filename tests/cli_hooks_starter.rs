@@ -775,3 +775,28 @@ fn update_job_info_runs_on_suspend_and_continue_and_never_delays_the_end() {
     // Killed because the job ended, it is no failure.
     assert_eq!(attr(&env, &id, "StarterHookFailure"), None);
 }
+
+// What a PREPARE hook leaves running is below the shadow when the job
+// starts: it must not count as the job's, and it goes with the run.
+#[test]
+fn a_prepare_hooks_leftovers_are_not_the_jobs() {
+    let env = hooked(
+        &[(
+            "PREPARE_JOB",
+            "cat >/dev/null; top=\"$_CONDOR_SCRATCH_DIR/../../..\"\n\
+             (while :; do :; done) </dev/null >/dev/null 2>&1 &\n\
+             echo $! >> \"$top/spun\"",
+        )],
+        &[
+            ("STARTER_INITIAL_UPDATE_INTERVAL", "1"),
+            ("STARTER_UPDATE_INTERVAL", "1"),
+        ],
+    );
+    let id = submit(&env, "sleep 3", "");
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
+    let spun = pids_in(&env, "spun");
+    assert_eq!(spun.len(), 1, "the hook ran once");
+    assert!(!alive(spun[0]), "leftover {} outlived the job", spun[0]);
+    let cpu: f64 = env.attr(&id, "RemoteUserCpu").unwrap().parse().unwrap();
+    assert!(cpu < 1.0, "the job only slept, yet used {cpu} s");
+}
