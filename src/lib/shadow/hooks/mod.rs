@@ -9,8 +9,10 @@
 //!   ([`merge`]); HookStatusCode / HookStatusMessage decide as the spec's
 //!   table says ([`JobHooks::prepare`]).
 //! - `<KW>_HOOK_UPDATE_JOB_INFO`: with each usage update while the job
-//!   runs; started by the supervise loop and reaped later ([`Updating`]),
-//!   never two at once.
+//!   runs, and on suspend and continue; started by the supervise loop and
+//!   reaped later ([`Updating`]), never two at once, killed if it still
+//!   runs when the job ends (nothing waits for it). Its processes, and
+//!   every hook's leftovers, are never the job's (`procs::spare_group`).
 //! - `<KW>_HOOK_JOB_EXIT`: when the job's process is gone, with how it
 //!   ended as argv[1]; waited for, before the output transfer and before
 //!   the end is recorded.
