@@ -246,7 +246,10 @@ fn a_prepare_hook_killed_by_a_signal_requeues() {
         env.attr(&id, "VacateReasonSubCode").as_deref() == Some("-9")
     });
     let reason = env.attr(&id, "VacateReason").unwrap();
-    assert!(reason.contains("failed (died with signal 9)"), "{reason}");
+    assert!(
+        reason.contains("failed (was killed by signal 9)"),
+        "{reason}"
+    );
 }
 
 #[test]
@@ -270,20 +273,29 @@ fn a_missing_or_unsafe_prepare_hook_holds() {
     assert!(reason.contains("is writable by everyone"), "{reason}");
 }
 
+/// sh that waits (at most a minute) for `file` to exist.
+fn wait_for_file(file: &str) -> String {
+    format!("i=0; while [ ! -e {file} ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done")
+}
+
 #[test]
 fn update_job_info_runs_with_each_update_and_its_failure_is_noted() {
     let env = hooked(
         &[(
             "UPDATE_JOB_INFO",
             "grep -E '^(JobState|JobPid|NumPids|RemoteUserCpu|JobStartDate) ' | tr '\\n' ' ' >> \"$_CONDOR_SCRATCH_DIR/../../../updates.txt\"\n\
-             echo >> \"$_CONDOR_SCRATCH_DIR/../../../updates.txt\"\necho 'update broke' >&2\nexit 2",
+             echo >> \"$_CONDOR_SCRATCH_DIR/../../../updates.txt\"\n\
+             [ $(wc -l < \"$_CONDOR_SCRATCH_DIR/../../../updates.txt\") -ge 2 ] && touch \"$_CONDOR_SCRATCH_DIR/../../../two\"\n\
+             echo 'update broke' >&2\nexit 2",
         )],
         &[
             ("STARTER_INITIAL_UPDATE_INTERVAL", "1"),
             ("STARTER_UPDATE_INTERVAL", "1"),
         ],
     );
-    let id = submit(&env, "sleep 5", "");
+    // The job lasts until the second update has run, however slow the
+    // machine is.
+    let id = submit(&env, &wait_for_file("two"), "");
     env.wait_for(
         "tern_q -better-analyze to name the failure",
         TIMEOUT,
@@ -552,21 +564,53 @@ fn the_manuals_java5_prepare_hook_works_as_written() {
 
 #[test]
 fn a_job_removed_while_prepare_job_runs_never_starts() {
-    let env = hooked(
-        &[(
-            "PREPARE_JOB",
-            "cat >/dev/null; touch \"$_CONDOR_SCRATCH_DIR/../../../preparing\"; sleep 2",
-        )],
-        &[],
+    // It says it runs (`preparing`), waits for the test to create `go`,
+    // and then sets FromHook.
+    let prepare = format!(
+        "cat >/dev/null; top=\"$_CONDOR_SCRATCH_DIR/../../..\"\n\
+         touch \"$top/preparing\"\n{}\necho 'FromHook = 7'",
+        wait_for_file("\"$top/go\"")
     );
+    let env = hooked(&[("PREPARE_JOB", &prepare)], &[]);
     let id = submit(&env, "echo ran > ran.txt", "");
     env.wait_for("PREPARE_JOB to run", TIMEOUT, || {
         env.path("preparing").exists()
     });
     env.run_ok("tern_rm", [id.as_str()]);
+    // The hook ends only once the removal is in the queue.
+    env.write("go", "");
     assert_eq!(env.wait_history(&id, TIMEOUT), 3, "{}", env.diagnosis());
     assert!(!env.path("ran.txt").exists(), "the job never ran");
     assert_eq!(job_events(&env.path("t.log"), &id), [0, 9]);
+    // What the hook printed was for a run that never started: the job
+    // keeps none of it (it once went to the queue before the stop was
+    // seen).
+    assert_eq!(attr(&env, &id, "FromHook"), None);
+}
+
+// The output transfer once read the job's ad from before PREPARE_JOB:
+// a TransferOutput the hook set was ignored.
+#[test]
+fn what_prepare_job_sets_decides_what_comes_back() {
+    let env = hooked(
+        &[(
+            "PREPARE_JOB",
+            "cat >/dev/null; echo 'TransferOutput = \"b.txt\"'",
+        )],
+        &[],
+    );
+    let id = submit(
+        &env,
+        "echo a > a.txt; echo b > b.txt",
+        "should_transfer_files = YES\nwhen_to_transfer_output = ON_EXIT\n",
+    );
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
+    assert_eq!(read(&env, "b.txt"), "b\n");
+    assert!(
+        !env.path("a.txt").exists(),
+        "only TransferOutput comes back"
+    );
+    assert_eq!(attr(&env, &id, "TransferOutput").as_deref(), Some("b.txt"));
 }
 
 /// Runs a job of about 3 s whose UPDATE_JOB_INFO (run every second) is
@@ -603,7 +647,7 @@ fn an_update_hook_that_hangs_is_killed_at_its_timeout() {
 #[test]
 fn an_update_hook_killed_by_a_signal_is_noted() {
     let f = update_failure("cat >/dev/null; kill -9 $$", &[]);
-    assert!(f.contains("failed (died with signal 9)"), "{f}");
+    assert!(f.contains("failed (was killed by signal 9)"), "{f}");
 }
 
 #[test]
@@ -615,7 +659,7 @@ fn a_job_exit_hook_that_fails_or_is_killed_is_noted() {
         ),
         (
             "kill -TERM $$",
-            "JOB_EXIT (job_exit.sh) failed (died with signal 15)",
+            "JOB_EXIT (job_exit.sh) failed (was killed by signal 15)",
         ),
     ] {
         let env = hooked(&[("JOB_EXIT", body)], &[]);
@@ -639,4 +683,120 @@ fn the_hook_logs_of_a_held_job_go_when_it_is_removed() {
     // The pass's sweep of what left the queue (every job evaluated).
     env.run_ok("tern_negotiate", ["-reconfig", "-wait"]);
     assert!(!log.exists());
+}
+
+/// The pids listed in file `name`, one a line.
+fn pids_in(env: &RunEnv, name: &str) -> Vec<i32> {
+    read(env, name)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|st| st.rsplit(") ").next().is_some_and(|f| !f.starts_with('Z')))
+}
+
+// A busy loop UPDATE_JOB_INFO left behind was counted as the job's: its
+// cpu time went into RemoteUserCpu and it ran until the job ended.
+#[test]
+fn an_update_hooks_leftovers_are_not_the_jobs() {
+    let env = hooked(
+        &[(
+            "UPDATE_JOB_INFO",
+            "cat >/dev/null; top=\"$_CONDOR_SCRATCH_DIR/../../..\"\n\
+             (while :; do :; done) </dev/null >/dev/null 2>&1 &\n\
+             echo $! >> \"$top/spun\"",
+        )],
+        &[
+            ("STARTER_INITIAL_UPDATE_INTERVAL", "1"),
+            ("STARTER_UPDATE_INTERVAL", "1"),
+        ],
+    );
+    let id = submit(&env, &format!("{}\nsleep 3", wait_for_file("spun")), "");
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
+    let spun = pids_in(&env, "spun");
+    assert!(!spun.is_empty(), "the hook ran");
+    for pid in spun {
+        assert!(!alive(pid), "leftover {pid} outlived the job");
+    }
+    let cpu: f64 = env.attr(&id, "RemoteUserCpu").unwrap().parse().unwrap();
+    assert!(cpu < 1.0, "the job only slept, yet used {cpu} s");
+}
+
+// The end of a job once waited for a running UPDATE_JOB_INFO (up to its
+// timeout); HTCondor never waits for it. A suspend and a continue run it,
+// with JobState saying which.
+#[test]
+fn update_job_info_runs_on_suspend_and_continue_and_never_delays_the_end() {
+    let env = hooked(
+        &[(
+            "UPDATE_JOB_INFO",
+            "top=\"$_CONDOR_SCRATCH_DIR/../../..\"\n\
+             grep '^JobState ' >> \"$top/states.txt\"\n\
+             [ -e \"$top/hang\" ] && { touch \"$top/hanging\"; sleep 100; }\n\
+             touch \"$top/updated\"",
+        )],
+        &[
+            ("TEST_HOOK_UPDATE_JOB_INFO_TIMEOUT", "120"),
+            // Only the suspend and the continue run it.
+            ("STARTER_INITIAL_UPDATE_INTERVAL", "1000"),
+            ("STARTER_UPDATE_INTERVAL", "1000"),
+        ],
+    );
+    let id = submit(
+        &env,
+        &format!("{}\n{}", wait_for_file("resumed"), wait_for_file("end")),
+        "",
+    );
+    wait_status(&env, &id, 2);
+    env.run_ok("tern_suspend", [id.as_str()]);
+    env.wait_for("the suspend's update to end", TIMEOUT, || {
+        env.path("updated").exists()
+    });
+    env.write("hang", "");
+    env.run_ok("tern_continue", [id.as_str()]);
+    env.wait_for("the continue's update to hang", TIMEOUT, || {
+        env.path("hanging").exists()
+    });
+    env.write("resumed", "");
+    env.write("end", "");
+    let ended = std::time::Instant::now();
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
+    assert!(
+        ended.elapsed() < std::time::Duration::from_secs(60),
+        "the end waited for the hanging hook"
+    );
+    assert_eq!(
+        read(&env, "states.txt"),
+        "JobState = \"Suspended\"\nJobState = \"Running\"\n"
+    );
+    // Killed because the job ended, it is no failure.
+    assert_eq!(attr(&env, &id, "StarterHookFailure"), None);
+}
+
+// What a PREPARE hook leaves running is below the shadow when the job
+// starts: it must not count as the job's, and it goes with the run.
+#[test]
+fn a_prepare_hooks_leftovers_are_not_the_jobs() {
+    let env = hooked(
+        &[(
+            "PREPARE_JOB",
+            "cat >/dev/null; top=\"$_CONDOR_SCRATCH_DIR/../../..\"\n\
+             (while :; do :; done) </dev/null >/dev/null 2>&1 &\n\
+             echo $! >> \"$top/spun\"",
+        )],
+        &[
+            ("STARTER_INITIAL_UPDATE_INTERVAL", "1"),
+            ("STARTER_UPDATE_INTERVAL", "1"),
+        ],
+    );
+    let id = submit(&env, "sleep 3", "");
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
+    let spun = pids_in(&env, "spun");
+    assert_eq!(spun.len(), 1, "the hook ran once");
+    assert!(!alive(spun[0]), "leftover {} outlived the job", spun[0]);
+    let cpu: f64 = env.attr(&id, "RemoteUserCpu").unwrap().parse().unwrap();
+    assert!(cpu < 1.0, "the job only slept, yet used {cpu} s");
 }

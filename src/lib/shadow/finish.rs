@@ -160,10 +160,10 @@ impl Shadow {
         let mut events: Vec<(PathBuf, Event)> = Vec::new();
         let mut leaves = false;
         // Execute attributes not yet written go in with the end.
-        let pending = self.pending_exec.take().filter(|(j, _)| *j == id);
+        let pending = self.pending_exec.take().filter(|p| p.id == id);
         let next = self.q.write(now, |w| {
-            if let Some((_, at)) = pending {
-                super::start::record_in(w, id, at)?;
+            if let Some(p) = &pending {
+                super::start::record_in(w, p)?;
             }
             let Some(row) = w.row(id)? else {
                 release_slot_if(w, slot, claim, id, now)?;

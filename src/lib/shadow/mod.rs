@@ -143,7 +143,7 @@ struct Shadow {
     killing_timeout: u64,
     /// A job that executed, and when, not yet recorded in the queue (see
     /// [`Shadow::executing`]).
-    pending_exec: Option<(JobId, i64)>,
+    pending_exec: Option<start::PendingExec>,
     /// Where and how runs get their sandboxes.
     sandbox: crate::sandbox::Knobs,
     /// How long a claim with nothing to run waits for work (ms).
@@ -248,30 +248,8 @@ impl Shadow {
             return Ok(After::Done);
         }
         let ad = Rc::new(self.q.full_ad(&row)?);
-        // A request made before we started is honoured first.
-        if row.status() != Some(JobStatus::Running) {
-            let stop = match row.status() {
-                Some(JobStatus::Removed) => Stop::Remove,
-                Some(JobStatus::Held) => Stop::Hold,
-                _ => Stop::Vacate,
-            };
-            return self.finish(id, lock, RunEnd::stopped(stop), false);
-        }
-        // A deferred job waits here, Running, until its DeferralTime.
-        self.start_suspended = false;
-        match self.wait_deferral(id, &ad)? {
-            Deferral::Run => {}
-            Deferral::Missed => {
-                let hold = Hold::new(
-                    "Job missed deferred execution time",
-                    hold_code::MISSED_DEFERRED_EXECUTION_TIME,
-                    0,
-                );
-                return self.finish(id, lock, RunEnd::failed(hold), false);
-            }
-            Deferral::Stopped(stop) => {
-                return self.finish(id, lock, RunEnd::stopped(stop), false);
-            }
+        if let Some(end) = self.before_run(id, row.status(), &ad)? {
+            return self.finish(id, lock, end, false);
         }
         let run_ad = Rc::new(
             crate::negotiator::dollar::substituted(&ad)
@@ -292,51 +270,102 @@ impl Shadow {
             Ok(s) => s,
             Err(r) => return self.finish(id, lock, RunEnd::refused(r), false),
         };
-        // What the PREPARE hooks changed goes into the queue, and into
-        // the ad this shadow's policy reads.
-        let ad = if staged.changed.is_empty() {
-            ad
-        } else {
-            self.set_job(id, now, Change::Set(staged.changed.clone()))?;
-            let mut merged = (*ad).clone();
-            for (n, e) in &staged.changed {
-                merged.insert(n, e.clone());
+        // What the PREPARE hooks changed is in every ad of the run: the
+        // start, the shadow's policy and the output transfer read it. The
+        // queue gets it with the start (see `Shadow::executing`), so a job
+        // stopped before it starts, or a shadow killed before, keeps none.
+        let ad = hooks::with_changes(&ad, &staged.changed);
+        let run_ad = hooks::with_changes(&run_ad, &staged.changed);
+        let end = match self.run_staged(id, &ad, hooks.as_ref(), &staged, &mut lock) {
+            Ok(Ok(end)) => end,
+            Ok(Err(stop)) => {
+                staged.discard();
+                return self.finish(id, lock, RunEnd::stopped(stop), false);
             }
-            Rc::new(merged)
-        };
-        // PREPARE hooks may take minutes: a stop asked for meanwhile is
-        // honoured before the job starts.
-        if hooks.as_ref().is_some_and(hooks::JobHooks::prepares)
-            && let Some(stop) = self.pending(id)?.into_iter().find_map(Stop::requested)
-        {
-            staged.discard();
-            return self.finish(id, lock, RunEnd::stopped(stop), false);
-        }
-        let plan = start::prepare(staged.run.clone(), staged.env.clone());
-        let end = match plan.and_then(|p| self.start(id, &ad, &p)) {
-            Err(hold) => RunEnd::failed(hold),
-            Ok(pid) => {
-                let ad = self.executing(id, &ad);
-                let _ = lock.write_pid(std::process::id(), Some(pid));
-                let around = hooks.as_ref().map(|h| hooks::Around {
-                    hooks: h,
-                    run: &staged.run,
-                    ctx: hooks::Ctx {
-                        env: &staged.env,
-                        cwd: staged.scratch(),
-                    },
-                });
-                let began = std::time::Instant::now();
-                let mut end = self.supervise(id, &ad, pid, around.as_ref())?;
-                if let Some(a) = &around {
-                    self.job_exit(id, &ad, a, pid, began.elapsed(), &mut end)?;
-                }
-                end
+            Err(e) => {
+                staged.discard();
+                return Err(e);
             }
         };
         let end = self.unstage(id, &run_ad, staged, end);
         let started = end.failed.is_none();
         self.finish(id, lock, end, started)
+    }
+
+    /// A run that ends before anything of it starts: a request made
+    /// before the shadow started (the job's status `status` says which),
+    /// or a deferred job that missed its time or was stopped while it
+    /// waited (it waits here, Running, until its DeferralTime).
+    fn before_run(
+        &mut self,
+        id: JobId,
+        status: Option<JobStatus>,
+        ad: &Rc<ClassAd>,
+    ) -> Result<Option<RunEnd>, ShadowError> {
+        if status != Some(JobStatus::Running) {
+            let stop = match status {
+                Some(JobStatus::Removed) => Stop::Remove,
+                Some(JobStatus::Held) => Stop::Hold,
+                _ => Stop::Vacate,
+            };
+            return Ok(Some(RunEnd::stopped(stop)));
+        }
+        self.start_suspended = false;
+        Ok(match self.wait_deferral(id, ad)? {
+            Deferral::Run => None,
+            Deferral::Missed => Some(RunEnd::failed(Hold::new(
+                "Job missed deferred execution time",
+                hold_code::MISSED_DEFERRED_EXECUTION_TIME,
+                0,
+            ))),
+            Deferral::Stopped(stop) => Some(RunEnd::stopped(stop)),
+        })
+    }
+
+    /// Starts the staged run of `ad` (its PREPARE changes merged) and
+    /// supervises it to its end, JOB_EXIT included; `Err(stop)` when a stop
+    /// was asked for while the PREPARE hooks ran, and the job never
+    /// started. The caller owns the sandbox, on every path.
+    fn run_staged(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        hooks: Option<&hooks::JobHooks>,
+        staged: &transfer::Staged,
+        lock: &mut joblock::JobLock,
+    ) -> Result<Result<RunEnd, Stop>, ShadowError> {
+        // PREPARE hooks may take minutes: a stop asked for meanwhile is
+        // honoured before the job starts.
+        if hooks.is_some_and(hooks::JobHooks::prepares)
+            && let Some(stop) = self.pending(id)?.into_iter().find_map(Stop::requested)
+        {
+            return Ok(Err(stop));
+        }
+        // A PREPARE hook's leftovers are not the job's processes.
+        if hooks.is_some() {
+            procs::spare_strays();
+        }
+        let plan = start::prepare(staged.run.clone(), staged.env.clone());
+        let pid = match plan.and_then(|p| self.start(id, ad, &p)) {
+            Err(hold) => return Ok(Ok(RunEnd::failed(hold))),
+            Ok(pid) => pid,
+        };
+        let ad = self.executing(id, ad, staged.changed.clone());
+        let _ = lock.write_pid(std::process::id(), Some(pid));
+        let around = hooks.map(|h| hooks::Around {
+            hooks: h,
+            run: &staged.run,
+            ctx: hooks::Ctx {
+                env: &staged.env,
+                cwd: staged.scratch(),
+            },
+        });
+        let began = std::time::Instant::now();
+        let mut end = self.supervise(id, &ad, pid, around.as_ref())?;
+        if let Some(a) = &around {
+            self.job_exit(id, &ad, a, pid, began.elapsed(), &mut end)?;
+        }
+        Ok(Ok(end))
     }
 
     /// Runs JOB_EXIT for a run that has ended, before its output comes

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Mutex;
 
 /// The signals the shadow takes through its signalfd.
 const SIGNALS: [libc::c_int; 6] = [
@@ -133,23 +133,44 @@ pub fn become_subreaper() {
 }
 
 /// One reaped child: pid, wait status and its rusage (which includes the
-/// descendants it waited for).
+/// descendants it waited for), and whether it belonged to a starter hook
+/// (see [`spare_group`]).
 pub struct Reaped {
     pub pid: i32,
     pub status: libc::c_int,
     pub user: f64,
     pub sys: f64,
+    pub hook: bool,
 }
 
-/// Reaps every child that has ended, without blocking.
+/// The next child that has ended, not yet reaped.
+fn ended_child() -> Option<i32> {
+    // SAFETY: waitid with WNOWAIT only looks, into a siginfo we own.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let r = libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        let pid = info.si_pid();
+        (r == 0 && pid > 0).then_some(pid)
+    }
+}
+
+/// Reaps every child that has ended, without blocking. Each one's process
+/// group is read while it is still a zombie, so a hook's leftover is told
+/// from the job's processes.
 pub fn reap() -> Vec<Reaped> {
     let mut out = Vec::new();
-    loop {
+    while let Some(pid) = ended_child() {
+        let hook = stat(pid).is_some_and(|st| is_spared(st.pgrp));
         let mut status: libc::c_int = 0;
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         // SAFETY: wait4 writes into the status and rusage we own.
-        let pid = unsafe { libc::wait4(-1, &mut status, libc::WNOHANG, &mut ru) };
-        if pid <= 0 {
+        let got = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
+        if got != pid {
             break;
         }
         let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
@@ -158,6 +179,7 @@ pub fn reap() -> Vec<Reaped> {
             status,
             user: t(ru.ru_utime),
             sys: t(ru.ru_stime),
+            hook,
         });
     }
     out
@@ -191,21 +213,80 @@ pub struct Usage {
     pub processes: i64,
 }
 
-/// The process group of a starter hook running beside the job (see
-/// `shadow/hooks.rs`), 0 for none. Its processes are the shadow's
-/// children too, but not the job's: [`descendants`] leaves them out, so
-/// the job's usage, signals and leftover kill never touch the hook.
-static SPARED_GROUP: AtomicI32 = AtomicI32::new(0);
+/// The process groups of the starter hooks this shadow started (see
+/// `shadow/hooks/`), each kept until none of its processes is left. Their
+/// processes are the shadow's children too (it is a subreaper, so a hook's
+/// leftovers come back to it), but not the job's: [`descendants`] leaves
+/// them out, so the job's usage, signals and leftover kill never touch
+/// them, and [`reap`] marks them.
+static HOOK_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
-/// Leaves process group `pgid` out of [`descendants`] (`None`: none).
-pub fn spare_group(pgid: Option<i32>) {
-    SPARED_GROUP.store(pgid.unwrap_or(0), Ordering::Relaxed);
+fn hook_groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    HOOK_GROUPS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Leaves process group `pgid`, a hook's, out of the job's processes
+/// (and forgets the groups of earlier hooks that are all gone and reaped).
+pub fn spare_group(pgid: i32) {
+    let mut g = hook_groups();
+    g.retain(|&old| group_alive(old));
+    if !g.contains(&pgid) {
+        g.push(pgid);
+    }
+}
+
+/// Whether group `pgid` has a process, zombies not yet reaped included.
+fn group_alive(pgid: i32) -> bool {
+    // SAFETY: signal 0 only asks whether the group has a process.
+    unsafe { libc::kill(-pgid, 0) == 0 }
+}
+
+fn is_spared(pgrp: i32) -> bool {
+    hook_groups().contains(&pgrp)
+}
+
+/// Before a job starts, whatever runs below the shadow is a hook's
+/// leftover (a PREPARE hook's, or JOB_EXIT's of the run before on this
+/// claim): its groups are spared, and the ended ones are reaped, uncounted.
+pub fn spare_strays() {
+    drop(reap());
+    let me = std::process::id() as i32;
+    for pid in descendants(me) {
+        if let Some(st) = stat(pid) {
+            spare_group(st.pgrp);
+        }
+    }
+}
+
+/// Kills every hook group's processes, waits (at most `grace`) for them to
+/// go, reaping them uncounted, and forgets the groups that are empty.
+pub fn kill_hook_groups(grace: std::time::Duration) {
+    use crate::sys::pids::signal_group;
+    let groups = hook_groups().clone();
+    if groups.is_empty() {
+        return;
+    }
+    for &g in &groups {
+        signal_group(g, libc::SIGCONT);
+        signal_group(g, libc::SIGKILL);
+    }
+    let until = std::time::Instant::now() + grace;
+    loop {
+        drop(reap());
+        hook_groups().retain(|&g| group_alive(g));
+        if hook_groups().is_empty() || std::time::Instant::now() >= until {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// Every process below `root` (not `root` itself), from /proc, but for
-/// those of the spared group (see [`spare_group`]) and theirs.
+/// those of the hooks' groups (see [`spare_group`]) and theirs.
 pub fn descendants(root: i32) -> Vec<i32> {
-    let spared = SPARED_GROUP.load(Ordering::Relaxed);
+    let spared = hook_groups().clone();
     let mut parent: HashMap<i32, i32> = HashMap::new();
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -215,7 +296,7 @@ pub fn descendants(root: i32) -> Vec<i32> {
             continue;
         };
         if let Some(st) = stat(pid)
-            && (spared == 0 || st.pgrp != spared)
+            && !spared.contains(&st.pgrp)
         {
             parent.insert(pid, st.ppid);
         }

@@ -260,9 +260,22 @@ impl Shadow {
     /// transaction: a job of a few milliseconds (a stream of short jobs
     /// on a reused claim) then costs one commit, not two. A shadow killed
     /// before either loses the count, as a starter's lost update does.
-    pub(super) fn executing(&mut self, id: JobId, ad: &Rc<ClassAd>) -> Rc<ClassAd> {
+    ///
+    /// `changed` (what the PREPARE hooks changed, already in `ad`) goes to
+    /// the queue in the same transaction: the job's attributes change only
+    /// for a run that started.
+    pub(super) fn executing(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        changed: Vec<(String, Expr)>,
+    ) -> Rc<ClassAd> {
         let now = crate::clock::now();
-        self.pending_exec = Some((id, now));
+        self.pending_exec = Some(PendingExec {
+            id,
+            at: now,
+            changed,
+        });
         let mut updated = (**ad).clone();
         for (n, e) in executing_attrs(ad, now) {
             updated.insert(&n, e);
@@ -272,11 +285,10 @@ impl Shadow {
 
     /// Writes the pending execute attributes (see [`Shadow::executing`]).
     pub(super) fn record_executing(&mut self) -> Result<(), ShadowError> {
-        let Some((id, at)) = self.pending_exec.take() else {
+        let Some(p) = self.pending_exec.take() else {
             return Ok(());
         };
-        self.q
-            .write(crate::clock::now(), |w| record_in(w, id, at))?;
+        self.q.write(crate::clock::now(), |w| record_in(w, &p))?;
         Ok(())
     }
 }
@@ -293,11 +305,24 @@ fn executing_attrs(ad: &ClassAd, at: i64) -> Vec<(String, Expr)> {
     ]
 }
 
-/// Records in `w`'s transaction that job `id` executed at `at`.
-pub(super) fn record_in(w: &mut Writer<'_>, id: JobId, at: i64) -> Result<(), QueueError> {
-    let Some(r) = w.row(id)? else { return Ok(()) };
+/// A run that executed, not yet recorded in the queue.
+pub(super) struct PendingExec {
+    pub id: JobId,
+    /// When it executed.
+    pub at: i64,
+    /// What its PREPARE hooks changed in the job.
+    pub changed: Vec<(String, Expr)>,
+}
+
+/// Records in `w`'s transaction that the job of `p` executed, with its
+/// PREPARE hooks' changes.
+pub(super) fn record_in(w: &mut Writer<'_>, p: &PendingExec) -> Result<(), QueueError> {
+    let Some(r) = w.row(p.id)? else {
+        return Ok(());
+    };
     let cur = w.full_ad(&r)?;
-    let set = executing_attrs(&cur, at);
+    let mut set = p.changed.clone();
+    set.extend(executing_attrs(&cur, p.at));
     w.change(&r, &cur, &Change::Set(set))
 }
 

@@ -62,6 +62,10 @@ impl Watch {
                 self.update_status = Some(ExitStatus::from_raw(r.status));
                 continue;
             }
+            if r.hook {
+                // A hook's leftover: neither the job's usage nor its end.
+                continue;
+            }
             self.dead.user += r.user;
             self.dead.sys += r.sys;
             if r.pid == self.pid && self.exit.is_none() {
@@ -83,18 +87,10 @@ impl Watch {
 }
 
 impl Shadow {
-    /// Waits for the job, taking requests and updating usage (and running
-    /// the UPDATE_JOB_INFO hook of `around` with each update), until it
-    /// ends.
-    pub(super) fn supervise(
-        &mut self,
-        id: JobId,
-        ad: &Rc<ClassAd>,
-        pid: i32,
-        around: Option<&Around<'_>>,
-    ) -> Result<RunEnd, ShadowError> {
+    /// What the loop knows of job `pid` as it starts.
+    fn watch(&self, ad: &Rc<ClassAd>, pid: i32) -> Watch {
         let start = Instant::now();
-        let mut watch = Watch {
+        Watch {
             pid,
             stop: None,
             suspended: false,
@@ -108,7 +104,20 @@ impl Shadow {
             record_exec: Some(start + EXEC_RECORD_AFTER),
             update: None,
             update_status: None,
-        };
+        }
+    }
+
+    /// Waits for the job, taking requests and updating usage (and running
+    /// the UPDATE_JOB_INFO hook of `around` with each update), until it
+    /// ends.
+    pub(super) fn supervise(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        pid: i32,
+        around: Option<&Around<'_>>,
+    ) -> Result<RunEnd, ShadowError> {
+        let mut watch = self.watch(ad, pid);
         if self.start_suspended {
             // Suspended while it waited for its deferral time: it starts
             // and is at once suspended (010 was written then).
@@ -120,7 +129,7 @@ impl Shadow {
         loop {
             match wake {
                 Wake::Child | Wake::Timeout => {}
-                Wake::Request => self.take_requests(id, ad, &mut watch)?,
+                Wake::Request => self.take_requests(id, ad, &mut watch, around)?,
                 Wake::Stop => {
                     if watch.stop.is_none() {
                         let at = Instant::now() + Duration::from_secs(self.vacate_time(ad));
@@ -159,15 +168,9 @@ impl Shadow {
             wake = self.signals.wait(until_next(&watch));
         }
         clear_leftovers(&mut watch);
-        // A running UPDATE_JOB_INFO ends (by itself or by its timeout)
-        // before JOB_EXIT starts: never two hooks at once.
-        while watch.update.is_some() {
-            watch.reap();
-            self.poll_update(id, &mut watch, around)?;
-            if watch.update.is_some() {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        }
+        self.end_update(id, &mut watch, around)?;
+        // Nothing of a hook outlives the job's run either.
+        procs::kill_hook_groups(Duration::from_secs(5));
         Ok(RunEnd {
             status: watch.exit,
             stop: watch.stop,
@@ -176,12 +179,33 @@ impl Shadow {
         })
     }
 
-    /// Carries out the queue's requests for the running job.
+    /// When the job has ended: an UPDATE_JOB_INFO that has ended too is
+    /// taken (its failure noted); one still running is killed, unnoted, as
+    /// HTCondor's starter never waits for this hook (and JOB_EXIT, which
+    /// follows, must not wait for it either).
+    fn end_update(
+        &mut self,
+        id: JobId,
+        watch: &mut Watch,
+        around: Option<&Around<'_>>,
+    ) -> Result<(), ShadowError> {
+        watch.reap();
+        self.poll_update(id, watch, around)?;
+        if let Some(mut u) = watch.update.take() {
+            u.kill();
+        }
+        Ok(())
+    }
+
+    /// Carries out the queue's requests for the running job; a suspend or
+    /// a continue runs UPDATE_JOB_INFO (JobState says which), as
+    /// HTCondor's starter does.
     fn take_requests(
         &mut self,
         id: JobId,
         ad: &Rc<ClassAd>,
         watch: &mut Watch,
+        around: Option<&Around<'_>>,
     ) -> Result<(), ShadowError> {
         let pid = watch.pid;
         for kind in self.pending(id)? {
@@ -206,16 +230,34 @@ impl Shadow {
                     let n = procs::signal_all(pid, libc::SIGSTOP);
                     watch.suspended = true;
                     self.suspend_change(id, ad, true, n)?;
+                    self.update_now(id, ad, watch, around)?;
                 }
                 Request::Continue if watch.suspended => {
                     procs::signal_all(pid, libc::SIGCONT);
                     watch.suspended = false;
                     self.suspend_change(id, ad, false, 0)?;
+                    self.update_now(id, ad, watch, around)?;
                 }
                 _ => {}
             }
         }
         Ok(())
+    }
+
+    /// Runs UPDATE_JOB_INFO out of turn (for a suspend or a continue),
+    /// unless the one before still runs.
+    fn update_now(
+        &mut self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        watch: &mut Watch,
+        around: Option<&Around<'_>>,
+    ) -> Result<(), ShadowError> {
+        let Some(a) = around else { return Ok(()) };
+        // One that has just ended is taken first.
+        watch.reap();
+        self.poll_update(id, watch, around)?;
+        self.start_update(id, ad, watch, a)
     }
 
     /// Starts UPDATE_JOB_INFO with the job's ad and its update attributes,
@@ -242,7 +284,7 @@ impl Shadow {
             None => {}
             Some(Ok(u)) => {
                 // Its processes are not the job's (usage, signals).
-                procs::spare_group(Some(u.pid()));
+                procs::spare_group(u.pid());
                 watch.update = Some(u);
             }
             Some(Err(failure)) => self.hook_failed(id, a, &failure)?,
@@ -257,6 +299,9 @@ impl Shadow {
         watch: &mut Watch,
         around: Option<&Around<'_>>,
     ) -> Result<(), ShadowError> {
+        let Some(pgid) = watch.update.as_ref().map(Updating::pid) else {
+            return Ok(());
+        };
         let failure = match (watch.update_status.take(), watch.update.as_mut()) {
             (_, None) => return Ok(()),
             (Some(st), Some(_)) => watch.update.take().and_then(|u| u.reaped(st)),
@@ -268,7 +313,9 @@ impl Shadow {
                 }
             },
         };
-        procs::spare_group(None);
+        // What it left running goes with it (and stays spared until
+        // reaped: it is never the job's).
+        crate::sys::pids::signal_group(pgid, libc::SIGKILL);
         if let (Some(text), Some(a)) = (failure, around) {
             self.hook_failed(id, a, &text)?;
         }

@@ -115,21 +115,10 @@ impl Shadow {
         let mut changed = Vec::new();
         let mut ad = ad.clone();
         if let Some(h) = hooks.filter(|h| h.has(Hook::PrepareJobBeforeTransfer)) {
-            let env = self.job_env(&Rc::new(starter.clone()), sb, cpus)?;
-            let ctx = Ctx {
-                env: &env,
-                cwd: &sb.dir,
-            };
-            let update = h.prepare(Hook::PrepareJobBeforeTransfer, &starter, &ctx)?;
+            let update = self.prepare(h, Hook::PrepareJobBeforeTransfer, &starter, sb, cpus)?;
             let ch = super::hooks::merge(&update, &mut starter);
-            if !ch.is_empty() {
-                // The transfer reads the job's own ad: it sees the change.
-                let mut merged = (*ad).clone();
-                for (n, e) in &ch {
-                    merged.insert(n, e.clone());
-                }
-                ad = Rc::new(merged);
-            }
+            // The transfer reads the job's own ad: it sees the change.
+            ad = super::hooks::with_changes(&ad, &ch);
             changed.extend(ch);
         }
         let mut input = None;
@@ -157,12 +146,7 @@ impl Shadow {
             run.insert("Cmd", Expr::string(&exe.display().to_string()));
         }
         if let Some(h) = hooks.filter(|h| h.has(Hook::PrepareJob)) {
-            let env = self.job_env(&Rc::new(run.clone()), sb, cpus)?;
-            let ctx = Ctx {
-                env: &env,
-                cwd: &sb.dir,
-            };
-            let update = h.prepare(Hook::PrepareJob, &run, &ctx)?;
+            let update = self.prepare(h, Hook::PrepareJob, &run, sb, cpus)?;
             changed.extend(super::hooks::merge(&update, &mut run));
         }
         let run = Rc::new(run);
@@ -174,6 +158,24 @@ impl Shadow {
             env,
             changed,
         })
+    }
+
+    /// Runs PREPARE hook `hook` of `h` on `job` in `sb`, with the
+    /// environment the job would have now.
+    fn prepare(
+        &self,
+        h: &JobHooks,
+        hook: Hook,
+        job: &ClassAd,
+        sb: &Sandbox,
+        cpus: i64,
+    ) -> Result<ClassAd, Refusal> {
+        let env = self.job_env(&Rc::new(job.clone()), sb, cpus)?;
+        let ctx = Ctx {
+            env: &env,
+            cwd: &sb.dir,
+        };
+        h.prepare(hook, job, &ctx)
     }
 
     /// The job's environment for a run of `run` in `sb` (also the one its

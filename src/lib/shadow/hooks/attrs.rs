@@ -3,6 +3,7 @@
 //! the failure record.
 
 use std::process::ExitStatus;
+use std::rc::Rc;
 use std::time::Duration;
 
 use crate::classad::unparse::{ad_to_old, unparse};
@@ -122,12 +123,28 @@ pub(in crate::shadow) fn update_attrs(
     set
 }
 
+/// `ad` with `changes` over it; `ad` itself (no copy) when there are none.
+pub(in crate::shadow) fn with_changes(ad: &Rc<ClassAd>, changes: &[(String, Expr)]) -> Rc<ClassAd> {
+    if changes.is_empty() {
+        return ad.clone();
+    }
+    let mut merged = (**ad).clone();
+    apply(&mut merged, changes);
+    Rc::new(merged)
+}
+
+/// Sets `changes` in `ad`: the one way changed attributes are put over an
+/// ad here.
+fn apply(ad: &mut ClassAd, changes: &[(String, Expr)]) {
+    for (n, e) in changes {
+        ad.insert(n, e.clone());
+    }
+}
+
 /// The stdin of UPDATE_JOB_INFO and JOB_EXIT: the job ad with `extra`
 /// over it, in the old syntax.
 pub(in crate::shadow) fn ad_with(job: &ClassAd, extra: &[(String, Expr)]) -> String {
     let mut ad = job.clone();
-    for (n, e) in extra {
-        ad.insert(n, e.clone());
-    }
+    apply(&mut ad, extra);
     ad_to_old(&ad, true)
 }

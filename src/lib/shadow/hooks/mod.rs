@@ -9,14 +9,16 @@
 //!   ([`merge`]); HookStatusCode / HookStatusMessage decide as the spec's
 //!   table says ([`JobHooks::prepare`]).
 //! - `<KW>_HOOK_UPDATE_JOB_INFO`: with each usage update while the job
-//!   runs; started by the supervise loop and reaped later ([`Updating`]),
-//!   never two at once.
+//!   runs, and on suspend and continue; started by the supervise loop and
+//!   reaped later ([`Updating`]), never two at once, killed if it still
+//!   runs when the job ends (nothing waits for it). Its processes, and
+//!   every hook's leftovers, are never the job's (`procs::spare_group`).
 //! - `<KW>_HOOK_JOB_EXIT`: when the job's process is gone, with how it
 //!   ended as argv[1]; waited for, before the output transfer and before
 //!   the end is recorded.
 //!
 //! The keyword ([`JobHooks::resolve`]): STARTER_JOB_HOOK_KEYWORD, else the
-//! job's HookKeyword when any `<KW>_HOOK_*` is configured, else
+//! job's HookKeyword when it has a starter hook, else
 //! STARTER_DEFAULT_JOB_HOOK_KEYWORD. Every hook runs as the job's owner
 //! (when the shadow runs as root), with the job's environment, in the
 //! scratch directory, with a timeout (`<KW>_HOOK_<HOOK>_TIMEOUT`), its
@@ -82,23 +84,6 @@ impl Hook {
     }
 }
 
-/// Every hook type HTCondor names (`HookTypeTranslation`): a job's
-/// HookKeyword is used when any `<KW>_HOOK_<TYPE>` of these is set.
-const HOOK_TYPES: [&str; 12] = [
-    "FETCH_WORK",
-    "REPLY_FETCH",
-    "EVICT_CLAIM",
-    "PREPARE_JOB",
-    "UPDATE_JOB_INFO",
-    "JOB_EXIT",
-    "EVICT_JOB",
-    "TRANSLATE_JOB",
-    "JOB_CLEANUP",
-    "JOB_FINALIZE",
-    "PREPARE_JOB_BEFORE_TRANSFER",
-    "SHADOW_PREPARE_JOB",
-];
-
 /// Attributes a hook's output never changes: the job's identity and
 /// state belong to the queue (and Owner decides who the job runs as).
 const PROTECTED: [&str; 8] = [
@@ -152,7 +137,7 @@ pub(super) struct Around<'a> {
 pub(super) struct JobHooks {
     keyword: String,
     /// By [`Hook::index`].
-    programs: [Option<PathBuf>; 4],
+    programs: Programs,
     timeouts: [Duration; 4],
     prepare_args: Vec<String>,
     spool: PathBuf,
@@ -190,32 +175,11 @@ impl JobHooks {
                 .map(|v| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()))
                 .map_err(|e| bad(name, e.to_string()))
         };
-        let keyword = match get("STARTER_JOB_HOOK_KEYWORD")? {
-            Some(k) => Some(k),
-            None => {
-                let job = ad.eval_str("HookKeyword").filter(|k| !k.trim().is_empty());
-                let mut configured = None;
-                if let Some(k) = job {
-                    for t in HOOK_TYPES {
-                        if get(&format!("{}_HOOK_{t}", k.trim()))?.is_some() {
-                            configured = Some(k.trim().to_string());
-                            break;
-                        }
-                    }
-                }
-                match configured {
-                    Some(k) => Some(k),
-                    None => get("STARTER_DEFAULT_JOB_HOOK_KEYWORD")?,
-                }
-            }
-        };
-        let Some(keyword) = keyword else {
+        let Some((keyword, programs)) = pick(&get, ad)? else {
             return Ok(None);
         };
-        let mut programs: [Option<PathBuf>; 4] = Default::default();
         let mut timeouts = [Duration::ZERO; 4];
         for h in Hook::ALL {
-            programs[h.index()] = get(&format!("{keyword}_HOOK_{}", h.name()))?.map(PathBuf::from);
             let knob = format!("{keyword}_HOOK_{}_TIMEOUT", h.name());
             let secs = cfg
                 .get_int(&knob, h.default_timeout())
@@ -227,9 +191,6 @@ impl JobHooks {
                 ));
             }
             timeouts[h.index()] = Duration::from_secs(secs as u64);
-        }
-        if programs.iter().all(Option::is_none) {
-            return Ok(None);
         }
         let args_knob = format!("{keyword}_HOOK_PREPARE_JOB_ARGS");
         let prepare_args = match get(&args_knob)? {
@@ -315,28 +276,40 @@ impl JobHooks {
             Err(why) => return Err(self.not_started(h, program, &why)),
         };
         let outcome = run::run(&inv);
-        let (mut status, mut how, stdout, signalled) = match &outcome {
-            Outcome::Exited { code, stdout } => (
-                i64::from(*code),
-                format!("exited with status {code}"),
-                stdout,
-                false,
-            ),
-            Outcome::Signalled { signal, stdout } => (
-                -i64::from(*signal),
-                format!("died with signal {signal}"),
-                stdout,
-                true,
-            ),
-            Outcome::TimedOut { .. } => {
-                let how = format!("timed out after {} s and was killed", inv.timeout.as_secs());
-                return Err(self.hold(h, program, &how, self.excerpt(&log), 0));
-            }
-            Outcome::Busy | Outcome::NotStarted(_) => {
-                let why = outcome.failure(&inv).unwrap_or_default();
-                return Err(self.not_started(h, program, &why));
-            }
+        let Some(how) = how(&outcome, inv.timeout) else {
+            let why = outcome.failure(&inv).unwrap_or_default();
+            return Err(self.not_started(h, program, &why));
         };
+        let (status, signalled, stdout) = match &outcome {
+            Outcome::Exited { code, stdout } => (i64::from(*code), false, stdout),
+            Outcome::Signalled { signal, stdout } => (-i64::from(*signal), true, stdout),
+            // Timed out: held, whatever it printed.
+            _ => return Err(self.hold(h, program, &how, self.excerpt(&log), 0)),
+        };
+        let ended = Ended {
+            status,
+            signalled,
+            how,
+            stdout,
+        };
+        self.decide(h, program, &log, ended)
+    }
+
+    /// What a PREPARE hook that ended by itself or by a signal means (see
+    /// [`JobHooks::prepare`]).
+    fn decide(
+        &self,
+        h: Hook,
+        program: &Path,
+        log: &Path,
+        ended: Ended<'_>,
+    ) -> Result<ClassAd, Refusal> {
+        let Ended {
+            mut status,
+            signalled,
+            mut how,
+            stdout,
+        } = ended;
         let update = match parse_attributes(stdout) {
             Ok(u) => u,
             // A failed hook's exit status decides even when what it
@@ -360,7 +333,7 @@ impl JobHooks {
             .and_then(|e| e.literal_value())
         {
             Some(Value::Str(m)) if !m.is_empty() => Some(m.to_string()),
-            _ if status != 0 => self.excerpt(&log),
+            _ if status != 0 => self.excerpt(log),
             _ => None,
         };
         let text = log_message(h, program, status != 0, &how, message.as_deref());
@@ -370,18 +343,15 @@ impl JobHooks {
             }
             return Ok(update);
         }
+        let reason = format!("Error from {}: {text}", self.ep);
         if (1..300).contains(&status) {
             let code = hold_code::HOOK_PREPARE_JOB_FAILURE;
             self.note(true, &text, Some((code, status)));
-            return Err(Refusal::Hold(Hold::new(
-                format!("Error from {}: {text}", self.ep),
-                code,
-                status,
-            )));
+            return Err(Refusal::Hold(Hold::new(reason, code, status)));
         }
         self.note(true, &text, None);
         Err(Refusal::Requeue {
-            reason: format!("Error from {}: {text}", self.ep),
+            reason,
             subcode: status,
         })
     }
@@ -500,6 +470,68 @@ impl JobHooks {
     }
 }
 
+/// A knob's value (trimmed, `None` when unset or empty), or the hold
+/// naming a knob that cannot be read.
+type Get<'a> = dyn Fn(&str) -> Result<Option<String>, Hold> + 'a;
+
+/// A keyword's hook programs, by [`Hook::index`].
+type Programs = [Option<PathBuf>; 4];
+
+/// The keyword of job `ad`'s starter hooks and their programs (by
+/// [`Hook::index`]): STARTER_JOB_HOOK_KEYWORD, else the job's HookKeyword,
+/// else STARTER_DEFAULT_JOB_HOOK_KEYWORD. `None` when none applies.
+fn pick(get: &Get<'_>, ad: &Rc<ClassAd>) -> Result<Option<(String, Programs)>, Hold> {
+    // The job's keyword counts only when it has a starter hook: one
+    // that names another family's keyword (the router's TRANSLATE_JOB,
+    // say) or none at all must not escape the site's default hooks.
+    let mut candidates = Vec::new();
+    match get("STARTER_JOB_HOOK_KEYWORD")? {
+        Some(k) => candidates.push(k),
+        None => {
+            if let Some(k) = ad.eval_str("HookKeyword") {
+                let k = k.trim().to_string();
+                if !k.is_empty() {
+                    candidates.push(k);
+                }
+            }
+            candidates.extend(get("STARTER_DEFAULT_JOB_HOOK_KEYWORD")?);
+        }
+    }
+    for keyword in candidates {
+        let mut programs: Programs = Default::default();
+        for h in Hook::ALL {
+            programs[h.index()] = get(&format!("{keyword}_HOOK_{}", h.name()))?.map(PathBuf::from);
+        }
+        if programs.iter().any(Option::is_some) {
+            return Ok(Some((keyword, programs)));
+        }
+    }
+    Ok(None)
+}
+
+/// How a PREPARE hook that ran ended: its status (the exit code, or minus
+/// the signal), the words for it, and what it printed.
+struct Ended<'a> {
+    status: i64,
+    signalled: bool,
+    how: String,
+    stdout: &'a str,
+}
+
+/// How a hook that ran ended, in [`Outcome::failure`]'s words but without
+/// the program (HTCondor's lines put the program and the hook's message
+/// around them); `None` for a hook that did not run.
+fn how(o: &Outcome, timeout: Duration) -> Option<String> {
+    Some(match o {
+        Outcome::Busy | Outcome::NotStarted(_) => return None,
+        Outcome::Exited { code, .. } => format!("exited with status {code}"),
+        Outcome::Signalled { signal, .. } => format!("was killed by signal {signal}"),
+        Outcome::TimedOut { .. } => {
+            format!("timed out after {} s and was killed", timeout.as_secs())
+        }
+    })
+}
+
 /// An UPDATE_JOB_INFO hook running beside the job.
 #[derive(Debug)]
 pub(super) struct Updating {
@@ -527,6 +559,12 @@ impl Updating {
     pub fn try_finish(&mut self) -> Option<Option<String>> {
         let o = self.running.try_finish()?;
         Some(self.failure(&o))
+    }
+
+    /// Kills it (and its process group) now, its outcome unused: the job
+    /// has ended and nothing waits for this hook.
+    pub fn kill(&mut self) {
+        drop(self.running.kill());
     }
 
     /// Its end when the shadow's own wait reaped it with `status`.
@@ -573,11 +611,6 @@ fn failure_text(
 ) -> Option<String> {
     let how = match o {
         Outcome::Exited { code: 0, .. } => return None,
-        Outcome::Exited { code, .. } => format!("exited with status {code}"),
-        Outcome::Signalled { signal, .. } => format!("died with signal {signal}"),
-        Outcome::TimedOut { .. } => {
-            format!("timed out after {} s and was killed", timeout.as_secs())
-        }
         Outcome::Busy => {
             return Some(format!(
                 "{} ({}) is still running from before; not started again",
@@ -592,6 +625,7 @@ fn failure_text(
                 program.display()
             ));
         }
+        _ => how(o, timeout)?,
     };
     let said = stderr_excerpt(log);
     let message = (!said.is_empty()).then_some(said.as_str());
@@ -634,4 +668,6 @@ mod attrs;
 #[cfg(test)]
 mod tests;
 
-pub(super) use attrs::{ad_with, exit_argument, exit_attrs, failure_attrs, merge, update_attrs};
+pub(super) use attrs::{
+    ad_with, exit_argument, exit_attrs, failure_attrs, merge, update_attrs, with_changes,
+};

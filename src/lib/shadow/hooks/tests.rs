@@ -36,12 +36,24 @@ fn the_keyword_is_forced_then_the_jobs_then_the_default() {
     // the manual says (not as HTCondor's code does).
     let nothing = "[HookKeyword = \"NONE\"]";
     assert_eq!(keyword(&default, nothing).unwrap().as_deref(), Some("B"));
-    // Any hook of the keyword counts, even one the starter does not run.
-    let fetch =
-        "F_HOOK_FETCH_WORK = /f\nSTARTER_DEFAULT_JOB_HOOK_KEYWORD = B\nB_HOOK_JOB_EXIT = /b\n";
-    let f = "[HookKeyword = \"F\"]";
-    assert_eq!(keyword(fetch, f).unwrap(), None, "F has no starter hook");
+    // A keyword with only other families' hooks (fetch, the router's
+    // TRANSLATE_JOB) once won and the job ran with no hook at all: it
+    // falls back to the default too.
+    for other in ["FETCH_WORK", "TRANSLATE_JOB"] {
+        let config = format!(
+            "F_HOOK_{other} = /f\nSTARTER_DEFAULT_JOB_HOOK_KEYWORD = B\nB_HOOK_JOB_EXIT = /b\n"
+        );
+        let f = "[HookKeyword = \"F\"]";
+        assert_eq!(
+            keyword(&config, f).unwrap().as_deref(),
+            Some("B"),
+            "{other}"
+        );
+    }
     assert_eq!(keyword("", job).unwrap(), None);
+    // Forced, a keyword without starter hooks means no hooks.
+    let forced_empty = format!("{both}STARTER_JOB_HOOK_KEYWORD = NONE\n");
+    assert_eq!(keyword(&forced_empty, job).unwrap(), None);
 }
 
 #[test]
