@@ -444,7 +444,7 @@ fn help_lists_the_options() {
     let env = TestEnv::new();
     let r = submit(&env, &["-help"]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
-    for opt in ["--dry-run", "--batch-name", "--append", "--queue"] {
+    for opt in ["-dry-run", "-batch-name", "-append", "-queue"] {
         assert!(r.stdout.contains(opt), "{opt} missing from the help");
     }
 }

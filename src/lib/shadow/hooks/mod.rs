@@ -632,36 +632,10 @@ fn failure_text(
     Some(log_message(h, program, true, &how, message))
 }
 
-/// HTCondor's `validateHookPath`, which refuses a hook others could
-/// replace: the program must be an absolute path, and neither it nor its
-/// directory may be writable by everyone. A program that does not exist
-/// is left to the start, which names the error.
+/// The hook program must be one nobody but its owner can change (see
+/// [`crate::hooks::run::validate`]); the refusal names the knob.
 fn check_program(knob: &str, program: &Path) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    if !program.is_absolute() {
-        return Err(format!(
-            "{knob} = {} is not an absolute path",
-            program.display()
-        ));
-    }
-    let world_writable =
-        |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o002 != 0);
-    if world_writable(program) {
-        return Err(format!(
-            "{knob} = {} is writable by everyone; refusing to run it",
-            program.display()
-        ));
-    }
-    if let Some(dir) = program.parent()
-        && world_writable(dir)
-        && std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o1000 == 0)
-    {
-        return Err(format!(
-            "{knob} = {}: its directory is writable by everyone; refusing to run it",
-            program.display()
-        ));
-    }
-    Ok(())
+    crate::hooks::run::validate(program).map_err(|e| format!("{knob} = {e}"))
 }
 
 mod attrs;
