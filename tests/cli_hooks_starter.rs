@@ -259,7 +259,10 @@ fn a_missing_or_unsafe_prepare_hook_holds() {
     let (reason, code, _) = held(&env, &id);
     assert_eq!(code, 19);
     assert!(
-        reason.contains("failed to execute PREPARE_JOB (/no/such/hook): cannot run"),
+        reason.contains(
+            "failed to execute PREPARE_JOB (/no/such/hook): TEST_HOOK_PREPARE_JOB: \
+             cannot run /no/such/hook: No such file or directory"
+        ),
         "{reason}"
     );
     let env = RunEnv::new();

@@ -158,7 +158,8 @@ pub fn validate(program: &Path) -> Result<(), String> {
     if !program.is_absolute() {
         return Err(format!("{p} is not an absolute path"));
     }
-    let meta = std::fs::metadata(program).map_err(|e| format!("cannot run {p}: {e}"))?;
+    let meta = std::fs::metadata(program)
+        .map_err(|e| format!("cannot run {p}: {}", crate::sys::io_error_text(&e)))?;
     let mode = meta.permissions().mode();
     if !meta.is_file() || mode & 0o111 == 0 {
         return Err(format!("{p} is not an executable file"));

@@ -635,7 +635,7 @@ fn failure_text(
 /// The hook program must be one nobody but its owner can change (see
 /// [`crate::hooks::run::validate`]); the refusal names the knob.
 fn check_program(knob: &str, program: &Path) -> Result<(), String> {
-    crate::hooks::run::validate(program).map_err(|e| format!("{knob} = {e}"))
+    crate::hooks::run::validate(program).map_err(|e| format!("{knob}: {e}"))
 }
 
 mod attrs;
