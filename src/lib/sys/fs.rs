@@ -37,6 +37,20 @@ pub fn inherit_across_exec(fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
+/// `name` made safe as part of a file name: every character but ASCII
+/// letters, digits and `_` becomes `_`.
+pub fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

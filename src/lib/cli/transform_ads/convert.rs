@@ -44,18 +44,7 @@ pub(super) fn convert_routes(cfg: &Config, file: Option<&str>) -> Result<(), Cli
         match file {
             Some(_) => {
                 let t = Transform::parse(&text, "converted").map_err(|e| failed(e.to_string()))?;
-                let tag: String = t
-                    .name()
-                    .unwrap_or("")
-                    .chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() || c == '_' {
-                            c
-                        } else {
-                            '_'
-                        }
-                    })
-                    .collect();
+                let tag = crate::sys::fs::file_safe(t.name().unwrap_or(""));
                 if tag.is_empty() {
                     continue;
                 }

@@ -245,16 +245,7 @@ struct Ctx<'a> {
 
 /// The stderr log of hook `what` on `slot`: `$(SPOOL)/hooks/fetch-*`.
 pub fn stderr_log(spool: &Path, what: &str, slot: &str) -> PathBuf {
-    let safe: String = slot
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let safe = crate::sys::fs::file_safe(slot);
     super::hooks_dir(spool).join(format!("fetch-{what}-{safe}.stderr"))
 }
 
@@ -334,42 +325,36 @@ fn decide(
         Some(id) => q.row(id)?.map(|r| q.full_ad(&r)).transpose()?,
         None => None,
     };
-    match check(&job, slot_ad, d.slot.kind, current.as_ref()) {
-        Err(Err(why)) => {
-            let why = format!("{}: {why}", d.hooks.fetch.display());
-            report
-                .lines
-                .push(format!("{}: fetch failed: {why}", d.slot.name));
-            reply(
-                ctx,
-                &d.hooks,
-                &d.slot.name,
-                "reject",
-                &job,
-                slot_ad,
+    if let Err(refusal) = check(&job, slot_ad, d.slot.kind, current.as_ref()) {
+        // A job the hook got wrong is a failure of the fetch; one the slot
+        // will not run is a rejection. Either way REPLY_FETCH hears reject.
+        let (line, result, error) = match refusal {
+            Err(why) => {
+                let why = format!("{}: {why}", d.hooks.fetch.display());
+                (
+                    format!("fetch failed: {why}"),
+                    "failed".to_string(),
+                    Some(why),
+                )
+            }
+            Ok(why) => (
+                format!("rejected a fetched job: {why}"),
+                format!("rejected: {why}"),
                 None,
-                advisory,
-            );
-            return finish_without(ctx, q, d, slot_ad, "failed", Some(&why), advisory);
-        }
-        Err(Ok(why)) => {
-            report
-                .lines
-                .push(format!("{}: rejected a fetched job: {why}", d.slot.name));
-            reply(
-                ctx,
-                &d.hooks,
-                &d.slot.name,
-                "reject",
-                &job,
-                slot_ad,
-                None,
-                advisory,
-            );
-            let result = format!("rejected: {why}");
-            return finish_without(ctx, q, d, slot_ad, &result, None, advisory);
-        }
-        Ok(()) => {}
+            ),
+        };
+        report.lines.push(format!("{}: {line}", d.slot.name));
+        reply(
+            ctx,
+            &d.hooks,
+            &d.slot.name,
+            "reject",
+            &job,
+            slot_ad,
+            None,
+            advisory,
+        );
+        return finish_without(ctx, q, d, slot_ad, &result, error.as_deref(), advisory);
     }
     let now = ctx.now;
     let claim = launch::claim_id(now);
