@@ -165,7 +165,8 @@ fn ended_child() -> Option<i32> {
 pub fn reap() -> Vec<Reaped> {
     let mut out = Vec::new();
     while let Some(pid) = ended_child() {
-        let hook = stat(pid).is_some_and(|st| is_spared(st.pgrp));
+        // Without hooks there is no group to tell apart: no /proc read.
+        let hook = !hook_groups().is_empty() && stat(pid).is_some_and(|st| is_spared(st.pgrp));
         let mut status: libc::c_int = 0;
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         // SAFETY: wait4 writes into the status and rusage we own.
