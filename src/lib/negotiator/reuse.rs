@@ -68,8 +68,10 @@ pub fn match_one(
     let mut ev = Evaluator::new();
     // Per cluster: whether its plain jobs (no per-proc requests) match.
     let mut tried: HashMap<i64, bool> = HashMap::new();
+    // Fetched jobs run only on their own slots: read once, not per row.
+    let fetched = super::fetch::fetched_ids(w.conn())?;
     for row in w.idle_rows_of(owner, LOOK_AT)? {
-        if super::fetch::is_fetched(w.conn(), row.id)? {
+        if fetched.contains(&row.id) {
             continue;
         }
         let ad = Rc::new(w.full_ad(&row)?);

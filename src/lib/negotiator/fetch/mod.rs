@@ -191,6 +191,20 @@ fn still_on(status: Option<i64>) -> bool {
 }
 
 /// Whether `id` is a fetched job (bound to a slot).
+/// Every fetched job's id (one read; empty where no slot fetches work).
+pub fn fetched_ids(conn: &Connection) -> Result<HashSet<JobId>, QueueError> {
+    let mut st = conn.prepare_cached("SELECT cluster, proc FROM fetch_jobs")?;
+    let ids = st
+        .query_map([], |r| {
+            Ok(JobId {
+                cluster: r.get(0)?,
+                proc: r.get(1)?,
+            })
+        })?
+        .collect::<Result<HashSet<_>, _>>()?;
+    Ok(ids)
+}
+
 pub fn is_fetched(conn: &Connection, id: JobId) -> Result<bool, QueueError> {
     let mut st = conn.prepare_cached(
         "SELECT EXISTS (SELECT 1 FROM fetch_jobs WHERE cluster = ?1 AND proc = ?2)",
