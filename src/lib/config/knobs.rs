@@ -295,6 +295,12 @@ pub static KNOBS: &[Knob] = &[
         "MiB of memory this machine offers; empty means the detected physical memory.",
     ),
     k(
+        "MIN_OWNER_UID",
+        "1000",
+        Int,
+        "In shared mode, the lowest uid a job may run as; a job whose Owner has a smaller uid is held (code 23). tern-specific.",
+    ),
+    k(
         "NEGOTIATE_ON_EXIT",
         "true",
         Bool,
@@ -461,6 +467,12 @@ pub static KNOBS: &[Knob] = &[
         "250",
         Int,
         "Milliseconds a shadow whose job ended, with no idle job in the queue, keeps its claim Claimed/Idle and watches for a new job of the same submitter to run at once (a submit then starts no pass); any other idle job ends the wait; 0 never waits. tern-specific.",
+    ),
+    k(
+        "SHARED_QUEUE",
+        "false",
+        Bool,
+        "Whether SPOOL is one queue shared by every user of this machine (shared mode, see tern_security(7)); read only from the system configuration. tern-specific.",
     ),
     k(
         "SLOT_WEIGHT",
