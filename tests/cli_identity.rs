@@ -147,3 +147,246 @@ fn an_owner_unknown_to_the_machine_is_a_hold() {
     let reason = env.q_af("1.0", &["HoldReason"]).unwrap();
     assert!(reason.contains("ternjobgone"), "{reason}");
 }
+
+/// Skips (saying why) unless root and a test user can be made.
+fn root_with_user(name: &str) -> Option<User> {
+    if !is_root() {
+        eprintln!("not root: the identity switch is not checked");
+        return None;
+    }
+    let user = User::create(name);
+    if user.is_none() {
+        eprintln!("useradd failed: the identity switch is not checked");
+    }
+    user
+}
+
+/// Waits for job 1.0 to be held and returns its HoldReasonCode and reason.
+fn held(env: &RunEnv) -> (String, String) {
+    wait_for("the job to be held", || {
+        env.q_af("1.0", &["JobStatus"]).as_deref() == Some("5")
+    });
+    (
+        env.q_af("1.0", &["HoldReasonCode"]).unwrap(),
+        env.q_af("1.0", &["HoldReason"]).unwrap(),
+    )
+}
+
+/// A root-owned file with known contents, to be aimed at.
+fn victim(env: &RunEnv, name: &str, mode: u32) -> std::path::PathBuf {
+    let p = env.write(name, "precious\n");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    p
+}
+
+fn untouched(p: &std::path::Path) {
+    let meta = std::fs::metadata(p).unwrap();
+    assert_eq!(
+        (meta.uid(), meta.gid()),
+        (0, 0),
+        "{} changed owner",
+        p.display()
+    );
+    assert_eq!(std::fs::read_to_string(p).unwrap(), "precious\n");
+}
+
+#[test]
+fn an_output_symlinked_to_a_root_file_is_opened_as_the_owner_and_held() {
+    let Some(user) = root_with_user("ternjobout") else {
+        return;
+    };
+    let env = shared_env();
+    let target = victim(&env, "victim", 0o644);
+    std::os::unix::fs::symlink(&target, env.path("out.link")).unwrap();
+    submit_as(
+        &env,
+        &user.name,
+        "executable = /bin/echo\narguments = overwritten\noutput = out.link\nqueue\n",
+    );
+    env.negotiate();
+    let (code, reason) = held(&env);
+    assert_eq!(code, "7", "{reason}");
+    assert!(reason.contains("Permission denied"), "{reason}");
+    untouched(&target);
+}
+
+#[test]
+fn an_input_only_root_can_read_is_held_not_read() {
+    let Some(user) = root_with_user("ternjobin") else {
+        return;
+    };
+    let env = shared_env();
+    let secret = victim(&env, "secret", 0o600);
+    submit_as(
+        &env,
+        &user.name,
+        &format!(
+            "executable = /bin/cat\ninput = {}\noutput = leak.out\nqueue\n",
+            secret.display()
+        ),
+    );
+    env.negotiate();
+    let (code, reason) = held(&env);
+    assert_eq!(code, "8", "{reason}");
+    assert!(
+        !env.path("leak.out").exists(),
+        "nothing was opened for output"
+    );
+    untouched(&secret);
+}
+
+#[test]
+fn an_iwd_the_owner_cannot_enter_is_held_and_nothing_is_made_there() {
+    let Some(user) = root_with_user("ternjobiwd") else {
+        return;
+    };
+    let env = shared_env();
+    let closed = env.path("closed");
+    std::fs::create_dir(&closed).unwrap();
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o700)).unwrap();
+    submit_as(
+        &env,
+        &user.name,
+        &format!(
+            "executable = /bin/true\niwd = {}\noutput = made.out\nqueue\n",
+            closed.display()
+        ),
+    );
+    env.negotiate();
+    let (code, reason) = held(&env);
+    assert_eq!(code, "14", "{reason}");
+    assert_eq!(std::fs::read_dir(&closed).unwrap().count(), 0);
+}
+
+#[test]
+fn an_event_log_symlinked_to_a_root_file_is_not_written_by_root() {
+    let Some(user) = root_with_user("ternjoblog") else {
+        return;
+    };
+    let env = shared_env();
+    let target = victim(&env, "victim.log", 0o644);
+    std::os::unix::fs::symlink(&target, env.path("job.log")).unwrap();
+    // The submit event is the submitter's own write: it fails for them.
+    let file = env.write("as.sub", "executable = /bin/true\nlog = job.log\nqueue\n");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut c = Command::new("/usr/sbin/runuser");
+    c.args(["-u", &user.name, "--", bin("tern_submit")])
+        .arg(&file)
+        .current_dir(env.path(""))
+        .env_clear()
+        .envs(env.vars().iter().map(|(k, v)| (k, v)));
+    let _ = c.output().unwrap();
+    if env.q_af("1.0", &["Owner"]).is_none() {
+        // Refused at submit: nothing ran, nothing was written.
+        untouched(&target);
+        return;
+    }
+    env.negotiate();
+    wait_for("the job to leave the queue", || {
+        env.history_af("1.0", &["JobStatus"]).is_some()
+    });
+    untouched(&target);
+}
+
+#[test]
+fn the_job_gets_its_owners_groups_without_root_and_a_clean_umask() {
+    let Some(user) = root_with_user("ternjobgrp") else {
+        return;
+    };
+    let env = shared_env();
+    submit_as(
+        &env,
+        &user.name,
+        "executable = /bin/sh\narguments = \"-c 'id -u; id -g; id -G; umask; pwd'\"\noutput = id.out\nqueue\n",
+    );
+    env.negotiate();
+    wait_for("the job to complete", || {
+        env.history_af("1.0", &["JobStatus"]).is_some()
+    });
+    let out = std::fs::read_to_string(env.path("id.out")).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    let uid = user.uid().to_string();
+    assert_eq!(lines[0], uid, "{out}");
+    assert_ne!(lines[1], "0", "{out}");
+    assert!(
+        !lines[2].split_whitespace().any(|g| g == "0"),
+        "root's group is not the job's: {out}"
+    );
+    assert_eq!(lines[3], "0022", "{out}");
+    let iwd = env.path("").display().to_string();
+    assert_eq!(lines[4], iwd.trim_end_matches('/'), "{out}");
+}
+
+/// A pass that runs as root in shared mode (SHARED_QUEUE from the
+/// environment: root's own settings are root's).
+fn shared_pass(env: &RunEnv, extra: &[(&str, &str)]) {
+    let mut c = env.command("tern_negotiate");
+    c.env("_TERN_SHARED_QUEUE", "true");
+    for (k, v) in extra {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn in_shared_mode_a_root_job_is_held_not_run_as_root() {
+    if !is_root() {
+        eprintln!("not root: the identity switch is not checked");
+        return;
+    }
+    let env = shared_env();
+    // Root's own job from its personal queue, then the pass in shared
+    // mode: the row as a forger with the group's rights would leave it.
+    env.submit(
+        "root.sub",
+        "executable = /usr/bin/touch\narguments = ran-as-root\nqueue\n",
+    );
+    shared_pass(&env, &[]);
+    let (code, reason) = held(&env);
+    assert_eq!(code, "23", "{reason}");
+    assert!(reason.contains("root"), "{reason}");
+    assert!(!env.path("ran-as-root").exists());
+}
+
+#[test]
+fn in_shared_mode_a_job_needs_its_owner_uid_and_a_uid_above_the_minimum() {
+    let Some(user) = root_with_user("ternjobuid") else {
+        return;
+    };
+    let env = shared_env();
+    // No OwnerUid matching the owner: the row was not written by them.
+    submit_as(
+        &env,
+        &user.name,
+        &format!(
+            "executable = /usr/bin/touch\narguments = ran\n+OwnerUid = {}\nqueue\n",
+            user.uid() + 1
+        ),
+    );
+    shared_pass(&env, &[]);
+    let (code, reason) = held(&env);
+    assert_eq!(code, "23", "{reason}");
+    assert!(reason.contains("submitted by uid"), "{reason}");
+    assert!(!env.path("ran").exists());
+
+    let env = shared_env();
+    submit_as(
+        &env,
+        &user.name,
+        "executable = /usr/bin/touch\narguments = ran\nqueue\n",
+    );
+    let min = (user.uid() + 1).to_string();
+    shared_pass(&env, &[("_TERN_MIN_OWNER_UID", &min)]);
+    let (code, reason) = held(&env);
+    assert_eq!(code, "23", "{reason}");
+    assert!(
+        reason.contains("MIN_OWNER_UID") || reason.contains("OwnerUid"),
+        "{reason}"
+    );
+    assert!(!env.path("ran").exists());
+}

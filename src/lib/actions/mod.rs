@@ -27,12 +27,12 @@ pub mod prio;
 pub mod userprio;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+
 use std::rc::Rc;
 
 use crate::classad::{ClassAd, Expr, Value};
 use crate::queue::{Change, JobId, Queue, QueueError, Selection, matches_constraint};
-use crate::userlog::{Event, UserLogError, log_job_events, user_log_path};
+use crate::userlog::{Event, UserLog, UserLogError, log_job_events};
 use crate::vocab::{JobStatus, Request, hold_code};
 
 pub use crate::queue::Authority;
@@ -153,7 +153,7 @@ pub fn act(
     let action = what.action;
     let reason = format!("{} (by user {})", what.reason, authority.user());
     let mut outcomes = BTreeMap::new();
-    let mut events: Vec<(PathBuf, Event)> = Vec::new();
+    let mut events: Vec<(UserLog, Event)> = Vec::new();
     let mut wake: Vec<JobId> = Vec::new();
     queue.write_as(authority, now, |w| {
         for row in w.rows(sel)? {
@@ -184,7 +184,7 @@ pub fn act(
                 continue;
             }
             let c = change(action, shadowed, &ad, &reason, what.subcode);
-            if let Some(path) = user_log_path(&ad) {
+            if let Some(path) = crate::userlog::user_log(&ad) {
                 for e in event(action, row.id, shadowed, &ad, &c, &reason, what.subcode) {
                     events.push((path.clone(), e));
                 }

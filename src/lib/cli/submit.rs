@@ -153,7 +153,7 @@ fn announce(
         let events: Vec<_> = held
             .iter()
             .filter_map(|(i, reason)| {
-                let path = crate::userlog::user_log_path(&cluster.full_ad(*i))?;
+                let path = crate::userlog::user_log(&cluster.full_ad(*i))?;
                 let job = crate::queue::JobId {
                     cluster: id,
                     proc: *i as i64,

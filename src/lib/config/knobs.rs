@@ -49,6 +49,12 @@ use KnobType::*;
 /// Every knob, sorted by name.
 pub static KNOBS: &[Knob] = &[
     k(
+        "ALLOW_ROOT_JOBS",
+        "false",
+        Bool,
+        "Whether a job whose owner is root (uid or gid 0) may run when the pass runs as root for other users (shared mode, or a root pass over another user's queue); read only from the system configuration in shared mode. A root user's own personal queue always runs its jobs. See tern_security(7). HTCondor has no such knob: it never runs a job as root.",
+    ),
+    k(
         "APPEND_REQUIREMENTS",
         "",
         Expr,

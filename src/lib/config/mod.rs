@@ -132,8 +132,32 @@ impl Config {
     }
 
     /// Loads the configuration the way every tool does.
+    /// The rules for acting as a job's owner
+    /// ([`crate::sys::identity::OwnerRules`]) are set from it, for the
+    /// whole process.
     pub fn load() -> Result<Config, ConfigError> {
-        Config::load_with(&Environment::from_process())
+        let c = Config::load_with(&Environment::from_process())?;
+        crate::sys::identity::set_owner_rules(c.owner_rules()?);
+        Ok(c)
+    }
+
+    /// SHARED_QUEUE, ALLOW_ROOT_JOBS, MIN_OWNER_UID and, in shared mode,
+    /// the group of SPOOL.
+    pub fn owner_rules(&self) -> Result<crate::sys::identity::OwnerRules, ConfigError> {
+        use std::os::unix::fs::MetadataExt;
+        let shared = self.get_bool("SHARED_QUEUE", false)?;
+        let spool_gid = match self.get("SPOOL")? {
+            Some(s) if shared => std::fs::metadata(s).ok().map(|m| m.gid()),
+            _ => None,
+        };
+        Ok(crate::sys::identity::OwnerRules {
+            shared,
+            allow_root: self.get_bool("ALLOW_ROOT_JOBS", false)?,
+            min_uid: self
+                .get_int("MIN_OWNER_UID", 1000)?
+                .clamp(0, u32::MAX.into()) as u32,
+            spool_gid,
+        })
     }
 
     /// Loads with an explicit environment (tests).

@@ -278,7 +278,7 @@ pub(super) struct Round<'a> {
     pub(super) knobs: &'a Knobs,
     pub(super) q: &'a mut Queue,
     pub(super) now: i64,
-    pub(super) events: Vec<(PathBuf, Event)>,
+    pub(super) events: Vec<(crate::userlog::UserLog, Event)>,
     /// This round's squeue answer, when the owner has Slurm jobs.
     pub(super) slurm: Option<Result<std::collections::HashMap<String, slurm::Listed>, String>>,
     /// Slurm jobs submitted and not finished.
@@ -322,7 +322,7 @@ impl Round<'_> {
             }
             let ad = Rc::new(w.full_ad(&row)?);
             let (change, e) = f(&ad);
-            if let Some(p) = userlog::user_log_path(&ad) {
+            if let Some(p) = userlog::user_log(&ad) {
                 evs.extend(e.into_iter().map(|ev| (p.clone(), ev)));
             }
             if ad.get("RoutedBy").is_some() && moves_status(&ad, &change) {

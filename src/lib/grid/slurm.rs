@@ -77,11 +77,8 @@ fn run(
     input: Option<&str>,
     dir: Option<&Path>,
 ) -> std::io::Result<Output> {
-    let mut c = owner::command(owner, program);
+    let mut c = owner::command(owner, program, dir)?;
     c.args(args);
-    if let Some(d) = dir {
-        c.current_dir(d);
-    }
     c.stdin(if input.is_some() {
         Stdio::piped()
     } else {

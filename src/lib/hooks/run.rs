@@ -226,10 +226,8 @@ pub fn start(inv: &Invocation) -> Result<Running, Outcome> {
         cmd.env_clear();
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
     }
-    if let Some(dir) = inv.cwd {
-        cmd.current_dir(dir);
-    }
-    crate::sys::identity::child_runs_as(&mut cmd, inv.owner.cloned());
+    // The owner's ids first, then the directory (as the owner).
+    crate::sys::identity::child_runs_as(&mut cmd, inv.owner.cloned(), inv.cwd);
     let mut child = cmd
         .spawn()
         .map_err(|e| not_started(format!("cannot run {}: {e}", inv.program.display())))?;

@@ -111,7 +111,7 @@ pub fn apply(
     q: &mut Queue,
     decisions: &[Decision],
     now: i64,
-    events: &mut Vec<(std::path::PathBuf, Event)>,
+    events: &mut Vec<(crate::userlog::UserLog, Event)>,
 ) -> Result<(), QueueError> {
     if decisions.is_empty() {
         return Ok(());
@@ -146,7 +146,7 @@ pub fn apply(
                     let reason = format!("Invalid cron schedule parameters: {why}");
                     let code = crate::vocab::hold_code::INVALID_CRON_SETTINGS;
                     w.change(&row, &ad, &policy::hold(&ad, now, &reason, code, 0, false))?;
-                    if let Some(p) = crate::userlog::user_log_path(&ad) {
+                    if let Some(p) = crate::userlog::user_log(&ad) {
                         events.push((p, Event::held(id, &reason, code, 0)));
                     }
                 }

@@ -250,7 +250,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         return Ok(report);
     };
     let machine = machine.with_hooks(q.conn())?;
-    let mut events: Vec<(PathBuf, Event)> = Vec::new();
+    let mut events: Vec<(crate::userlog::UserLog, Event)> = Vec::new();
     reconcile(&mut q, spool, now, opts.dry_run, &mut report, &mut events)?;
     let mut due = periodic::due(cfg, &q, now, opts.reconfig)?;
     let changed = periodic::periodic(
@@ -415,7 +415,7 @@ fn schedule_cron(
     now: i64,
     opts: &Options,
     report: &mut Report,
-    events: &mut Vec<(PathBuf, Event)>,
+    events: &mut Vec<(crate::userlog::UserLog, Event)>,
 ) -> Result<bool, NegotiatorError> {
     let decisions = deferral::decide(q, all, now, opts.reconfig)?;
     for d in &decisions {
@@ -592,7 +592,7 @@ fn reconcile(
     now: i64,
     dry: bool,
     report: &mut Report,
-    events: &mut Vec<(PathBuf, Event)>,
+    events: &mut Vec<(crate::userlog::UserLog, Event)>,
 ) -> Result<(), NegotiatorError> {
     for id in claimed_jobs(q)? {
         if dry {
@@ -658,7 +658,7 @@ fn put_right(
     id: JobId,
     now: i64,
     report: &mut Report,
-    events: &mut Vec<(PathBuf, Event)>,
+    events: &mut Vec<(crate::userlog::UserLog, Event)>,
 ) -> Result<(), NegotiatorError> {
     let mut logged: Vec<Event> = Vec::new();
     let mut log_path = None;
@@ -671,7 +671,7 @@ fn put_right(
         w.clear_requests(id, None)?;
         let Some(row) = w.row(id)? else { return Ok(()) };
         let ad = Rc::new(w.full_ad(&row)?);
-        log_path = userlog::user_log_path(&ad);
+        log_path = userlog::user_log(&ad);
         match row.status() {
             Some(s) if s.is_active() => {
                 w.change(&row, &ad, &policy::requeue(&ad, now, None, true))?;

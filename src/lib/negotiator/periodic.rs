@@ -5,7 +5,7 @@
 //! request to its shadow. The expressions themselves are read by
 //! [`super::policy`].
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::rc::Rc;
 
 use super::{NegotiatorError, Report, matchmaking, policy};
@@ -109,7 +109,7 @@ pub(super) fn periodic(
     now: i64,
     dry: bool,
     report: &mut Report,
-    events: &mut Vec<(PathBuf, Event)>,
+    events: &mut Vec<(crate::userlog::UserLog, Event)>,
 ) -> Result<bool, NegotiatorError> {
     let left = leave_released(q, rows, spool, now, dry, report)?;
     let decided = decide(q, rows, spool)?;
@@ -255,10 +255,10 @@ fn apply(
     decided: &[(JobId, policy::Action)],
     spool: &Path,
     now: i64,
-    events: &mut Vec<(PathBuf, Event)>,
+    events: &mut Vec<(crate::userlog::UserLog, Event)>,
 ) -> Result<(), NegotiatorError> {
     let mut wake: Vec<JobId> = Vec::new();
-    let mut logged: Vec<(PathBuf, Event)> = Vec::new();
+    let mut logged: Vec<(crate::userlog::UserLog, Event)> = Vec::new();
     q.write(now, |w| {
         for (id, action) in decided {
             let Some(row) = w.row(*id)? else { continue };
@@ -273,7 +273,7 @@ fn apply(
                 row.status(),
                 Some(JobStatus::Running | JobStatus::Suspended)
             ) && !grid;
-            let path = userlog::user_log_path(&ad);
+            let path = userlog::user_log(&ad);
             let mut log = |e: Event| {
                 if let Some(p) = &path {
                     logged.push((p.clone(), e));

@@ -5,7 +5,7 @@
 //! later shared mode (one queue for every user, the router run as root)
 //! switches here, and only here, to the owner's uid and groups.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::userlog::{Event, UserLogError};
 
@@ -24,6 +24,6 @@ pub fn may_act_as(owner: &str, program: &Path) -> Result<(), String> {
 }
 
 /// Appends events to the owners' event logs.
-pub fn log_events(items: &[(PathBuf, Event)]) -> Result<(), UserLogError> {
+pub fn log_events(items: &[(crate::userlog::UserLog, Event)]) -> Result<(), UserLogError> {
     crate::userlog::log_job_events(items)
 }

@@ -10,7 +10,7 @@
 //! events for the sources' logs are written after their commit.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -49,7 +49,7 @@ pub(super) struct Pass<'a> {
     pub(super) now: i64,
     pub(super) q: Queue,
     pub(super) report: Report,
-    pub(super) events: Vec<(PathBuf, Event)>,
+    pub(super) events: Vec<(crate::userlog::UserLog, Event)>,
     /// The owner the router may route for; `None` when run as root.
     pub(super) me: Option<String>,
 }
@@ -214,7 +214,7 @@ impl Pass<'_> {
     }
 
     pub(super) fn event(&mut self, src: &ClassAd, id: JobId, kind: EventKind) {
-        if let Some(path) = crate::userlog::user_log_path(src) {
+        if let Some(path) = crate::userlog::user_log(src) {
             self.events.push((
                 path,
                 Event {

@@ -190,7 +190,12 @@ fn fetch(
             sub,
         )
     };
-    let out = std::process::Command::new("curl")
+    let mut curl = std::process::Command::new("curl");
+    if let Some(id) = owner {
+        // curl runs as the owner for good, not with root's saved ids.
+        crate::sys::identity::child_runs_as(&mut curl, Some(id.clone()), None);
+    }
+    let out = curl
         .args([
             "--fail",
             "--location",

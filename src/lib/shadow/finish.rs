@@ -11,7 +11,7 @@
 //! the claim (unless the end forbids reuse), or lets the slot go.
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+
 use std::process::ExitStatus;
 use std::rc::Rc;
 
@@ -157,7 +157,7 @@ impl Shadow {
             uid_domain: &self.uid_domain,
         };
         let may_linger = self.linger_ms > 0 && slot != launch::SCHEDULER;
-        let mut events: Vec<(PathBuf, Event)> = Vec::new();
+        let mut events: Vec<(crate::userlog::UserLog, Event)> = Vec::new();
         let mut leaves = false;
         // Execute attributes not yet written go in with the end.
         let pending = self.pending_exec.take().filter(|p| p.id == id);
@@ -171,7 +171,7 @@ impl Shadow {
             };
             let ad = Rc::new(w.full_ad(&row)?);
             let fate = fate(&ad, id, row.status(), &end, started, now);
-            if let Some(p) = userlog::user_log_path(&ad) {
+            if let Some(p) = userlog::user_log(&ad) {
                 events.extend(fate.events.into_iter().map(|e| (p.clone(), e)));
             }
             leaves = fate.leaves;

@@ -345,7 +345,7 @@ impl Shadow {
         if hooks.is_some() {
             procs::spare_strays();
         }
-        let plan = start::prepare(staged.run.clone(), staged.env.clone());
+        let plan = start::prepare(staged.run.clone(), staged.env.clone(), staged.owner.clone());
         let pid = match plan.and_then(|p| self.start(id, ad, &p)) {
             Err(hold) => return Ok(Ok(RunEnd::failed(hold))),
             Ok(pid) => pid,

@@ -377,9 +377,3 @@ pub fn signal_all(pgid: i32, sig: libc::c_int) -> i64 {
         .count() as i64;
     group + below
 }
-
-/// Makes the child `cmd` starts take `id` (see
-/// [`crate::sys::identity::child_runs_as`]).
-pub fn exec_as(cmd: &mut std::process::Command, id: crate::sys::identity::Identity) {
-    crate::sys::identity::child_runs_as(cmd, Some(id));
-}

@@ -19,7 +19,7 @@ use crate::sys::io_error_text as io_text;
 use crate::userlog::{self, Event, EventKind};
 use crate::vocab::{Hold, hold_code};
 
-use super::{Shadow, ShadowError, procs};
+use super::{Shadow, ShadowError};
 
 /// What the shadow needs to start a job.
 pub(super) struct Plan {
@@ -37,24 +37,23 @@ pub(super) struct Plan {
 /// Resolves the job's files. A missing Iwd or executable, or an input or
 /// output file that cannot be opened, is a hold with HTCondor's code and a
 /// reason that names the path.
-/// `env` is the job's whole environment (see [`crate::sandbox::env`]).
-pub(super) fn prepare(ad: Rc<ClassAd>, env: Vec<(String, String)>) -> Result<Plan, Hold> {
-    let ident = identity(&ad)?;
-    let iwd = working_dir(&ad)?;
-    let exe = executable(&ad, &iwd)?;
-    let args = arguments(&ad)?;
-    let files = Files {
-        ad: &ad,
-        iwd: &iwd,
-        owner: ident.as_ref(),
-    };
-    let stdin = files.input("In")?;
-    let stdout = files.output("Out")?;
-    let stderr = files.error()?;
+/// `env` is the job's whole environment (see [`crate::sandbox::env`]);
+/// `ident` whom the job runs as when the shadow is root ([`identity`]).
+/// Every check and open happens as that user (effective ids switched):
+/// root never looks up, opens or creates a path a job ad names, so an
+/// `Out` symlinked to a root file, or an Iwd the owner cannot enter, fails
+/// as it would for the owner, and what is created belongs to the owner.
+pub(super) fn prepare(
+    ad: Rc<ClassAd>,
+    env: Vec<(String, String)>,
+    ident: Option<Identity>,
+) -> Result<Plan, Hold> {
+    let opened = as_owner(ident.as_ref(), || open_files(&ad))?;
+    let (iwd, exe, [stdin, stdout, stderr]) = opened;
     Ok(Plan {
         ident,
         exe,
-        args,
+        args: arguments(&ad)?,
         env,
         iwd,
         stdin,
@@ -63,41 +62,74 @@ pub(super) fn prepare(ad: Rc<ClassAd>, env: Vec<(String, String)>) -> Result<Pla
     })
 }
 
-/// When the shadow runs as root (the shared mode), the job runs as its
-/// Owner, with the owner's groups; an owner this machine does not know is
-/// a hold (FailedToAccessUserAccount). Otherwise the job runs as the
-/// shadow's user, who submitted it.
+/// Runs `f` as the job's owner when given (the shadow is root; see
+/// [`identity::act_as`]); a failure to switch is hold 23.
+pub(super) fn as_owner<T>(
+    owner: Option<&Identity>,
+    f: impl FnOnce() -> Result<T, Hold>,
+) -> Result<T, Hold> {
+    identity::as_user(owner, f).map_err(|e| {
+        Hold::new(
+            format!("Failed to act as the job's owner: {}", io_text(&e)),
+            hold_code::FAILED_TO_ACCESS_USER_ACCOUNT,
+            e.raw_os_error().unwrap_or(0) as i64,
+        )
+    })?
+}
+
+/// Iwd, Cmd and the standard files, checked and opened by the caller's
+/// (effective) user.
+fn open_files(ad: &Rc<ClassAd>) -> Result<(PathBuf, PathBuf, [File; 3]), Hold> {
+    let iwd = working_dir(ad)?;
+    let exe = executable(ad, &iwd)?;
+    let files = Files { ad, iwd: &iwd };
+    let stdin = files.input("In")?;
+    let stdout = files.output("Out")?;
+    let stderr = files.error()?;
+    Ok((iwd, exe, [stdin, stdout, stderr]))
+}
+
+/// Whom the job runs as when the shadow runs as root: its Owner, with the
+/// owner's groups (see [`identity::job_owner`] for who is refused: an
+/// unknown user, an OwnerUid that does not match, root, a uid below
+/// MIN_OWNER_UID), or a hold 23 (FailedToAccessUserAccount). Otherwise
+/// the job runs as the shadow's user, who submitted it.
 pub(super) fn identity(ad: &Rc<ClassAd>) -> Result<Option<Identity>, Hold> {
     if !identity::is_root() {
         return Ok(None);
     }
     let owner = ad.eval_str("Owner").unwrap_or_default();
-    if owner == "root" {
-        return Ok(None);
-    }
-    let fail = |why: String| Hold::new(why, hold_code::FAILED_TO_ACCESS_USER_ACCOUNT, 0);
-    if owner.contains('\0') {
-        return Err(fail(format!("Owner '{owner}' is not a user name")));
-    }
-    match identity::user(&owner) {
-        Some(id) => Ok(Some(id)),
-        None => Err(fail(format!(
-            "Failed to run the job as its owner '{owner}': no such user on this machine"
-        ))),
-    }
+    let owner_uid = ad.eval_int("OwnerUid");
+    identity::job_owner(&owner, owner_uid)
+        .map_err(|why| Hold::new(why, hold_code::FAILED_TO_ACCESS_USER_ACCOUNT, 0))
 }
 
-/// Iwd, which must be a directory (`/` when the ad has none).
+/// Iwd, which must be a directory the (effective) user may enter (`/`
+/// when the ad has none).
 fn working_dir(ad: &Rc<ClassAd>) -> Result<PathBuf, Hold> {
     let iwd = PathBuf::from(ad.eval_str("Iwd").unwrap_or_else(|| "/".into()));
-    if !iwd.is_dir() {
-        return Err(Hold::new(
+    let fail = |errno: i32| {
+        Hold::new(
             format!(
                 "Initial working directory '{}' does not exist or is not a directory",
                 iwd.display()
             ),
             hold_code::IWD_ERROR,
-            libc::ENOENT as i64,
+            errno as i64,
+        )
+    };
+    if !iwd.is_dir() {
+        return Err(fail(libc::ENOENT));
+    }
+    if let Err(e) = crate::sys::fs::may_enter(&iwd) {
+        return Err(Hold::new(
+            format!(
+                "Cannot enter the initial working directory '{}': {}",
+                iwd.display(),
+                io_text(&e)
+            ),
+            hold_code::IWD_ERROR,
+            e.raw_os_error().unwrap_or(0) as i64,
         ));
     }
     Ok(iwd)
@@ -146,8 +178,6 @@ fn arguments(ad: &Rc<ClassAd>) -> Result<Vec<String>, Hold> {
 struct Files<'a> {
     ad: &'a Rc<ClassAd>,
     iwd: &'a Path,
-    /// The job's user, who owns the output files root makes.
-    owner: Option<&'a Identity>,
 }
 
 impl Files<'_> {
@@ -182,15 +212,6 @@ impl Files<'_> {
             .write(true)
             .truncate(true)
             .open(&path)
-            .and_then(|f| {
-                // Made by root for the job: the job's owner owns it.
-                if let Some(id) = self.owner
-                    && name != "/dev/null"
-                {
-                    std::os::unix::fs::fchown(&f, Some(id.uid), Some(id.gid))?;
-                }
-                Ok(f)
-            })
             .map_err(|e| {
                 let errno = e.raw_os_error().unwrap_or(0) as i64;
                 output_hold(&path, &e, errno)
@@ -331,7 +352,7 @@ impl Shadow {
     /// with the claim, so JobStatus 2 never shows beside the previous
     /// run's start date).
     fn started(&self, id: JobId, ad: &Rc<ClassAd>, now: i64) {
-        if let Some(p) = userlog::user_log_path(ad) {
+        if let Some(p) = userlog::user_log(ad) {
             let e = Event {
                 id: id.into(),
                 time: now,
@@ -369,19 +390,18 @@ fn spawn(plan: &Plan) -> std::io::Result<i32> {
 }
 
 /// Starts a job as another user (the shadow runs as root): fork, the
-/// user's groups and ids, exec.
+/// user's groups and ids for good, then Iwd entered as the user, exec.
 fn spawn_as(plan: &Plan, id: Identity) -> std::io::Result<i32> {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(&plan.exe);
     cmd.args(&plan.args)
         .env_clear()
         .envs(plan.env.iter().map(|(a, b)| (a, b)))
-        .current_dir(&plan.iwd)
         .process_group(0)
         .stdin(Stdio::from(plan.stdin.try_clone()?))
         .stdout(Stdio::from(plan.stdout.try_clone()?))
         .stderr(Stdio::from(plan.stderr.try_clone()?));
-    procs::exec_as(&mut cmd, id);
+    identity::child_runs_as(&mut cmd, Some(id), Some(&plan.iwd));
     let child = cmd.spawn()?;
     let pid = child.id() as i32;
     // The Child handle is not used for waiting: we reap with wait4.
@@ -400,7 +420,7 @@ mod tests {
     }
 
     fn hold_of(ad: Rc<ClassAd>) -> Hold {
-        match prepare(ad, Vec::new()) {
+        match prepare(ad, Vec::new(), None) {
             Ok(_) => panic!("expected a hold"),
             Err(h) => h,
         }
@@ -440,7 +460,9 @@ mod tests {
         let d = dir.path();
         let ad = job(d, "Cmd = \"/bin/true\"; Arguments = \"a 'b c'\"");
         let env = vec![("X".to_string(), "1".to_string())];
-        let plan = prepare(ad, env.clone()).map_err(|h| h.to_string()).unwrap();
+        let plan = prepare(ad, env.clone(), None)
+            .map_err(|h| h.to_string())
+            .unwrap();
         assert_eq!(plan.args, ["a", "b c"]);
         assert_eq!(plan.env, env);
         assert_eq!(plan.ident, None);

@@ -404,7 +404,7 @@ impl Shadow {
             machine::set_activity(w.conn(), &slot, "Claimed", activity, now)?;
             Ok(())
         })?;
-        if let Some(p) = userlog::user_log_path(ad) {
+        if let Some(p) = userlog::user_log(ad) {
             let kind = if suspend {
                 EventKind::Suspended {
                     processes: processes.max(1),
@@ -444,7 +444,7 @@ impl Shadow {
         self.set_job(id, now, Change::Set(set))?;
         if u.image_size > *reported {
             *reported = u.image_size;
-            if let Some(p) = userlog::user_log_path(ad) {
+            if let Some(p) = userlog::user_log(ad) {
                 let e = Event {
                     id: id.into(),
                     time: now,

@@ -20,7 +20,7 @@ use super::hooks::{Ctx, Hook, JobHooks, Refusal};
 pub(super) struct Staged {
     sb: Sandbox,
     /// Who the job runs as when the shadow is root (output is theirs).
-    owner: Option<crate::sys::identity::Identity>,
+    pub owner: Option<crate::sys::identity::Identity>,
     catalog: output::Catalog,
     input: Option<Moved>,
     /// The ad the job is started from: the starter's copy, with Cmd in the
@@ -109,7 +109,7 @@ impl Shadow {
             .flatten()
             .map(|row| machine::slot_ad(&self.machine, &row, now))
             .unwrap_or_default();
-        adfiles::write(sb, &starter, &slot_ad, owner)?;
+        super::start::as_owner(owner, || adfiles::write(sb, &starter, &slot_ad, owner))?;
         let cpus =
             slot_ad_cpus(&slot_ad).unwrap_or_else(|| ad.eval_int("RequestCpus").unwrap_or(1));
         let mut changed = Vec::new();
@@ -126,14 +126,12 @@ impl Shadow {
         let spooled = spooled.is_dir().then_some(spooled);
         if sb.transfer {
             self.log(&ad, id, TransferStep::InputStarted);
-            let moved = input::stage_in(
-                sb,
-                &ad,
-                spooled.as_deref(),
-                self.sandbox.max_input_mb,
-                &self.sides(),
-                owner,
-            )?;
+            // As the owner: root never reads a path the job names.
+            let sides = self.sides();
+            let max_mb = self.sandbox.max_input_mb;
+            let moved = super::start::as_owner(owner, || {
+                input::stage_in(sb, &ad, spooled.as_deref(), max_mb, &sides, owner)
+            })?;
             input = Some(moved);
             self.log(&ad, id, TransferStep::InputFinished);
         }
@@ -224,23 +222,40 @@ impl Shadow {
         let mut out = None;
         if sb.transfer && exited {
             self.log(ad, id, TransferStep::OutputStarted);
-            let (moved, hold) = output::stage_out(
-                &sb,
-                ad,
-                &catalog,
-                self.sandbox.max_output_mb,
-                &self.sides(),
-                owner.as_ref(),
-            );
+            // As the owner: the sandbox is the job's, and so is Iwd.
+            let sides = self.sides();
+            let max_mb = self.sandbox.max_output_mb;
+            let (moved, hold) = super::start::as_owner(owner.as_ref(), || {
+                Ok(output::stage_out(
+                    &sb,
+                    ad,
+                    &catalog,
+                    max_mb,
+                    &sides,
+                    owner.as_ref(),
+                ))
+            })
+            .unwrap_or_else(|h| (Default::default(), Some(h)));
             self.log(ad, id, TransferStep::OutputFinished);
             out = Some(moved);
             end.output_failed = hold;
-        } else if sb.transfer && end.stop.is_some() && spools_on_evict(ad) {
+        } else if sb.transfer
+            && end.stop.is_some()
+            && spools_on_evict(ad)
+            && !crate::sys::identity::owner_rules().shared
+        {
+            // Not in shared mode: root would copy what the job left (its
+            // symlinks included) into SPOOL, which the owner cannot
+            // enter to do it as themselves.
             // Told to stop (vacate, preemption, shutdown, hold, remove):
             // the files so far wait in SPOOL for the next run.
             self.log(ad, id, TransferStep::OutputStarted);
             let dest = sandbox::job_spool(&self.sandbox.spool, id.cluster, id.proc);
-            let (moved, hold) = output::spool_out(&sb, ad, &catalog, &dest, &self.sides());
+            let sides = self.sides();
+            let (moved, hold) = super::start::as_owner(owner.as_ref(), || {
+                Ok(output::spool_out(&sb, ad, &catalog, &dest, &sides))
+            })
+            .unwrap_or_else(|h| (Default::default(), Some(h)));
             self.log(ad, id, TransferStep::OutputFinished);
             out = Some(moved);
             end.output_failed = hold;
@@ -255,7 +270,7 @@ impl Shadow {
     }
 
     fn log(&self, ad: &Rc<ClassAd>, id: JobId, step: TransferStep) {
-        if let Some(p) = userlog::user_log_path(ad) {
+        if let Some(p) = userlog::user_log(ad) {
             let _ = userlog::log_job_events(&[(p, Event::file_transfer(id, step))]);
         }
     }

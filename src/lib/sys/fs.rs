@@ -22,6 +22,21 @@ pub fn free_kib(path: &Path) -> io::Result<i64> {
     Ok((st.f_bavail as u128 * st.f_frsize as u128 / 1024) as i64)
 }
 
+/// Whether the effective user may enter (search) the directory `dir`:
+/// faccessat with AT_EACCESS, so a root process acting as a user
+/// ([`super::identity::act_as`]) gets the user's answer, where access(2)
+/// would answer for the real user, root.
+pub fn may_enter(dir: &Path) -> io::Result<()> {
+    let c = CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the path holds a NUL byte"))?;
+    // SAFETY: the path is a valid NUL-terminated string for the call.
+    let rc = unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::X_OK, libc::AT_EACCESS) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Clears close-on-exec on `fd`, so a program started next inherits it.
 pub fn inherit_across_exec(fd: RawFd) -> io::Result<()> {
     // SAFETY: fcntl(2) on a descriptor number has no memory effects; a bad

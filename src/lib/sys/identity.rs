@@ -18,30 +18,256 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Makes the child `cmd` starts unblock every signal between fork and exec
-/// (the mask is inherited, and a job or hook must see its signals) and,
-/// with `id`, take that user: the supplementary groups, the group and the
-/// user, in that order (after setuid nothing else may change). A failure
-/// there is the spawn's error.
-pub fn child_runs_as(cmd: &mut std::process::Command, id: Option<Identity>) {
+/// Makes the child `cmd` starts unblock every signal and put every
+/// signal back to its default action between fork and exec (the mask and
+/// ignored signals are inherited, and a job or hook must see its signals)
+/// and, with `id`, become that user for good ([`become_user`]) and only
+/// then enter `dir`. std's `current_dir` changes directory before the
+/// `pre_exec` closures run, that is, with the parent's ids: a root parent
+/// would enter a directory the user cannot reach (and leave the job a
+/// working directory inside it), so for another user the directory is
+/// entered here. A failure there is the spawn's error.
+pub fn child_runs_as(
+    cmd: &mut std::process::Command,
+    id: Option<Identity>,
+    dir: Option<&std::path::Path>,
+) {
+    use std::os::unix::ffi::OsStrExt;
     use std::os::unix::process::CommandExt;
+    let dir = match (&id, dir) {
+        (None, Some(d)) => {
+            cmd.current_dir(d);
+            None
+        }
+        // A path with a NUL cannot be a directory: chdir to "" fails.
+        (Some(_), Some(d)) => Some(CString::new(d.as_os_str().as_bytes()).unwrap_or_default()),
+        (_, None) => None,
+    };
     // SAFETY: only async-signal-safe calls between fork and exec, on data
-    // moved into the closure before the fork.
+    // moved into the closure before the fork (no allocation).
     unsafe {
         cmd.pre_exec(move || {
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
             libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
-            if let Some(id) = &id
-                && (libc::setgroups(id.groups.len(), id.groups.as_ptr()) != 0
-                    || libc::setgid(id.gid) != 0
-                    || libc::setuid(id.uid) != 0)
+            for sig in 1..libc::SIGRTMIN() {
+                if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
+            }
+            if let Some(id) = &id {
+                become_user(id)?;
+                libc::umask(0o022);
+            }
+            if let Some(d) = &dir
+                && libc::chdir(d.as_ptr()) != 0
             {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
         });
     }
+}
+
+/// Makes this process `id` for good: the supplementary groups, then the
+/// real, effective and saved group, then the real, effective and saved
+/// user (after that nothing else may change), and checks that root cannot
+/// be taken back. Only between fork and exec, or in a process that is done
+/// with its privileges: it allocates nothing.
+fn become_user(id: &Identity) -> std::io::Result<()> {
+    // SAFETY: plain system calls on values we own; each failure is
+    // reported and stops the switch before the next step.
+    unsafe {
+        // A parent acting as a user ([`act_as`]) kept root as its saved
+        // uid: take it back first, or setgroups is refused.
+        libc::setresuid(KEEP, 0, KEEP);
+        if libc::setgroups(id.groups.len(), id.groups.as_ptr()) != 0
+            || libc::setresgid(id.gid, id.gid, id.gid) != 0
+            || libc::setresuid(id.uid, id.uid, id.uid) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        if id.uid != 0 && libc::setuid(0) == 0 {
+            return Err(std::io::Error::from_raw_os_error(libc::EPERM));
+        }
+    }
+    Ok(())
+}
+
+/// Root acting as another user for file access: while this lives, the
+/// process's effective user, effective group and supplementary groups are
+/// the user's, so every open, create and lookup is checked as the user's
+/// and what is made belongs to the user. The real and saved ids stay
+/// root's, so the user cannot signal or trace the process meanwhile (a
+/// change of effective ids also makes it non-dumpable), and dropping the
+/// guard takes root's back. The ids are the process's, every thread's:
+/// nothing may rely on root's rights while a guard lives.
+pub struct ActingAs {
+    egid: libc::gid_t,
+    groups: Vec<libc::gid_t>,
+}
+
+const KEEP: libc::uid_t = libc::uid_t::MAX;
+
+/// Starts acting as `id` (see [`ActingAs`]). Only for a root process.
+pub fn act_as(id: &Identity) -> std::io::Result<ActingAs> {
+    let groups = current_groups()?;
+    // SAFETY: getegid has no preconditions.
+    let egid = unsafe { libc::getegid() };
+    let saved = ActingAs { egid, groups };
+    // SAFETY: plain system calls; on a failure the guard built above
+    // restores whatever had changed.
+    unsafe {
+        if libc::setgroups(id.groups.len(), id.groups.as_ptr()) != 0
+            || libc::setresgid(KEEP, id.gid, KEEP) != 0
+            || libc::setresuid(KEEP, id.uid, KEEP) != 0
+        {
+            let e = std::io::Error::last_os_error();
+            drop(saved);
+            return Err(e);
+        }
+    }
+    Ok(saved)
+}
+
+impl Drop for ActingAs {
+    fn drop(&mut self) {
+        // SAFETY: plain system calls. Going on with the wrong ids would
+        // do root's work as the user or the user's as root: abort.
+        unsafe {
+            if libc::setresuid(KEEP, 0, KEEP) != 0
+                || libc::setresgid(KEEP, self.egid, KEEP) != 0
+                || libc::setgroups(self.groups.len(), self.groups.as_ptr()) != 0
+            {
+                eprintln!(
+                    "tern: cannot take back root's ids: {}",
+                    std::io::Error::last_os_error()
+                );
+                std::process::abort();
+            }
+        }
+    }
+}
+
+/// Runs `f` as `id` when given ([`act_as`]), else as this process.
+pub fn as_user<T>(id: Option<&Identity>, f: impl FnOnce() -> T) -> std::io::Result<T> {
+    let _acting = id.map(act_as).transpose()?;
+    Ok(f())
+}
+
+/// getgroups: this process's supplementary groups.
+fn current_groups() -> std::io::Result<Vec<libc::gid_t>> {
+    // SAFETY: getgroups with size 0 only counts; then it fills at most
+    // `n` entries of a buffer that holds `n`.
+    unsafe {
+        let n = libc::getgroups(0, std::ptr::null_mut());
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut v = vec![0; n as usize];
+        let got = libc::getgroups(n, v.as_mut_ptr());
+        if got < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        v.truncate(got as usize);
+        Ok(v)
+    }
+}
+
+/// The rules a root process follows to act for a job's owner (run the
+/// job, open its files, write its event log), from the configuration
+/// ([`set_owner_rules`], once a tool has read it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OwnerRules {
+    /// SHARED_QUEUE: the queue is written by every user of the machine.
+    pub shared: bool,
+    /// ALLOW_ROOT_JOBS: a job whose owner is root (uid or gid 0) may run.
+    pub allow_root: bool,
+    /// MIN_OWNER_UID: no job runs as a uid below this.
+    pub min_uid: libc::uid_t,
+    /// The group of SPOOL in shared mode (`tern`): never one of a job's.
+    pub spool_gid: Option<libc::gid_t>,
+}
+
+static RULES: std::sync::RwLock<Option<OwnerRules>> = std::sync::RwLock::new(None);
+
+/// Sets the rules [`job_owner`] follows, for the rest of the process.
+pub fn set_owner_rules(rules: OwnerRules) {
+    *RULES.write().unwrap_or_else(|e| e.into_inner()) = Some(rules);
+}
+
+/// The rules in force: those set, else the knobs' defaults (personal
+/// mode, no root jobs for others, uids from 1000), as an empty
+/// configuration would give.
+pub fn owner_rules() -> OwnerRules {
+    RULES
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .unwrap_or(OwnerRules {
+            shared: false,
+            allow_root: false,
+            min_uid: 1000,
+            spool_gid: None,
+        })
+}
+
+/// Whom a root process acts as for a job of `owner` (the job's Owner)
+/// submitted by `owner_uid` (its OwnerUid, when the job has one): `None`
+/// means root itself (root's own job in its personal queue, or a root job
+/// ALLOW_ROOT_JOBS permits); an error is the reason the job may not run
+/// (HTCondor's hold 23, FailedToAccessUserAccount). The owner's groups
+/// lose 0 and SPOOL's group.
+pub fn job_owner(owner: &str, owner_uid: Option<i64>) -> Result<Option<Identity>, String> {
+    job_owner_under(&owner_rules(), owner, owner_uid)
+}
+
+/// [`job_owner`] under the given rules.
+fn job_owner_under(
+    rules: &OwnerRules,
+    owner: &str,
+    owner_uid: Option<i64>,
+) -> Result<Option<Identity>, String> {
+    if !rules.shared && owner == "root" {
+        return Ok(None);
+    }
+    let Some(mut id) = user(owner).filter(|_| !owner.is_empty()) else {
+        return Err(format!(
+            "Failed to run the job as its owner '{owner}': no such user on this machine"
+        ));
+    };
+    match owner_uid {
+        Some(u) if u != i64::from(id.uid) => {
+            return Err(format!(
+                "The job's owner '{owner}' is uid {}, but the job was submitted by uid {u}",
+                id.uid
+            ));
+        }
+        None if rules.shared => {
+            return Err(format!(
+                "The job of '{owner}' has no OwnerUid: it was not submitted through tern"
+            ));
+        }
+        _ => {}
+    }
+    if id.uid == 0 || id.gid == 0 {
+        if rules.allow_root {
+            return Ok(None);
+        }
+        return Err(format!(
+            "Running a job as root is not permitted (the owner '{owner}' is uid {} gid {}; \
+             ALLOW_ROOT_JOBS is false)",
+            id.uid, id.gid
+        ));
+    }
+    if id.uid < rules.min_uid {
+        return Err(format!(
+            "The job's owner '{owner}' is uid {}, below MIN_OWNER_UID ({})",
+            id.uid, rules.min_uid
+        ));
+    }
+    id.groups.retain(|&g| g != 0 && Some(g) != rules.spool_gid);
+    Ok(Some(id))
 }
 
 /// The user called `name`, with their primary group and every group
@@ -133,6 +359,91 @@ mod tests {
         assert!(root.groups.contains(&0));
         assert_eq!(user("no-such-user-tern-test"), None);
         assert_eq!(user("nul\0name"), None);
+    }
+
+    fn rules(shared: bool) -> OwnerRules {
+        OwnerRules {
+            shared,
+            allow_root: false,
+            min_uid: 1000,
+            spool_gid: None,
+        }
+    }
+
+    #[test]
+    fn who_a_root_process_may_act_for() {
+        let personal = rules(false);
+        let shared = rules(true);
+        // Root's own personal queue runs root's jobs; shared mode never.
+        assert_eq!(job_owner_under(&personal, "root", None), Ok(None));
+        let e = job_owner_under(&shared, "root", Some(0)).unwrap_err();
+        assert!(e.contains("ALLOW_ROOT_JOBS"), "{e}");
+        let allowed = OwnerRules {
+            allow_root: true,
+            ..rules(true)
+        };
+        assert_eq!(job_owner_under(&allowed, "root", Some(0)), Ok(None));
+        let e = job_owner_under(&shared, "no-such-user-tern-test", Some(1)).unwrap_err();
+        assert!(e.contains("no such user"), "{e}");
+        assert!(job_owner_under(&shared, "", Some(1)).is_err());
+        // nobody (65534 on Debian) stands in for an ordinary user.
+        let Some(nobody) = user("nobody") else { return };
+        let uid = i64::from(nobody.uid);
+        let e = job_owner_under(&shared, "nobody", None).unwrap_err();
+        assert!(e.contains("no OwnerUid"), "{e}");
+        let e = job_owner_under(&shared, "nobody", Some(uid + 1)).unwrap_err();
+        assert!(e.contains("submitted by uid"), "{e}");
+        let high = OwnerRules {
+            min_uid: nobody.uid + 1,
+            ..rules(true)
+        };
+        let e = job_owner_under(&high, "nobody", Some(uid)).unwrap_err();
+        assert!(e.contains("MIN_OWNER_UID"), "{e}");
+        let strip = OwnerRules {
+            spool_gid: Some(nobody.gid),
+            ..rules(true)
+        };
+        let id = job_owner_under(&strip, "nobody", Some(uid))
+            .unwrap()
+            .unwrap();
+        assert_eq!(id.uid, nobody.uid);
+        assert!(!id.groups.contains(&0) && !id.groups.contains(&nobody.gid));
+        // Personal mode needs no OwnerUid (jobs from before it existed).
+        assert!(
+            job_owner_under(&personal, "nobody", None)
+                .unwrap()
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn acting_as_a_user_makes_their_files_and_gives_root_back() {
+        if !is_root() {
+            return;
+        }
+        let Some(nobody) = user("nobody") else { return };
+        let dir = tempfile::tempdir().unwrap();
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let closed = dir.path().join("closed");
+        std::fs::create_dir(&closed).unwrap();
+        std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let made = dir.path().join("made");
+        let (created, refused) = as_user(Some(&nobody), || {
+            (
+                std::fs::write(&made, "x"),
+                std::fs::write(closed.join("f"), "x"),
+            )
+        })
+        .unwrap();
+        created.unwrap();
+        assert_eq!(
+            refused.unwrap_err().kind(),
+            std::io::ErrorKind::PermissionDenied
+        );
+        assert_eq!(std::fs::metadata(&made).unwrap().uid(), nobody.uid);
+        assert!(is_root(), "root's ids are back");
+        std::fs::write(closed.join("f"), "x").unwrap();
     }
 
     #[test]

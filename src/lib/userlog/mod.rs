@@ -403,27 +403,56 @@ pub fn read_file(path: &Path) -> Result<Vec<Event>, UserLogError> {
     })
 }
 
+/// Where a job's events go: its log file, and the job's Owner, as whom a
+/// root process writes it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct UserLog {
+    pub path: PathBuf,
+    pub owner: String,
+    /// The job's OwnerUid: the uid that submitted it.
+    pub owner_uid: Option<i64>,
+}
+
+/// The event log of a job ad ([`user_log_path`]) with the job's owner.
+pub fn user_log(ad: &ClassAd) -> Option<UserLog> {
+    Some(UserLog {
+        path: user_log_path(ad)?,
+        owner: string_attr(ad, "Owner").unwrap_or_default(),
+        owner_uid: ad.get("OwnerUid").and_then(|e| match e.literal_value() {
+            Some(Value::Int(i)) => Some(*i),
+            _ => None,
+        }),
+    })
+}
+
 /// Appends each event to its log, one [`append`] per file, keeping the
 /// order of `items` within each file. Every file is tried; the error names
 /// the first that failed and counts the others.
-pub fn log_job_events(items: &[(PathBuf, Event)]) -> Result<(), UserLogError> {
-    let mut order: Vec<&Path> = Vec::new();
-    let mut groups: HashMap<&Path, Vec<Event>> = HashMap::new();
-    for (p, e) in items {
+///
+/// A root process writes each log as the job's owner (effective ids
+/// switched, see [`crate::sys::identity::act_as`]): the log is created
+/// owned by the owner, and a path the owner may not write (a symlink to a
+/// root file, another user's directory) fails as it would for the owner.
+/// Root never writes a log for a job it may not run as
+/// ([`crate::sys::identity::job_owner`]).
+pub fn log_job_events(items: &[(UserLog, Event)]) -> Result<(), UserLogError> {
+    let mut order: Vec<&UserLog> = Vec::new();
+    let mut groups: HashMap<&UserLog, Vec<Event>> = HashMap::new();
+    for (log, e) in items {
         groups
-            .entry(p.as_path())
+            .entry(log)
             .or_insert_with(|| {
-                order.push(p.as_path());
+                order.push(log);
                 Vec::new()
             })
             .push(e.clone());
     }
     let mut first: Option<(PathBuf, io::Error)> = None;
     let mut others = 0;
-    for p in order {
-        if let Err(e) = append(p, &groups[p]) {
+    for log in order {
+        if let Err(e) = append_as_owner(log, &groups[log]) {
             if first.is_none() {
-                first = Some((p.to_path_buf(), e));
+                first = Some((log.path.clone(), e));
             } else {
                 others += 1;
             }
@@ -437,6 +466,17 @@ pub fn log_job_events(items: &[(PathBuf, Event)]) -> Result<(), UserLogError> {
             others,
         }),
     }
+}
+
+/// [`append`], as the log's owner when this process is root.
+fn append_as_owner(log: &UserLog, events: &[Event]) -> io::Result<()> {
+    use crate::sys::identity;
+    if !identity::is_root() {
+        return append(&log.path, events);
+    }
+    let owner = identity::job_owner(&log.owner, log.owner_uid)
+        .map_err(|why| io::Error::new(io::ErrorKind::PermissionDenied, why))?;
+    identity::as_user(owner.as_ref(), || append(&log.path, events))?
 }
 
 /// The job event log a job ad names: its `UserLog`, made absolute against
@@ -538,6 +578,22 @@ pub fn log_submit(cluster: &crate::submit::Cluster, cluster_id: i64) -> Result<(
             },
         ));
     }
+    // The submitter writes its own submit events.
+    let me = (
+        crate::sys::real_user_name(),
+        i64::from(crate::sys::real_uid()),
+    );
+    let items: Vec<(UserLog, Event)> = items
+        .into_iter()
+        .map(|(path, e)| {
+            let log = UserLog {
+                path,
+                owner: me.0.clone(),
+                owner_uid: Some(me.1),
+            };
+            (log, e)
+        })
+        .collect();
     log_job_events(&items)
 }
 

@@ -721,6 +721,15 @@ fn large_batches_are_cut_between_events() {
     }
 }
 
+/// A log of this process's user.
+fn mine(path: PathBuf) -> UserLog {
+    UserLog {
+        path,
+        owner: crate::sys::real_user_name(),
+        owner_uid: None,
+    }
+}
+
 #[test]
 fn log_job_events_groups_by_file_and_names_the_failing_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -738,9 +747,9 @@ fn log_job_events_groups_by_file_and_names_the_failing_one() {
         )
     };
     log_job_events(&[
-        (a.clone(), held(0)),
-        (b.clone(), held(1)),
-        (a.clone(), held(2)),
+        (mine(a.clone()), held(0)),
+        (mine(b.clone()), held(1)),
+        (mine(a.clone()), held(2)),
     ])
     .unwrap();
     let procs =
@@ -748,10 +757,10 @@ fn log_job_events_groups_by_file_and_names_the_failing_one() {
     assert_eq!((procs(&a), procs(&b)), (vec![0, 2], vec![1]));
     let missing = dir.path().join("no/such/dir.log");
     let err = log_job_events(&[
-        (missing.clone(), held(0)),
-        (a.clone(), held(3)),
-        (dir.path().join("no/x.log"), held(4)),
-        (dir.path().join("no/y.log"), held(5)),
+        (mine(missing.clone()), held(0)),
+        (mine(a.clone()), held(3)),
+        (mine(dir.path().join("no/x.log")), held(4)),
+        (mine(dir.path().join("no/y.log")), held(5)),
     ])
     .unwrap_err();
     assert_eq!(

@@ -147,7 +147,7 @@ pub(super) struct JobHooks {
     /// `slot1@host`, as the messages name the starter.
     ep: String,
     /// The job's event log.
-    user_log: Option<PathBuf>,
+    user_log: Option<userlog::UserLog>,
 }
 
 impl JobHooks {
@@ -207,7 +207,7 @@ impl JobHooks {
             id,
             owner,
             ep: ep.to_string(),
-            user_log: userlog::user_log_path(ad),
+            user_log: userlog::user_log(ad),
         }))
     }
 
