@@ -390,3 +390,23 @@ fn in_shared_mode_a_job_needs_its_owner_uid_and_a_uid_above_the_minimum() {
     );
     assert!(!env.path("ran").exists());
 }
+
+#[test]
+fn the_job_gets_the_submitters_umask_when_the_ad_has_one() {
+    let Some(user) = root_with_user("ternjobmask") else {
+        return;
+    };
+    let env = shared_env();
+    // OwnerUmask 0077 = 63.
+    submit_as(
+        &env,
+        &user.name,
+        "executable = /bin/sh\narguments = \"-c umask\"\noutput = mask.out\n+OwnerUmask = 63\nqueue\n",
+    );
+    env.negotiate();
+    wait_for("the job to complete", || {
+        env.history_af("1.0", &["JobStatus"]).is_some()
+    });
+    let out = std::fs::read_to_string(env.path("mask.out")).unwrap();
+    assert_eq!(out.trim(), "0077");
+}

@@ -100,8 +100,15 @@ pub(super) fn identity(ad: &Rc<ClassAd>) -> Result<Option<Identity>, Hold> {
     }
     let owner = ad.eval_str("Owner").unwrap_or_default();
     let owner_uid = ad.eval_int("OwnerUid");
-    identity::job_owner(&owner, owner_uid)
-        .map_err(|why| Hold::new(why, hold_code::FAILED_TO_ACCESS_USER_ACCOUNT, 0))
+    let mut id = identity::job_owner(&owner, owner_uid)
+        .map_err(|why| Hold::new(why, hold_code::FAILED_TO_ACCESS_USER_ACCOUNT, 0))?;
+    // The submitter's umask, as at(1) replays it (HTCondor uses 022).
+    if let (Some(id), Some(mask)) = (id.as_mut(), ad.eval_int("OwnerUmask"))
+        && (0..=0o777).contains(&mask)
+    {
+        id.umask = mask as libc::mode_t;
+    }
+    Ok(id)
 }
 
 /// Iwd, which must be a directory the (effective) user may enter (`/`

@@ -10,6 +10,9 @@ pub struct Identity {
     pub uid: libc::uid_t,
     pub gid: libc::gid_t,
     pub groups: Vec<libc::gid_t>,
+    /// The file-creation mask a process started as the user gets: 022
+    /// unless the job says which (its OwnerUmask, the submitter's).
+    pub umask: libc::mode_t,
 }
 
 /// Whether the calling process runs as root (effective uid 0).
@@ -57,7 +60,7 @@ pub fn child_runs_as(
             }
             if let Some(id) = &id {
                 become_user(id)?;
-                libc::umask(0o022);
+                libc::umask(id.umask & 0o777);
             }
             if let Some(d) = &dir
                 && libc::chdir(d.as_ptr()) != 0
@@ -280,6 +283,7 @@ pub fn user(name: &str) -> Option<Identity> {
         uid: pw.uid,
         gid: pw.gid,
         groups: group_list(&cname, pw.gid),
+        umask: 0o022,
     })
 }
 
