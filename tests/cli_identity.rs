@@ -410,3 +410,70 @@ fn the_job_gets_the_submitters_umask_when_the_ad_has_one() {
     let out = std::fs::read_to_string(env.path("mask.out")).unwrap();
     assert_eq!(out.trim(), "0077");
 }
+
+/// Runs `tool args` as `user` in the test's environment.
+fn run_as(env: &RunEnv, user: &str, tool: &str, args: &[&str]) -> std::process::Output {
+    let mut c = Command::new("/usr/sbin/runuser");
+    c.args(["-u", user, "--", bin(tool)])
+        .args(args)
+        .current_dir(env.path(""))
+        .env_clear()
+        .envs(env.vars().iter().map(|(k, v)| (k, v)));
+    c.output().unwrap()
+}
+
+#[test]
+fn an_owner_who_may_not_signal_the_root_shadow_rings_its_doorbell() {
+    let Some(user) = root_with_user("ternjobbell") else {
+        return;
+    };
+    let env = shared_env();
+    // As in shared mode, where the job locks' directory gives its files
+    // the queue's group: here the owner's own group.
+    let locks = env.spool().join("shadow");
+    std::fs::create_dir(&locks).unwrap();
+    let gid = String::from_utf8(
+        Command::new("id")
+            .args(["-g", &user.name])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    std::os::unix::fs::chown(&locks, None, Some(gid.trim().parse().unwrap())).unwrap();
+    std::fs::set_permissions(&locks, std::fs::Permissions::from_mode(0o2775)).unwrap();
+    submit_as(
+        &env,
+        &user.name,
+        "executable = /bin/sleep\narguments = 300\nqueue\n",
+    );
+    env.negotiate();
+    wait_for("the job to run", || {
+        env.q_af("1.0", &["JobStatus"]).as_deref() == Some("2")
+    });
+    // The shadow writes its pid on the job lock's first line.
+    let lock = env.spool().join("shadow/1.0.lock");
+    let mut pid = String::new();
+    wait_for("the shadow's pid", || {
+        pid = std::fs::read_to_string(&lock).unwrap_or_default();
+        pid.lines()
+            .next()
+            .is_some_and(|l| l.trim().parse::<i32>().is_ok())
+    });
+    let pid: i32 = pid.lines().next().unwrap().trim().parse().unwrap();
+    assert!(
+        env.spool().join(format!("shadow/{pid}.bell")).exists(),
+        "the root shadow has a doorbell"
+    );
+    let asked = Instant::now();
+    let out = run_as(&env, &user.name, "tern_rm", &["1.0"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_for("the job to leave the queue", || {
+        env.history_af("1.0", &["JobStatus"]).as_deref() == Some("3")
+    });
+    eprintln!("removed {:?} after tern_rm", asked.elapsed());
+}

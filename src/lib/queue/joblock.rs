@@ -111,12 +111,84 @@ pub fn wake(spool: &Path, id: JobId) -> bool {
     if pid <= 1 {
         return true;
     }
-    // The pid must still be a shadow: never signal a stranger.
+    // The pid must still be a shadow: never signal a stranger. A shadow
+    // this user may not signal (root's, in shared mode) has a doorbell.
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-    if comm.trim() == "tern_shadow" {
-        crate::sys::pids::signal_process(pid, libc::SIGUSR1);
+    if comm.trim() == "tern_shadow" && !crate::sys::pids::signal_process(pid, libc::SIGUSR1) {
+        ring(spool, pid);
     }
     true
+}
+
+/// The doorbell of the shadow `pid`: a FIFO beside the job locks that
+/// wakes the shadow as SIGUSR1 does, for the users who may not signal it.
+pub fn doorbell_path(spool: &Path, pid: u32) -> PathBuf {
+    dir(spool).join(format!("{pid}.bell"))
+}
+
+/// Makes this shadow's doorbell (mode 0660: in shared mode the directory
+/// gives it the queue's group, so every tool can ring it) and opens it for
+/// reading and writing, non-blocking: the shadow polls it and never sees
+/// end-of-file. Doorbells of shadows that died are swept away first.
+pub fn install_doorbell(spool: &Path, pid: u32) -> io::Result<File> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
+    let d = dir(spool);
+    if !d.is_dir() {
+        std::fs::create_dir_all(&d)?;
+    }
+    sweep_doorbells(&d);
+    let p = doorbell_path(spool, pid);
+    let _ = std::fs::remove_file(&p);
+    crate::sys::fs::mkfifo(&p, 0o600)?;
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(&p)?;
+    if !f.metadata()?.file_type().is_fifo() {
+        return Err(io::Error::other("the doorbell is not a FIFO"));
+    }
+    // The mode on the descriptor: mkfifo's is cut by the umask.
+    f.set_permissions(std::fs::Permissions::from_mode(0o660))?;
+    Ok(f)
+}
+
+/// Removes the doorbell of shadow `pid`.
+pub fn remove_doorbell(spool: &Path, pid: u32) {
+    let _ = std::fs::remove_file(doorbell_path(spool, pid));
+}
+
+/// Removes the doorbells whose shadow is gone.
+fn sweep_doorbells(d: &Path) {
+    let Ok(rd) = std::fs::read_dir(d) else { return };
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_suffix(".bell"))
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if crate::sys::pids::start_time(pid).is_none() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Writes a byte to the doorbell of shadow `pid`, if it has one: opened
+/// without following a link or blocking, and only if it is a FIFO.
+fn ring(spool: &Path, pid: i32) -> bool {
+    use std::io::Write;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let Ok(mut f) = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(doorbell_path(spool, pid as u32))
+    else {
+        return false;
+    };
+    f.metadata().is_ok_and(|m| m.file_type().is_fifo()) && f.write(b"!").is_ok()
 }
 
 /// Removes the lock file of a job that has left (only while holding it, so
@@ -129,6 +201,36 @@ pub fn remove(spool: &Path, lock: JobLock) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_doorbell_rings_once_made_and_is_swept_when_its_shadow_is_gone() {
+        use std::io::Read;
+        let d = tempfile::tempdir().unwrap();
+        let me = std::process::id();
+        assert!(!ring(d.path(), me as i32), "no doorbell yet");
+        let mut bell = install_doorbell(d.path(), me).unwrap();
+        assert!(ring(d.path(), me as i32));
+        let mut buf = [0u8; 8];
+        assert_eq!(bell.read(&mut buf).unwrap(), 1);
+        // Nothing more: non-blocking, and never end-of-file.
+        assert_eq!(
+            bell.read(&mut buf).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+        // A planted regular file in a doorbell's place is not written.
+        let fake = doorbell_path(d.path(), 1);
+        std::fs::write(&fake, "").unwrap();
+        assert!(!ring(d.path(), 1));
+        assert_eq!(std::fs::read(&fake).unwrap(), b"");
+        // A dead shadow's doorbell goes when the next one is made.
+        let dead = doorbell_path(d.path(), 999_999_999);
+        std::fs::write(&dead, "").unwrap();
+        drop(bell);
+        install_doorbell(d.path(), me).unwrap();
+        assert!(!dead.exists());
+        remove_doorbell(d.path(), me);
+        assert!(!doorbell_path(d.path(), me).exists());
+    }
 
     #[test]
     fn a_held_lock_is_seen_and_released_on_drop() {

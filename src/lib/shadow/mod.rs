@@ -156,6 +156,13 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
     let cfg = Config::load()?;
     let spool = PathBuf::from(cfg.get("SPOOL")?.ok_or(ShadowError::NoSpool)?);
     let mut lock = job_lock(&spool, args.job)?;
+    let mut signals = signals;
+    let me = std::process::id();
+    match joblock::install_doorbell(&spool, me) {
+        Ok(bell) => signals.ring_with(bell),
+        // Without it a tool that may not signal us waits for our poll.
+        Err(e) => eprintln!("tern_shadow: no doorbell: {e}"),
+    }
     let mut sh = Shadow::open(cfg, spool, signals, args.slot, args.claim)?;
     let mut job = args.job;
     loop {
@@ -171,7 +178,8 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
         lock = next_lock;
     }
     // The sandbox's last run is over.
-    crate::sandbox::Sandbox::remove(&sh.sandbox, &std::process::id().to_string());
+    crate::sandbox::Sandbox::remove(&sh.sandbox, &me.to_string());
+    joblock::remove_doorbell(&sh.spool, me);
     if sh.cfg.get_bool("NEGOTIATE_ON_EXIT", true).unwrap_or(true) {
         let _ = crate::negotiator::request_pass(&sh.cfg, &sh.spool);
     }

@@ -20,6 +20,10 @@ const SIGNALS: [libc::c_int; 6] = [
 
 pub struct Signals {
     fd: libc::c_int,
+    /// The shadow's doorbell ([`crate::queue::joblock::doorbell_path`]):
+    /// a tool that may not signal the shadow (a root shadow in shared
+    /// mode) writes a byte here instead of sending SIGUSR1.
+    doorbell: Option<std::fs::File>,
 }
 
 /// What woke the shadow.
@@ -71,25 +75,47 @@ impl Signals {
             if fd < 0 {
                 return Err(io::Error::last_os_error());
             }
-            Ok(Signals { fd })
+            Ok(Signals { fd, doorbell: None })
         }
+    }
+
+    /// Also wakes for a byte written to `doorbell` (a FIFO this shadow
+    /// made and opened for reading and writing, so it never reads EOF).
+    pub fn ring_with(&mut self, doorbell: std::fs::File) {
+        self.doorbell = Some(doorbell);
     }
 
     /// Waits up to `timeout_ms` (negative: forever) and returns the most
     /// important thing that happened: a stop signal, a request, a child.
     pub fn wait(&self, timeout_ms: i64) -> Wake {
-        let mut pfd = libc::pollfd {
-            fd: self.fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
+        use std::os::fd::AsRawFd;
+        let bell = self.doorbell.as_ref().map_or(-1, |f| f.as_raw_fd());
+        let mut pfd = [
+            libc::pollfd {
+                fd: self.fd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: bell,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
         let t = timeout_ms.clamp(-1, i32::MAX as i64) as libc::c_int;
-        // SAFETY: one pollfd we own.
-        let n = unsafe { libc::poll(&mut pfd, 1, t) };
+        // SAFETY: two pollfds we own (a negative fd is ignored by poll).
+        let n = unsafe { libc::poll(pfd.as_mut_ptr(), 2, t) };
         if n <= 0 {
             return Wake::Timeout;
         }
         let mut best = Wake::Timeout;
+        if pfd[1].revents & libc::POLLIN != 0 {
+            let mut buf = [0u8; 64];
+            // SAFETY: reading into a buffer we own; the FIFO is
+            // non-blocking, so this drains what is there and returns.
+            while unsafe { libc::read(bell, buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
+            best = Wake::Request;
+        }
         loop {
             let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
             let size = std::mem::size_of::<libc::signalfd_siginfo>();

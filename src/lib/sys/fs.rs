@@ -37,6 +37,17 @@ pub fn may_enter(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// mkfifo(3): a FIFO at `path` with `mode` (cut by the umask).
+pub fn mkfifo(path: &Path, mode: libc::mode_t) -> io::Result<()> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the path holds a NUL byte"))?;
+    // SAFETY: the path is a valid NUL-terminated string for the call.
+    if unsafe { libc::mkfifo(c.as_ptr(), mode) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Clears close-on-exec on `fd`, so a program started next inherits it.
 pub fn inherit_across_exec(fd: RawFd) -> io::Result<()> {
     // SAFETY: fcntl(2) on a descriptor number has no memory effects; a bad
