@@ -477,3 +477,68 @@ fn an_owner_who_may_not_signal_the_root_shadow_rings_its_doorbell() {
     });
     eprintln!("removed {:?} after tern_rm", asked.elapsed());
 }
+
+#[test]
+fn a_root_pass_in_shared_mode_kills_a_user_stopped_while_holding_the_queue() {
+    let Some(user) = root_with_user("ternjobstop") else {
+        return;
+    };
+    let env = shared_env();
+    env.submit("a.sub", "executable = /bin/true\nqueue\n");
+    let db = env.spool().join("queue.db");
+    for f in ["queue.db", "queue.db-wal", "queue.db-shm"] {
+        let p = env.spool().join(f);
+        if p.exists() {
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
+        }
+    }
+    // The user takes the write lock and stops.
+    let script = format!(
+        "import os, signal, sqlite3\n\
+         c = sqlite3.connect('{}', isolation_level=None)\n\
+         c.execute('BEGIN IMMEDIATE')\n\
+         os.kill(os.getpid(), signal.SIGSTOP)\n",
+        db.display()
+    );
+    let uid = user.uid();
+    let gid: u32 = String::from_utf8(
+        Command::new("id")
+            .args(["-g", &user.name])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .parse()
+    .unwrap();
+    let mut holder = {
+        use std::os::unix::process::CommandExt;
+        Command::new("python3")
+            .args(["-c", &script])
+            .uid(uid)
+            .gid(gid)
+            .spawn()
+            .unwrap()
+    };
+    let pid = holder.id();
+    let stopped = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('T'))
+        })
+    };
+    wait_for("the user's process to stop holding the lock", stopped);
+    let out = env
+        .command("tern_negotiate")
+        .env("_TERN_SHARED_QUEUE", "true")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("killed process"), "{stderr}");
+    let _ = holder.wait();
+    // The pass went on past the lock: root's job is held, as shared mode
+    // holds every root job.
+    assert_eq!(held(&env).0, "23");
+}

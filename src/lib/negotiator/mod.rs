@@ -245,6 +245,12 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     let now = crate::clock::now();
     let machine = Machine::detect(cfg)?;
     let mut report = Report::default();
+    if crate::sys::identity::is_root() && cfg.get_bool("SHARED_QUEUE", false)? {
+        for line in crate::queue::holders::kill_stopped(spool) {
+            eprintln!("tern_negotiate: {line}");
+            report.lines.push(line);
+        }
+    }
     let Some(mut q) = open_queue(cfg, spool, opts, &machine, now)? else {
         report.lines.push("no queue yet: nothing to do".into());
         return Ok(report);

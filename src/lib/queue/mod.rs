@@ -17,6 +17,7 @@
 //! use [`Queue::write`].
 
 pub mod authority;
+pub mod holders;
 pub mod joblock;
 pub mod listing;
 mod rows;

@@ -72,3 +72,94 @@ pub fn child_exited(pid: i32) -> bool {
     // (0 when WNOHANG found the child still running).
     r == 0 && unsafe { info.si_pid() } == pid
 }
+
+/// A process that has one of `paths` open: its pid, real uid and state
+/// letter (`/proc/PID/stat` field 3: `T` stopped, `t` traced, ...).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    pub pid: i32,
+    pub uid: u32,
+    pub state: char,
+}
+
+/// Every other process with one of `paths` open, found through
+/// `/proc/*/fd` (root sees every process's descriptors; anyone else only
+/// their own processes').
+pub fn holders_of(paths: &[std::path::PathBuf]) -> Vec<Holder> {
+    let me = std::process::id() as i32;
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
+            continue;
+        };
+        let holds = fds
+            .flatten()
+            .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+            .any(|target| paths.contains(&target));
+        if holds && let Some(h) = holder(pid) {
+            found.push(h);
+        }
+    }
+    found
+}
+
+/// The uid and state of `pid`, from `/proc/PID/status`.
+fn holder(pid: i32) -> Option<Holder> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+    };
+    Some(Holder {
+        pid,
+        state: field("State:")?.chars().next()?,
+        uid: field("Uid:")?.split_whitespace().next()?.parse().ok()?,
+    })
+}
+
+#[cfg(test)]
+mod holder_tests {
+    use super::*;
+
+    #[test]
+    fn a_stopped_child_holding_a_file_is_found_with_its_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("held");
+        std::fs::write(&f, "").unwrap();
+        let mut child = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(format!("exec 3<'{}'; kill -STOP $$; sleep 30", f.display()))
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut seen = Vec::new();
+        while std::time::Instant::now() < end {
+            seen = holders_of(std::slice::from_ref(&f));
+            if seen.iter().any(|h| h.pid == pid && h.state == 'T') {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        signal_process(pid, libc::SIGKILL);
+        let _ = child.wait();
+        let h = seen
+            .iter()
+            .find(|h| h.pid == pid)
+            .expect("the child holds the file");
+        assert_eq!(h.state, 'T');
+        // SAFETY: getuid has no preconditions.
+        assert_eq!(h.uid, unsafe { libc::getuid() });
+    }
+}
