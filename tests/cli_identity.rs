@@ -542,3 +542,45 @@ fn a_root_pass_in_shared_mode_kills_a_user_stopped_while_holding_the_queue() {
     // holds every root job.
     assert_eq!(held(&env).0, "23");
 }
+
+#[test]
+fn a_sandboxed_job_of_another_user_moves_its_files_as_that_user() {
+    let Some(user) = root_with_user("ternjobsbx") else {
+        return;
+    };
+    let env = shared_env();
+    let input = env.write("in.txt", "data\n");
+    std::fs::set_permissions(&input, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // A root-only file the job names as input: copied as the owner, it
+    // cannot be read.
+    let secret = victim(&env, "secret", 0o600);
+    submit_as(
+        &env,
+        &user.name,
+        "executable = /bin/sh\narguments = \"-c 'id -u > made.txt; cat in.txt >> made.txt'\"\n\
+         should_transfer_files = YES\ntransfer_input_files = in.txt\nqueue\n",
+    );
+    submit_as(
+        &env,
+        &user.name,
+        &format!(
+            "executable = /bin/true\nshould_transfer_files = YES\ntransfer_input_files = {}\nqueue\n",
+            secret.display()
+        ),
+    );
+    env.negotiate();
+    wait_for("the first job to complete", || {
+        env.history_af("1.0", &["JobStatus"]).is_some()
+    });
+    let made = env.path("made.txt");
+    assert_eq!(
+        std::fs::read_to_string(&made).unwrap(),
+        format!("{}\ndata\n", user.uid())
+    );
+    assert_eq!(std::fs::metadata(&made).unwrap().uid(), user.uid());
+    wait_for("the second job to be held", || {
+        env.q_af("2.0", &["JobStatus"]).as_deref() == Some("5")
+    });
+    assert_eq!(env.q_af("2.0", &["HoldReasonCode"]).as_deref(), Some("13"));
+    untouched(&secret);
+}
