@@ -15,6 +15,7 @@ use std::process::Command;
 pub fn command(_owner: &str, program: &str) -> Command {
     let mut c = Command::new(program);
     c.env("SLURM_TIME_FORMAT", "%s");
+    crate::sys::privilege::child_drops_group(&mut c);
     c
 }
 

@@ -195,12 +195,17 @@ fn note_rejections(w: &mut Writer<'_>, rejected: &[Rejected], now: i64) -> Resul
 }
 
 /// A program installed beside the running one (`tern_shadow`,
-/// `tern_negotiate`), or the knob's value when set.
+/// `tern_negotiate`), or the knob's value when set. A set-id process
+/// starts it from the installed directory, never from where a user may
+/// have copied or linked the program.
 pub fn sibling(cfg: &Config, knob: Option<&str>, name: &str) -> PathBuf {
     if let Some(k) = knob
         && let Ok(Some(p)) = cfg.get(k)
     {
         return PathBuf::from(p);
+    }
+    if let Some(p) = crate::sys::privilege::helper(name) {
+        return p;
     }
     match std::env::current_exe() {
         Ok(exe) => match exe.parent() {
