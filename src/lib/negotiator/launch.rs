@@ -263,11 +263,7 @@ pub fn start_shadow(cfg: &Config, spool: &Path, c: Claim) -> Result<(), Negotiat
 pub fn shadow_log(spool: &Path) -> Option<std::fs::File> {
     let p = joblock::dir(spool).join("ShadowLog");
     let _ = std::fs::create_dir_all(joblock::dir(spool));
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(p)
-        .ok()
+    crate::sys::fs::spool_log_file(&p).ok()
 }
 
 /// Starts `tern_negotiate` in the background, detached, and does not wait
