@@ -7,6 +7,7 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// KiB free to unprivileged users on the file system holding `path`
@@ -136,6 +137,56 @@ pub fn open_spool_file(path: &Path, how: SpoolOpen) -> io::Result<std::fs::File>
         return Ok(f);
     }
     Err(refused("it keeps disappearing while opened".into()))
+}
+
+/// Gives the directory `path` (never through a symbolic link) the owner
+/// `uid:gid` and `mode`, on its descriptor; creates it first (one level)
+/// when missing. For the installer, which runs as root.
+pub fn own_dir(path: &Path, uid: u32, gid: u32, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("refusing {}: it is a symbolic link", path.display()),
+            ));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            std::fs::DirBuilder::new().mode(0o700).create(path)?;
+        }
+        Err(e) => return Err(e),
+    }
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    if !f.metadata()?.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("refusing {}: it is not a directory", path.display()),
+        ));
+    }
+    fchown_fchmod(&f, uid, gid, mode)
+}
+
+/// Gives the regular file `path` (one link, never through a symbolic
+/// link) the owner `uid:gid` and `mode`, on its descriptor; creates it
+/// (`O_EXCL`) when missing. For the installer, which runs as root.
+pub fn own_file(path: &Path, uid: u32, gid: u32, mode: u32) -> io::Result<()> {
+    let f = spool_lock_file(path)?;
+    fchown_fchmod(&f, uid, gid, mode)
+}
+
+fn fchown_fchmod(f: &std::fs::File, uid: u32, gid: u32, mode: u32) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = f.as_raw_fd();
+    // SAFETY: fchown and fchmod act on our own open descriptor; the order
+    // matters: fchown clears the set-group-id bit that fchmod then sets.
+    if unsafe { libc::fchown(fd, uid, gid) } != 0 || unsafe { libc::fchmod(fd, mode) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// [`open_spool_file`] of a lock or mark, created when missing.
