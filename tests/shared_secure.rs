@@ -274,7 +274,7 @@ fn a_setgid_tool_ignores_its_callers_environment_and_configuration() {
     let before = tern::clock::now();
     let out = s.run("tern_submit", &["job.sub"], &vars);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(s.owners(), [s.user.clone()]);
+    assert_eq!(s.owners(), std::slice::from_ref(&s.user));
     let q = tern::queue::Queue::open(&s.spool(), false)
         .unwrap()
         .unwrap();
@@ -361,7 +361,7 @@ fn a_setgid_tool_runs_undumpable_with_the_group_dropped() {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(s.owners(), [s.user.clone()]);
+    assert_eq!(s.owners(), std::slice::from_ref(&s.user));
 }
 
 #[test]
