@@ -98,11 +98,24 @@ impl Shared {
         let etc = s.path("etc-upper/tern");
         std::fs::create_dir_all(&etc).unwrap();
         std::fs::create_dir_all(s.path("etc-work")).unwrap();
+        // A configuration command that reports how it was run.
+        let show = bindir.join("show-ids");
+        std::fs::write(
+            &show,
+            format!(
+                "#!/bin/sh\n{{ grep ^Gid: /proc/self/status; pwd; env | grep -v '^PWD=\\|^SHLVL=\\|^_='; }} > {}/ids\n\
+                 echo FROM_COMMAND = yes\n",
+                s.home().display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&show, std::fs::Permissions::from_mode(0o755)).unwrap();
         std::fs::write(
             etc.join("tern_config"),
             format!(
-                "SPOOL = {}\nSHARED_QUEUE = True\nQUEUE_SUPER_USERS = root\n",
-                s.spool().display()
+                "SPOOL = {}\nSHARED_QUEUE = True\nQUEUE_SUPER_USERS = root\ninclude command : {} |\n",
+                s.spool().display(),
+                show.display()
             ),
         )
         .unwrap();
@@ -257,6 +270,11 @@ fn a_setgid_tool_ignores_its_callers_environment_and_configuration() {
         text(&out.stdout),
         format!("{}\nroot\nTrue\n", s.spool().display())
     );
+    // The system configuration's command ran as the user with the group
+    // given up for good, in /, with nothing of the caller's environment.
+    let ids = std::fs::read_to_string(s.home().join("ids")).unwrap();
+    let g = s.gid;
+    assert_eq!(ids, format!("Gid:\t{g}\t{g}\t{g}\t{g}\n/\n"));
     // Where the value came from: the system file, as tern_config_val says.
     let out = s.run("tern_config_val", &["-v", "SPOOL"], &vars);
     assert!(

@@ -79,6 +79,14 @@ impl ToolEnv {
 /// The SPOOL directory from the configuration.
 pub fn spool_dir(cfg: &Config) -> Result<PathBuf, CliError> {
     match cfg.get("SPOOL")? {
+        // A set-group-id tool's directory is its caller's choice: its
+        // SPOOL must not depend on it.
+        Some(s) if crate::sys::privilege::is_privileged() && !s.starts_with('/') => {
+            Err(CliError::Failed {
+                msg: format!("SPOOL '{s}' is not an absolute path"),
+                hint: Some("set SPOOL to an absolute path in /etc/tern/tern_config".into()),
+            })
+        }
         Some(s) => Ok(PathBuf::from(s)),
         None => Err(CliError::Failed {
             msg: "SPOOL is not set".into(),

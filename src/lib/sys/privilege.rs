@@ -248,8 +248,9 @@ pub fn drop_group() {
 }
 
 /// Gives up the group for good: real, effective and saved gid all become
-/// the real gid. For the child of a fork, just before exec: only
-/// async-signal-safe calls, no allocation (the ids were read at start).
+/// the real gid as it is now (so that it also holds after an earlier step
+/// of the same child switched to a job's owner). For the child of a fork,
+/// just before exec: only async-signal-safe calls, no allocation.
 pub fn drop_group_for_good() -> std::io::Result<()> {
     let Some(s) = START.get() else {
         return Ok(());
@@ -257,8 +258,10 @@ pub fn drop_group_for_good() -> std::io::Result<()> {
     if !s.setid {
         return Ok(());
     }
-    // SAFETY: setresgid to the real gid is always permitted; no memory.
-    if unsafe { libc::setresgid(s.rgid, s.rgid, s.rgid) } != 0 {
+    // SAFETY: getgid cannot fail; setresgid to the real gid is always
+    // permitted; neither touches memory.
+    let r = unsafe { libc::getgid() };
+    if unsafe { libc::setresgid(r, r, r) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
