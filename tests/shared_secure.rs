@@ -309,6 +309,33 @@ fn a_setgid_tool_ignores_its_callers_environment_and_configuration() {
     for evil in ["/tmp/evil-spool", "/tmp/evil-xdg", "/tmp/evil-env"] {
         assert!(!Path::new(evil).exists(), "{evil} was created");
     }
+    // The caller's environment is still the user's data for the user's
+    // own job: `getenv` and `$ENV()` in the submit file see it.
+    std::fs::write(
+        s.home().join("env.sub"),
+        "executable = /bin/true\ngetenv = MYVAR\n+FromEnv = \"$ENV(MYVAR)\"\nqueue\n",
+    )
+    .unwrap();
+    let mut with_var = vars.clone();
+    with_var.push(("MYVAR", "mine"));
+    let out = s.run("tern_submit", &["env.sub"], &with_var);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let q = Command::new(bin("tern_q"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", s.path(""))
+        .env("_TERN_SPOOL", s.spool())
+        .args([
+            "-allusers",
+            "-af",
+            "Environment",
+            "FromEnv",
+            "-constraint",
+            "ClusterId == 2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(text(&q.stdout), "MYVAR=mine mine\n", "{q:?}");
     // The database and its side files are still root's, group tern.
     for f in ["queue.db", "queue.db-wal", "queue.db-shm"] {
         let m = std::fs::metadata(s.spool().join(f)).unwrap();
