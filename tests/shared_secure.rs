@@ -496,3 +496,52 @@ fn planted_spool_links_and_fifos_are_refused_and_their_targets_kept() {
     let m = std::fs::metadata(&target).unwrap();
     assert_eq!((m.uid(), m.mode() & 0o777), (0, 0o644));
 }
+
+#[test]
+fn a_setgid_tool_never_creates_a_missing_shared_queue() {
+    let Some(s) = Shared::new("nodb") else { return };
+    std::fs::rename(s.spool(), s.path("spool.away")).unwrap();
+    std::fs::write(s.home().join("job.sub"), "executable = /bin/true\nqueue\n").unwrap();
+    for (tool, args) in [("tern_submit", &["job.sub"][..]), ("tern_q", &[][..])] {
+        let out = s.run(tool, args, &[]);
+        assert_eq!(out.status.code(), Some(1), "{tool}: {out:?}");
+        assert!(
+            text(&out.stderr).starts_with(&format!(
+                "{tool}: error: no shared queue at {}/queue.db: install tern's package",
+                s.spool().display()
+            )),
+            "{tool}: {}",
+            text(&out.stderr)
+        );
+    }
+    assert!(!s.spool().exists(), "a user's tool created SPOOL");
+}
+
+#[test]
+fn root_finding_no_shared_queue_makes_the_shared_layout() {
+    let Some(s) = Shared::new("root") else { return };
+    let spool = s.path("fresh");
+    std::fs::write(
+        s.path("root.conf"),
+        format!("SPOOL = {}\nSHARED_QUEUE = True\n", spool.display()),
+    )
+    .unwrap();
+    std::fs::write(s.path("job.sub"), "executable = /bin/true\nqueue\n").unwrap();
+    let out = Command::new(bin("tern_submit"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", s.path(""))
+        .env("TERN_CONFIG", s.path("root.conf"))
+        .current_dir(s.path(""))
+        .arg("job.sub")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let m = |p: &Path| {
+        let m = std::fs::symlink_metadata(p).unwrap();
+        (m.uid(), m.gid(), m.mode() & 0o7777)
+    };
+    assert_eq!(m(&spool), (0, s.tern_gid, 0o2770));
+    assert_eq!(m(&spool.join("shadow")), (0, s.tern_gid, 0o2770));
+    assert_eq!(m(&spool.join("queue.db")), (0, s.tern_gid, 0o660));
+}
