@@ -13,8 +13,8 @@
 //! file [`SYSTEM_CONFIG`] and what it names (`LOCAL_CONFIG_DIR`,
 //! `LOCAL_CONFIG_FILE`, includes), each of them root-owned, a regular file
 //! (a directory for `LOCAL_CONFIG_DIR`), writable by nobody else, and never
-//! through a symbolic link. `TERN_CONFIG`, the XDG file and `_TERN_*` are
-//! ignored; `$ENV()` sees only HOME, the real user's from the password
+//! through a symbolic link; without the system file it refuses to run.
+//! `TERN_CONFIG`, the XDG file and `_TERN_*` are ignored; `$ENV()` sees only HOME, the real user's from the password
 //! database (so SPOOL's default still names that user's own directory);
 //! commands must be absolute paths and run with the group given up, an
 //! empty environment and `/` as their directory.
@@ -186,6 +186,16 @@ impl Config {
         c.env = Some(env.vars.clone());
         c.trusted_owner = env.trusted_owner;
         let privileged = env.trusted_owner.is_some();
+        // Without root's configuration a set-group-id tool would run on
+        // defaults (a personal SPOOL its user can point anywhere): refuse.
+        if privileged && std::fs::symlink_metadata(&env.system_config).is_err() {
+            return Err(ConfigError::Untrusted {
+                path: env.system_config.display().to_string(),
+                problem: "it is missing, and a set-group-id tern reads no other configuration \
+                          (reinstall tern's package)"
+                    .into(),
+            });
+        }
         let main = match env.vars.get("TERN_CONFIG") {
             Some(p) if !p.is_empty() && !privileged => Some(PathBuf::from(p)),
             // symlink_metadata: a dangling link is there, and refused.

@@ -291,6 +291,10 @@ fn privileged_mode_refuses_files_others_could_have_written() {
     assert!(made.success());
     let env = privileged_env(dir.path(), &format!("include : {}\n", fifo.display()), &[]);
     refused(&env, "it is not a regular file");
+    // No system file at all.
+    let mut env = privileged_env(dir.path(), "A = 1\n", &[]);
+    env.system_config = dir.path().join("none");
+    refused(&env, "none: it is missing");
     // LOCAL_CONFIG_DIR: the directory and each file in it.
     let d = dir.path().join("conf.d");
     std::fs::create_dir(&d).unwrap();
