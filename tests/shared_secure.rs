@@ -446,6 +446,21 @@ fn inherited_state_makes_a_setgid_tool_fail_cleanly_with_the_queue_intact() {
     );
     assert_eq!(s.owners().len(), 20, "a half-written cluster");
     assert_eq!(s.integrity(), "ok");
+    // Four descriptors: too few to open the queue and its log; the tool
+    // says so and exits 1, adding nothing.
+    let out = s
+        .command("ulimit -n 4", "tern_submit", &["job.sub"], &[])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.signal(), None, "killed: {out:?}");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        text(&out.stderr).starts_with("tern_submit: "),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(s.owners().len(), 20, "a half-written cluster");
+    assert_eq!(s.integrity(), "ok");
 }
 
 #[test]

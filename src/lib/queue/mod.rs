@@ -306,8 +306,10 @@ impl Queue {
             }
             create_spool(spool)?;
         }
+        // Only a caller that may create the database lets SQLite create it
+        // (a file removed since the check above stays removed).
         let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        if !privileged {
+        if create && !privileged {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         }
         let mut conn = Connection::open_with_flags(&path, flags).map_err(|e| corrupt(&path, e))?;
