@@ -116,7 +116,14 @@ pub fn secure_start() {
     if setid {
         // SAFETY: setegid to the real gid is always permitted and keeps
         // the saved set-group-id, so the group can be raised again.
-        unsafe { libc::setegid(rgid) };
+        if unsafe { libc::setegid(rgid) } != 0 {
+            // Never go on with the group held.
+            eprintln!(
+                "tern: cannot drop the set-group-id group: {}",
+                std::io::Error::last_os_error()
+            );
+            std::process::exit(1);
+        }
     }
     if setid && ruid != 0 {
         st.caller_env = Some(replace_environment());
@@ -156,7 +163,7 @@ fn reset_inherited_state() {
     // effects beyond the structures passed, which live on our stack.
     unsafe {
         libc::umask(0o022);
-        for sig in 1..libc::SIGRTMAX() {
+        for sig in 1..=libc::SIGRTMAX() {
             if sig == libc::SIGKILL || sig == libc::SIGSTOP {
                 continue;
             }
@@ -241,9 +248,10 @@ impl Drop for GroupGuard {
 /// Back to egid = rgid (the saved set-group-id still holds the group).
 pub fn drop_group() {
     let s = start();
-    if s.setid {
-        // SAFETY: setegid to the real gid is always permitted.
-        unsafe { libc::setegid(s.rgid) };
+    // SAFETY: setegid to the real gid is always permitted.
+    if s.setid && unsafe { libc::setegid(s.rgid) } != 0 {
+        // Going on with the group held would do the user's work with it.
+        std::process::abort();
     }
 }
 
