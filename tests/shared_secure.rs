@@ -289,6 +289,15 @@ fn a_setgid_tool_ignores_its_callers_environment_and_configuration() {
         "executable = /bin/true\nlog = job.log\nqueue\n",
     )
     .unwrap();
+    // A fake helper beside the program: a set-id tool starts its helpers
+    // (here the pass after a submit) only from the installed directory.
+    let fake = s.path("bin/tern_negotiate");
+    std::fs::write(
+        &fake,
+        format!("#!/bin/sh\ntouch {}/fake-ran\n", s.home().display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let before = tern::clock::now();
     let out = s.run("tern_submit", &["job.sub"], &vars);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -306,6 +315,11 @@ fn a_setgid_tool_ignores_its_callers_environment_and_configuration() {
     let log = std::fs::metadata(s.home().join("job.log")).unwrap();
     assert_eq!((log.uid(), log.gid()), (s.uid, s.gid));
     assert!(!s.home().join("canary").exists(), "a config command ran");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        !s.home().join("fake-ran").exists(),
+        "the helper beside the program ran"
+    );
     for evil in ["/tmp/evil-spool", "/tmp/evil-xdg", "/tmp/evil-env"] {
         assert!(!Path::new(evil).exists(), "{evil} was created");
     }
