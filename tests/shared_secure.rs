@@ -201,7 +201,11 @@ impl Shared {
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        let _ = Command::new("userdel").arg(&self.user).output();
+        // --force: a tool the test left running (after a failed
+        // assertion) must not leave the account behind.
+        let _ = Command::new("userdel")
+            .args(["--force", &self.user])
+            .output();
     }
 }
 
@@ -552,7 +556,12 @@ fn root_finding_no_shared_queue_makes_the_shared_layout() {
     let spool = s.path("fresh");
     std::fs::write(
         s.path("root.conf"),
-        format!("SPOOL = {}\nSHARED_QUEUE = True\n", spool.display()),
+        // No pass after the submit: it would still write in the
+        // directory while the test removes it.
+        format!(
+            "SPOOL = {}\nSHARED_QUEUE = True\nNEGOTIATE_ON_SUBMIT = False\n",
+            spool.display()
+        ),
     )
     .unwrap();
     std::fs::write(s.path("job.sub"), "executable = /bin/true\nqueue\n").unwrap();
