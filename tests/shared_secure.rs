@@ -119,6 +119,21 @@ impl Shared {
             ),
         )
         .unwrap();
+        // The tests give the copy its system configuration in a private
+        // mount namespace; a container without that right cannot run them.
+        let probe = sh(Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "--", "/bin/sh", "-c"])
+            .arg(format!(
+                "mount -t overlay overlay -o lowerdir=/etc,upperdir={},workdir={} /etc",
+                s.path("etc-upper").display(),
+                s.path("etc-work").display()
+            )));
+        if !probe.status.success() {
+            return skip(&format!(
+                "cannot mount an overlay on /etc in a private mount namespace: {}",
+                text(&probe.stderr).trim()
+            ));
+        }
         Some(s)
     }
 
