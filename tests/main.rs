@@ -48,4 +48,5 @@ mod queue_crash;
 mod queue_model;
 mod readme_cron;
 mod router_e2e;
+mod shared_secure;
 mod userlog;

@@ -5,6 +5,9 @@
 //! time from the moment the process first read it. Tests and simulations use it;
 //! without it the clock is the system clock.
 //!
+//! A privileged (set-group-id) tool ignores `TERN_NOW`: the queue's times
+//! are not its caller's to choose.
+//!
 //! A running clock must read the same in every process of one run (a pass
 //! and the shadows it starts), so it can be anchored:
 //! `TERN_NOW=<unix seconds>+@<real unix seconds>` reads `<unix seconds>` at
@@ -66,7 +69,7 @@ pub fn parse_tern_now(text: &str) -> Result<ClockMode, String> {
 /// The clock mode from the environment. A malformed `TERN_NOW` is reported by
 /// [`check_env`]; here it falls back to the system clock.
 pub fn mode() -> ClockMode {
-    *MODE.get_or_init(|| match std::env::var("TERN_NOW") {
+    *MODE.get_or_init(|| match tern_now() {
         Ok(v) => parse_tern_now(&v).unwrap_or(ClockMode::System),
         Err(_) => ClockMode::System,
     })
@@ -74,10 +77,18 @@ pub fn mode() -> ClockMode {
 
 /// Validates `TERN_NOW`, so a tool can refuse to run with a clock it cannot read.
 pub fn check_env() -> Result<(), String> {
-    match std::env::var("TERN_NOW") {
+    match tern_now() {
         Ok(v) => parse_tern_now(&v).map(|_| ()),
         Err(_) => Ok(()),
     }
+}
+
+/// `TERN_NOW`, unless the process is privileged.
+fn tern_now() -> Result<String, std::env::VarError> {
+    if crate::sys::privilege::is_privileged() {
+        return Err(std::env::VarError::NotPresent);
+    }
+    std::env::var("TERN_NOW")
 }
 
 fn system_now() -> f64 {

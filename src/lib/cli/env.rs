@@ -42,8 +42,21 @@ impl ToolEnv {
 
     /// The queue in SPOOL with the configured bounds; `None` when there is
     /// none yet and `create` is false.
+    ///
+    /// In shared mode (SHARED_QUEUE) only root makes the queue, with the
+    /// shared layout (`queue::shared::install`); for anyone else a missing
+    /// shared queue is an error, for readers too.
     pub fn queue(&self, create: bool) -> Result<Option<Queue>, CliError> {
-        let Some(mut q) = Queue::open(&self.spool, create)? else {
+        let shared = self.cfg.get_bool("SHARED_QUEUE", false)?;
+        let root = crate::sys::identity::is_root();
+        let db = crate::queue::db_path(&self.spool);
+        if shared && create && root && std::fs::symlink_metadata(&db).is_err() {
+            crate::queue::shared::install_for_group(&self.spool)?;
+        }
+        let Some(mut q) = Queue::open(&self.spool, create && !shared)? else {
+            if shared && !root {
+                return Err(QueueError::NoSharedQueue { path: db }.into());
+            }
             return Ok(None);
         };
         q.set_limits(Limits::from_config(&self.cfg)?);
@@ -54,7 +67,11 @@ impl ToolEnv {
     pub fn queue_created(&self) -> Result<Queue, CliError> {
         match self.queue(true)? {
             Some(q) => Ok(q),
-            None => unreachable!("Queue::open with create gives a queue"),
+            // Only root makes a shared queue, and it has just done so.
+            None => Err(QueueError::NoSharedQueue {
+                path: crate::queue::db_path(&self.spool),
+            }
+            .into()),
         }
     }
 }
@@ -62,6 +79,14 @@ impl ToolEnv {
 /// The SPOOL directory from the configuration.
 pub fn spool_dir(cfg: &Config) -> Result<PathBuf, CliError> {
     match cfg.get("SPOOL")? {
+        // A set-group-id tool's directory is its caller's choice: its
+        // SPOOL must not depend on it.
+        Some(s) if crate::sys::privilege::is_privileged() && !s.starts_with('/') => {
+            Err(CliError::Failed {
+                msg: format!("SPOOL '{s}' is not an absolute path"),
+                hint: Some("set SPOOL to an absolute path in /etc/tern/tern_config".into()),
+            })
+        }
         Some(s) => Ok(PathBuf::from(s)),
         None => Err(CliError::Failed {
             msg: "SPOOL is not set".into(),
@@ -82,6 +107,10 @@ pub fn queue_error(e: QueueError) -> CliError {
         QueueError::Spool { .. } => {
             Some("set SPOOL (or _TERN_SPOOL) to a directory you can write".to_string())
         }
+        QueueError::NoSharedQueue { .. } => Some(
+            "tern_config_val SHARED_QUEUE SPOOL shows the system configuration's shared queue"
+                .to_string(),
+        ),
         QueueError::Permission { .. } => Some(
             "check the permissions of SPOOL and queue.db: the tools read and write both"
                 .to_string(),

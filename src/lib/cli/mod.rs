@@ -195,6 +195,9 @@ pub fn run_tool<F>(name: &'static str, body: F) -> ExitCode
 where
     F: FnOnce(Vec<OsString>) -> Result<(), CliError> + Send + 'static,
 {
+    // The multicall entry has done this already; the per-tool binaries
+    // come here first.
+    crate::sys::privilege::secure_start();
     if let Err(e) = check_clock() {
         return report(name, &e);
     }

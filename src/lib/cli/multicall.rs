@@ -57,6 +57,9 @@ pub fn tool_for(argv0: &std::ffi::OsStr) -> Option<Main> {
 /// Runs the tool named by `argv[0]`; any other name is a usage error
 /// (exit 2) listing the names.
 pub fn main() -> ExitCode {
+    // First, before anything reads the environment or changes ids: a
+    // set-group-id start drops the group and the caller's environment.
+    crate::sys::privilege::secure_start();
     let argv0 = std::env::args_os().next().unwrap_or_default();
     if let Some(tool) = tool_for(&argv0) {
         return tool();

@@ -85,7 +85,10 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         qdate: crate::clock::now(),
         owner: owner.clone(),
         cwd: dir.clone(),
-        environ: std::env::vars().collect(),
+        // The caller's, which a set-group-id tool has taken out of its
+        // own environment: `getenv` copies the user's variables into the
+        // user's job.
+        environ: crate::sys::privilege::caller_env(),
         batch_name: args.batch_name.clone(),
     };
     if !(args.dry_run || args.dry_run_json) {

@@ -355,9 +355,9 @@ fn plan(args: Args) -> Result<Plan, CliError> {
 /// The terminal's size: COLUMNS and LINES, else the terminal's own, else
 /// 80 by 24 (Python's `shutil.get_terminal_size`).
 fn terminal_size() -> Size {
+    // The caller's: a set-group-id tool's own environment is not.
     let env = |name: &str| {
-        std::env::var(name)
-            .ok()
+        crate::sys::privilege::caller_var(name)
             .and_then(|v| v.trim().parse::<i64>().ok())
             .filter(|&n| n > 0)
             .map(|n| n as usize)
@@ -510,7 +510,8 @@ fn watch(plan: Plan) -> Result<(), CliError> {
         return Ok(());
     };
     let style = render::PathStyle {
-        home: std::env::var_os("HOME").map(PathBuf::from),
+        // Only shortens paths on the screen: the caller's HOME.
+        home: crate::sys::privilege::caller_var("HOME").map(PathBuf::from),
         cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
         abbreviate: plan.abbreviate,
     };

@@ -15,10 +15,11 @@ use crate::classad::{self, Evaluator, Scope, Value};
 pub trait MacroSource {
     /// The raw (unexpanded) value of `name`, looked up case-insensitively.
     fn raw(&self, name: &str) -> Option<String>;
-    /// An environment variable for `$ENV()`; the process environment unless
-    /// the source carries its own.
+    /// An environment variable for `$ENV()`; the caller's environment
+    /// (a privileged tool's own is not the caller's) unless the source
+    /// carries its own.
     fn env(&self, var: &str) -> Option<String> {
-        std::env::var(var).ok()
+        crate::sys::privilege::caller_var(var)
     }
     /// What `$ENV(V)` gives for an unset variable with no default: empty in
     /// configuration, `UNDEFINED` in submit files (as condor_submit does).

@@ -8,6 +8,16 @@
 //! knob table ([`knobs`]). Values are stored raw and expanded when looked up,
 //! so a later definition of a referenced macro wins; a self-reference
 //! (`A = $(A) more`) is expanded at once.
+//!
+//! A privileged (set-group-id) tool reads only what root wrote: the system
+//! file [`SYSTEM_CONFIG`] and what it names (`LOCAL_CONFIG_DIR`,
+//! `LOCAL_CONFIG_FILE`, includes), each of them root-owned, a regular file
+//! (a directory for `LOCAL_CONFIG_DIR`), writable by nobody else, and never
+//! through a symbolic link; without the system file it refuses to run.
+//! `TERN_CONFIG`, the XDG file and `_TERN_*` are ignored; `$ENV()` sees only HOME, the real user's from the password
+//! database (so SPOOL's default still names that user's own directory);
+//! commands must be absolute paths and run with the group given up, an
+//! empty environment and `/` as their directory.
 
 pub mod knobs;
 pub mod macros;
@@ -34,6 +44,9 @@ pub enum ConfigError {
     /// A file that cannot be read.
     #[error("cannot read configuration file {path}: {msg}")]
     Unreadable { path: String, msg: String },
+    /// A configuration file a privileged tool may not trust.
+    #[error("refusing configuration file {path}: {problem}")]
+    Untrusted { path: String, problem: String },
     /// Expansion of a value failed.
     #[error("expanding {name}: {msg}")]
     Expand { name: String, msg: String },
@@ -65,18 +78,47 @@ pub struct Entry {
     pub source: ValueSource,
 }
 
+/// The system configuration file, fixed at build time
+/// (`TERN_SYSTEM_CONFIG`): the only one a privileged tool reads.
+pub const SYSTEM_CONFIG: &str = match option_env!("TERN_SYSTEM_CONFIG") {
+    Some(p) => p,
+    None => "/etc/tern/tern_config",
+};
+
 /// What the loader reads from the process environment; replaceable in tests.
 pub struct Environment {
     pub vars: HashMap<String, String>,
     /// `/etc/tern/tern_config`, used when `TERN_CONFIG` is unset.
     pub system_config: PathBuf,
+    /// `Some(uid)` for a privileged process: read only the system
+    /// configuration, every file owned by `uid` (root) and checked, and no
+    /// variable but `vars` (see the module documentation).
+    pub trusted_owner: Option<u32>,
 }
 
 impl Environment {
     pub fn from_process() -> Environment {
+        if crate::sys::privilege::is_privileged() {
+            return Environment::privileged();
+        }
         Environment {
             vars: std::env::vars().collect(),
-            system_config: PathBuf::from("/etc/tern/tern_config"),
+            system_config: PathBuf::from(SYSTEM_CONFIG),
+            trusted_owner: None,
+        }
+    }
+
+    /// A privileged process's: the system file, root's files only, and
+    /// HOME from the password database as the one variable.
+    pub fn privileged() -> Environment {
+        let mut vars = HashMap::new();
+        if let Some(h) = crate::sys::privilege::real_home() {
+            vars.insert("HOME".to_string(), h);
+        }
+        Environment {
+            vars,
+            system_config: PathBuf::from(SYSTEM_CONFIG),
+            trusted_owner: Some(0),
         }
     }
 }
@@ -89,6 +131,8 @@ pub struct Config {
     warnings: Vec<String>,
     /// The environment `$ENV()` reads; the process's when `None`.
     env: Option<HashMap<String, String>>,
+    /// The owner every file must have (privileged mode), see [`Environment`].
+    trusted_owner: Option<u32>,
 }
 
 impl MacroSource for Config {
@@ -164,11 +208,23 @@ impl Config {
     pub fn load_with(env: &Environment) -> Result<Config, ConfigError> {
         let mut c = Config::defaults();
         c.env = Some(env.vars.clone());
+        c.trusted_owner = env.trusted_owner;
+        let privileged = env.trusted_owner.is_some();
+        // Without root's configuration a set-group-id tool would run on
+        // defaults (a personal SPOOL its user can point anywhere): refuse.
+        if privileged && std::fs::symlink_metadata(&env.system_config).is_err() {
+            return Err(ConfigError::Untrusted {
+                path: env.system_config.display().to_string(),
+                problem: "it is missing, and a set-group-id tern reads no other configuration \
+                          (reinstall tern's package)"
+                    .into(),
+            });
+        }
         let main = match env.vars.get("TERN_CONFIG") {
-            Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-            _ => env
-                .system_config
-                .exists()
+            Some(p) if !p.is_empty() && !privileged => Some(PathBuf::from(p)),
+            // symlink_metadata: a dangling link is there, and refused.
+            _ => std::fs::symlink_metadata(&env.system_config)
+                .is_ok()
                 .then(|| env.system_config.clone()),
         };
         if let Some(p) = main {
@@ -193,6 +249,9 @@ impl Config {
             for d in dirs_after.iter().filter(|d| !dirs.contains(d)) {
                 c.read_dir(Path::new(d))?;
             }
+        }
+        if privileged {
+            return Ok(c);
         }
         let xdg = env
             .vars
@@ -355,6 +414,9 @@ impl Config {
             })?),
             None => None,
         };
+        if let Some(owner) = self.trusted_owner {
+            trusted_open(dir, owner, true)?;
+        }
         let rd = std::fs::read_dir(dir).map_err(|e| ConfigError::Unreadable {
             path: dir.display().to_string(),
             msg: e.to_string(),
@@ -362,7 +424,9 @@ impl Config {
         let mut names: Vec<PathBuf> = rd
             .filter_map(|e| e.ok())
             .map(|e| e.path())
-            .filter(|p| p.is_file())
+            // A privileged reader refuses what is not a regular file
+            // (trusted_open says why) rather than skipping it unseen.
+            .filter(|p| self.trusted_owner.is_some() || p.is_file())
             .filter(|p| {
                 let n = p
                     .file_name()
@@ -407,16 +471,24 @@ impl Config {
                 msg: format!("includes nested more than {MAX_INCLUDE_DEPTH} deep"),
             });
         }
-        let text = std::fs::read_to_string(path).map_err(|e| match from {
-            Some(o) => ConfigError::At {
-                origin: o.clone(),
-                msg: format!("cannot read included file {shown}: {e}"),
-            },
-            None => ConfigError::Unreadable {
-                path: shown.clone(),
-                msg: e.to_string(),
-            },
-        })?;
+        let text = match self.trusted_owner {
+            Some(owner) => trusted_open(path, owner, false).and_then(|f| {
+                std::io::read_to_string(f).map_err(|e| ConfigError::Unreadable {
+                    path: shown.clone(),
+                    msg: e.to_string(),
+                })
+            })?,
+            None => std::fs::read_to_string(path).map_err(|e| match from {
+                Some(o) => ConfigError::At {
+                    origin: o.clone(),
+                    msg: format!("cannot read included file {shown}: {e}"),
+                },
+                None => ConfigError::Unreadable {
+                    path: shown.clone(),
+                    msg: e.to_string(),
+                },
+            })?,
+        };
         self.files.push(shown.clone());
         stack.push(canon);
         let r = self.parse_text(&text, &shown, stack);
@@ -437,15 +509,28 @@ impl Config {
                 line: 0,
             })
         };
-        let out = std::process::Command::new("/bin/sh")
+        let mut command = std::process::Command::new("/bin/sh");
+        command
             .arg("-c")
             .arg(cmd)
-            .stderr(std::process::Stdio::inherit())
-            .output()
-            .map_err(|e| ConfigError::At {
-                origin: where_(),
-                msg: format!("cannot run '{cmd}': {e}"),
-            })?;
+            .stderr(std::process::Stdio::inherit());
+        crate::sys::privilege::child_drops_group(&mut command);
+        if self.trusted_owner.is_some() {
+            if !cmd.starts_with('/') {
+                return Err(ConfigError::At {
+                    origin: where_(),
+                    msg: format!(
+                        "command '{cmd}': a set-group-id tool runs configuration commands \
+                         only by absolute path"
+                    ),
+                });
+            }
+            command.env_clear().current_dir("/");
+        }
+        let out = command.output().map_err(|e| ConfigError::At {
+            origin: where_(),
+            msg: format!("cannot run '{cmd}': {e}"),
+        })?;
         if !out.status.success() {
             if ifexist {
                 return Ok(());
@@ -659,6 +744,64 @@ impl Config {
         out.push_str(rest);
         out
     }
+}
+
+/// Opens a configuration file (or, with `dir`, directory) for a privileged
+/// reader: never through a symbolic link, never blocking on a FIFO, and
+/// only when it is a regular file (a directory), owned by `owner` and not
+/// writable by group or others. The error names the file and the problem.
+fn trusted_open(path: &Path, owner: u32, dir: bool) -> Result<std::fs::File, ConfigError> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let refuse = |problem: String| ConfigError::Untrusted {
+        path: path.display().to_string(),
+        problem,
+    };
+    let mut flags = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+    if dir {
+        flags |= libc::O_DIRECTORY;
+    }
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => refuse("it is a symbolic link".into()),
+            Some(libc::ENOTDIR) if dir => refuse("it is not a directory".into()),
+            _ => refuse(crate::sys::io_error_text(&e)),
+        })?;
+    let m = f
+        .metadata()
+        .map_err(|e| refuse(crate::sys::io_error_text(&e)))?;
+    let kind_ok = if dir {
+        m.file_type().is_dir()
+    } else {
+        m.file_type().is_file()
+    };
+    if !kind_ok {
+        return Err(refuse(if dir {
+            "it is not a directory".into()
+        } else {
+            "it is not a regular file".into()
+        }));
+    }
+    if m.uid() != owner {
+        return Err(refuse(format!(
+            "it is owned by uid {}, not {}",
+            m.uid(),
+            if owner == 0 {
+                "root".to_string()
+            } else {
+                format!("uid {owner}")
+            }
+        )));
+    }
+    if m.mode() & 0o022 != 0 {
+        return Err(refuse(format!(
+            "it is writable by group or others (mode {:04o})",
+            m.mode() & 0o7777
+        )));
+    }
+    Ok(f)
 }
 
 /// Evaluates an `if`/`elif` condition of the configuration or submit

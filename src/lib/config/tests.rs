@@ -18,6 +18,7 @@ fn env_with(dir: &Path, main: &str, extra: &[(&str, &str)]) -> Environment {
     Environment {
         vars,
         system_config: dir.join("no-such-system-config"),
+        trusted_owner: None,
     }
 }
 
@@ -205,4 +206,139 @@ fn fuzz_a_multibyte_character_near_the_start_of_a_line_is_no_panic() {
         e.to_string().contains("is not a valid configuration name"),
         "{e}"
     );
+}
+
+/// A privileged loader over `dir`: the system file `dir/system` holding
+/// `main`, files trusted when owned by the test's own uid.
+fn privileged_env(dir: &Path, main: &str, vars: &[(&str, &str)]) -> Environment {
+    use std::os::unix::fs::PermissionsExt;
+    let sys = dir.join("system");
+    std::fs::write(&sys, main).unwrap();
+    std::fs::set_permissions(&sys, std::fs::Permissions::from_mode(0o644)).unwrap();
+    Environment {
+        vars: vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        system_config: sys,
+        trusted_owner: Some(crate::sys::real_uid()),
+    }
+}
+
+#[test]
+fn privileged_mode_ignores_tern_config_xdg_and_overrides() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other");
+    std::fs::write(&other, "SPOOL = /from/tern_config\n").unwrap();
+    let xdg = dir.path().join("xdg");
+    std::fs::create_dir_all(xdg.join("tern")).unwrap();
+    std::fs::write(xdg.join("tern/tern_config"), "SPOOL = /from/xdg\n").unwrap();
+    let env = privileged_env(
+        dir.path(),
+        "SPOOL = /var/lib/tern\nHOMEDIR = $ENV(HOME)\nSECRET = [$ENV(SECRET)]\n",
+        &[
+            ("TERN_CONFIG", &other.display().to_string()),
+            ("XDG_CONFIG_HOME", &xdg.display().to_string()),
+            ("_TERN_SPOOL", "/from/env"),
+            ("_TERN_QUEUE_SUPER_USERS", "mallory"),
+            ("HOME", "/home/real"),
+        ],
+    );
+    let c = Config::load_with(&env).unwrap();
+    assert_eq!(get(&c, "SPOOL").as_deref(), Some("/var/lib/tern"));
+    assert_eq!(
+        get(&c, "QUEUE_SUPER_USERS"),
+        get(&Config::defaults(), "QUEUE_SUPER_USERS")
+    );
+    assert_eq!(get(&c, "HOMEDIR").as_deref(), Some("/home/real"));
+    assert_eq!(get(&c, "SECRET").as_deref(), Some("[]"));
+    assert_eq!(c.files(), [env.system_config.display().to_string()]);
+}
+
+#[test]
+fn privileged_mode_refuses_files_others_could_have_written() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let refused = |env: &Environment, what: &str| {
+        let e = Config::load_with(env).unwrap_err().to_string();
+        assert!(e.starts_with("refusing configuration file "), "{e}");
+        assert!(e.contains(what), "{e} should say {what}");
+    };
+    // Group-writable.
+    let env = privileged_env(dir.path(), "A = 1\n", &[]);
+    std::fs::set_permissions(&env.system_config, std::fs::Permissions::from_mode(0o664)).unwrap();
+    refused(&env, "writable by group or others (mode 0664)");
+    // Someone else's.
+    let mut env = privileged_env(dir.path(), "A = 1\n", &[]);
+    env.trusted_owner = Some(crate::sys::real_uid() + 1);
+    refused(&env, "it is owned by uid");
+    // A symbolic link, even to a good file.
+    let env = privileged_env(dir.path(), "A = 1\n", &[]);
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&env.system_config, &link).unwrap();
+    let linked = Environment {
+        system_config: link,
+        ..privileged_env(dir.path(), "A = 1\n", &[])
+    };
+    refused(&linked, "it is a symbolic link");
+    // A FIFO is refused at once, not waited on.
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .args(["-m", "644"])
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let env = privileged_env(dir.path(), &format!("include : {}\n", fifo.display()), &[]);
+    refused(&env, "it is not a regular file");
+    // No system file at all.
+    let mut env = privileged_env(dir.path(), "A = 1\n", &[]);
+    env.system_config = dir.path().join("none");
+    refused(&env, "none: it is missing");
+    // LOCAL_CONFIG_DIR: the directory and each file in it.
+    let d = dir.path().join("conf.d");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(d.join("10-ok"), "B = 2\n").unwrap();
+    std::fs::set_permissions(d.join("10-ok"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let env = privileged_env(
+        dir.path(),
+        &format!("LOCAL_CONFIG_DIR = {}\n", d.display()),
+        &[],
+    );
+    assert_eq!(
+        get(&Config::load_with(&env).unwrap(), "B").as_deref(),
+        Some("2")
+    );
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
+    refused(&env, "conf.d: it is writable by group or others");
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", d.join("20-link")).unwrap();
+    refused(&env, "20-link: it is a symbolic link");
+}
+
+#[test]
+fn privileged_commands_are_absolute_and_run_with_nothing_inherited() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = privileged_env(dir.path(), "include command : env |\n", &[]);
+    let e = Config::load_with(&env).unwrap_err().to_string();
+    assert!(e.contains("only by absolute path"), "{e}");
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.path().join("show");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho \"WHERE = $(pwd)\"\necho \"N = $(env | grep -cv ^PWD=)\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let env = privileged_env(
+        dir.path(),
+        &format!("include command : {} |\n", script.display()),
+        &[],
+    );
+    let c = Config::load_with(&env).unwrap();
+    assert_eq!(get(&c, "WHERE").as_deref(), Some("/"));
+    // sh itself sets PWD (excluded), and may set SHLVL and _.
+    let n: usize = get(&c, "N").unwrap().parse().unwrap();
+    assert!(n <= 2, "the command inherited {n} variables");
 }

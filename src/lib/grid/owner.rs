@@ -19,6 +19,7 @@ pub fn command(owner: &str, program: &str, dir: Option<&Path>) -> std::io::Resul
     let mut c = Command::new(program);
     c.env("SLURM_TIME_FORMAT", "%s");
     crate::sys::identity::child_runs_as(&mut c, acting_for(owner)?, dir);
+    crate::sys::privilege::child_drops_group(&mut c);
     Ok(c)
 }
 

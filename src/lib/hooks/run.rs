@@ -218,6 +218,7 @@ pub fn start(inv: &Invocation) -> Result<Running, Outcome> {
         // Its own process group, so that a timeout kills what it started too.
         cmd.process_group(0);
     }
+    crate::sys::privilege::child_drops_group(&mut cmd);
     cmd.args(inv.args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -53,11 +53,7 @@ pub fn start_cron(
     if let Some(d) = lock.parent() {
         std::fs::create_dir_all(d).map_err(super::io(format!("cannot create {}", d.display())))?;
     }
-    let held = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock)
+    let held = crate::sys::fs::spool_lock_file(&lock)
         .map_err(super::io(format!("cannot open {}", lock.display())))?
         .try_lock()
         .is_err();
@@ -70,11 +66,7 @@ pub fn start_cron(
     };
     lines.extend(warnings.into_iter().map(|w| format!("warning: {w}")));
     if wanted {
-        let err = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(cron::log_path(spool))
-            .ok();
+        let err = crate::sys::fs::spool_log_file(&cron::log_path(spool)).ok();
         if let Err(e) = super::launch::spawn_detached(
             &super::launch::sibling(cfg, None, "tern_cron"),
             &[],

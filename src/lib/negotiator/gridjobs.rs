@@ -5,7 +5,6 @@
 //! none is started beside it.
 
 use std::collections::{BTreeSet, HashMap};
-use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -112,12 +111,7 @@ pub fn start(
         if let Some(d) = path.parent() {
             std::fs::create_dir_all(d)?;
         }
-        let f = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&path)?;
+        let f = crate::sys::fs::spool_lock_file(&path)?;
         // Held: one runs and will see the new work within its interval.
         if f.try_lock().is_err() {
             continue;
@@ -135,11 +129,7 @@ pub fn start(
 pub fn gridmanager_log(spool: &Path) -> Option<std::fs::File> {
     let d = spool.join("grid");
     let _ = std::fs::create_dir_all(&d);
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(d.join("GridmanagerLog"))
-        .ok()
+    crate::sys::fs::spool_log_file(&d.join("GridmanagerLog")).ok()
 }
 
 /// Whether a grid job needs the gridmanager: it waits or runs, or it was

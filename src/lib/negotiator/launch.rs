@@ -195,12 +195,17 @@ fn note_rejections(w: &mut Writer<'_>, rejected: &[Rejected], now: i64) -> Resul
 }
 
 /// A program installed beside the running one (`tern_shadow`,
-/// `tern_negotiate`), or the knob's value when set.
+/// `tern_negotiate`), or the knob's value when set. A set-id process
+/// starts it from the installed directory, never from where a user may
+/// have copied or linked the program.
 pub fn sibling(cfg: &Config, knob: Option<&str>, name: &str) -> PathBuf {
     if let Some(k) = knob
         && let Ok(Some(p)) = cfg.get(k)
     {
         return PathBuf::from(p);
+    }
+    if let Some(p) = crate::sys::privilege::helper(name) {
+        return p;
     }
     match std::env::current_exe() {
         Ok(exe) => match exe.parent() {
@@ -258,11 +263,7 @@ pub fn start_shadow(cfg: &Config, spool: &Path, c: Claim) -> Result<(), Negotiat
 pub fn shadow_log(spool: &Path) -> Option<std::fs::File> {
     let p = joblock::dir(spool).join("ShadowLog");
     let _ = std::fs::create_dir_all(joblock::dir(spool));
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(p)
-        .ok()
+    crate::sys::fs::spool_log_file(&p).ok()
 }
 
 /// Starts `tern_negotiate` in the background, detached, and does not wait

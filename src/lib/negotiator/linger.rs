@@ -14,7 +14,7 @@
 //! job, or, finding work it cannot take, ends and asks for the pass), or
 //! the submit saw no mark and asked for the pass itself.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -23,12 +23,7 @@ pub fn path(spool: &Path) -> PathBuf {
 }
 
 fn open(spool: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(path(spool))
+    crate::sys::fs::spool_lock_file(&path(spool))
 }
 
 /// A lingering shadow's hold on the mark; dropping it lets the mark go.

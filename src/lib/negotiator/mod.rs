@@ -22,7 +22,7 @@ pub mod preempt;
 pub mod reuse;
 
 use std::collections::{HashMap, HashSet};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -104,7 +104,7 @@ pub fn negotiate(cfg: &Config, spool: &Path, opts: &Options) -> Result<Ran, Nego
     let mut total = Report::default();
     let mut rounds = 0;
     loop {
-        let _ = std::fs::remove_file(wanted_path(spool));
+        let _ = crate::sys::fs::remove_spool_file(&wanted_path(spool));
         let r = one_pass(cfg, spool, opts)?;
         total.started += r.started;
         total.lines.extend(r.lines);
@@ -156,13 +156,14 @@ pub fn request_pass_after_submit(cfg: &Config, spool: &Path) -> Result<bool, Neg
     request_pass(cfg, spool)
 }
 
+/// The pass lock and the mark are opened as SPOOL's own files: a planted
+/// link or FIFO is refused (see `sys::fs::open_spool_file`).
 fn open_lock(spool: &Path) -> Result<File, NegotiatorError> {
-    OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(lock_path(spool))
+    let how = crate::sys::fs::SpoolOpen {
+        create: true,
+        append: false,
+    };
+    crate::sys::fs::open_spool_file(&lock_path(spool), how)
         .map_err(io("cannot open the negotiator lock file"))
 }
 
@@ -175,7 +176,12 @@ fn try_lock(f: &File) -> Result<bool, NegotiatorError> {
 }
 
 fn mark_wanted(spool: &Path) -> Result<(), NegotiatorError> {
-    File::create(wanted_path(spool)).map_err(io("cannot leave the pass-wanted mark"))?;
+    let how = crate::sys::fs::SpoolOpen {
+        create: true,
+        append: false,
+    };
+    crate::sys::fs::open_spool_file(&wanted_path(spool), how)
+        .map_err(io("cannot leave the pass-wanted mark"))?;
     Ok(())
 }
 

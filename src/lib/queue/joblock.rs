@@ -6,12 +6,18 @@
 //! free while the job is claimed and its shadow alive; the kernel drops it
 //! when the shadow dies, however it dies. Any tool can therefore tell a
 //! live shadow from a dead one with a `try_lock`.
+//!
+//! The files are opened with [`crate::sys::fs::open_spool_file`]: a lock
+//! planted as a symbolic link, a hard link or a FIFO is refused.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use super::JobId;
+use crate::sys::fs::{
+    SpoolOpen, create_spool_dir, open_spool_file, remove_spool_file, spool_entry_exists,
+};
 
 pub fn dir(spool: &Path) -> PathBuf {
     spool.join("shadow")
@@ -32,15 +38,16 @@ pub struct JobLock {
 /// does).
 pub fn try_acquire(spool: &Path, id: JobId) -> io::Result<Option<JobLock>> {
     let d = dir(spool);
-    if !d.is_dir() {
-        std::fs::create_dir_all(&d)?;
+    if !spool_entry_exists(&d) {
+        create_spool_dir(&d)?;
     }
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(path(spool, id))?;
+    let file = open_spool_file(
+        &path(spool, id),
+        SpoolOpen {
+            create: true,
+            append: false,
+        },
+    )?;
     match file.try_lock() {
         Ok(()) => Ok(Some(JobLock { file, id })),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
@@ -52,7 +59,7 @@ pub fn try_acquire(spool: &Path, id: JobId) -> io::Result<Option<JobLock>> {
 /// has no shadow.
 pub fn is_held(spool: &Path, id: JobId) -> bool {
     let p = path(spool, id);
-    let Ok(file) = OpenOptions::new().read(true).write(true).open(&p) else {
+    let Ok(file) = open_spool_file(&p, SpoolOpen::default()) else {
         return false;
     };
     matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
@@ -82,16 +89,16 @@ impl JobLock {
     /// The job process group a (now dead) holder recorded, and when its
     /// leader started when the holder could tell.
     pub fn recorded_job_group(&self) -> Option<(i32, Option<u64>)> {
-        let text = std::fs::read_to_string(path_of(&self.file)?).ok()?;
+        use std::os::unix::fs::FileExt;
+        // Read through the held descriptor: the name may have been
+        // replaced since.
+        let mut buf = vec![0u8; 256];
+        let n = self.file.read_at(&mut buf, 0).ok()?;
+        let text = String::from_utf8_lossy(&buf[..n]);
         let mut words = text.lines().nth(1)?.split_whitespace();
         let pgid = words.next()?.parse().ok()?;
         Some((pgid, words.next().and_then(|t| t.parse().ok())))
     }
-}
-
-fn path_of(f: &File) -> Option<PathBuf> {
-    use std::os::fd::AsRawFd;
-    std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()
 }
 
 /// Wakes the live shadow of a job (SIGUSR1) so it reads its requests now.
@@ -102,7 +109,8 @@ pub fn wake(spool: &Path, id: JobId) -> bool {
     if !is_held(spool, id) {
         return false;
     }
-    let Ok(text) = std::fs::read_to_string(&p) else {
+    let Ok(text) = open_spool_file(&p, SpoolOpen::default()).and_then(std::io::read_to_string)
+    else {
         return false;
     };
     let Ok(pid) = text.lines().next().unwrap_or("").trim().parse::<i32>() else {
@@ -140,7 +148,7 @@ pub fn install_doorbell(spool: &Path, pid: u32) -> io::Result<File> {
     let p = doorbell_path(spool, pid);
     let _ = std::fs::remove_file(&p);
     crate::sys::fs::mkfifo(&p, 0o600)?;
-    let f = OpenOptions::new()
+    let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
@@ -181,7 +189,9 @@ fn sweep_doorbells(d: &Path) {
 fn ring(spool: &Path, pid: i32) -> bool {
     use std::io::Write;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let Ok(mut f) = OpenOptions::new()
+    // In shared mode the doorbells are the queue's group's.
+    let _group = crate::sys::privilege::raise_group();
+    let Ok(mut f) = std::fs::OpenOptions::new()
         .write(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
         .open(doorbell_path(spool, pid as u32))
@@ -194,7 +204,7 @@ fn ring(spool: &Path, pid: i32) -> bool {
 /// Removes the lock file of a job that has left (only while holding it, so
 /// a shadow never loses a file it holds).
 pub fn remove(spool: &Path, lock: JobLock) {
-    let _ = std::fs::remove_file(path(spool, lock.id));
+    let _ = remove_spool_file(&path(spool, lock.id));
     drop(lock);
 }
 

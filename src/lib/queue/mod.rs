@@ -22,6 +22,7 @@ pub mod joblock;
 pub mod listing;
 mod rows;
 pub mod schema;
+pub mod shared;
 mod txlog;
 mod writer;
 
@@ -98,6 +99,9 @@ pub enum QueueError {
         "the queue database has schema version {found}, newer than this tern understands ({supported}); use a newer tern"
     )]
     NewerSchema { found: i64, supported: i64 },
+    /// Shared mode without its database: only root's installer makes it.
+    #[error("no shared queue at {}: install tern's package, or run this tool once as root to create it", .path.display())]
+    NoSharedQueue { path: PathBuf },
     #[error("the queue database is busy (another tool holds it for more than 30 s)")]
     Busy,
     #[error("queue database: {0}")]
@@ -211,6 +215,9 @@ pub struct Queue {
     /// The log records this handle's transactions wrote, as (first, last)
     /// sequence numbers in commit order (see [`Queue::seen_through`]).
     own_log: Vec<(i64, i64)>,
+    /// The database is the shared layout's (group-writable): its `-wal`
+    /// and `-shm`, made by root at install, are never removed on close.
+    shared: bool,
 }
 
 /// The size of write-ahead log past which a closing handle copies the log
@@ -229,7 +236,7 @@ impl Drop for Queue {
             // Nothing was ever written to it (a reader, or a tool that
             // met a damaged queue): closing removes it and its index, as
             // SQLite does by default, so nothing new is left in SPOOL.
-            Ok(0) => {
+            Ok(0) if !self.shared => {
                 let _ = self.conn.set_db_config(
                     rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
                     false,
@@ -282,19 +289,35 @@ impl Queue {
     /// Opens (creating when `create`) the queue in `spool`. Returns `None`
     /// when there is no queue yet and `create` is false: readers see an
     /// empty queue without creating anything.
+    ///
+    /// A privileged (set-group-id) tool never creates anything: a missing
+    /// database is [`QueueError::NoSharedQueue`]. It holds the group only
+    /// for the open, during which SQLite opens the database, its `-wal` and
+    /// `-shm`; later reads and writes go through those descriptors.
     pub fn open(spool: &Path, create: bool) -> Result<Option<Queue>, QueueError> {
+        let privileged = crate::sys::privilege::is_privileged();
+        let _group = crate::sys::privilege::raise_group();
         let path = db_path(spool);
         if !path.exists() {
+            if privileged {
+                return Err(QueueError::NoSharedQueue { path });
+            }
             if !create {
                 return Ok(None);
             }
             create_spool(spool)?;
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        // Only a caller that may create the database lets SQLite create it
+        // (a file removed since the check above stays removed).
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if create && !privileged {
+            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        }
         let mut conn = Connection::open_with_flags(&path, flags).map_err(|e| corrupt(&path, e))?;
         conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))?;
+        // No temporary file in a directory SQLITE_TMPDIR (the caller's)
+        // names: sorts and temporary tables stay in memory.
+        conn.pragma_update(None, "temp_store", "MEMORY")?;
         // Check the file is a database of a version we understand before
         // anything writes to it.
         conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
@@ -337,6 +360,10 @@ impl Queue {
             QueueError::Sqlite(s) => corrupt(&path, s),
             other => other,
         })?;
+        let shared = {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(&path).is_ok_and(|m| m.permissions().mode() & 0o020 != 0)
+        };
         Ok(Some(Queue {
             conn,
             path,
@@ -344,6 +371,7 @@ impl Queue {
             limits: Limits::default(),
             writes: 0,
             own_log: Vec::new(),
+            shared,
         }))
     }
 

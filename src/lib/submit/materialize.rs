@@ -709,9 +709,7 @@ fn queue_items(
         }
         ItemSource::FromCommand(cmd) => {
             let cmd = expand(cmd)?;
-            let out = std::process::Command::new("/bin/sh")
-                .arg("-c")
-                .arg(&cmd)
+            let out = super::parse::user_command(&cmd)
                 .current_dir(&file.dir)
                 .output()
                 .map_err(|e| format!("cannot run '{cmd}': {e}"))?;

@@ -217,9 +217,7 @@ impl Parser<'_> {
             .map_err(|e| at(origin, e.0))?;
         let target = target.trim();
         let (content, inc_name) = if let Some(cmd) = target.strip_suffix('|') {
-            let out = std::process::Command::new("/bin/sh")
-                .arg("-c")
-                .arg(cmd.trim())
+            let out = user_command(cmd.trim())
                 .output()
                 .map_err(|e| at(origin, format!("cannot run '{}': {e}", cmd.trim())))?;
             if !out.status.success() {
@@ -391,4 +389,16 @@ impl MacroSource for View<'_> {
             .map(|d| d.raw.clone())
             .or_else(|| self.config.raw(name))
     }
+}
+
+/// `/bin/sh -c cmd` as the submit file's author runs it: with the caller's
+/// environment and ids, the group of a set-group-id tool given up for good.
+pub(crate) fn user_command(cmd: &str) -> std::process::Command {
+    let mut c = std::process::Command::new("/bin/sh");
+    c.arg("-c").arg(cmd);
+    if crate::sys::privilege::is_privileged() {
+        c.env_clear().envs(crate::sys::privilege::caller_env());
+    }
+    crate::sys::privilege::child_drops_group(&mut c);
+    c
 }

@@ -334,6 +334,53 @@ pub(crate) fn passwd(name: &CStr) -> Option<Passwd> {
     })
 }
 
+/// getpwuid_r: the entry of a uid (the real user's home for `~`).
+pub(crate) fn passwd_uid(uid: libc::uid_t) -> Option<Passwd> {
+    // SAFETY: an all-zero passwd is a valid value to be overwritten.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 16384];
+    let mut out: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: getpwuid_r fills the passwd and the buffer we own, and sets
+    // `out` to `&pw` or null; nothing outlives the call but what we copy.
+    let rc = unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut out) };
+    if rc != 0 || out.is_null() {
+        return None;
+    }
+    Some(Passwd {
+        uid: pw.pw_uid,
+        gid: pw.pw_gid,
+        // SAFETY: pw_dir, when set, points to a NUL-terminated string in
+        // `buf`, still alive; we copy it out.
+        home: (!pw.pw_dir.is_null()).then(|| {
+            unsafe { CStr::from_ptr(pw.pw_dir) }
+                .to_string_lossy()
+                .into_owned()
+        }),
+    })
+}
+
+/// The gid of the group called `name` (getgrnam_r); `None` when there is
+/// no such group.
+pub fn group_gid(name: &str) -> Option<libc::gid_t> {
+    let cname = CString::new(name).ok()?;
+    // SAFETY: an all-zero group is a valid value to be overwritten.
+    let mut gr: libc::group = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 65536];
+    let mut out: *mut libc::group = std::ptr::null_mut();
+    // SAFETY: getgrnam_r fills the group and the buffer we own, and sets
+    // `out` to `&gr` or null; we copy only the gid out.
+    let rc = unsafe {
+        libc::getgrnam_r(
+            cname.as_ptr(),
+            &mut gr,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut out,
+        )
+    };
+    (rc == 0 && !out.is_null()).then_some(gr.gr_gid)
+}
+
 /// getgrouplist: every group of the user, `gid` included, growing the
 /// list until it fits.
 fn group_list(name: &CString, gid: libc::gid_t) -> Vec<libc::gid_t> {

@@ -6,6 +6,7 @@ pub mod host;
 pub mod identity;
 pub mod inherited;
 pub mod pids;
+pub mod privilege;
 pub mod term;
 pub mod thp;
 pub mod time;
@@ -144,6 +145,12 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<i32> {
             rc = libc::posix_spawnattr_setsigdefault(&mut at, &all);
         }
         let mut flags = libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETSIGDEF;
+        // A set-id process's child starts with effective ids = real ids,
+        // so its exec also makes them the saved ones: the group is given
+        // up for good, even if another thread holds it raised now.
+        if privilege::is_setid() {
+            flags |= libc::POSIX_SPAWN_RESETIDS;
+        }
         if s.new_session {
             flags |= libc::POSIX_SPAWN_SETSID as libc::c_int;
         } else {

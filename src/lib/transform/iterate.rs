@@ -88,10 +88,10 @@ impl Transform {
                 Some(lines(&text))
             }
             ItemSource::FromCommand(cmd) => {
-                let out = std::process::Command::new("/bin/sh")
-                    .arg("-c")
-                    .arg(cmd)
-                    .current_dir(dir)
+                let mut command = std::process::Command::new("/bin/sh");
+                command.arg("-c").arg(cmd).current_dir(dir);
+                crate::sys::privilege::child_drops_group(&mut command);
+                let out = command
                     .output()
                     .map_err(|e| err(format!("cannot run '{cmd}': {e}")))?;
                 if !out.status.success() {

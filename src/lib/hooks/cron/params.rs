@@ -137,12 +137,16 @@ pub fn family(cfg: &Config, fam: Family) -> Result<Jobs, CronError> {
     let log_non_zero = cfg.get_bool(&format!("{p}_LOG_NON_ZERO_EXIT"), false)?;
     let config_val = match cfg.get(&format!("{p}_CONFIG_VAL"))? {
         Some(v) => v,
-        // The tern_config_val beside the running tool (tern_cron).
-        None => std::env::current_exe()
-            .ok()
-            .and_then(|e| Some(e.parent()?.join("tern_config_val")))
-            .filter(|p| p.exists())
-            .map_or_else(|| "tern_config_val".into(), |p| p.display().to_string()),
+        // The installed one in a set-id process, else the tern_config_val
+        // beside the running tool (tern_cron).
+        None => match crate::sys::privilege::helper("tern_config_val") {
+            Some(p) => p.display().to_string(),
+            None => std::env::current_exe()
+                .ok()
+                .and_then(|e| Some(e.parent()?.join("tern_config_val")))
+                .filter(|p| p.exists())
+                .map_or_else(|| "tern_config_val".into(), |p| p.display().to_string()),
+        },
     };
     let mut jobs: Vec<Job> = Vec::new();
     let mut broken = Vec::new();

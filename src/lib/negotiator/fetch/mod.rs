@@ -509,15 +509,10 @@ pub fn start_when_due(
     }
     let dir = hooks_dir(spool);
     std::fs::create_dir_all(&dir).map_err(super::io(format!("cannot create {}", dir.display())))?;
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(lock_path(spool))
+    let lock = crate::sys::fs::spool_lock_file(&lock_path(spool))
         .map_err(super::io("cannot open the fetch-work lock"))?;
     if lock.try_lock().is_err() {
-        std::fs::File::create(wanted_path(spool))
+        crate::sys::fs::spool_lock_file(&wanted_path(spool))
             .map_err(super::io("cannot leave the fetch-wanted mark"))?;
         // The holder may have looked for marks just before we made ours:
         // then it is gone or going, and the lock is free.
@@ -527,11 +522,7 @@ pub fn start_when_due(
     }
     drop(lock);
     // Its errors go to the fetch log with its report.
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log_path(spool))
-        .ok();
+    let log = crate::sys::fs::spool_log_file(&log_path(spool)).ok();
     let prog = launch::sibling(cfg, None, "tern_fetchwork");
     launch::spawn_detached(&prog, &[], log.as_ref())
         .map_err(super::io(format!("cannot start {}", prog.display())))?;

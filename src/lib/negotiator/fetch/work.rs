@@ -54,15 +54,10 @@ pub fn run(cfg: &Config, spool: &Path) -> Result<Report, NegotiatorError> {
         "cannot create {}",
         dir.display()
     )))?;
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(super::lock_path(spool))
+    let lock = crate::sys::fs::spool_lock_file(&super::lock_path(spool))
         .map_err(crate::negotiator::io("cannot open the fetch-work lock"))?;
     if lock.try_lock().is_err() {
-        std::fs::File::create(super::wanted_path(spool))
+        crate::sys::fs::spool_lock_file(&super::wanted_path(spool))
             .map_err(crate::negotiator::io("cannot leave the fetch-wanted mark"))?;
         // The holder may have looked for marks just before we made ours:
         // then it is gone or going, and the lock is ours to take.
@@ -596,11 +591,7 @@ pub fn log(spool: &Path, lines: &[String]) -> std::io::Result<()> {
     }
     let now = crate::clock::now();
     let text: String = lines.iter().map(|l| format!("{now} {l}\n")).collect();
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(super::log_path(spool))?
-        .write_all(text.as_bytes())
+    crate::sys::fs::spool_log_file(&super::log_path(spool))?.write_all(text.as_bytes())
 }
 
 /// Who a fetched job runs as: the user running the pass; as root, the
