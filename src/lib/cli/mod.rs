@@ -14,6 +14,7 @@
 //! [`COLON_FORMS`].
 
 pub mod argv;
+pub mod audit;
 pub mod complete;
 pub mod config_val;
 pub mod continue_job;

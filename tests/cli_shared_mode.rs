@@ -1,0 +1,165 @@
+//! Shared mode's activation and audit, as far as they show without the
+//! installed package (tests/shared/run.sh tests that): a user's
+//! tern_negotiate only leaves the pass-wanted mark, `-loop -watch` runs a
+//! pass when the mark appears, and `tern_status -check` reports wrong
+//! owners and modes in both modes.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::common::process::wait_until;
+use crate::common::{Run, TestEnv, bin};
+
+fn chmod(p: &std::path::Path, m: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+}
+
+/// A configuration saying shared mode with SPOOL in the test directory.
+fn shared_env() -> TestEnv {
+    let env = TestEnv::with_spool();
+    let spool = env.spool();
+    std::fs::create_dir(&spool).unwrap();
+    let cfg = env.write(
+        "tern_config",
+        &format!("SPOOL = {}\nSHARED_QUEUE = True\n", spool.display()),
+    );
+    env.var("TERN_CONFIG", Some(cfg.to_str().unwrap()))
+        .var("_TERN_SPOOL", None)
+}
+
+#[test]
+fn status_check_personal_mode_reports_a_spool_others_can_write() {
+    let env = TestEnv::with_spool();
+    let r = env.run("tern_status", ["-check"]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "no problems found\n"),
+        "{r:?}"
+    );
+    std::fs::create_dir(env.spool()).unwrap();
+    chmod(&env.spool(), 0o700);
+    let r = env.run("tern_status", ["-check"]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "no problems found\n"),
+        "{r:?}"
+    );
+    chmod(&env.spool(), 0o775);
+    let r = env.run("tern_status", ["-check"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(
+        env.normalize(&r.stdout),
+        "$SPOOL: mode 0775, writable by its group\n"
+    );
+}
+
+#[test]
+fn status_check_shared_mode_reports_each_wrong_file_on_one_line() {
+    let env = shared_env();
+    chmod(&env.spool(), 0o755);
+    let r = env.run("tern_status", ["-check"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    let out = env.normalize(&r.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    // The test SPOOL is not the installer's: wrong mode, no group tern
+    // (on this machine the group may not exist at all), no subdirectories
+    // and no database.
+    assert!(lines.contains(&"$SPOOL: mode 0755, want 2770"), "{out}");
+    assert!(lines.contains(&"$SPOOL/queue.db: missing"), "{out}");
+    assert!(lines.contains(&"$SPOOL/ctl: missing"), "{out}");
+    for l in &lines {
+        assert!(
+            !l.is_empty() && l.contains(": "),
+            "one problem a line: {out}"
+        );
+    }
+    // -check takes no other option.
+    let r = env.run("tern_status", ["-check", "-long"]);
+    assert_ne!(r.code, 0);
+}
+
+/// A user's tern_negotiate in shared mode leaves the mark, runs no pass
+/// (no queue is made) and says so with -verbose; -loop and -reconfig are
+/// refused. Runs as `nobody`, so only as root.
+#[test]
+fn a_users_negotiate_in_shared_mode_only_leaves_the_mark() {
+    if tern::sys::real_uid() != 0 {
+        eprintln!("skipped: needs root to run a tool as another user");
+        return;
+    }
+    let env = shared_env();
+    // nobody must reach the configuration and write the mark.
+    chmod(&env.path(""), 0o755);
+    chmod(&env.spool(), 0o777);
+    let as_nobody = |args: &[&str]| {
+        let mut c = Command::new("setpriv");
+        c.args([
+            "--reuid",
+            "nobody",
+            "--regid",
+            "nogroup",
+            "--clear-groups",
+            "--",
+        ])
+        .arg(bin("tern_negotiate"))
+        .args(args)
+        .env_clear()
+        .current_dir("/");
+        for (n, v) in env.vars() {
+            c.env(n, v);
+        }
+        Run::from(c.output().expect("running setpriv"))
+    };
+    let r = as_nobody(&["-verbose"]);
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (
+            0,
+            "shared mode: left the pass-wanted mark for a root pass\n",
+            ""
+        ),
+        "{r:?}"
+    );
+    assert!(env.spool().join("negotiator.wanted").exists());
+    assert!(!env.spool().join("queue.db").exists(), "no pass ran");
+    for opt in ["-loop", "-reconfig"] {
+        let r = as_nobody(&[opt]);
+        assert_eq!(r.code, 1, "{r:?}");
+        assert!(r.stderr.contains("only root does in shared mode"), "{r:?}");
+    }
+    // Root's pass takes the mark on.
+    let r = env.run("tern_negotiate", [] as [&str; 0]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!env.spool().join("negotiator.wanted").exists());
+}
+
+/// `-loop -watch`: a mark made while it waits starts a pass at once (the
+/// pass removes the mark first), long before the 600 s interval.
+#[test]
+fn loop_watch_runs_a_pass_when_the_mark_appears() {
+    let env = TestEnv::with_spool()
+        .var("TERN_NOW", None)
+        .var("_TERN_START", Some("false"));
+    let mut child = env
+        .command("tern_negotiate")
+        .args(["-loop", "-watch", "-interval", "600"])
+        .spawn()
+        .unwrap();
+    let lock = env.spool().join("negotiator.lock");
+    let mark = env.spool().join("negotiator.wanted");
+    // The first pass makes SPOOL and the lock.
+    let first = wait_until(Duration::from_secs(60), || lock.exists());
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        std::thread::sleep(Duration::from_millis(200));
+        std::fs::write(&mark, "").unwrap();
+        seen.push(wait_until(Duration::from_secs(30), || !mark.exists()));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(first, "the first pass never ran");
+    assert_eq!(seen, [true, true], "a mark was left waiting");
+    let r = env.run("tern_negotiate", ["-watch"]);
+    assert_eq!(r.code, 2, "{r:?}");
+}
