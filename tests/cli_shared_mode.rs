@@ -163,3 +163,76 @@ fn loop_watch_runs_a_pass_when_the_mark_appears() {
     let r = env.run("tern_negotiate", ["-watch"]);
     assert_eq!(r.code, 2, "{r:?}");
 }
+
+/// The hidden installer makes SPOOL, its subdirectories and the database
+/// with their owner and mode, puts a wrong mode right without touching
+/// what is inside, and refuses a non-root caller. Group `root` stands for
+/// `tern`, which this machine need not have.
+#[test]
+fn tern_install_makes_the_shared_spool_and_puts_its_modes_right() {
+    use std::os::unix::fs::MetadataExt;
+    if tern::sys::real_uid() != 0 {
+        eprintln!("skipped: tern_install is root's");
+        return;
+    }
+    let env = shared_env();
+    std::fs::remove_dir(env.spool()).unwrap();
+    let tool = env.path("tern_install");
+    std::os::unix::fs::symlink(crate::common::process::tool_path("tern"), &tool).unwrap();
+    let install = || {
+        let mut c = Command::new(&tool);
+        c.env_clear().args(["-group", "root"]);
+        for (n, v) in env.vars() {
+            c.env(n, v);
+        }
+        Run::from(c.output().unwrap())
+    };
+    let r = install();
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+    let mode = |p: &std::path::Path| std::fs::symlink_metadata(p).unwrap().mode() & 0o7777;
+    for d in ["", "shadow", "ctl"] {
+        assert_eq!(mode(&env.spool().join(d)), 0o2770, "{d}");
+    }
+    assert_eq!(mode(&env.spool().join("queue.db")), 0o660);
+    let wal: String = tern::queue::Queue::open(&env.spool(), false)
+        .unwrap()
+        .unwrap()
+        .conn()
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(wal, "wal");
+    // Again: nothing to do. A wrong mode on SPOOL is put right, a user's
+    // file inside is left as it is.
+    let r = install();
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{r:?}");
+    chmod(&env.spool(), 0o777);
+    std::fs::write(env.spool().join("users.file"), "").unwrap();
+    chmod(&env.spool().join("users.file"), 0o666);
+    let r = install();
+    assert_eq!(env.normalize(&r.stdout), "$SPOOL: mode 2770\n", "{r:?}");
+    assert_eq!(mode(&env.spool().join("users.file")), 0o666);
+    // A database that is a symlink is refused, its target untouched.
+    let db = env.spool().join("queue.db");
+    std::fs::rename(&db, env.path("moved.db")).unwrap();
+    std::os::unix::fs::symlink(env.path("moved.db"), &db).unwrap();
+    let r = install();
+    assert_eq!(r.code, 1, "{r:?}");
+    chmod(&env.path(""), 0o755);
+    let mut c = Command::new("setpriv");
+    c.args([
+        "--reuid",
+        "nobody",
+        "--regid",
+        "nogroup",
+        "--clear-groups",
+        "--",
+    ])
+    .arg(&tool)
+    .env_clear();
+    let r = Run::from(c.output().unwrap());
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains("only root installs the shared queue"),
+        "{r:?}"
+    );
+}

@@ -27,6 +27,7 @@ pub mod format;
 pub mod gridmanager;
 pub mod history;
 pub mod hold;
+pub mod install;
 pub mod job_router;
 pub mod jobsel;
 pub mod listing;
