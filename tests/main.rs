@@ -43,6 +43,7 @@ mod grid_slurm;
 mod help_layout;
 mod listing_agree;
 mod man_pages;
+mod pkg_files;
 mod queue_bad_input;
 mod queue_concurrency;
 mod queue_crash;
