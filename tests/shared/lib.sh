@@ -39,6 +39,16 @@ check_eq() {
     fi
 }
 
+# retry CMD...: CMD, tried up to 5 times a second apart (the shadow
+# utilities' lock on /etc/passwd may be held for a moment by someone else).
+retry() {
+    for _i in 1 2 3 4 5; do
+        "$@" && return 0
+        sleep 1
+    done
+    return 1
+}
+
 home_of() { getent passwd "$1" | cut -d: -f6; }
 
 # as_user USER CMD...: CMD as USER (its groups, a clean environment), in
@@ -61,8 +71,8 @@ root_pass() {
 
 # job_status JOB: the job's JobStatus, from the queue or its history.
 job_status() {
-    _s=$(/usr/bin/tern_q -allusers -af JobStatus "$1" 2>/dev/null)
-    [ -n "$_s" ] || _s=$(/usr/bin/tern_history -af JobStatus "$1" 2>/dev/null | head -n 1)
+    _s=$(/usr/bin/tern_q -allusers "$1" -af JobStatus 2>/dev/null)
+    [ -n "$_s" ] || _s=$(/usr/bin/tern_history "$1" -af JobStatus 2>/dev/null | head -n 1)
     echo "$_s"
 }
 

@@ -36,18 +36,21 @@ rc=$?
 check_eq "tern_status -check reports a wrong SPOOL mode" \
     "$rc $out" "1 /var/lib/tern: mode 2775, want 2770"
 chmod 2770 /var/lib/tern
-usermod -a -G tern ternt_c
+retry usermod -a -G tern ternt_c
 out=$(/usr/bin/tern_status -check 2>&1)
 check_eq "tern_status -check reports a member of group tern" "$out" \
     "group tern: has members (ternt_c), want none: a member can write the queue directly"
-gpasswd -d ternt_c tern >/dev/null
+retry gpasswd -d ternt_c tern >/dev/null
 
 # The setgid bit takes effect: a user's tools open the queue, which the
 # user cannot reach directly.
-check "a user's tern_q reads the shared queue" as_user ternt_a /usr/bin/tern_q -allusers
-check_not "a user cannot read queue.db directly" as_user ternt_a cat /var/lib/tern/queue.db
-check_not "a user cannot list SPOOL" as_user ternt_a ls /var/lib/tern
-# A copy of the program is not setgid.
-check_not "a user's copy of tern is not setgid" \
-    as_user_sh ternt_a 'cp /usr/bin/tern ./tern_q && ./tern_q -allusers >/dev/null 2>&1'
-as_user_sh ternt_a 'rm -f ./tern_q'
+check "a user's tern_q reads the shared queue" \
+    as_user_sh ternt_a '/usr/bin/tern_q -allusers >/dev/null'
+check_not "a user cannot read queue.db directly" \
+    as_user_sh ternt_a 'cat /var/lib/tern/queue.db >/dev/null 2>&1'
+check_not "a user cannot list SPOOL" as_user_sh ternt_a 'ls /var/lib/tern >/dev/null 2>&1'
+# A copy of the program is not setgid: it cannot write the queue.
+printf 'executable = /bin/true\nqueue\n' | as_user_sh ternt_a 'cat > copy.sub'
+check_not "a user's copy of tern cannot submit" \
+    as_user_sh ternt_a 'cp /usr/bin/tern ./tern_submit && ./tern_submit copy.sub >/dev/null 2>&1'
+as_user_sh ternt_a 'rm -f ./tern_submit copy.sub'

@@ -174,12 +174,14 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         match &watch {
             Some(w) => {
                 let every = std::time::Duration::from_secs(interval);
-                let seen = w
-                    .wait(every.saturating_sub(started.elapsed()))
-                    .map_err(|e| CliError::Failed {
-                        msg: format!("cannot watch {}: {e}", spool.display()),
-                        hint: None,
-                    })?;
+                // A mark already there (its event may have been read before
+                // the last pass ended) counts as seen.
+                let seen = negotiator::wanted_path(&spool).exists()
+                    || w.wait(every.saturating_sub(started.elapsed()))
+                        .map_err(|e| CliError::Failed {
+                            msg: format!("cannot watch {}: {e}", spool.display()),
+                            hint: None,
+                        })?;
                 // At most one pass a second, however fast marks come.
                 if seen {
                     let gap = std::time::Duration::from_secs(1);

@@ -195,8 +195,17 @@ pub fn request_pass_after_submit(cfg: &Config, spool: &Path) -> Result<bool, Neg
     request_pass(cfg, spool)
 }
 
+/// SPOOL entries are opened without following a symlink or blocking on a
+/// FIFO: in shared mode a root pass opens files that users' tools made.
+fn spool_open() -> OpenOptions {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut o = OpenOptions::new();
+    o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+    o
+}
+
 fn open_lock(spool: &Path) -> Result<File, NegotiatorError> {
-    OpenOptions::new()
+    spool_open()
         .create(true)
         .truncate(false)
         .read(true)
@@ -229,7 +238,12 @@ fn try_lock(f: &File) -> Result<bool, NegotiatorError> {
 }
 
 fn mark_wanted(spool: &Path) -> Result<(), NegotiatorError> {
-    File::create(wanted_path(spool)).map_err(io("cannot leave the pass-wanted mark"))?;
+    spool_open()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(wanted_path(spool))
+        .map_err(io("cannot leave the pass-wanted mark"))?;
     Ok(())
 }
 
