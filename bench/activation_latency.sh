@@ -28,8 +28,11 @@ cleanup() {
 trap cleanup EXIT
 mkdir "$t/bin" "$t/work"
 chown nobody:nogroup "$t/work"
+# A copy with its tool names beside it, as /usr/bin has them: the pass
+# starts tern_shadow from beside the program it runs.
+cp "$bin" "$t/bin/tern"
 for n in tern_install tern_submit tern_negotiate tern_shadow tern_q; do
-    ln -s "$bin" "$t/bin/$n"
+    ln -s tern "$t/bin/$n"
 done
 cat >"$t/tern_config" <<CFG
 SPOOL = $t/spool
