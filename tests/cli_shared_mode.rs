@@ -156,10 +156,19 @@ fn loop_watch_runs_a_pass_when_the_mark_appears() {
         std::fs::write(&mark, "").unwrap();
         seen.push(wait_until(Duration::from_secs(30), || !mark.exists()));
     }
+    // One loop per SPOOL.
+    let second = env.run("tern_negotiate", ["-loop", "-watch"]);
     let _ = child.kill();
     let _ = child.wait();
     assert!(first, "the first pass never ran");
     assert_eq!(seen, [true, true], "a mark was left waiting");
+    assert_eq!(second.code, 1, "{second:?}");
+    assert!(
+        second
+            .stderr
+            .contains("another tern_negotiate -loop is running"),
+        "{second:?}"
+    );
     let r = env.run("tern_negotiate", ["-watch"]);
     assert_eq!(r.code, 2, "{r:?}");
 }

@@ -125,16 +125,38 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         wait_for: args.wait_lock.map(std::time::Duration::from_secs),
         reconfig: args.reconfig,
     };
-    // Made before the first pass, so a mark left during a pass is seen; a
-    // personal SPOOL may not exist yet (a shared one is the installer's).
-    let watch = if args.watch {
-        if !activation::is_shared(&cfg)? {
-            use std::os::unix::fs::DirBuilderExt;
-            let _ = std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(&spool);
+    // A personal SPOOL may not exist yet (a shared one is the
+    // installer's); -loop's lock and watch live in it.
+    if args.looping && !activation::is_shared(&cfg)? {
+        use std::os::unix::fs::DirBuilderExt;
+        let _ = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&spool);
+    }
+    // One -loop per SPOOL: a second would only wait on the pass lock.
+    let _one = if args.looping && !args.dry_run {
+        let lock = activation::loop_lock(&spool).map_err(|e| CliError::Failed {
+            msg: format!("cannot open the -loop lock in {}: {e}", spool.display()),
+            hint: None,
+        })?;
+        match lock {
+            Some(l) => Some(l),
+            None => {
+                return Err(CliError::Failed {
+                    msg: format!(
+                        "another tern_negotiate -loop is running for {}",
+                        spool.display()
+                    ),
+                    hint: None,
+                });
+            }
         }
+    } else {
+        None
+    };
+    // Made before the first pass, so a mark left during a pass is seen.
+    let watch = if args.watch {
         Some(
             activation::MarkWatch::new(&spool).map_err(|e| CliError::Failed {
                 msg: format!(

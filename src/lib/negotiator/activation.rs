@@ -75,6 +75,23 @@ pub fn restart_failed_path_unit() -> Option<String> {
     }
 }
 
+/// The lock that keeps `tern_negotiate -loop` to one instance per SPOOL:
+/// `Some(file)` holds it until dropped, `None` when another loop has it.
+pub fn loop_lock(spool: &Path) -> std::io::Result<Option<std::fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(spool.join("negotiator.loop.lock"))?;
+    match f.try_lock() {
+        Ok(()) => Ok(Some(f)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
 /// An inotify watch on SPOOL for the pass-wanted mark: created, touched
 /// or renamed into place. Made before a pass, so a mark left while the
 /// pass runs is seen afterwards.
@@ -118,6 +135,16 @@ mod tests {
         .unwrap();
         assert!(w.wait(Duration::from_secs(5)).unwrap());
         assert!(!w.wait(Duration::from_millis(20)).unwrap());
+    }
+
+    #[test]
+    fn one_loop_per_spool() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = loop_lock(dir.path()).unwrap();
+        assert!(first.is_some());
+        assert!(loop_lock(dir.path()).unwrap().is_none());
+        drop(first);
+        assert!(loop_lock(dir.path()).unwrap().is_some());
     }
 
     #[test]
