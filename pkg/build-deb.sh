@@ -3,7 +3,7 @@
 #
 #   pkg/build-deb.sh            -> target/debian/tern_<version>_<arch>.deb
 #
-# It builds the release binary, stages the package's tree under
+# It builds the release binary (or TERN_DEB_PROFILE's), stages the package's tree under
 # target/debian/root, and runs `dpkg-deb --root-owner-group --build`
 # (Debian's own tool, on every Debian machine; cargo-deb would add a
 # crate install for nothing it does better, and cannot give a file a
@@ -33,8 +33,16 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 [ -n "$version" ] || die "no version in Cargo.toml"
 arch=$(dpkg --print-architecture)
 
-cargo build --release --locked --bin tern
-bin=target/release/tern
+# Position-independent (build.rs links the tools without PIE for speed):
+# a setgid program keeps its own code's randomised load address.
+# TERN_DEB_PROFILE=dev packages the debug build instead (CI, to reuse what
+# cargo test built, as its differential suite does).
+profile=${TERN_DEB_PROFILE:-release}
+TERN_BUILD_PIE=1 cargo build --profile "$profile" --locked --bin tern
+case $profile in
+dev) bin=target/debug/tern ;;
+*) bin=target/$profile/tern ;;
+esac
 
 rm -rf "$stage"
 umask 022
@@ -122,6 +130,13 @@ Description: HTCondor's scheduling model on one workstation, shared by its users
  their owners by a root negotiation pass started by systemd (or cron).
  See tern_security(7).
 CONTROL
+
+# md5sums of every file but the conffiles (dpkg keeps theirs itself), as
+# dh_md5sums writes them.
+(cd "$stage" && find . -path ./DEBIAN -prune -o -type f -print | sed 's|^\./||' |
+    grep -v -x -e etc/tern/tern_config -e etc/cron.d/tern | LC_ALL=C sort |
+    xargs md5sum) >"$stage/DEBIAN/md5sums"
+chmod 0644 "$stage/DEBIAN/md5sums"
 
 dpkg-deb --root-owner-group -Zxz --build "$stage" "$out/tern_${version}_${arch}.deb"
 echo "build-deb.sh: $out/tern_${version}_${arch}.deb"

@@ -98,7 +98,9 @@ else
     fail "apt-get purge tern"
 fi
 for p in /usr/bin/tern /usr/bin/tern_q /usr/libexec/tern /var/lib/tern /etc/tern \
-    /etc/cron.d/tern /lib/systemd/system/tern-negotiate.path /usr/share/man/man7/tern_security.7.gz; do
+    /etc/cron.d/tern /lib/systemd/system/tern-negotiate.path /usr/share/man/man7/tern_security.7.gz \
+    /etc/systemd/system/paths.target.wants/tern-negotiate.path \
+    /etc/systemd/system/timers.target.wants/tern-negotiate.timer; do
     check "purge removed $p" sh -c "! [ -e '$p' ] && ! [ -L '$p' ]"
 done
 check_not "purge removed the statoverride" dpkg-statoverride --list /usr/bin/tern

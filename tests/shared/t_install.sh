@@ -21,6 +21,10 @@ check_eq "/etc/tern/tern_config is root 0644" "$(stat -c '%U:%G %a' /etc/tern/te
 check_eq "/etc/cron.d/tern is root 0644" "$(stat -c '%U:%G %a' /etc/cron.d/tern)" "root:root 644"
 check "the man pages are installed gzipped" test -f /usr/share/man/man7/tern_security.7.gz
 check "bash completion is installed" test -f /usr/share/bash-completion/completions/tern_q
+if command -v deb-systemd-helper >/dev/null; then
+    check "the path unit is enabled" test -L /etc/systemd/system/paths.target.wants/tern-negotiate.path
+    check "the timer unit is enabled" test -L /etc/systemd/system/timers.target.wants/tern-negotiate.timer
+fi
 if command -v systemd-analyze >/dev/null; then
     check "systemd-analyze verify accepts the installed units" \
         systemd-analyze verify --man=no /lib/systemd/system/tern-negotiate.path \
