@@ -56,6 +56,10 @@ fn status_check_personal_mode_reports_a_spool_others_can_write() {
 
 #[test]
 fn status_check_shared_mode_reports_each_wrong_file_on_one_line() {
+    if tern::sys::real_uid() != 0 {
+        eprintln!("skipped: auditing a shared installation needs root");
+        return;
+    }
     let env = shared_env();
     chmod(&env.spool(), 0o755);
     let r = env.run("tern_status", ["-check"]);
@@ -128,6 +132,30 @@ fn a_users_negotiate_in_shared_mode_only_leaves_the_mark() {
         assert_eq!(r.code, 1, "{r:?}");
         assert!(r.stderr.contains("only root does in shared mode"), "{r:?}");
     }
+    // The audit of a shared installation is root's.
+    let mut c = Command::new("setpriv");
+    c.args([
+        "--reuid",
+        "nobody",
+        "--regid",
+        "nogroup",
+        "--clear-groups",
+        "--",
+    ])
+    .arg(bin("tern_status"))
+    .arg("-check")
+    .env_clear()
+    .current_dir("/");
+    for (n, v) in env.vars() {
+        c.env(n, v);
+    }
+    let r = Run::from(c.output().unwrap());
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("auditing a shared installation needs root"),
+        "{r:?}"
+    );
     // Root's pass takes the mark on.
     let r = env.run("tern_negotiate", [] as [&str; 0]);
     assert_eq!(r.code, 0, "{r:?}");
@@ -244,4 +272,44 @@ fn tern_install_makes_the_shared_spool_and_puts_its_modes_right() {
         r.stderr.contains("only root installs the shared queue"),
         "{r:?}"
     );
+}
+
+/// `-wait-lock`: with the pass lock held, the pass waits at most the bound
+/// and then leaves the mark (exit 0); when the holder lets go within the
+/// bound, the pass runs.
+#[test]
+fn wait_lock_waits_for_the_holder_within_its_bound() {
+    let env = TestEnv::with_spool().var("_TERN_START", Some("false"));
+    std::fs::create_dir(env.spool()).unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(env.spool().join("negotiator.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let t = std::time::Instant::now();
+    let r = env.run("tern_negotiate", ["-wait-lock", "1"]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+    assert!(t.elapsed() >= Duration::from_secs(1));
+    assert!(
+        env.spool().join("negotiator.wanted").exists(),
+        "the mark is left"
+    );
+    assert!(!env.spool().join("queue.db").exists(), "no pass ran");
+    let mut child = env
+        .command("tern_negotiate")
+        .args(["-wait-lock", "30"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    drop(lock);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    assert!(
+        !env.spool().join("negotiator.wanted").exists(),
+        "the pass took the mark"
+    );
+    let r = env.run("tern_negotiate", ["-wait", "-wait-lock", "1"]);
+    assert_eq!(r.code, 2, "-wait and -wait-lock conflict: {r:?}");
 }

@@ -190,6 +190,14 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
 fn check() -> Result<(), CliError> {
     let env = ToolEnv::open("tern_status")?;
     let problems = if crate::negotiator::activation::is_shared(&env.cfg)? {
+        // SPOOL is closed to everyone outside group tern, so a user's
+        // audit could not see inside it.
+        if crate::sys::real_uid() != 0 {
+            return Err(CliError::Failed {
+                msg: "auditing a shared installation needs root".into(),
+                hint: Some("sudo tern_status -check".into()),
+            });
+        }
         let dirs = env
             .cfg
             .list_value("LOCAL_CONFIG_DIR")?
