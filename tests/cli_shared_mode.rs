@@ -313,3 +313,74 @@ fn wait_lock_waits_for_the_holder_within_its_bound() {
     let r = env.run("tern_negotiate", ["-wait", "-wait-lock", "1"]);
     assert_eq!(r.code, 2, "-wait and -wait-lock conflict: {r:?}");
 }
+
+/// The job router in shared mode: a user's submit only leaves the mark,
+/// and the root pass that takes it on starts the router, which routes the
+/// user's job. Runs as root (the pass) and nobody (the submitter).
+#[test]
+fn a_root_pass_starts_the_router_for_a_users_job() {
+    if tern::sys::real_uid() != 0 {
+        eprintln!("skipped: needs root for the pass and another user to submit");
+        return;
+    }
+    // A submit asks for a pass, as it does outside tests.
+    let env = shared_env().var("_TERN_NEGOTIATE_ON_SUBMIT", None);
+    std::fs::remove_dir(env.spool()).unwrap();
+    chmod(&env.path(""), 0o755);
+    let cfg = env.path("tern_config");
+    let routes = "START = false\nJOB_ROUTER_ROUTE_NAMES = Local\n\
+                  JOB_ROUTER_ROUTE_Local @=end\n  UNIVERSE vanilla\n  REQUIREMENTS true\n@end\n";
+    let text = std::fs::read_to_string(&cfg).unwrap() + routes;
+    std::fs::write(&cfg, text).unwrap();
+    chmod(&cfg, 0o644);
+    // The installer's SPOOL, with nobody's group standing for tern.
+    let install = env.path("tern_install");
+    std::os::unix::fs::symlink(crate::common::process::tool_path("tern"), &install).unwrap();
+    let mut c = Command::new(&install);
+    c.env_clear().args(["-group", "nogroup"]);
+    for (n, v) in env.vars() {
+        c.env(n, v);
+    }
+    let r = Run::from(c.output().unwrap());
+    assert_eq!(r.code, 0, "{r:?}");
+    let sub = env.write("one.sub", "executable = /bin/true\nqueue\n");
+    chmod(&sub, 0o644);
+    let mut c = Command::new("setpriv");
+    c.args([
+        "--reuid",
+        "nobody",
+        "--regid",
+        "nogroup",
+        "--clear-groups",
+        "--",
+    ])
+    .arg(bin("tern_submit"))
+    .arg(&sub)
+    .env_clear()
+    .current_dir("/tmp");
+    for (n, v) in env.vars() {
+        c.env(n, v);
+    }
+    let r = Run::from(c.output().unwrap());
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        env.spool().join("negotiator.wanted").exists(),
+        "the submit left the mark"
+    );
+    let managed = || {
+        let r = env.run("tern_q", ["-allusers", "1.0", "-af", "Managed"]);
+        r.stdout.trim().to_string()
+    };
+    assert_eq!(
+        managed(),
+        "undefined",
+        "nothing routed before the root pass"
+    );
+    let r = env.run("tern_negotiate", [] as [&str; 0]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        wait_until(Duration::from_secs(60), || managed() == "External"),
+        "the root pass did not start the router: {}",
+        managed()
+    );
+}
