@@ -14,6 +14,7 @@
 //! [`COLON_FORMS`].
 
 pub mod argv;
+pub mod audit;
 pub mod complete;
 pub mod config_val;
 pub mod continue_job;
@@ -26,6 +27,7 @@ pub mod format;
 pub mod gridmanager;
 pub mod history;
 pub mod hold;
+pub mod install;
 pub mod job_router;
 pub mod jobsel;
 pub mod listing;

@@ -43,6 +43,11 @@ pub const TOOLS: &[(&str, Main)] = &[
     ("tern_watch_q", watch_q::main),
 ];
 
+/// Tools run by name but left out of the list above (and so out of the
+/// completions and the usage message): root's installer, which the
+/// package's postinst runs as /usr/libexec/tern/tern_install.
+pub const HIDDEN: &[(&str, Main)] = &[("tern_install", install::main)];
+
 /// The tool a program name runs: its file name, `condor_` read as
 /// `tern_`.
 pub fn tool_for(argv0: &std::ffi::OsStr) -> Option<Main> {
@@ -51,7 +56,12 @@ pub fn tool_for(argv0: &std::ffi::OsStr) -> Option<Main> {
         Some(rest) => format!("tern_{rest}"),
         None => base.to_string(),
     };
-    TOOLS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+    TOOLS
+        .iter()
+        .find(|(n, _)| *n == name)
+        // Hidden tools answer to their own name only, not condor_'s.
+        .or_else(|| HIDDEN.iter().find(|(n, _)| *n == base))
+        .map(|(_, f)| *f)
 }
 
 /// Runs the tool named by `argv[0]`; any other name is a usage error

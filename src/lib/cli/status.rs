@@ -46,7 +46,8 @@ use crate::negotiator::fetch;
         tern_status -avail\n  \
         tern_status -af Name Cpus Memory State\n  \
         tern_status -constraint 'Cpus >= 4' -long\n  \
-        tern_status -total"
+        tern_status -total\n  \
+        tern_status -check"
 )]
 pub struct Args {
     /// Show only slots that can take a job now (Unclaimed, with cpus and
@@ -83,6 +84,11 @@ pub struct Args {
     #[arg(long)]
     pub schedd: bool,
 
+    /// Audit the installation instead: report every file whose owner or
+    /// mode is wrong, one line each (exit 1), or "no problems found"
+    #[arg(long, exclusive = true)]
+    pub check: bool,
+
     /// Slots to show: a slot name (slot1, slot1_2), a full name
     /// (slot1@host) or the machine's name
     #[arg(value_name = "NAME")]
@@ -109,8 +115,14 @@ struct Options {
 }
 
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
-    let opts = match parse_args::<Args>(argv).and_then(|(a, m)| options(&a, &m)) {
-        Ok(o) => o,
+    let opts = match parse_args::<Args>(argv).and_then(|(a, m)| {
+        if a.check {
+            return Ok(None);
+        }
+        options(&a, &m).map(Some)
+    }) {
+        Ok(Some(o)) => o,
+        Ok(None) => return check(),
         Err(e) => return Err(super::usage_exits_one("tern_status", e)),
     };
     let env = ToolEnv::open("tern_status")?;
@@ -171,6 +183,41 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+/// `-check`: the audit of [`super::audit`], for shared mode (the system's
+/// files) or personal mode (the user's SPOOL).
+fn check() -> Result<(), CliError> {
+    let env = ToolEnv::open("tern_status")?;
+    let problems = if crate::negotiator::activation::is_shared(&env.cfg)? {
+        // SPOOL is closed to everyone outside group tern, so a user's
+        // audit could not see inside it.
+        if crate::sys::real_uid() != 0 {
+            return Err(CliError::Failed {
+                msg: "auditing a shared installation needs root".into(),
+                hint: Some("sudo tern_status -check".into()),
+            });
+        }
+        let dirs = env
+            .cfg
+            .list_value("LOCAL_CONFIG_DIR")?
+            .into_iter()
+            .map(std::path::PathBuf::from)
+            .collect();
+        super::audit::shared(&super::audit::Layout::installed(&env.spool, dirs))
+    } else {
+        super::audit::personal(&env.spool, crate::sys::real_uid())
+    };
+    let mut out = io::stdout().lock();
+    if problems.is_empty() {
+        writeln!(out, "no problems found")?;
+        return Ok(());
+    }
+    for p in &problems {
+        writeln!(out, "{p}")?;
+    }
+    out.flush()?;
+    Err(CliError::Reported(1))
 }
 
 fn options(args: &Args, matches: &ArgMatches) -> Result<Options, CliError> {

@@ -6,8 +6,12 @@
 //! the lock taken leaves a "pass wanted" mark and exits; the running pass
 //! looks for the mark before it lets go of the lock (and once more after),
 //! so work that arrives during a pass is never left waiting for cron.
+//!
+//! In shared mode only root runs passes; everyone else only leaves the
+//! mark (see [`activation`]).
 
 pub mod accountant;
+pub mod activation;
 pub mod cron_hooks;
 pub mod deferral;
 pub mod dollar;
@@ -59,6 +63,10 @@ pub struct Options {
     pub dry_run: bool,
     /// Wait for a running pass instead of leaving a mark.
     pub wait: bool,
+    /// Wait at most this long for a running pass, then leave the mark
+    /// (`-wait-lock`, the systemd service's way: leaving the mark at once
+    /// would trigger the path unit again straight away).
+    pub wait_for: Option<std::time::Duration>,
     /// Recompute every idle cron job's DeferralTime and rewrite every
     /// job's ScheddInterval from SCHEDD_INTERVAL (`-reconfig`).
     pub reconfig: bool,
@@ -89,11 +97,25 @@ pub fn negotiate(cfg: &Config, spool: &Path, opts: &Options) -> Result<Ran, Nego
     if opts.dry_run {
         return one_pass(cfg, spool, opts).map(Ran::Ran);
     }
-    std::fs::create_dir_all(spool).map_err(io(format!("cannot create {}", spool.display())))?;
+    let shared = activation::is_shared(cfg)?;
+    if shared && crate::sys::real_uid() != 0 {
+        // No user pass this round: the root pass takes the mark on.
+        mark_wanted(spool)?;
+        return Ok(Ran::Deferred);
+    }
+    // In shared mode the installer made SPOOL, with its owner and mode;
+    // a pass never makes it (it would be root's, 0700 by the umask).
+    if !shared {
+        std::fs::create_dir_all(spool).map_err(io(format!("cannot create {}", spool.display())))?;
+    }
     let lock = open_lock(spool)?;
     if opts.wait {
         lock.lock()
             .map_err(io("cannot lock the negotiator lock file"))?;
+    } else if let Some(bound) = opts.wait_for
+        && lock_within(&lock, bound)?
+    {
+        // Ours after waiting.
     } else if !try_lock(&lock)? {
         mark_wanted(spool)?;
         // The holder may have looked for marks just before we made ours.
@@ -103,7 +125,14 @@ pub fn negotiate(cfg: &Config, spool: &Path, opts: &Options) -> Result<Ran, Nego
     }
     let mut total = Report::default();
     let mut rounds = 0;
+    let mut last_round: Option<std::time::Instant> = None;
     loop {
+        // In shared mode rounds are at least a second apart, so users
+        // recreating the mark in a loop cannot pin a cpu with root passes.
+        if shared && let Some(t) = last_round {
+            std::thread::sleep(std::time::Duration::from_secs(1).saturating_sub(t.elapsed()));
+        }
+        last_round = Some(std::time::Instant::now());
         let _ = crate::sys::fs::remove_spool_file(&wanted_path(spool));
         let r = one_pass(cfg, spool, opts)?;
         total.started += r.started;
@@ -123,6 +152,9 @@ pub fn negotiate(cfg: &Config, spool: &Path, opts: &Options) -> Result<Ran, Nego
             drop(lock);
             request_pass(cfg, spool)?;
         }
+        if shared && let Some(line) = activation::restart_failed_path_unit() {
+            total.lines.push(line);
+        }
         return Ok(Ran::Ran(total));
     }
 }
@@ -133,6 +165,13 @@ pub fn negotiate(cfg: &Config, spool: &Path, opts: &Options) -> Result<Ran, Nego
 /// submits starts no process while a pass runs; with no pass running, one
 /// is started in the background. Returns whether it started one.
 pub fn request_pass(cfg: &Config, spool: &Path) -> Result<bool, NegotiatorError> {
+    if activation::only_marks(cfg)? {
+        // Shared mode, not root: a user cannot start a root pass, and
+        // there is no user pass this round; the mark starts one (systemd's
+        // path unit, cron, or `tern_negotiate -loop -watch`).
+        mark_wanted(spool)?;
+        return Ok(false);
+    }
     let lock = open_lock(spool)?;
     if !try_lock(&lock)? {
         mark_wanted(spool)?;
@@ -165,6 +204,21 @@ fn open_lock(spool: &Path) -> Result<File, NegotiatorError> {
     };
     crate::sys::fs::open_spool_file(&lock_path(spool), how)
         .map_err(io("cannot open the negotiator lock file"))
+}
+
+/// Takes the lock, waiting at most `bound` for its holder; whether it is
+/// ours.
+fn lock_within(f: &File, bound: std::time::Duration) -> Result<bool, NegotiatorError> {
+    let deadline = std::time::Instant::now() + bound;
+    loop {
+        if try_lock(f)? {
+            return Ok(true);
+        }
+        if std::time::Instant::now() >= deadline {
+            return Ok(false);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 fn try_lock(f: &File) -> Result<bool, NegotiatorError> {
@@ -828,5 +882,22 @@ mod tests {
         // false: no pass was started; the holder takes the mark on.
         assert!(!request_pass(&Config::defaults(), spool).unwrap());
         assert!(wanted_path(spool).exists());
+    }
+
+    #[test]
+    fn a_bounded_wait_takes_the_lock_when_the_holder_lets_go_and_gives_up_after_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = open_lock(dir.path()).unwrap();
+        held.lock().unwrap();
+        let mine = open_lock(dir.path()).unwrap();
+        let t = std::time::Instant::now();
+        assert!(!lock_within(&mine, std::time::Duration::from_millis(200)).unwrap());
+        assert!(t.elapsed() >= std::time::Duration::from_millis(200));
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            drop(held);
+        });
+        assert!(lock_within(&mine, std::time::Duration::from_secs(30)).unwrap());
+        release.join().unwrap();
     }
 }

@@ -2,9 +2,11 @@
 
 pub mod env;
 pub mod fs;
+pub mod group;
 pub mod host;
 pub mod identity;
 pub mod inherited;
+pub mod inotify;
 pub mod pids;
 pub mod privilege;
 pub mod term;
