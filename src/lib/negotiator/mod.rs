@@ -243,6 +243,14 @@ pub fn uid_domain(cfg: &Config) -> Result<String, NegotiatorError> {
 /// dry) claim the slots and start the shadows.
 fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, NegotiatorError> {
     let now = crate::clock::now();
+    // Every user may change every user's jobs: said on every pass, where
+    // the administrator (cron's mail, the journal) sees it.
+    if cfg.get_bool("SHARED_QUEUE", false)? && cfg.get_bool("QUEUE_ALL_USERS_TRUSTED", false)? {
+        eprintln!(
+            "tern_negotiate: warning: {}",
+            crate::queue::authority::ALL_TRUSTED_WARNING
+        );
+    }
     let machine = Machine::detect(cfg)?;
     let mut report = Report::default();
     let Some(mut q) = open_queue(cfg, spool, opts, &machine, now)? else {

@@ -104,6 +104,50 @@ pub(crate) fn passwd(name: &CStr) -> Option<Passwd> {
     })
 }
 
+/// The members the group database lists for the group called `name`
+/// (`gr_mem`: users whose primary group it is are not listed unless named
+/// there too); `None` when there is no such group.
+pub fn group_members(name: &str) -> Option<Vec<String>> {
+    let cname = CString::new(name).ok()?;
+    // SAFETY: an all-zero group is a valid value to be overwritten.
+    let mut gr: libc::group = unsafe { std::mem::zeroed() };
+    let mut size = 16384;
+    loop {
+        let mut buf = vec![0 as libc::c_char; size];
+        let mut out: *mut libc::group = std::ptr::null_mut();
+        // SAFETY: getgrnam_r fills the group and the buffer we own, and
+        // sets `out` to `&gr` or null; we copy the names out before `buf`
+        // is dropped.
+        let rc = unsafe {
+            libc::getgrnam_r(
+                cname.as_ptr(),
+                &mut gr,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut out,
+            )
+        };
+        if rc == libc::ERANGE && size < (1 << 24) {
+            size *= 4;
+            continue;
+        }
+        if rc != 0 || out.is_null() {
+            return None;
+        }
+        let mut members = Vec::new();
+        let mut p = gr.gr_mem;
+        // SAFETY: gr_mem is a NULL-terminated array of NUL-terminated
+        // strings inside `buf`, which is alive here.
+        unsafe {
+            while !p.is_null() && !(*p).is_null() {
+                members.push(CStr::from_ptr(*p).to_string_lossy().into_owned());
+                p = p.add(1);
+            }
+        }
+        return Some(members);
+    }
+}
+
 /// getgrouplist: every group of the user, `gid` included, growing the
 /// list until it fits.
 fn group_list(name: &CString, gid: libc::gid_t) -> Vec<libc::gid_t> {
@@ -133,6 +177,13 @@ mod tests {
         assert!(root.groups.contains(&0));
         assert_eq!(user("no-such-user-tern-test"), None);
         assert_eq!(user("nul\0name"), None);
+    }
+
+    #[test]
+    fn group_members_are_read_and_a_made_up_group_is_none() {
+        assert!(group_members("root").is_some());
+        assert_eq!(group_members("no-such-group-tern-test"), None);
+        assert_eq!(group_members("nul\0name"), None);
     }
 
     #[test]
