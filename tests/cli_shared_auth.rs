@@ -638,3 +638,24 @@ fn a_pass_warns_when_every_user_is_trusted_in_shared_mode() {
     let r = env.run("tern_negotiate", Vec::<&str>::new());
     assert!(!r.stderr.contains("QUEUE_ALL_USERS_TRUSTED"), "{r:?}");
 }
+
+#[test]
+fn tern_q_shows_only_the_callers_jobs_unless_told_otherwise() {
+    let env = TestEnv::with_spool();
+    crate::common::queue::submit_as(&env, "someone_else", JOB);
+    crate::common::queue::submit_as(&env, &crate::common::real_user(), JOB);
+    let me = crate::common::real_user();
+    assert_eq!(
+        env.run("tern_q", ["-af", "Owner"]).stdout,
+        format!("{me}\n")
+    );
+    assert_eq!(
+        env.run("tern_q", ["-allusers", "-af", "Owner"]).stdout,
+        format!("someone_else\n{me}\n")
+    );
+    let env = env.var("_TERN_CONDOR_Q_ONLY_MY_JOBS", Some("false"));
+    assert_eq!(
+        env.run("tern_q", ["-af", "Owner"]).stdout,
+        format!("someone_else\n{me}\n")
+    );
+}

@@ -67,6 +67,12 @@ pub static KNOBS: &[Knob] = &[
         "This machine's architecture as HTCondor names it (X86_64, aarch64, ...).",
     ),
     k(
+        "CONDOR_Q_ONLY_MY_JOBS",
+        "true",
+        Bool,
+        "Whether tern_q without job arguments or -allusers shows only the caller's jobs (as condor_q 24 does).",
+    ),
+    k(
         "DEFAULT_PRIO_FACTOR",
         "1000",
         Real,

@@ -168,12 +168,17 @@ pub fn main() -> ExitCode {
 }
 
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
-    let opts = match parse(argv) {
+    let mut opts = match parse(argv) {
         Ok(o) => o,
         Err(e) => return Err(super::usage_exits_one("tern_q", e)),
     };
     let env = ToolEnv::open("tern_q")?;
     let cfg = &env.cfg;
+    // HTCondor's CONDOR_Q_ONLY_MY_JOBS: off, everyone's jobs are shown
+    // without -allusers.
+    if !cfg.get_bool("CONDOR_Q_ONLY_MY_JOBS", true)? {
+        opts.filter.only_mine = false;
+    }
     let spool = &env.spool;
     let host = cfg
         .get("FULL_HOSTNAME")
