@@ -122,20 +122,18 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         return Err(failed(what));
     };
     let done = match edit(&mut queue, &authority, &sel, &edits, crate::clock::now()) {
-        // The schedd's refusal, then condor_qedit's failure for the
-        // attribute it refused.
-        Err(e @ (QueueError::ProtectedAttr { .. } | QueueError::AttrNotPermitted { .. })) => {
-            eprintln!("{e}");
-            let (QueueError::ProtectedAttr { job, attr, .. }
-            | QueueError::AttrNotPermitted { job, attr, .. }) = &e
-            else {
-                unreachable!("matched above")
-            };
-            eprintln!("Failed to set attribute \"{attr}\" for job {job}.");
-            eprintln!("Transaction failed.  No attributes were set.");
-            return Err(CliError::Reported(1));
+        Ok(done) => done,
+        Err(e) => {
+            // The schedd's refusal, then condor_qedit's failure for the
+            // attribute it refused.
+            if let Some((job, attr)) = refused_attr(&e) {
+                eprintln!("{e}");
+                eprintln!("Failed to set attribute \"{attr}\" for job {job}.");
+                eprintln!("Transaction failed.  No attributes were set.");
+                return Err(CliError::Reported(1));
+            }
+            return Err(e.into());
         }
-        other => other?,
     };
     if done.changed.is_empty() {
         return Err(failed(what));
@@ -147,6 +145,16 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// The job and attribute of the queue's refusal of an attribute (immutable,
+/// secure or protected), if that is what `e` is.
+fn refused_attr(e: &QueueError) -> Option<(JobId, &str)> {
+    match e {
+        QueueError::ProtectedAttr { job, attr, .. }
+        | QueueError::AttrNotPermitted { job, attr, .. } => Some((*job, attr)),
+        _ => None,
+    }
 }
 
 /// Reads the command line in order: the jobs, the constraints, the edits,
