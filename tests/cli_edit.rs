@@ -692,21 +692,24 @@ fn qedit_by_cluster_user_and_constraint() {
 fn qedit_refuses_the_attributes_the_queue_owns() {
     let env = TestEnv::with_spool();
     submit(&env, 1, false);
-    for name in [
-        "JobStatus",
-        "jobstatus",
-        "ClusterId",
-        "ProcId",
-        "Owner",
-        "QDate",
-        "EnteredCurrentStatus",
+    for (name, class) in [
+        ("JobStatus", "immutable"),
+        ("jobstatus", "immutable"),
+        ("ClusterId", "immutable"),
+        ("ProcId", "immutable"),
+        ("Owner", "immutable"),
+        ("User", "immutable"),
+        ("JobUniverse", "immutable"),
+        ("OwnerUid", "immutable"),
+        ("QDate", "secure"),
+        ("EnteredCurrentStatus", "secure"),
     ] {
         outcome(
             &env.run("tern_qedit", ["1.0", "A", "1", name, "2"]),
             1,
             "",
             &format!(
-                "Update of attribute \"{name}\" is not allowed.\nTransaction failed.  No attributes were set.\n"
+                "Update of {class} attribute \"{name}\" is not allowed.\nTransaction failed.  No attributes were set.\n"
             ),
         );
     }
@@ -714,7 +717,7 @@ fn qedit_refuses_the_attributes_the_queue_owns() {
         &env.run("tern_qedit", ["1.0", "Owner=\"me\""]),
         1,
         "",
-        "Update of attribute \"Owner\" is not allowed.\nTransaction failed.  No attributes were set.\n",
+        "Update of immutable attribute \"Owner\" is not allowed.\nTransaction failed.  No attributes were set.\n",
     );
     assert_eq!(attr(&ad(&env, 1, 0), "A"), "-");
 }

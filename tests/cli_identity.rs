@@ -359,15 +359,34 @@ fn in_shared_mode_a_job_needs_its_owner_uid_and_a_uid_above_the_minimum() {
         return;
     };
     let env = shared_env();
-    // No OwnerUid matching the owner: the row was not written by them.
+    // No OwnerUid matching the owner: the row was not written by them (a
+    // forger with the group's rights; the queue itself never lets a user
+    // set it).
     submit_as(
         &env,
         &user.name,
-        &format!(
-            "executable = /usr/bin/touch\narguments = ran\n+OwnerUid = {}\nqueue\n",
-            user.uid() + 1
-        ),
+        "executable = /usr/bin/touch\narguments = ran\nqueue\n",
     );
+    {
+        let mut q = tern::queue::Queue::open(&env.spool(), false)
+            .unwrap()
+            .unwrap();
+        let sel = tern::queue::Selection {
+            jobs: vec![tern::queue::JobId {
+                cluster: 1,
+                proc: 0,
+            }],
+            ..Default::default()
+        };
+        let forged = i64::from(user.uid()) + 1;
+        q.modify(&sel, 0, |_, _| {
+            tern::queue::Change::Set(vec![(
+                "OwnerUid".to_string(),
+                tern::classad::Expr::int(forged),
+            )])
+        })
+        .unwrap();
+    }
     shared_pass(&env, &[]);
     let (code, reason) = held(&env);
     assert_eq!(code, "23", "{reason}");
@@ -392,17 +411,31 @@ fn in_shared_mode_a_job_needs_its_owner_uid_and_a_uid_above_the_minimum() {
 }
 
 #[test]
-fn the_job_gets_the_submitters_umask_when_the_ad_has_one() {
+fn the_job_gets_the_submitters_umask() {
     let Some(user) = root_with_user("ternjobmask") else {
         return;
     };
     let env = shared_env();
-    // OwnerUmask 0077 = 63.
-    submit_as(
-        &env,
-        &user.name,
-        "executable = /bin/sh\narguments = \"-c umask\"\noutput = mask.out\n+OwnerUmask = 63\nqueue\n",
+    let file = env.write(
+        "mask.sub",
+        "executable = /bin/sh\narguments = \"-c umask\"\noutput = mask.out\n+OwnerUmask = 0\nqueue\n",
     );
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let script = format!("umask 077; exec {} {}", bin("tern_submit"), file.display());
+    let out = Command::new("/usr/sbin/runuser")
+        .args(["-u", &user.name, "--", "/bin/sh", "-c", &script])
+        .current_dir(env.path(""))
+        .env_clear()
+        .envs(env.vars().iter().map(|(k, v)| (k, v)))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The submit file's own OwnerUmask is not the queue's.
+    assert_eq!(env.q_af("1.0", &["OwnerUmask"]).as_deref(), Some("63"));
     env.negotiate();
     wait_for("the job to complete", || {
         env.history_af("1.0", &["JobStatus"]).is_some()

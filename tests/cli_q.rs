@@ -286,7 +286,9 @@ fn a_reader_that_goes_away_is_not_an_error() {
     use std::io::Read;
     let q = Q::new();
     // More output than a pipe holds, so that tern_q is still writing.
-    q.submit("queue 30000\n");
+    // Two submissions: one may queue at most MAX_JOBS_PER_SUBMISSION.
+    q.submit("queue 15000\n");
+    q.submit("queue 15000\n");
     let mut child = q
         .env
         .command("tern_q")
@@ -675,12 +677,15 @@ fn long_prints_whole_ads_sorted_as_submit_made_them() {
     let expected = dry_run(&q, "-dry-run");
     assert_eq!(q.env.run("tern_submit", ["job.sub"]).code, 0);
     // condor_q -long adds ServerTime, and the queue records
-    // TotalSubmitProcs, sorted in with the rest.
+    // TotalSubmitProcs and the submitter's OwnerUid and OwnerUmask, sorted
+    // in with the rest.
     let mut with_time = String::new();
     for ad in expected.split_terminator("\n\n") {
         let mut lines: Vec<String> = ad.lines().map(str::to_string).collect();
         lines.push(format!("ServerTime = {NOW}"));
         lines.push("TotalSubmitProcs = 2".to_string());
+        lines.push(format!("OwnerUid = {}", real_uid()));
+        lines.push(format!("OwnerUmask = {}", umask()));
         lines.sort_by_key(|l| l.split(" = ").next().unwrap().to_ascii_lowercase());
         with_time.push_str(&lines.join("\n"));
         with_time.push_str("\n\n");
@@ -707,6 +712,8 @@ fn json_prints_one_array_of_the_whole_ads() {
         let o = ad.as_object_mut().unwrap();
         o.insert("ServerTime".into(), serde_json::json!(NOW));
         o.insert("TotalSubmitProcs".into(), serde_json::json!(2));
+        o.insert("OwnerUid".into(), serde_json::json!(real_uid()));
+        o.insert("OwnerUmask".into(), serde_json::json!(umask()));
     }
     assert_eq!(got, want);
     q.q(&["-json", "-attributes", "ProcId,Args"]).ok(
@@ -819,4 +826,15 @@ fn errors_exit_1_as_condor_q() {
 fn the_man_page_documents_every_option() {
     use clap::CommandFactory;
     crate::common::man::check_page("tern_q", tern::cli::q::Args::command());
+}
+
+/// The umask the tests run with (the tools inherit it: OwnerUmask).
+fn umask() -> u32 {
+    tern::sys::privilege::caller_umask()
+}
+
+/// The uid the tests run as (what the queue records as OwnerUid).
+fn real_uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
 }

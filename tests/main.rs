@@ -28,6 +28,7 @@ mod cli_router;
 mod cli_run;
 mod cli_sandbox;
 mod cli_shadow;
+mod cli_shared_auth;
 mod cli_shared_mode;
 mod cli_status;
 mod cli_submit;

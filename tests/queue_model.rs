@@ -555,6 +555,7 @@ impl Run {
                 q.trim(&Limits {
                     log_max_records: *keep,
                     history_max_jobs: 1_000_000,
+                    ..Limits::default()
                 })
                 .map_err(|e| e.to_string())?;
                 let kept = q.log_since(follower).map_err(|e| e.to_string())?;

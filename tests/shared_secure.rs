@@ -589,7 +589,12 @@ fn root_finding_no_shared_queue_makes_the_shared_layout() {
         .arg("job.sub")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // Root's own job is refused in shared mode, once the queue is made.
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Setting job owner to \"root\""),
+        "{out:?}"
+    );
     let m = |p: &Path| {
         let m = std::fs::symlink_metadata(p).unwrap();
         (m.uid(), m.gid(), m.mode() & 0o7777)

@@ -173,6 +173,88 @@ impl Universe {
     }
 }
 
+/// Which job attributes a user may set, by class: HTCondor's
+/// `SYSTEM_IMMUTABLE_JOB_ATTRS` and `SYSTEM_SECURE_JOB_ATTRS`
+/// (`param_info.in`), with tern's additions. Here, below `submit` and
+/// `queue`, so that the submit side drops what the queue would refuse and
+/// both read one list. The configuration adds to them
+/// (IMMUTABLE_JOB_ATTRS, PROTECTED_JOB_ATTRS: see `queue::Authority`).
+pub mod job_attrs {
+    /// Never changed once the job is queued, by anyone (HTCondor's
+    /// `ModifyAttrCheck`); `OwnerUid` is tern's, set by the queue from the
+    /// submitter's real uid, and what the root shadow checks the Owner
+    /// against.
+    pub const SYSTEM_IMMUTABLE: &[&str] = &[
+        "Owner",
+        "ClusterId",
+        "JobUniverse",
+        "ProcId",
+        "MyType",
+        "TargetType",
+        "User",
+        "OwnerUid",
+        "OwnerUmask",
+    ];
+
+    /// What tern_qedit refuses besides the immutable ones, as immutable:
+    /// condor_qedit's manual lists JobStatus (its 24.0 client lets it
+    /// through; a user's JobStatus edit would bypass hold, release and the
+    /// shadow), so tern refuses it.
+    pub const QEDIT_IMMUTABLE: &[&str] = &["JobStatus"];
+
+    /// Kept by the queue, the pass and the shadow, never by a user: a
+    /// submit file's `+Attr` naming one is silently ignored (HTCondor's
+    /// IGNORE_ATTEMPTS_TO_SET_SECURE_JOB_ATTRS), and tern_qedit refuses
+    /// them. HTCondor's secure list first (the proxy and token fields,
+    /// TotalSubmitProcs), then tern's bookkeeping: a forged ShadowPid,
+    /// NumJobStarts or RemoteHost would mislead the pass or the shadow,
+    /// and a forged JobStatus would queue a job as already running.
+    pub const SYSTEM_SECURE: &[&str] = &[
+        "x509userProxySubject",
+        "x509UserProxyEmail",
+        "x509UserProxyVOName",
+        "x509UserProxyFirstFQAN",
+        "x509UserProxyFQAN",
+        "TotalSubmitProcs",
+        "AuthTokenSubject",
+        "AuthTokenIssuer",
+        "AuthTokenGroups",
+        "AuthTokenId",
+        "AuthTokenScopes",
+        "AuthTokenProject",
+        "OsUser",
+        "QDate",
+        "EnteredCurrentStatus",
+        "GlobalJobId",
+        "NumJobStarts",
+        "NumJobCompletions",
+        "NumShadowStarts",
+        "JobStartDate",
+        "JobCurrentStartDate",
+        "CompletionDate",
+        "RemoteHost",
+        "RemoteSlotId",
+        "ShadowPid",
+        "LastMatchTime",
+        "HoldReasonCode",
+        "HoldReasonSubCode",
+        "RemoveReason",
+    ];
+
+    /// Attributes a submit file's `+Attr` (or `MY.Attr`) line cannot set:
+    /// the secure ones, JobStatus (a job is queued idle, or held by
+    /// `hold = true`) and OwnerUid (the queue's). They are dropped
+    /// silently, as the schedd ignores a client's secure attributes.
+    pub fn ignored_at_submit(name: &str) -> bool {
+        is_in(SYSTEM_SECURE, name) || is_in(&["JobStatus", "OwnerUid", "OwnerUmask"], name)
+    }
+
+    /// Whether `name` is in `list` (attribute names ignore case).
+    pub fn is_in(list: &[&str], name: &str) -> bool {
+        list.iter().any(|a| a.eq_ignore_ascii_case(name))
+    }
+}
+
 /// `HoldReasonCode` values, and the vacate reason codes (1000 and up)
 /// HTCondor records in `VacateReasonCode`; from `condor_holdcodes.h`.
 pub mod hold_code {

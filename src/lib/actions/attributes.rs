@@ -1,27 +1,40 @@
 //! Editing job attributes, as HTCondor's `condor_qedit` asks the schedd
 //! to (`SetAttribute` for each edit, in one transaction).
 //!
-//! An edit list is checked whole before anything is written: a name must
-//! be a ClassAd attribute name and not one the queue owns
-//! ([`crate::queue::PROTECTED`]), and a value must parse as an (old-syntax)
-//! expression. [`Edits`] can only be made by that check, so [`edit`] never
-//! writes an attribute the queue owns.
+//! An edit list is checked whole before anything is written, as
+//! condor_qedit checks it on the client: a name must be a ClassAd
+//! attribute name, a value must parse as an (old-syntax) expression, and
+//! no name may be immutable or secure ([`Authority::attr_class`]: Owner,
+//! ClusterId, JobStatus, the queue's bookkeeping, IMMUTABLE_JOB_ATTRS).
+//! A protected attribute (PROTECTED_JOB_ATTRS) passes here and the queue
+//! decides, as the schedd does: only a super user may set it
+//! ([`crate::queue::Writer::set_attrs`]).
 
 use crate::classad::Expr;
 use crate::classad::parser::parse_expr_old;
-use crate::queue::{Change, JobId, PROTECTED, Queue, QueueError, Selection, matches_constraint};
+use crate::queue::{AttrClass, JobId, Queue, QueueError, Selection, matches_constraint};
 
 use super::Authority;
 
 /// Why an edit list was refused, in condor_qedit's words.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EditError {
-    #[error("Update of attribute \"{0}\" is not allowed.")]
-    Protected(String),
+    /// Immutable and secure attributes, each with its class's word, in
+    /// the order condor_qedit reports them (by name).
+    #[error("{}", refusals(.0))]
+    Protected(Vec<(&'static str, String)>),
     #[error("Update aborted, illegal attribute-name specified for attribute \"{0}\".")]
     BadName(String),
     #[error("Update aborted, illegal attribute-value specified for attribute \"{0}\".")]
     BadValue(String),
+}
+
+/// One line per refused attribute, as condor_qedit prints them.
+fn refusals(list: &[(&'static str, String)]) -> String {
+    list.iter()
+        .map(|(class, name)| format!("Update of {class} attribute \"{name}\" is not allowed."))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A checked edit list: names and the expressions they get, in order.
@@ -29,12 +42,15 @@ pub enum EditError {
 pub struct Edits(Vec<(String, Expr)>);
 
 impl Edits {
-    /// Checks `Name Value` pairs in order, refusing the first protected or
-    /// malformed name, or value that is no expression.
-    pub fn parse(pairs: Vec<(String, String)>) -> Result<Edits, EditError> {
+    /// Checks `Name Value` pairs in order, refusing the first malformed
+    /// name or value that is no expression; then refuses the list if any
+    /// name is immutable or secure for `authority`, naming every such one.
+    pub fn parse(pairs: Vec<(String, String)>, authority: &Authority) -> Result<Edits, EditError> {
         let mut edits = Vec::new();
         for (name, value) in pairs {
-            check_name(&name)?;
+            if !valid_name(&name) {
+                return Err(EditError::BadName(name));
+            }
             let parsed = if value.trim().is_empty() {
                 None
             } else {
@@ -44,6 +60,20 @@ impl Edits {
                 return Err(EditError::BadValue(name));
             };
             edits.push((name, e));
+        }
+        // condor_qedit keeps its edits in a map and reports every refused
+        // name, in the map's order.
+        let mut refused: Vec<(&'static str, String)> = edits
+            .iter()
+            .filter_map(|(n, _)| match authority.attr_class(n) {
+                c @ (AttrClass::Immutable | AttrClass::Secure) => Some((c.word(), n.clone())),
+                _ => None,
+            })
+            .collect();
+        refused.sort_by(|a, b| a.1.cmp(&b.1));
+        refused.dedup_by(|a, b| a.1 == b.1);
+        if !refused.is_empty() {
+            return Err(EditError::Protected(refused));
         }
         Ok(Edits(edits))
     }
@@ -56,17 +86,6 @@ impl Edits {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
-}
-
-/// A name a user may set: a ClassAd attribute name the queue does not own.
-fn check_name(name: &str) -> Result<(), EditError> {
-    if PROTECTED.iter().any(|p| p.eq_ignore_ascii_case(name)) {
-        return Err(EditError::Protected(name.to_string()));
-    }
-    if !valid_name(name) {
-        return Err(EditError::BadName(name.to_string()));
-    }
-    Ok(())
 }
 
 /// A ClassAd attribute name: a letter or `_`, then letters, digits and `_`.
@@ -87,7 +106,8 @@ pub struct Edited {
 }
 
 /// Makes the edits on every job `sel` names that `authority` may change,
-/// in one transaction.
+/// in one transaction. A protected attribute set by a user who is no
+/// super user is [`QueueError::ProtectedAttr`], and nothing is changed.
 pub fn edit(
     queue: &mut Queue,
     authority: &Authority,
@@ -108,7 +128,7 @@ pub fn edit(
                 done.denied.push(row.id);
                 continue;
             }
-            w.change(&row, &ad, &Change::Set(edits.0.clone()))?;
+            w.set_attrs(&row, &ad, &edits.0)?;
             done.changed.push(row.id);
         }
         Ok(())
@@ -136,12 +156,13 @@ mod tests {
 
     #[test]
     fn names_and_values_are_checked_in_order() {
-        let ok = Edits::parse(pairs(&[("A", "1"), ("_b2", "x + 1")])).unwrap();
+        let alice = Authority::new("alice", vec![]);
+        let ok = Edits::parse(pairs(&[("A", "1"), ("_b2", "x + 1")]), &alice).unwrap();
         assert_eq!(ok.names().collect::<Vec<_>>(), ["A", "_b2"]);
-        let refused = |list| Edits::parse(pairs(list)).unwrap_err();
+        let refused = |list| Edits::parse(pairs(list), &alice).unwrap_err();
         assert_eq!(
             refused(&[("A", "1"), ("owner", "\"bob\"")]),
-            EditError::Protected("owner".into())
+            EditError::Protected(vec![("immutable", "owner".into())])
         );
         assert_eq!(refused(&[("1a", "1")]), EditError::BadName("1a".into()));
         assert_eq!(refused(&[("a-b", "1")]), EditError::BadName("a-b".into()));
@@ -150,7 +171,33 @@ mod tests {
         assert_eq!(refused(&[("A", "1 +")]), EditError::BadValue("A".into()));
         assert_eq!(
             refused(&[("JobStatus", "1")]).to_string(),
-            "Update of attribute \"JobStatus\" is not allowed."
+            "Update of immutable attribute \"JobStatus\" is not allowed."
         );
+    }
+
+    #[test]
+    fn every_immutable_and_secure_name_is_reported_by_name() {
+        let alice = Authority::new("alice", vec![]).with_attr_lists(vec!["Color".into()], vec![]);
+        let e = Edits::parse(
+            pairs(&[
+                ("User", "\"b@h\""),
+                ("QDate", "1"),
+                ("A", "1"),
+                ("Color", "2"),
+                ("OwnerUid", "0"),
+            ]),
+            &alice,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Update of immutable attribute \"Color\" is not allowed.\n\
+             Update of immutable attribute \"OwnerUid\" is not allowed.\n\
+             Update of secure attribute \"QDate\" is not allowed.\n\
+             Update of immutable attribute \"User\" is not allowed."
+        );
+        // A protected attribute is the queue's to refuse.
+        let bob = Authority::new("bob", vec![]).with_attr_lists(vec![], vec!["AcctGroup".into()]);
+        assert!(Edits::parse(pairs(&[("AcctGroup", "\"x\"")]), &bob).is_ok());
     }
 }

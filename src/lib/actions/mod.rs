@@ -170,13 +170,16 @@ pub fn act(
             if named == Named::ByConstraint && !action.matches_status(status, &ad) {
                 continue;
             }
+            // Whose job it is comes first, as in the schedd's actOnJobs
+            // (UserCheck2, then the state): another user's job is
+            // "Permission denied" whatever its state, and says nothing of it.
             let planned = match named {
+                _ if !w.may_change(&row) => Err(Outcome::PermissionDenied),
                 Named::ByConstraint => Ok(()),
                 Named::ById => precheck(action, status, &ad),
             };
             let outcome = match planned {
                 Err(o) => o,
-                Ok(()) if !w.may_change(&row) => Outcome::PermissionDenied,
                 Ok(()) => Outcome::Success,
             };
             outcomes.insert(row.id, outcome);
@@ -209,7 +212,7 @@ pub fn act(
 }
 
 /// Why a job named by id cannot take the action, checked (as the schedd
-/// does) before whose job it is.
+/// does) once the user may change it.
 fn precheck(action: Action, s: Option<JobStatus>, ad: &Rc<ClassAd>) -> Result<(), Outcome> {
     match action {
         Action::Remove if s == Some(JobStatus::Removed) => Err(Outcome::AlreadyDone),

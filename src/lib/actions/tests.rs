@@ -287,7 +287,7 @@ fn prio_refuses_a_user_who_is_not_the_owner_and_changes_nothing() {
 #[test]
 fn attribute_edits_refuse_a_user_who_is_not_the_owner_and_change_nothing() {
     let (_d, mut q) = alices_job(JobStatus::Idle);
-    let edits = Edits::parse(vec![("Note".into(), "\"x\"".into())]).unwrap();
+    let edits = Edits::parse(vec![("Note".into(), "\"x\"".into())], &bob()).unwrap();
     let before = snapshot(&q);
     let done = edit(&mut q, &bob(), &Selection::default(), &edits, 10).unwrap();
     assert_eq!((done.changed, done.denied), (vec![], vec![JOB]));

@@ -99,9 +99,14 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             rows.drain(..).map(|(_, ad)| ad).collect()
         }
     };
-    let text = view.render(&ads).unwrap_or_else(|| summary(&ads));
+    let rendered = view.render(&ads);
+    // The summary table shows control characters escaped (another user's
+    // Cmd or arguments cannot drive the terminal); -long and -af do on a
+    // terminal, and keep the bytes when piped.
+    let escape = rendered.is_none() || crate::sys::term::stdout_is_tty();
+    let text = rendered.unwrap_or_else(|| summary(&ads));
     let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    let mut out = crate::sys::term::ShowControls::new(BufWriter::new(stdout.lock()), escape);
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())

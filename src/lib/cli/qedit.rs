@@ -6,8 +6,9 @@
 //! rest is the edit list: `Name Value` pairs or `Name=Value` words, each
 //! value a ClassAd expression. Every name and value is checked before the
 //! queue is opened, so one bad edit changes nothing; the attributes the
-//! queue owns (ClusterId, Owner, JobStatus and the rest of
-//! [`crate::queue::PROTECTED`]) are refused.
+//! queue owns (ClusterId, Owner, JobStatus, the rest of
+//! [`crate::vocab::job_attrs`] and IMMUTABLE_JOB_ATTRS) are refused, and a
+//! PROTECTED_JOB_ATTRS attribute is for super users.
 //!
 //! [`crate::actions::attributes::edit`] makes the edits in one transaction,
 //! to every chosen job the real user may change (their own, or any for a
@@ -28,7 +29,7 @@ use crate::actions::attributes::{Edits, edit};
 use crate::classad::Expr;
 use crate::classad::ast::BinOp;
 use crate::classad::parser::parse_expr_old;
-use crate::queue::{JobId, Selection};
+use crate::queue::{JobId, QueueError, Selection};
 
 /// Change attributes of queued jobs.
 ///
@@ -79,11 +80,12 @@ enum Target {
     },
 }
 
-/// A parsed command line.
+/// A parsed command line: the jobs, and the `Name Value` pairs (checked
+/// against the attribute rules once the configuration is read).
 #[derive(Debug)]
 struct Plan {
     target: Target,
-    edits: Edits,
+    pairs: Vec<(String, String)>,
 }
 
 pub fn main() -> ExitCode {
@@ -95,7 +97,12 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let plan = prepare(&matches)?;
     let env = ToolEnv::open("tern_qedit")?;
     let authority = Authority::from_config(&env.cfg, env.user.as_str())?;
-    let first = plan.edits.names().next().unwrap_or_default().to_string();
+    let edits = Edits::parse(plan.pairs.clone(), &authority).map_err(|e| {
+        eprintln!("{e}");
+        eprintln!("Transaction failed.  No attributes were set.");
+        CliError::Reported(1)
+    })?;
+    let first = edits.names().next().unwrap_or_default().to_string();
     let failed = |what: String| -> CliError {
         eprintln!("Failed to set attribute \"{first}\" {what}");
         eprintln!("Transaction failed.  No attributes were set.");
@@ -114,23 +121,40 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let Some(mut queue) = env.queue(false)? else {
         return Err(failed(what));
     };
-    let done = edit(
-        &mut queue,
-        &authority,
-        &sel,
-        &plan.edits,
-        crate::clock::now(),
-    )?;
+    let done = match edit(&mut queue, &authority, &sel, &edits, crate::clock::now()) {
+        Ok(done) => done,
+        Err(e) => {
+            // The schedd's refusal, then condor_qedit's failure for the
+            // attribute it refused.
+            if let Some((job, attr)) = refused_attr(&e) {
+                eprintln!("{e}");
+                eprintln!("Failed to set attribute \"{attr}\" for job {job}.");
+                eprintln!("Transaction failed.  No attributes were set.");
+                return Err(CliError::Reported(1));
+            }
+            return Err(e.into());
+        }
+    };
     if done.changed.is_empty() {
         return Err(failed(what));
     }
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    for name in plan.edits.names() {
+    for name in edits.names() {
         writeln!(out, "Set attribute \"{name}\".")?;
     }
     out.flush()?;
     Ok(())
+}
+
+/// The job and attribute of the queue's refusal of an attribute (immutable,
+/// secure or protected), if that is what `e` is.
+fn refused_attr(e: &QueueError) -> Option<(JobId, &str)> {
+    match e {
+        QueueError::ProtectedAttr { job, attr, .. }
+        | QueueError::AttrNotPermitted { job, attr, .. } => Some((*job, attr)),
+        _ => None,
+    }
 }
 
 /// Reads the command line in order: the jobs, the constraints, the edits,
@@ -174,8 +198,8 @@ fn prepare(m: &ArgMatches) -> Result<Plan, CliError> {
             "name the jobs to edit: a cluster, cluster.proc or user, or -constraint",
         ));
     };
-    let edits = edit_list(rest)?;
-    Ok(Plan { target, edits })
+    let pairs = edit_list(rest)?;
+    Ok(Plan { target, pairs })
 }
 
 fn usage(msg: &str) -> CliError {
@@ -251,9 +275,10 @@ fn with_constraints(
     })
 }
 
-/// Reads the edit list, `Name Value` pairs and `Name=Value` words, and has
-/// the library check every name and value as condor_qedit does.
-fn edit_list(items: &[(usize, String)]) -> Result<Edits, CliError> {
+/// Reads the edit list, `Name Value` pairs and `Name=Value` words (the
+/// library checks every name and value, as condor_qedit does, once the
+/// configuration's attribute lists are known).
+fn edit_list(items: &[(usize, String)]) -> Result<Vec<(String, String)>, CliError> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     let mut it = items.iter().map(|(_, s)| s);
     while let Some(a) = it.next() {
@@ -268,11 +293,7 @@ fn edit_list(items: &[(usize, String)]) -> Result<Edits, CliError> {
     if pairs.is_empty() {
         return Err(usage("give at least one attribute and its value"));
     }
-    Edits::parse(pairs).map_err(|e| {
-        eprintln!("{e}");
-        eprintln!("Transaction failed.  No attributes were set.");
-        CliError::Reported(1)
-    })
+    Ok(pairs)
 }
 
 #[cfg(test)]
@@ -287,7 +308,7 @@ mod tests {
     }
 
     fn names(p: &Plan) -> Vec<&str> {
-        p.edits.names().collect()
+        p.pairs.iter().map(|(n, _)| n.as_str()).collect()
     }
 
     #[test]

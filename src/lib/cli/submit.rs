@@ -13,7 +13,7 @@ use super::env::ToolEnv;
 use super::{CliError, parse_args, run_tool};
 use crate::classad::json::ads_to_json_array;
 use crate::classad::unparse::ad_to_old;
-use crate::queue::Authority;
+use crate::queue::{Authority, QueueError};
 use crate::submit::{self, SubmitOptions};
 
 /// Submit jobs described by a submit description file.
@@ -76,7 +76,8 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     // are relative to the current directory, as condor_submit reads them.
     let dir = std::env::current_dir()
         .map_err(|e| failed(format!("cannot read the current directory: {e}")))?;
-    let (text, name) = read_description(&file)?;
+    let max_input = cfg.get_int("SUBMIT_MAX_INPUT_BYTES", 64 << 20)?;
+    let (text, name) = read_description(&file, max_input.max(0) as u64)?;
     let text = with_command_line(&text, &args, &name)?;
     let parsed = submit::parse(&text, &name, &dir, cfg).map_err(|e| failed(e.to_string()))?;
     let owner = env.user.clone();
@@ -98,46 +99,109 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         let mut held = Vec::new();
         // The schedd's JOB_TRANSFORM_NAMES, read before the queue is locked.
         let (xforms, load_warnings) = crate::transform::jobs::load(cfg);
-        let (id, cluster) = queue.submit(&authority, &owner, |id| {
+        let submitted = queue.submit(&authority, &owner, |id| {
             opts.cluster = id;
-            let mut c =
-                submit::materialize(&parsed, cfg, &opts).map_err(|e| failed(e.to_string()))?;
+            let mut c = submit::materialize(&parsed, cfg, &opts)
+                .map_err(|e| Refusal::Tool(failed(e.to_string())))?;
             // The transforms apply before anything is queued.
             let mut w = load_warnings.clone();
             w.extend(
                 crate::transform::jobs::apply(&mut c, &xforms, cfg)
-                    .map_err(|e| failed(e.to_string()))?,
+                    .map_err(|e| Refusal::Tool(failed(e.to_string())))?,
             );
             c.warnings.extend(w);
             // The schedd's input-size check holds a job as it is queued.
-            held = submit::hold_over_input_limit(&mut c, cfg).map_err(|e| failed(e.to_string()))?;
-            Ok::<_, CliError>(c)
-        })?;
+            held = submit::hold_over_input_limit(&mut c, cfg)
+                .map_err(|e| Refusal::Tool(failed(e.to_string())))?;
+            Ok::<_, Refusal>(c)
+        });
+        let (id, cluster) = submitted.map_err(Refusal::report)?;
         drop(queue);
         return announce(cfg, &env.spool, &args, id, &cluster, &held);
     }
     dry_run(&env, &args, &parsed, opts)
 }
 
-/// The description's text and the name its errors give it: standard
-/// input for `-` (or no file).
-fn read_description(file: &str) -> Result<(String, String), CliError> {
-    if file == "-" {
-        let mut t = String::new();
-        io::stdin()
-            .read_to_string(&mut t)
-            .map_err(|e| CliError::Read {
-                path: "<stdin>".into(),
-                source: e,
-            })?;
-        return Ok((t, "<stdin>".to_string()));
+/// Why a submission queued nothing: the tool's own error, or the queue's,
+/// which for the queue's refusals is reported in condor_submit's words.
+enum Refusal {
+    Tool(CliError),
+    Queue(QueueError),
+}
+
+impl From<QueueError> for Refusal {
+    fn from(e: QueueError) -> Refusal {
+        Refusal::Queue(e)
     }
-    let p = PathBuf::from(file);
-    let t = std::fs::read_to_string(&p).map_err(|e| CliError::Read {
-        path: p.clone(),
-        source: e,
+}
+
+impl Refusal {
+    /// Prints a refusal of the queue as condor_submit does (the schedd's
+    /// reason, then its `ERROR: Failed to set Owner="b" for job 5.0 (13)`
+    /// with EACCES, or `ERROR: Failed to create proc` and the limit it
+    /// met), exit status 1; any other error as usual.
+    fn report(self) -> CliError {
+        match self {
+            Refusal::Tool(e) => e,
+            Refusal::Queue(QueueError::SubmitRefused {
+                job,
+                attr,
+                value,
+                reason,
+            }) => {
+                eprintln!("{reason}");
+                eprintln!(
+                    "ERROR: Failed to set {attr}={value} for job {job} ({})",
+                    libc::EACCES
+                );
+                CliError::Reported(1)
+            }
+            Refusal::Queue(QueueError::TooManyJobs(msg)) => {
+                eprintln!("ERROR: Failed to create proc");
+                eprintln!("{msg}");
+                CliError::Reported(1)
+            }
+            Refusal::Queue(e) => e.into(),
+        }
+    }
+}
+
+/// The description's text and the name its errors give it: standard
+/// input for `-` (or no file). A description longer than `max` bytes
+/// (SUBMIT_MAX_INPUT_BYTES) is refused unread past the limit.
+fn read_description(file: &str, max: u64) -> Result<(String, String), CliError> {
+    let (mut input, path, name): (Box<dyn Read>, PathBuf, String) = if file == "-" {
+        (Box::new(io::stdin()), "<stdin>".into(), "<stdin>".into())
+    } else {
+        let p = PathBuf::from(file);
+        let f = std::fs::File::open(&p).map_err(|e| CliError::Read {
+            path: p.clone(),
+            source: e,
+        })?;
+        (Box::new(f), p, file.to_string())
+    };
+    let mut bytes = Vec::new();
+    input
+        .by_ref()
+        .take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::Read {
+            path: path.clone(),
+            source: e,
+        })?;
+    if bytes.len() as u64 > max {
+        return Err(failed(format!(
+            "{name} is longer than SUBMIT_MAX_INPUT_BYTES ({max} bytes); nothing was submitted"
+        )));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| CliError::Read {
+        path,
+        source: io::Error::new(
+            io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        ),
     })?;
-    Ok((t, file.to_string()))
+    Ok((text, name))
 }
 
 /// After cluster `id` is in the queue: its submit events (and the hold

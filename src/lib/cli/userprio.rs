@@ -193,10 +193,15 @@ fn apply(env: &ToolEnv, edit: &Edit, now: i64) -> Result<(), CliError> {
             "permission denied: {} may not change user priorities",
             authority.user()
         ),
-        hint: Some(format!(
-            "only super users may: those in QUEUE_SUPER_USERS and the owner of SPOOL ({})",
-            spool.display()
-        )),
+        hint: Some(if authority.is_shared() {
+            "only super users may: those in QUEUE_SUPER_USERS (names, or %group members)"
+                .to_string()
+        } else {
+            format!(
+                "only super users may: those in QUEUE_SUPER_USERS and the owner of SPOOL ({})",
+                spool.display()
+            )
+        }),
     };
     // Asked before the queue is opened, so a refused user creates no
     // queue; userprio::edit asks again and is what guarantees the rule.

@@ -73,6 +73,12 @@ pub static KNOBS: &[Knob] = &[
         "This machine's architecture as HTCondor names it (X86_64, aarch64, ...).",
     ),
     k(
+        "CONDOR_Q_ONLY_MY_JOBS",
+        "true",
+        Bool,
+        "Whether tern_q without job arguments or -allusers shows only the caller's jobs (as condor_q 24 does).",
+    ),
+    k(
         "DEFAULT_PRIO_FACTOR",
         "1000",
         Real,
@@ -143,6 +149,12 @@ pub static KNOBS: &[Knob] = &[
         "100000",
         Int,
         "Jobs kept in the queue's history; the oldest completions go first.",
+    ),
+    k(
+        "IMMUTABLE_JOB_ATTRS",
+        "",
+        List,
+        "Job attributes nobody may change once a job is queued, besides Owner, User, OwnerUid, ClusterId, ProcId, JobUniverse, JobStatus, MyType and TargetType.",
     ),
     k(
         "JOB_ROUTER_DEFAULTS",
@@ -283,6 +295,18 @@ pub static KNOBS: &[Knob] = &[
         "Files read after LOCAL_CONFIG_DIR, left to right; one entry ending in '|' is a command whose output is read.",
     ),
     k(
+        "MAX_JOBS_PER_OWNER",
+        "100000",
+        Int,
+        "Jobs one owner may have in the queue; a submission that would pass it is refused whole.",
+    ),
+    k(
+        "MAX_JOBS_PER_SUBMISSION",
+        "20000",
+        Int,
+        "Jobs one tern_submit may queue; a submission over it is refused whole.",
+    ),
+    k(
         "MAX_TRANSFER_INPUT_MB",
         "-1",
         Expr,
@@ -397,6 +421,12 @@ pub static KNOBS: &[Knob] = &[
         "Seconds in which a submitter's real priority moves halfway to its current usage.",
     ),
     k(
+        "PROTECTED_JOB_ATTRS",
+        "",
+        List,
+        "Job attributes only QUEUE_SUPER_USERS may change once a job is queued (tern_qedit).",
+    ),
+    k(
         "QUEUE_ALL_USERS_TRUSTED",
         "false",
         Bool,
@@ -418,7 +448,7 @@ pub static KNOBS: &[Knob] = &[
         "QUEUE_SUPER_USERS",
         "",
         List,
-        "Users who may change any user's jobs; in personal mode the SPOOL owner is one.",
+        "Users who may change any user's jobs and the user priorities; %group names the members a group lists (gr_mem). In personal mode the SPOOL owner may also set user priorities.",
     ),
     k(
         "RANK",
@@ -587,6 +617,18 @@ pub static KNOBS: &[Knob] = &[
         "",
         String,
         "should_transfer_files for a job whose submit description gives none (YES, NO, IF_NEEDED or their other names); empty or invalid means IF_NEEDED. Like a default, IF_NEEDED from here becomes YES with when_to_transfer_output = ON_EXIT_OR_EVICT.",
+    ),
+    k(
+        "SUBMIT_MAX_INPUT_BYTES",
+        "67108864",
+        Int,
+        "The largest submit description tern_submit reads (tern's own knob); a longer one is refused and nothing is queued.",
+    ),
+    k(
+        "SUBMIT_MAX_VALUE_BYTES",
+        "1048576",
+        Int,
+        "The longest value one line of a submit description may give (tern's own knob); a longer one is refused and nothing is queued.",
     ),
     k(
         "UID_DOMAIN",

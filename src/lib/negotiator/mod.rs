@@ -303,6 +303,14 @@ pub fn uid_domain(cfg: &Config) -> Result<String, NegotiatorError> {
 /// dry) claim the slots and start the shadows.
 fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, NegotiatorError> {
     let now = crate::clock::now();
+    // Every user may change every user's jobs: said on every pass, where
+    // the administrator (cron's mail, the journal) sees it.
+    if cfg.get_bool("SHARED_QUEUE", false)? && cfg.get_bool("QUEUE_ALL_USERS_TRUSTED", false)? {
+        eprintln!(
+            "tern_negotiate: warning: {}",
+            crate::queue::authority::ALL_TRUSTED_WARNING
+        );
+    }
     let machine = Machine::detect(cfg)?;
     let mut report = Report::default();
     if crate::sys::identity::is_root() && cfg.get_bool("SHARED_QUEUE", false)? {
@@ -433,7 +441,10 @@ fn open_queue(
     machine: &Machine,
     now: i64,
 ) -> Result<Option<Queue>, NegotiatorError> {
-    let Some(mut q) = Queue::open(spool, !opts.dry_run)? else {
+    // A shared queue is the installer's to make (root:tern, 0660), never
+    // a pass's.
+    let create = !opts.dry_run && !activation::is_shared(cfg)?;
+    let Some(mut q) = Queue::open(spool, create)? else {
         return Ok(None);
     };
     q.set_limits(Limits::from_config(cfg)?);

@@ -18,6 +18,7 @@
 
 pub mod authority;
 pub mod holders;
+mod identity;
 pub mod joblock;
 pub mod listing;
 mod rows;
@@ -38,7 +39,7 @@ use crate::classad::unparse::{ad_to_string, unparse};
 use crate::classad::{self, ClassAd, Expr, Value};
 use crate::vocab::{JobStatus, Request};
 
-pub use authority::Authority;
+pub use authority::{AttrClass, Authority};
 pub use rows::matches_constraint;
 use rows::*;
 pub use txlog::Touched;
@@ -55,34 +56,6 @@ pub mod op {
     pub const BEGIN: i64 = 105;
     pub const END: i64 = 106;
 }
-
-/// Attributes the queue owns; `tern_qedit` refuses them.
-pub const PROTECTED: &[&str] = &[
-    "ClusterId",
-    "ProcId",
-    "Owner",
-    "User",
-    "JobStatus",
-    "QDate",
-    "EnteredCurrentStatus",
-    "MyType",
-    "TargetType",
-    "GlobalJobId",
-    "JobUniverse",
-    "NumJobStarts",
-    "NumJobCompletions",
-    "NumShadowStarts",
-    "JobStartDate",
-    "JobCurrentStartDate",
-    "CompletionDate",
-    "RemoteHost",
-    "RemoteSlotId",
-    "ShadowPid",
-    "LastMatchTime",
-    "HoldReasonCode",
-    "HoldReasonSubCode",
-    "RemoveReason",
-];
 
 /// How long a writer waits for another writer's transaction.
 const BUSY_TIMEOUT_MS: u64 = 30_000;
@@ -124,6 +97,39 @@ pub enum QueueError {
     /// written.
     #[error("permission denied: {user} may not submit jobs owned by {owner}")]
     SubmitNotPermitted { user: String, owner: String },
+    /// A submitted job set an attribute the queue decides (Owner, User,
+    /// ClusterId, ProcId) to another value, or asked for a job owned by
+    /// root in shared mode; nothing was written. `reason` is the schedd's
+    /// sentence, `value` the attribute's value as written.
+    #[error("{reason}")]
+    SubmitRefused {
+        job: JobId,
+        attr: String,
+        value: String,
+        reason: String,
+    },
+    /// A user's write set an attribute nobody may change once the job is
+    /// queued (immutable) or that only the queue sets (secure); rolled back.
+    #[error("Attempt to edit {class} attribute {attr} in job {job}")]
+    AttrNotPermitted {
+        job: JobId,
+        attr: String,
+        class: &'static str,
+    },
+    /// A user who is no super user set a PROTECTED_JOB_ATTRS attribute;
+    /// rolled back.
+    #[error(
+        "Unauthorized setting of protected attribute {attr} denied for user {user} in job {job}"
+    )]
+    ProtectedAttr {
+        job: JobId,
+        attr: String,
+        user: String,
+    },
+    /// A submission over MAX_JOBS_PER_SUBMISSION or MAX_JOBS_PER_OWNER;
+    /// nothing was written.
+    #[error("{0}")]
+    TooManyJobs(String),
 }
 
 /// A job id, `cluster.proc`.
@@ -263,6 +269,10 @@ pub struct Limits {
     pub log_max_records: i64,
     /// Jobs kept in history.
     pub history_max_jobs: i64,
+    /// Jobs one submission may queue (MAX_JOBS_PER_SUBMISSION).
+    pub max_jobs_per_submission: i64,
+    /// Jobs one owner may have in the queue (MAX_JOBS_PER_OWNER).
+    pub max_jobs_per_owner: i64,
 }
 
 impl Default for Limits {
@@ -270,19 +280,32 @@ impl Default for Limits {
         Limits {
             log_max_records: 1_000_000,
             history_max_jobs: 100_000,
+            max_jobs_per_submission: 20_000,
+            max_jobs_per_owner: 100_000,
         }
     }
 }
 
 impl Limits {
-    /// QUEUE_LOG_MAX_RECORDS and HISTORY_MAX_JOBS from the configuration.
+    /// QUEUE_LOG_MAX_RECORDS, HISTORY_MAX_JOBS, MAX_JOBS_PER_SUBMISSION
+    /// and MAX_JOBS_PER_OWNER from the configuration.
     pub fn from_config(cfg: &crate::config::Config) -> Result<Limits, crate::config::ConfigError> {
         let d = Limits::default();
         Ok(Limits {
             log_max_records: cfg.get_int("QUEUE_LOG_MAX_RECORDS", d.log_max_records)?,
             history_max_jobs: cfg.get_int("HISTORY_MAX_JOBS", d.history_max_jobs)?,
+            max_jobs_per_submission: cfg
+                .get_int("MAX_JOBS_PER_SUBMISSION", d.max_jobs_per_submission)?,
+            max_jobs_per_owner: cfg.get_int("MAX_JOBS_PER_OWNER", d.max_jobs_per_owner)?,
         })
     }
+}
+
+/// condor_submit's words for a submission over a limit.
+fn too_many(knob: &str, limit: i64) -> QueueError {
+    QueueError::TooManyJobs(format!(
+        "Number of submitted jobs would exceed {knob} ({limit})"
+    ))
 }
 
 impl Queue {
@@ -461,6 +484,14 @@ impl Queue {
     /// ([`Authority::may_submit_for`]) gets
     /// [`QueueError::SubmitNotPermitted`] before anything is built or
     /// written.
+    ///
+    /// The queue decides who the jobs are, as the schedd does whatever the
+    /// client sent: Owner, User, ClusterId and ProcId set to anything but
+    /// the job's own (or Owner root in shared mode) is
+    /// [`QueueError::SubmitRefused`]; OwnerUid is set from the authority's
+    /// real uid (or `owner`'s, when a super user submits for someone
+    /// else), whatever the jobs said; MAX_JOBS_PER_SUBMISSION and
+    /// MAX_JOBS_PER_OWNER ([`Limits`]) are [`QueueError::TooManyJobs`].
     pub fn submit<E: From<QueueError>>(
         &mut self,
         authority: &Authority,
@@ -474,6 +505,11 @@ impl Queue {
             }
             .into());
         }
+        let owner_uid = match authority.uid() {
+            Some(uid) if authority.user() == owner => Some(uid),
+            _ => crate::sys::identity::user(owner).map(|id| id.uid),
+        };
+        let limits = self.limits.clone();
         let path = self.path.clone();
         let sql = |e: rusqlite::Error| damage(&path, QueueError::from(e));
         let tx = self.immediate()?;
@@ -484,7 +520,22 @@ impl Queue {
                 |r| r.get(0),
             )
             .map_err(sql)?;
-        let cluster = build(id)?;
+        let mut cluster = build(id)?;
+        identity::check(&mut cluster, id, owner, authority, owner_uid)?;
+        let n = cluster.procs.len() as i64;
+        if n > limits.max_jobs_per_submission {
+            return Err(too_many("MAX_JOBS_PER_SUBMISSION", limits.max_jobs_per_submission).into());
+        }
+        let owned: i64 = tx
+            .query_row(
+                "SELECT count(*) FROM procs WHERE owner = ?1",
+                [owner],
+                |r| r.get(0),
+            )
+            .map_err(sql)?;
+        if owned + n > limits.max_jobs_per_owner {
+            return Err(too_many("MAX_JOBS_PER_OWNER", limits.max_jobs_per_owner).into());
+        }
         insert_cluster(&tx, id, owner, &cluster).map_err(sql)?;
         tx.execute(
             "UPDATE meta SET value = ?1 WHERE key = 'next_cluster'",

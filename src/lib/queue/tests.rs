@@ -110,6 +110,7 @@ fn cluster_ids_only_grow_even_when_history_is_trimmed() {
     q.trim(&Limits {
         log_max_records: 0,
         history_max_jobs: 0,
+        ..Limits::default()
     })
     .unwrap();
     let b = submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
@@ -181,6 +182,7 @@ fn the_log_is_never_cut_below_a_follower() {
     q.trim(&Limits {
         log_max_records: 0,
         history_max_jobs: 10,
+        ..Limits::default()
     })
     .unwrap();
     assert_eq!(q.log_start().unwrap(), 4);
@@ -188,6 +190,7 @@ fn the_log_is_never_cut_below_a_follower() {
     q.trim(&Limits {
         log_max_records: 0,
         history_max_jobs: 10,
+        ..Limits::default()
     })
     .unwrap();
     assert!(q.log_since(0).unwrap().is_empty());
@@ -289,6 +292,7 @@ fn writes_keep_the_log_and_history_within_their_limits() {
     q.set_limits(Limits {
         log_max_records: 20,
         history_max_jobs: 3,
+        ..Limits::default()
     });
     for _ in 0..5 {
         submit_text(&mut q, "executable = /bin/echo\nqueue 4\n", "alice");
@@ -656,4 +660,219 @@ fn closing_keeps_the_log_short_and_a_reader_leaves_none() {
     assert_eq!(q.idle_rows().unwrap().len(), 40);
     drop(q);
     assert!(!wal.exists(), "a reader left a log behind");
+}
+
+/// The refusal a submission of `text` by `authority` (for its own user)
+/// meets, and that it left the queue empty.
+fn refused_submit(authority: &Authority, text: &str) -> QueueError {
+    let (_d, mut q) = queue();
+    let e = submit_text_as(&mut q, authority, text, authority.user()).unwrap_err();
+    assert!(q.rows(&Selection::default()).unwrap().is_empty(), "{e}");
+    assert_eq!(q.next_cluster().unwrap(), 1, "{e}");
+    e
+}
+
+#[test]
+fn a_forged_owner_user_or_id_is_refused_in_the_schedds_words() {
+    let alice = Authority::new("alice", vec![]).with_uid(1234);
+    let cases = [
+        (
+            "+Owner = \"bob\"\n",
+            "Owner",
+            "\"bob\"",
+            "Setting owner to bob when active owner is alice is not permitted",
+        ),
+        (
+            "MY.Owner = \"root\"\n",
+            "Owner",
+            "\"root\"",
+            "Setting owner to root when active owner is alice is not permitted",
+        ),
+        (
+            "+Owner = Owner\n",
+            "Owner",
+            "Owner",
+            "Unable to set owner to Owner as it is not a valid owner string",
+        ),
+        (
+            "+User = \"bob@h\"\n",
+            "User",
+            "\"bob@h\"",
+            "Setting User to \"bob@h\" when active owner is alice is not permitted",
+        ),
+        (
+            "+ClusterId = 7\n",
+            "ClusterId",
+            "7",
+            "Setting cluster ID 1 to new value (7) is not permitted",
+        ),
+    ];
+    for (line, attr, value, reason) in cases {
+        let text = format!("executable = /bin/echo\n{line}queue 2\n");
+        let (_d, mut q) = queue();
+        let got = submit_text_as(&mut q, &alice, &text, "alice");
+        assert!(got.is_err(), "{line} was queued");
+        match refused_submit(&alice, &text) {
+            QueueError::SubmitRefused {
+                attr: a,
+                value: v,
+                reason: r,
+                ..
+            } => assert_eq!((a.as_str(), v.as_str(), r.as_str()), (attr, value, reason)),
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+    // A super user impersonates nobody either: the queue has no
+    // QUEUE_SUPER_USER_MAY_IMPERSONATE.
+    let root = Authority::new("root", vec!["root".into()]);
+    assert!(matches!(
+        refused_submit(&root, "executable = /bin/echo\n+Owner = \"bob\"\nqueue\n"),
+        QueueError::SubmitRefused { .. }
+    ));
+}
+
+#[test]
+fn owner_uid_is_the_queues_and_undefined_owner_is_the_submitter() {
+    let (_d, mut q) = queue();
+    let alice = Authority::new("alice", vec![]).with_uid(1234);
+    // The builder numbers the procs whatever `+ProcId` says.
+    let text = "executable = /bin/echo\n+OwnerUid = 0\n+Owner = undefined\n+ProcId = 0\narguments = $(Process)\nqueue 2\n";
+    let c = submit_text_as(&mut q, &alice, text, "alice").unwrap();
+    let jobs = q.select(&Selection::default()).unwrap();
+    assert_eq!(jobs.len(), 2);
+    for (i, (row, ad)) in jobs.into_iter().enumerate() {
+        assert_eq!(
+            row.id,
+            JobId {
+                cluster: c,
+                proc: i as i64
+            }
+        );
+        assert_eq!(Rc::new(ad.clone()).eval_int("ProcId"), Some(i as i64));
+        assert_eq!(Rc::new(ad.clone()).eval_int("OwnerUid"), Some(1234));
+        assert_eq!(
+            Rc::new(ad.clone()).eval_str("Owner").as_deref(),
+            Some("alice")
+        );
+    }
+    // An owner this machine does not know gets a uid no account has.
+    let (_d, mut q) = queue();
+    let root = Authority::new("root", vec!["root".into()]).with_uid(0);
+    submit_text_as(
+        &mut q,
+        &root,
+        "executable = /bin/echo\nqueue\n",
+        "no-such-user-tern",
+    )
+    .unwrap();
+    let (_, ad) = &q.select(&Selection::default()).unwrap()[0];
+    assert_eq!(Rc::new(ad.clone()).eval_int("OwnerUid"), Some(-1));
+}
+
+#[test]
+fn root_owns_no_job_in_shared_mode_but_may_in_personal_mode() {
+    let root = Authority::new("root", vec!["root".into()]).with_uid(0);
+    match refused_submit(
+        &root.clone().sharing(true),
+        "executable = /bin/echo\nqueue\n",
+    ) {
+        QueueError::SubmitRefused { reason, .. } => {
+            assert_eq!(reason, "Setting job owner to \"root\" is not permitted")
+        }
+        other => panic!("{other:?}"),
+    }
+    let alice = Authority::new("alice", vec![]).sharing(true);
+    match refused_submit(&alice, "executable = /bin/echo\n+Owner = \"root\"\nqueue\n") {
+        QueueError::SubmitRefused { reason, .. } => {
+            assert_eq!(reason, "Setting job owner to \"root\" is not permitted")
+        }
+        other => panic!("{other:?}"),
+    }
+    let (_d, mut q) = queue();
+    assert_eq!(
+        submit_text_as(&mut q, &root, "executable = /bin/echo\nqueue\n", "root").unwrap(),
+        1
+    );
+}
+
+#[test]
+fn submissions_over_the_job_limits_queue_nothing() {
+    let (_d, mut q) = queue();
+    q.set_limits(Limits {
+        max_jobs_per_submission: 3,
+        max_jobs_per_owner: 5,
+        ..Limits::default()
+    });
+    let alice = Authority::new("alice", vec![]);
+    let e =
+        submit_text_as(&mut q, &alice, "executable = /bin/echo\nqueue 4\n", "alice").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Number of submitted jobs would exceed MAX_JOBS_PER_SUBMISSION (3)"
+    );
+    submit_text_as(&mut q, &alice, "executable = /bin/echo\nqueue 3\n", "alice").unwrap();
+    let e =
+        submit_text_as(&mut q, &alice, "executable = /bin/echo\nqueue 3\n", "alice").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Number of submitted jobs would exceed MAX_JOBS_PER_OWNER (5)"
+    );
+    // The limit is the owner's: bob has his own.
+    submit_text(&mut q, "executable = /bin/echo\nqueue 3\n", "bob");
+    assert_eq!(q.rows(&Selection::default()).unwrap().len(), 6);
+}
+
+#[test]
+fn a_users_writer_sets_no_immutable_secure_or_protected_attribute() {
+    let (_d, mut q) = queue();
+    submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+    let alice = Authority::new("alice", vec!["root".into()])
+        .with_attr_lists(vec!["Color".into()], vec!["AcctGroup".into()]);
+    let root = Authority::new("root", vec!["root".into()])
+        .with_attr_lists(vec![], vec!["AcctGroup".into()]);
+    let set = |q: &mut Queue, a: &Authority, name: &str| {
+        q.write_as(a, 5, |w| {
+            let row = w.rows(&Selection::default())?.remove(0);
+            let ad = w.full_ad(&row)?;
+            w.set_attrs(&row, &ad, &[(name.to_string(), Expr::int(1))])
+        })
+    };
+    for (name, class) in [
+        ("owner", "immutable"),
+        ("OwnerUid", "immutable"),
+        ("JobStatus", "immutable"),
+        ("Color", "immutable"),
+        ("ShadowPid", "secure"),
+    ] {
+        match set(&mut q, &alice, name) {
+            Err(QueueError::AttrNotPermitted { attr, class: c, .. }) => {
+                assert_eq!((attr.as_str(), c), (name, class))
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    assert!(matches!(
+        set(&mut q, &alice, "AcctGroup"),
+        Err(QueueError::ProtectedAttr { .. })
+    ));
+    set(&mut q, &root, "AcctGroup").unwrap();
+    set(&mut q, &alice, "Note").unwrap();
+    // An action's change that would touch who the job is is refused too.
+    let e = q
+        .write_as(&alice, 6, |w| {
+            let row = w.rows(&Selection::default())?.remove(0);
+            let ad = w.full_ad(&row)?;
+            w.change(&row, &ad, &Change::Set(vec![("User".into(), Expr::int(1))]))
+        })
+        .unwrap_err();
+    assert!(matches!(e, QueueError::AttrNotPermitted { .. }), "{e}");
+    let (_, ad) = &q.select(&Selection::default()).unwrap()[0];
+    assert_eq!(Rc::new(ad.clone()).eval_int("AcctGroup"), Some(1));
+    assert_eq!(Rc::new(ad.clone()).eval_int("Note"), Some(1));
+    assert!(
+        Rc::new(ad.clone())
+            .eval_str("User")
+            .unwrap()
+            .starts_with("alice@")
+    );
 }

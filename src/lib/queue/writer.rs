@@ -11,7 +11,7 @@
 //! user asks for that needs the connection is checked first and then made
 //! as the system (see `actions::userprio`).
 
-use crate::vocab::JobStatus;
+use crate::vocab::{JobStatus, job_attrs};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -20,6 +20,7 @@ use std::rc::Rc;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::authority::AttrClass;
 use super::*;
 
 /// What a modification does to one job.
@@ -236,6 +237,19 @@ impl<A> Writer<'_, A> {
         }
         // The stored owner, not the caller's row: a row is plain data.
         self.check_id(row.id)?;
+        if self.authority.is_some() {
+            // No action a user asks for changes who a job is; a change
+            // that would is refused whatever made it.
+            for name in change_names(change) {
+                if job_attrs::is_in(job_attrs::SYSTEM_IMMUTABLE, name) {
+                    return Err(QueueError::AttrNotPermitted {
+                        job: row.id,
+                        attr: name.to_string(),
+                        class: AttrClass::Immutable.word(),
+                    });
+                }
+            }
+        }
         if self.began.is_none() {
             log_record(&self.tx, op::BEGIN, "", "", "")?;
             self.began = Some(self.tx.last_insert_rowid());
@@ -245,6 +259,42 @@ impl<A> Writer<'_, A> {
             self.emptied.push(row.id.cluster);
         }
         Ok(())
+    }
+
+    /// Sets attributes a user named (tern_qedit's edits) on one job, as
+    /// the schedd's `ModifyAttrCheck` allows them: for a user's writer, an
+    /// immutable or secure attribute is [`QueueError::AttrNotPermitted`]
+    /// and a protected one, unless the user is a super user (or every
+    /// user is trusted), [`QueueError::ProtectedAttr`]. The system's
+    /// writer sets anything.
+    pub fn set_attrs(
+        &mut self,
+        row: &JobRow,
+        ad: &ClassAd,
+        set: &[(String, Expr)],
+    ) -> Result<(), QueueError> {
+        if let Some(a) = self.authority {
+            for (name, _) in set {
+                match a.may_set(name) {
+                    Ok(()) => {}
+                    Err(AttrClass::Protected) => {
+                        return Err(QueueError::ProtectedAttr {
+                            job: row.id,
+                            attr: name.clone(),
+                            user: a.user().to_string(),
+                        });
+                    }
+                    Err(class) => {
+                        return Err(QueueError::AttrNotPermitted {
+                            job: row.id,
+                            attr: name.clone(),
+                            class: class.word(),
+                        });
+                    }
+                }
+            }
+        }
+        self.change(row, ad, &Change::Set(set.to_vec()))
     }
 
     /// Sets a meta value.
@@ -324,6 +374,19 @@ impl<A> Writer<'_, A> {
         };
         self.tx.commit()?;
         Ok(logged)
+    }
+}
+
+/// The attributes a change sets or deletes.
+fn change_names(change: &Change) -> Vec<&str> {
+    match change {
+        Change::Skip(_) => Vec::new(),
+        Change::Set(set) | Change::Leave { set } => set.iter().map(|(n, _)| n.as_str()).collect(),
+        Change::Update { set, delete } => set
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .chain(delete.iter().map(String::as_str))
+            .collect(),
     }
 }
 

@@ -312,6 +312,16 @@ impl Materializer<'_> {
         // The queue line is macro-expanded before it is read, as
         // condor_submit does, with the macros in force here.
         let spec = &expand_queue(stmt, &scoped, &self.predefined, self.config, origin)?;
+        // MAX_JOBS_PER_SUBMISSION, checked before any row is made: a
+        // `queue 10000000` is refused, not built (the queue checks again).
+        let max = self
+            .config
+            .get_int("MAX_JOBS_PER_SUBMISSION", 20_000)
+            .map_err(|e| SubmitError::At {
+                origin: origin.clone(),
+                msg: e.to_string(),
+            })?;
+        let room = (max - self.procs.len() as i64).max(0);
         let rows = queue_rows(
             spec,
             &scoped,
@@ -319,6 +329,7 @@ impl Materializer<'_> {
             self.config,
             self.file,
             origin,
+            room,
         )?;
         let (dyn_cmds, dyn_attrs) = dynamic_commands(&scoped, &self.attrs, spec);
         let dynamic = !dyn_cmds.is_empty() || dyn_attrs;
@@ -613,6 +624,7 @@ fn queue_rows(
     config: &Config,
     file: &SubmitFile,
     origin: &Origin,
+    room: i64,
 ) -> Result<Vec<HashMap<String, String>>, SubmitError> {
     let at = |msg: String| SubmitError::At {
         origin: origin.clone(),
@@ -627,6 +639,18 @@ fn queue_rows(
     };
     let count = queue_count(spec, &view).map_err(at)?;
     let items = queue_items(spec, &view, file).map_err(at)?;
+    let rows_per_step = match &items {
+        None => 1,
+        Some(rows) => spec.slice.indices(rows.len()).len() as i64,
+    };
+    if count.saturating_mul(rows_per_step) > room {
+        return Err(at(format!(
+            "Number of submitted jobs would exceed MAX_JOBS_PER_SUBMISSION ({})",
+            config
+                .get_int("MAX_JOBS_PER_SUBMISSION", 20_000)
+                .unwrap_or(20_000)
+        )));
+    }
     let mut out = Vec::new();
     match items {
         None => {

@@ -31,11 +31,18 @@ pub fn parse(
     };
     // The top file counts for include loops when it is a real file.
     let seen: Vec<PathBuf> = dir.join(name).canonicalize().into_iter().collect();
+    let max_value = config
+        .get_int(MAX_VALUE_KNOB, 1 << 20)
+        .map_err(|e| SubmitError::File {
+            file: name.to_string(),
+            msg: e.to_string(),
+        })?;
     Parser {
         file: &mut file,
         config,
         table: HashMap::default(),
         seen,
+        max_value,
     }
     .parse_into(text, name, dir)?;
     Ok(file)
@@ -49,7 +56,14 @@ struct Parser<'a> {
     table: HashMap<String, MacroDef>,
     /// The files being read, innermost last (an include loop is an error).
     seen: Vec<PathBuf>,
+    /// SUBMIT_MAX_VALUE_BYTES: the longest value a line may give.
+    max_value: i64,
 }
+
+/// The knob that caps one value of a submit description: a 10 MB
+/// expression would be stored, copied into every read of the job, and
+/// evaluated by every pass.
+pub const MAX_VALUE_KNOB: &str = "SUBMIT_MAX_VALUE_BYTES";
 
 /// The `if` nesting of one file: it must close in the file that opens it.
 #[derive(Default)]
@@ -265,6 +279,16 @@ impl Parser<'_> {
         let lower = t.to_ascii_lowercase();
         let lhs = t[..eq].trim();
         let value = t[eq + 1..].trim().to_string();
+        if value.len() as i64 > self.max_value {
+            return Err(at(
+                &origin,
+                format!(
+                    "the value of {lhs} is {} bytes, more than {MAX_VALUE_KNOB} ({})",
+                    value.len(),
+                    self.max_value
+                ),
+            ));
+        }
         let attr = if let Some(attr) = lhs
             .strip_prefix('+')
             .or_else(|| (lower.starts_with("my.")).then(|| &lhs[3..]))

@@ -15,21 +15,29 @@ pub fn by_name(name: &str) -> Option<Group> {
     let cname = CString::new(name).ok()?;
     // SAFETY: an all-zero group is a valid value to be overwritten.
     let mut gr: libc::group = unsafe { std::mem::zeroed() };
+    // A group with many members needs a larger buffer: grow on ERANGE.
     let mut buf = vec![0 as libc::c_char; 1 << 16];
-    let mut out: *mut libc::group = std::ptr::null_mut();
-    // SAFETY: getgrnam_r fills the group and the buffer we own, and sets
-    // `out` to `&gr` or null; we copy out everything we keep.
-    let rc = unsafe {
-        libc::getgrnam_r(
-            cname.as_ptr(),
-            &mut gr,
-            buf.as_mut_ptr(),
-            buf.len(),
-            &mut out,
-        )
-    };
-    if rc != 0 || out.is_null() {
-        return None;
+    loop {
+        let mut out: *mut libc::group = std::ptr::null_mut();
+        // SAFETY: getgrnam_r fills the group and the buffer we own, and
+        // sets `out` to `&gr` or null; we copy out everything we keep.
+        let rc = unsafe {
+            libc::getgrnam_r(
+                cname.as_ptr(),
+                &mut gr,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut out,
+            )
+        };
+        if rc == libc::ERANGE && buf.len() < 1 << 24 {
+            buf = vec![0; buf.len() * 4];
+            continue;
+        }
+        if rc != 0 || out.is_null() {
+            return None;
+        }
+        break;
     }
     let mut members = Vec::new();
     let mut p = gr.gr_mem;

@@ -359,26 +359,17 @@ pub(crate) fn passwd_uid(uid: libc::uid_t) -> Option<Passwd> {
     })
 }
 
-/// The gid of the group called `name` (getgrnam_r); `None` when there is
-/// no such group.
+/// The gid of the group called `name`; `None` when there is no such
+/// group.
 pub fn group_gid(name: &str) -> Option<libc::gid_t> {
-    let cname = CString::new(name).ok()?;
-    // SAFETY: an all-zero group is a valid value to be overwritten.
-    let mut gr: libc::group = unsafe { std::mem::zeroed() };
-    let mut buf = vec![0 as libc::c_char; 65536];
-    let mut out: *mut libc::group = std::ptr::null_mut();
-    // SAFETY: getgrnam_r fills the group and the buffer we own, and sets
-    // `out` to `&gr` or null; we copy only the gid out.
-    let rc = unsafe {
-        libc::getgrnam_r(
-            cname.as_ptr(),
-            &mut gr,
-            buf.as_mut_ptr(),
-            buf.len(),
-            &mut out,
-        )
-    };
-    (rc == 0 && !out.is_null()).then_some(gr.gr_gid)
+    super::group::by_name(name).map(|g| g.gid)
+}
+
+/// The members the group database lists for the group called `name`
+/// (`gr_mem`: users whose primary group it is are not listed unless named
+/// there too); `None` when there is no such group.
+pub fn group_members(name: &str) -> Option<Vec<String>> {
+    super::group::by_name(name).map(|g| g.members)
 }
 
 /// getgrouplist: every group of the user, `gid` included, growing the
@@ -495,6 +486,13 @@ mod tests {
         assert_eq!(std::fs::metadata(&made).unwrap().uid(), nobody.uid);
         assert!(is_root(), "root's ids are back");
         std::fs::write(closed.join("f"), "x").unwrap();
+    }
+
+    #[test]
+    fn group_members_are_read_and_a_made_up_group_is_none() {
+        assert!(group_members("root").is_some());
+        assert_eq!(group_members("no-such-group-tern-test"), None);
+        assert_eq!(group_members("nul\0name"), None);
     }
 
     #[test]

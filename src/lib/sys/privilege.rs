@@ -51,6 +51,8 @@ struct Start {
     /// The caller's environment, when it was taken away; `None` when the
     /// process environment is still the caller's.
     caller_env: Option<Vec<(String, String)>>,
+    /// The caller's umask, when the tool's was reset.
+    caller_umask: Option<libc::mode_t>,
 }
 
 static START: OnceLock<Start> = OnceLock::new();
@@ -78,6 +80,7 @@ fn start() -> &'static Start {
             rgid,
             gid,
             caller_env: None,
+            caller_umask: None,
         }
     })
 }
@@ -112,6 +115,7 @@ pub fn secure_start() {
         rgid,
         gid,
         caller_env: None,
+        caller_umask: None,
     };
     if setid {
         // SAFETY: setegid to the real gid is always permitted and keeps
@@ -127,7 +131,7 @@ pub fn secure_start() {
     }
     if setid && ruid != 0 {
         st.caller_env = Some(replace_environment());
-        reset_inherited_state();
+        st.caller_umask = Some(reset_inherited_state());
     }
     let _ = START.set(st);
 }
@@ -158,11 +162,11 @@ fn replace_environment() -> Vec<(String, String)> {
 /// rolls back, rather than killing the tool mid-write) and SIGPIPE ignored
 /// as Rust's runtime set it; closed descriptors 0-2 opened on /dev/null, so
 /// no file the tool opens lands on them.
-fn reset_inherited_state() {
+fn reset_inherited_state() -> libc::mode_t {
     // SAFETY: umask, sigaction, sigprocmask, fcntl and open have no memory
     // effects beyond the structures passed, which live on our stack.
+    let caller_umask = unsafe { libc::umask(0o022) };
     unsafe {
-        libc::umask(0o022);
         for sig in 1..=libc::SIGRTMAX() {
             if sig == libc::SIGKILL || sig == libc::SIGSTOP {
                 continue;
@@ -184,6 +188,21 @@ fn reset_inherited_state() {
                 libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
             }
         }
+    }
+    caller_umask
+}
+
+/// The caller's umask (the user's data, as at(1) records it for the
+/// job): the one the tool started with.
+pub fn caller_umask() -> libc::mode_t {
+    match start().caller_umask {
+        Some(m) => m,
+        // SAFETY: umask only swaps the mask; it is put straight back.
+        None => unsafe {
+            let m = libc::umask(0o022);
+            libc::umask(m);
+            m
+        },
     }
 }
 

@@ -64,3 +64,93 @@ pub fn catch_interrupt() {
 pub fn interrupted() -> bool {
     INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
 }
+
+/// A writer that shows control characters instead of sending them: every
+/// C0 character but the newline, DEL and the C1 characters (U+0080 to
+/// U+009F, which some terminals also obey) are written as `\xNN`, so that
+/// a string another user chose (a batch name, an argument) cannot move the
+/// cursor, retitle the window or rewrite the lines above it. With
+/// `escape` false it passes everything through.
+pub struct ShowControls<W: std::io::Write> {
+    inner: W,
+    escape: bool,
+    /// A UTF-8 lead byte 0xC2 seen at the end of the last write: the next
+    /// byte decides whether the pair is a C1 character.
+    pending_c2: bool,
+}
+
+impl<W: std::io::Write> ShowControls<W> {
+    pub fn new(inner: W, escape: bool) -> ShowControls<W> {
+        ShowControls {
+            inner,
+            escape,
+            pending_c2: false,
+        }
+    }
+}
+
+/// `text` with its control characters shown as [`ShowControls`] shows them.
+pub fn show_controls(text: &str) -> String {
+    let mut out = ShowControls::new(Vec::new(), true);
+    std::io::Write::write_all(&mut out, text.as_bytes()).expect("writing to a Vec");
+    std::io::Write::flush(&mut out).expect("writing to a Vec");
+    String::from_utf8(out.inner).expect("escapes are ASCII")
+}
+
+impl<W: std::io::Write> std::io::Write for ShowControls<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if !self.escape {
+            return self.inner.write(buf);
+        }
+        let mut out = Vec::with_capacity(buf.len());
+        for &b in buf {
+            if self.pending_c2 {
+                self.pending_c2 = false;
+                if (0x80..=0x9f).contains(&b) {
+                    out.extend_from_slice(format!("\\x{b:02x}").as_bytes());
+                    continue;
+                }
+                out.push(0xc2);
+            }
+            match b {
+                b'\n' => out.push(b),
+                0x00..=0x1f | 0x7f => out.extend_from_slice(format!("\\x{b:02x}").as_bytes()),
+                0xc2 => self.pending_c2 = true,
+                _ => out.push(b),
+            }
+        }
+        self.inner.write_all(&out)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if std::mem::take(&mut self.pending_c2) {
+            self.inner.write_all(&[0xc2])?;
+        }
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn controls_are_shown_and_the_rest_passes() {
+        assert_eq!(
+            show_controls("a\x1b[31mred\rX\x7f\tb\n\u{9b}2J é ü"),
+            "a\\x1b[31mred\\x0dX\\x7f\\x09b\n\\x9b2J é ü"
+        );
+        // A C1 character split across two writes is still shown.
+        let mut w = ShowControls::new(Vec::new(), true);
+        w.write_all(&[b'a', 0xc2]).unwrap();
+        w.write_all(&[0x9b, b'b', 0xc2]).unwrap();
+        w.write_all(&[0xa9]).unwrap();
+        w.flush().unwrap();
+        assert_eq!(String::from_utf8(w.inner).unwrap(), "a\\x9bb©");
+        let mut raw = ShowControls::new(Vec::new(), false);
+        raw.write_all(b"\x1b[0m").unwrap();
+        assert_eq!(raw.inner, b"\x1b[0m");
+    }
+}

@@ -192,7 +192,9 @@ impl Column {
             }
         };
         match self {
-            Column::Key => format!("{} ", row.key),
+            // A batch name or log path is another user's text: it is
+            // shown, never obeyed, by the terminal.
+            Column::Key => format!("{} ", crate::sys::term::show_controls(&row.key)),
             Column::State(s) => count(row.counts.get(s)),
             Column::Total => count(row.counts.total),
             Column::JobIds => format!("{} ", row.job_ids),

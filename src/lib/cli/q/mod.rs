@@ -168,12 +168,17 @@ pub fn main() -> ExitCode {
 }
 
 pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
-    let opts = match parse(argv) {
+    let mut opts = match parse(argv) {
         Ok(o) => o,
         Err(e) => return Err(super::usage_exits_one("tern_q", e)),
     };
     let env = ToolEnv::open("tern_q")?;
     let cfg = &env.cfg;
+    // HTCondor's CONDOR_Q_ONLY_MY_JOBS: off, everyone's jobs are shown
+    // without -allusers.
+    if !cfg.get_bool("CONDOR_Q_ONLY_MY_JOBS", true)? {
+        opts.filter.only_mine = false;
+    }
     let spool = &env.spool;
     let host = cfg
         .get("FULL_HOSTNAME")
@@ -189,7 +194,16 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     };
     let queue = env.queue(false)?;
     let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    // Other users' strings (batch names, arguments) never reach a terminal
+    // as control characters: the tables always show them escaped, and
+    // -long, -af and the analysis do on a terminal (piped, they keep the
+    // bytes for programs; JSON escapes them itself).
+    let table = matches!(
+        opts.view,
+        View::Batch | View::NoBatch | View::Hold | View::Run | View::Grid | View::Totals
+    ) && opts.custom.is_none();
+    let escape = table || crate::sys::term::stdout_is_tty();
+    let mut out = crate::sys::term::ShowControls::new(BufWriter::new(stdout.lock()), escape);
     show(queue.as_ref(), cfg, &opts, &ctx, &mut out)?;
     if matches!(opts.view, View::Batch | View::NoBatch | View::Run) && opts.custom.is_none() {
         waiting_note(queue.as_ref(), &opts, &ctx, &mut out)?;

@@ -86,11 +86,12 @@ impl Hook {
 
 /// Attributes a hook's output never changes: the job's identity and
 /// state belong to the queue (and Owner decides who the job runs as).
-const PROTECTED: [&str; 8] = [
+const PROTECTED: [&str; 9] = [
     "ClusterId",
     "ProcId",
     "Owner",
     "User",
+    "OwnerUid",
     "JobStatus",
     "GlobalJobId",
     "MyType",

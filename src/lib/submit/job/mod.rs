@@ -323,9 +323,13 @@ impl Build<'_> {
     }
 
     /// SetForcedAttributes: `+Attr` and `MY.Attr` override anything
-    /// generated.
+    /// generated, except the attributes the queue keeps itself, which are
+    /// ignored without a word ([`crate::vocab::job_attrs::ignored_at_submit`]).
     fn set_forced_attributes(&mut self) -> Result<(), SubmitError> {
         for (name, value, o) in self.c.raw_attrs()? {
+            if crate::vocab::job_attrs::ignored_at_submit(&name) {
+                continue;
+            }
             match value {
                 // `-Attr` leaves the attribute undefined, as condor_submit does.
                 None => self.ad.insert(&name, Expr::Lit(Value::Undefined)),
