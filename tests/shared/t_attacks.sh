@@ -8,15 +8,20 @@ B=ternt_b
 C=ternt_c
 uid_of() { id -u "$1"; }
 
-# A job that reports who it ran as, with the submitter's log.
+# A job that reports who it ran as, with the submitter's log. It is
+# submitted held, so it waits, whatever passes run, until its owner
+# releases it.
 WHO='executable = /bin/sh
 arguments = "-c '"'"'id -u; id -g; id -G; umask; pwd'"'"'"
 output = who.out
 log = who.log
+hold = true
 queue'
 
 # What a job row looks like to root, to compare before and after.
-row() { /usr/bin/tern_q -allusers -long "$1" 2>/dev/null | grep -v '^ServerTime' | sort; }
+row() { /usr/bin/tern_q -allusers "$1" -long 2>/dev/null | grep -v '^ServerTime' | sort; }
+# One attribute of a queued job, as root sees it.
+attr() { /usr/bin/tern_q -allusers "$1" -af "$2"; }
 
 # ---- Every user submits; everyone sees every job.
 ja=$(submit_as $A "$WHO")
@@ -27,28 +32,29 @@ for u in $A $B $C; do
     seen=$(as_user $u /usr/bin/tern_q -allusers -af Owner | sort -u | tr '\n' ' ')
     check_eq "$u sees every user's jobs" "$seen" "$A $B $C "
 done
-check_eq "Owner is the real user" "$(/usr/bin/tern_q -allusers -af Owner "$ja")" "$A"
-check_eq "OwnerUid is the real uid" "$(/usr/bin/tern_q -allusers -af OwnerUid "$ja")" "$(uid_of $A)"
+check_eq "Owner is the real user" "$(attr "$ja" Owner)" "$A"
+check_eq "OwnerUid is the real uid" "$(attr "$ja" OwnerUid)" "$(uid_of $A)"
 
 # ---- Nobody changes another's job, by id, by user, by constraint.
 before=$(row "$ja")
 for t in "tern_rm $ja" "tern_hold $ja" "tern_release $ja" "tern_qedit $ja Foo 1" \
     "tern_prio -p 5 $ja" "tern_vacate_job $ja" "tern_suspend $ja" "tern_continue $ja" \
-    "tern_rm $A" "tern_hold $A"; do
+    "tern_rm $A" "tern_release $A"; do
     # shellcheck disable=SC2086
     check_not "$B may not: $t" as_user $B /usr/bin/$t
 done
-as_user $B /usr/bin/tern_hold -constraint true >/dev/null 2>&1
 as_user $B /usr/bin/tern_qedit -constraint true Foo 2 >/dev/null 2>&1
+as_user $B /usr/bin/tern_release -constraint true >/dev/null 2>&1
+as_user $B /usr/bin/tern_hold -constraint true >/dev/null 2>&1
 check_eq "$A's job is byte-identical after $B's attempts" "$(row "$ja")" "$before"
-check_eq "$B's -constraint acted on $B's own job" "$(job_status "$jb")" 5
-as_user $B /usr/bin/tern_release "$jb" >/dev/null
-check_eq "$C's job untouched by $B's -constraint" "$(job_status "$jc")" 1
+check_eq "$B's -constraint edited $B's own job" "$(attr "$jb" Foo)" 2
+check_eq "$C's job untouched by $B's -constraint" "$(attr "$jc" Foo)" undefined
+check_eq "$C's job still held" "$(job_status "$jc")" 5
 
 # ---- Identity from the environment, and environment overrides of a
 # setgid tool.
 out=$(as_user $B env USER=$A LOGNAME=$A HOME="$(home_of $A)" /usr/bin/tern_submit -terse job.sub | cut -d. -f1)
-check_eq "USER/LOGNAME/HOME do not make the owner" "$(/usr/bin/tern_q -allusers -af Owner "$out")" "$B"
+check_eq "USER/LOGNAME/HOME do not make the owner" "$(attr "$out" Owner)" "$B"
 /usr/bin/tern_rm "$out" >/dev/null
 check_not "_TERN_QUEUE_SUPER_USERS does not make a super user" \
     as_user $B env _TERN_QUEUE_SUPER_USERS=$B /usr/bin/tern_rm "$ja"
@@ -61,7 +67,7 @@ out=$(as_user $B env TERN_CONFIG="$(home_of $B)/evil.conf" _TERN_SPOOL=/tmp/tern
 check "a submit with overrides still lands in the shared queue" test -n "$out"
 check_not "the config command never ran" test -e /tmp/tern-canary
 check_not "the overridden SPOOL was never made" test -e /tmp/tern-evil
-qdate=$(/usr/bin/tern_q -allusers -af QDate "$out")
+qdate=$(attr "$out" QDate)
 check "TERN_NOW is ignored by a setgid tool" test "${qdate:-0}" -gt 1000000000
 check_eq "the config value a user sees is the system's" \
     "$(as_user $B env _TERN_SPOOL=/tmp/x /usr/bin/tern_config_val SPOOL)" /var/lib/tern
@@ -89,6 +95,10 @@ for s in "-setprio $A@$domain 100" "-setfactor $A@$domain 1000" "-resetusage $A@
 done
 
 # ---- Jobs run as their owners.
+for pair in "$A $ja" "$B $jb" "$C $jc"; do
+    set -- $pair
+    as_user "$1" /usr/bin/tern_release "$2" >/dev/null
+done
 root_pass
 for pair in "$A $ja" "$B $jb" "$C $jc"; do
     set -- $pair
@@ -108,7 +118,7 @@ for pair in "$A $ja" "$B $jb" "$C $jc"; do
 done
 
 # ---- Symlinked and swapped files.
-held_code() { /usr/bin/tern_q -allusers -af HoldReasonCode "$1"; }
+held_code() { attr "$1" HoldReasonCode; }
 as_user_sh $A 'ln -sf /etc/shadow out.lnk'
 j=$(submit_as $A 'executable = /bin/echo
 arguments = overwritten
@@ -215,4 +225,3 @@ fi
 as_user_sh $A 'cp /usr/bin/tern ./tern_q && ./tern_q -allusers' >/dev/null 2>&1
 check_not "a copied tern cannot read the queue" as_user_sh $A './tern_q -allusers'
 
-after_each attacks

@@ -24,4 +24,3 @@ for u in $A $B $C; do
     as_user $u /usr/bin/tern_rm $u >/dev/null
 done
 unset _TERN_NUM_CPUS
-after_each fairshare

@@ -46,4 +46,3 @@ for u in $A $B $C; do
     check_eq "$u: 40 jobs ran" "$(wc -l <"$h/ran.txt")" 40
     check_eq "$u: no job ran twice" "$(sort "$h/ran.txt" | uniq -d | wc -l)" 0
 done
-after_each race

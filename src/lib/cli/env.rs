@@ -55,6 +55,19 @@ impl ToolEnv {
         }
         let Some(mut q) = Queue::open(&self.spool, create && !shared)? else {
             if shared && !root {
+                // Not there, or not ours to reach: a copy of the program
+                // (not setgid) cannot enter SPOOL.
+                let denied = std::fs::symlink_metadata(&db)
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
+                if denied {
+                    return Err(CliError::Failed {
+                        msg: format!("cannot reach the shared queue {}: permission denied", db.display()),
+                        hint: Some(
+                            "run the installed tools (/usr/bin/tern_*, set-group-id tern), not a copy"
+                                .into(),
+                        ),
+                    });
+                }
                 return Err(QueueError::NoSharedQueue { path: db }.into());
             }
             return Ok(None);
