@@ -221,6 +221,18 @@ else
     fail "a sleeping job starts"
 fi
 
+# ---- The tools only root's pass starts refuse a user: a shadow run
+# set-group-id by ternt_a on ternt_b's job would write b's row and run b's
+# job as a.
+jv=$(submit_as $B "$WHO")
+before=$(row "$jv")
+for t in tern_shadow tern_gridmanager tern_job_router tern_fetchwork tern_cron tern_install; do
+    check_not "$A cannot run $t" as_user $A /bin/bash -c \
+        "exec -a $t /usr/bin/tern -job $jv.0 -slot scheduler -claim x"
+done
+check_eq "$B's job is untouched by $A's system tools" "$(row "$jv")" "$before"
+/usr/bin/tern_rm "$jv" >/dev/null
+
 # ---- A copied binary is not setgid.
 as_user_sh $A 'cp /usr/bin/tern ./tern_q && ./tern_q -allusers' >/dev/null 2>&1
 check_not "a copied tern cannot read the queue" as_user_sh $A './tern_q -allusers'

@@ -193,6 +193,30 @@ impl CliError {
 /// Runs a tool: checks `TERN_NOW`, runs `body` with the process arguments on
 /// a thread with a large stack, and turns its result into an exit code,
 /// printing `name: error: message` (and `hint: ...`) on failure.
+/// The tools only root's passes start (a shadow, the gridmanager, the
+/// router, the hooks' runners) and root's installer. Run set-group-id by a
+/// user they would write any job's row with the queue's group (a shadow
+/// told to run another user's job would run it as the caller), so a
+/// privileged start refuses them.
+const SYSTEM_TOOLS: &[&str] = &[
+    "tern_cron",
+    "tern_fetchwork",
+    "tern_gridmanager",
+    "tern_install",
+    "tern_job_router",
+    "tern_shadow",
+];
+
+fn refuse_system_tool(name: &str) -> Result<(), CliError> {
+    if crate::sys::privilege::is_privileged() && SYSTEM_TOOLS.contains(&name) {
+        return Err(CliError::Failed {
+            msg: format!("{name} is started by root's negotiation pass, not by users"),
+            hint: Some("submit jobs with tern_submit; see tern_security(7)".into()),
+        });
+    }
+    Ok(())
+}
+
 pub fn run_tool<F>(name: &'static str, body: F) -> ExitCode
 where
     F: FnOnce(Vec<OsString>) -> Result<(), CliError> + Send + 'static,
@@ -200,7 +224,7 @@ where
     // The multicall entry has done this already; the per-tool binaries
     // come here first.
     crate::sys::privilege::secure_start();
-    if let Err(e) = check_clock() {
+    if let Err(e) = check_clock().and_then(|()| refuse_system_tool(name)) {
         return report(name, &e);
     }
     let argv: Vec<OsString> = std::env::args_os().collect();

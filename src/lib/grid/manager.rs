@@ -17,7 +17,7 @@
 //! Slurm has it, so a gridmanager killed between sbatch and the commit of
 //! the Slurm id never submits twice (HTCondor's gridmanager does).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -87,13 +87,8 @@ pub fn run(cfg: &Config, owner: &str) -> Result<(), GridError> {
     if let Some(d) = path.parent() {
         std::fs::create_dir_all(d).map_err(io_err("cannot create", d))?;
     }
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(&path)
-        .map_err(io_err("cannot open", &path))?;
+    // A SPOOL file: a planted link or FIFO is refused, never followed.
+    let lock = crate::sys::fs::spool_lock_file(&path).map_err(io_err("cannot open", &path))?;
     if !try_lock(&lock, &path)? {
         return Ok(());
     }

@@ -189,11 +189,8 @@ pub fn start(inv: &Invocation) -> Result<Running, Outcome> {
         std::fs::create_dir_all(dir)
             .map_err(|e| not_started(format!("cannot create {}: {e}", dir.display())))?;
     }
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .read(true)
-        .append(true)
-        .open(inv.stderr_log)
+    // A SPOOL file: a planted link or FIFO is refused, never followed.
+    let log = crate::sys::fs::spool_log_file(inv.stderr_log)
         .map_err(|e| not_started(format!("cannot open {}: {e}", inv.stderr_log.display())))?;
     match log.try_lock() {
         Ok(()) => {}

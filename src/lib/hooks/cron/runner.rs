@@ -66,12 +66,8 @@ pub fn run(spool: &Path, host: &dyn Host) -> Result<(), CronError> {
     if let Some(d) = lock_path.parent() {
         std::fs::create_dir_all(d).map_err(io(format!("cannot create {}", d.display())))?;
     }
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(&lock_path)
+    // A SPOOL file: a planted link or FIFO is refused, never followed.
+    let lock = crate::sys::fs::spool_lock_file(&lock_path)
         .map_err(io(format!("cannot open {}", lock_path.display())))?;
     if lock.try_lock().is_err() {
         return Ok(());
