@@ -53,7 +53,7 @@ pub fn child_runs_as(
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
             libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
-            for sig in 1..libc::SIGRTMIN() {
+            for sig in 1..=libc::SIGRTMAX() {
                 if sig != libc::SIGKILL && sig != libc::SIGSTOP {
                     libc::signal(sig, libc::SIG_DFL);
                 }
@@ -114,6 +114,14 @@ const KEEP: libc::uid_t = libc::uid_t::MAX;
 
 /// Starts acting as `id` (see [`ActingAs`]). Only for a root process.
 pub fn act_as(id: &Identity) -> std::io::Result<ActingAs> {
+    // Only from root's own ids: a nested switch would give root's back
+    // when it ends, in the middle of the outer one.
+    if !is_root() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "acting as a user needs root's effective ids",
+        ));
+    }
     let groups = current_groups()?;
     // SAFETY: getegid has no preconditions.
     let egid = unsafe { libc::getegid() };
