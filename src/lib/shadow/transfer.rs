@@ -41,7 +41,17 @@ impl Staged {
 
     /// A sandbox whose job will not start after all: it goes.
     pub fn discard(self) {
-        self.sb.finish();
+        finish_as(self.sb, self.owner.as_ref());
+    }
+}
+
+/// Empties the sandbox after a run as the job's owner, whose files they
+/// are: root never walks, chmods or unlinks by path in a tree the owner
+/// (or what the job left running) can change under it. A sandbox that
+/// cannot be emptied so is left for the removal of the shadow's last run.
+fn finish_as(sb: Sandbox, owner: Option<&crate::sys::identity::Identity>) {
+    if let Err(e) = crate::sys::identity::as_user(owner, || sb.finish()) {
+        eprintln!("tern_shadow: cannot act as the job's owner to empty its sandbox: {e}");
     }
 }
 
@@ -86,7 +96,7 @@ impl Shadow {
                 changed: f.changed,
             }),
             Err(r) => {
-                sb.finish();
+                finish_as(sb, owner.as_ref());
                 Err(r)
             }
         }
@@ -265,7 +275,7 @@ impl Shadow {
         }
         end.received = input.map_or(0, |m| m.bytes) as f64;
         end.sent = out.map_or(0, |m| m.bytes) as f64;
-        sb.finish();
+        finish_as(sb, owner.as_ref());
         end
     }
 
