@@ -98,7 +98,7 @@ pub fn negotiate(cfg: &Config, spool: &Path, opts: &Options) -> Result<Ran, Nego
         return one_pass(cfg, spool, opts).map(Ran::Ran);
     }
     let shared = activation::is_shared(cfg)?;
-    if shared && crate::sys::real_uid() != 0 {
+    if activation::only_marks(cfg)? {
         // No user pass this round: the root pass takes the mark on.
         mark_wanted(spool)?;
         return Ok(Ran::Deferred);

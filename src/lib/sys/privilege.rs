@@ -71,8 +71,9 @@ fn ids() -> (bool, libc::uid_t, libc::gid_t, libc::gid_t) {
     }
 }
 
-fn start() -> &'static Start {
-    START.get_or_init(|| {
+impl Start {
+    /// The ids as they are now; nothing of the caller's taken away.
+    fn now() -> Start {
         let (setid, ruid, rgid, gid) = ids();
         Start {
             setid,
@@ -82,7 +83,11 @@ fn start() -> &'static Start {
             caller_env: None,
             caller_umask: None,
         }
-    })
+    }
+}
+
+fn start() -> &'static Start {
+    START.get_or_init(Start::now)
 }
 
 /// Whether the process was started set-id (by anyone, root included).
@@ -108,15 +113,8 @@ pub fn secure_start() {
     if START.get().is_some() {
         return;
     }
-    let (setid, ruid, rgid, gid) = ids();
-    let mut st = Start {
-        setid,
-        ruid,
-        rgid,
-        gid,
-        caller_env: None,
-        caller_umask: None,
-    };
+    let mut st = Start::now();
+    let (setid, ruid, rgid) = (st.setid, st.ruid, st.rgid);
     if setid {
         // SAFETY: setegid to the real gid is always permitted and keeps
         // the saved set-group-id, so the group can be raised again.

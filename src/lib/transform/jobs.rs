@@ -14,17 +14,10 @@ use crate::submit::Cluster;
 
 use super::{Macros, Transform, TransformError};
 
-/// Attributes no transform may change (HTCondor's
-/// `SYSTEM_IMMUTABLE_JOB_ATTRS` default).
-const IMMUTABLE: &[&str] = &[
-    "Owner",
-    "ClusterId",
-    "JobUniverse",
-    "ProcId",
-    "MyType",
-    "TargetType",
-    "User",
-];
+/// Attributes no transform may change: the queue's immutable ones
+/// (HTCondor's `SYSTEM_IMMUTABLE_JOB_ATTRS`, and tern's OwnerUid and
+/// OwnerUmask, which the queue sets after the transforms anyway).
+const IMMUTABLE: &[&str] = crate::vocab::job_attrs::SYSTEM_IMMUTABLE;
 
 /// The transforms `JOB_TRANSFORM_NAMES` lists, in order, and a warning for
 /// each one that cannot be used (undefined, or text that does not parse).
