@@ -1,5 +1,6 @@
 //! Facts about the process and the machine that every layer may need.
 
+pub mod arena;
 pub mod env;
 pub mod fs;
 pub mod group;
