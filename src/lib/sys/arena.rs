@@ -25,25 +25,34 @@ pub static START_WITH_ONE_ARENA: extern "C" fn() = one_arena_at_start;
 
 #[cfg(test)]
 mod tests {
-    /// A thread's allocations come from the main arena (its heap grows by
-    /// brk), not from an arena of its own: the constructor ran in the test
-    /// binary too, which links the library.
+    /// The main arena's heap, the `[heap]` mapping (brk's), as a range.
+    fn main_heap() -> std::ops::Range<usize> {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let line = maps.lines().find(|l| l.ends_with("[heap]")).unwrap();
+        let (a, b) = line
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .split_once('-')
+            .unwrap();
+        usize::from_str_radix(a, 16).unwrap()..usize::from_str_radix(b, 16).unwrap()
+    }
+
+    /// A thread's allocation comes from the main arena's heap, not from an
+    /// arena of its own (an mmap'ed region): the constructor ran in the
+    /// test binary too, which links the library.
     #[test]
     fn a_worker_thread_allocates_from_the_main_arena() {
-        // SAFETY: sbrk(0) only reads the current program break.
-        let before = unsafe { libc::sbrk(0) } as usize;
-        let grown = std::thread::spawn(|| {
-            let v: Vec<Vec<u8>> = (0..64).map(|_| vec![1u8; 16 << 10]).collect();
-            // SAFETY: as above.
-            let end = unsafe { libc::sbrk(0) } as usize;
-            drop(v);
-            end
+        let (addr, heap) = std::thread::spawn(|| {
+            let block = vec![1u8; 16 << 10];
+            let addr = block.as_ptr() as usize;
+            (addr, main_heap())
         })
         .join()
         .unwrap();
         assert!(
-            grown > before,
-            "the main heap did not grow: {before:#x} -> {grown:#x}"
+            heap.contains(&addr),
+            "{addr:#x} is outside the main heap {heap:x?}"
         );
     }
 }
