@@ -17,9 +17,9 @@ set -euo pipefail
 
 runs=${1:-5}
 root=$(cd "$(dirname "$0")/.." && pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" --bin tern_q --bin tern_submit
-bin=$target/release
+. "$root/pkg/release-build.sh"
+tern_release_build "$root" --bin tern_q --bin tern_submit
+bin=$tern_release_dir
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

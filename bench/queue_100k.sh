@@ -16,10 +16,10 @@ set -euo pipefail
 
 runs=${1:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" --bin tern_submit --bin tern_rm
+. "$root/pkg/release-build.sh"
+tern_release_build "$root" --bin tern_submit --bin tern_rm
 cargo bench --quiet --manifest-path "$root/Cargo.toml" --bench sqlite_floor --no-run 2>/dev/null
-bin=$target/release
+bin=$tern_release_dir
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -13,9 +13,9 @@ set -euo pipefail
 
 runs=${1:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" --bin tern_submit
-bin=$target/release/tern_submit
+. "$root/pkg/release-build.sh"
+tern_release_build "$root" --bin tern_submit
+bin=$tern_release_dir/tern_submit
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -297,15 +297,41 @@ pub fn user(name: &str) -> Option<Identity> {
 
 /// A user's entry in the password database.
 pub(crate) struct Passwd {
+    pub name: String,
     pub uid: libc::uid_t,
     pub gid: libc::gid_t,
     /// `None` when the entry has no home directory.
     pub home: Option<String>,
 }
 
-/// getpwnam_r: the one password-database lookup (uid, primary gid, home),
-/// for running a job as its Owner and for the ClassAd `userHome()`.
+impl From<super::nss::PasswdEntry> for Passwd {
+    fn from(e: super::nss::PasswdEntry) -> Passwd {
+        Passwd {
+            name: e.name,
+            uid: e.uid,
+            gid: e.gid,
+            home: Some(e.home).filter(|h| !h.is_empty()),
+        }
+    }
+}
+
+/// The one password-database lookup (uid, primary gid, home), for running
+/// a job as its Owner and for the ClassAd `userHome()`: getpwnam_r, or in
+/// a static build as `sys::nss` says.
 pub(crate) fn passwd(name: &CStr) -> Option<Passwd> {
+    if super::nss::in_use() {
+        let text = name.to_str().ok()?;
+        return super::nss::lookup(
+            "passwd",
+            || getpwnam(name),
+            || super::nss::getent_passwd(text).map(Passwd::from),
+        );
+    }
+    getpwnam(name)
+}
+
+/// getpwnam_r.
+fn getpwnam(name: &CStr) -> Option<Passwd> {
     // SAFETY: an all-zero passwd is a valid value to be overwritten.
     let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
     let mut buf = vec![0 as libc::c_char; 16384];
@@ -321,7 +347,7 @@ pub(crate) fn passwd(name: &CStr) -> Option<Passwd> {
             &mut out,
         )
     };
-    if rc != 0 || out.is_null() {
+    if rc != 0 || out.is_null() || pw.pw_name.is_null() {
         return None;
     }
     let home = if pw.pw_dir.is_null() {
@@ -336,14 +362,31 @@ pub(crate) fn passwd(name: &CStr) -> Option<Passwd> {
         )
     };
     Some(Passwd {
+        // SAFETY: pw_name points to a NUL-terminated string inside `buf`.
+        name: unsafe { CStr::from_ptr(pw.pw_name) }
+            .to_string_lossy()
+            .into_owned(),
         uid: pw.pw_uid,
         gid: pw.pw_gid,
         home,
     })
 }
 
-/// getpwuid_r: the entry of a uid (the real user's home for `~`).
+/// The entry of a uid (the real user's home for `~`): getpwuid_r, or in a
+/// static build as `sys::nss` says.
 pub(crate) fn passwd_uid(uid: libc::uid_t) -> Option<Passwd> {
+    if super::nss::in_use() {
+        return super::nss::lookup(
+            "passwd",
+            || getpwuid(uid),
+            || super::nss::getent_passwd(&uid.to_string()).map(Passwd::from),
+        );
+    }
+    getpwuid(uid)
+}
+
+/// getpwuid_r.
+fn getpwuid(uid: libc::uid_t) -> Option<Passwd> {
     // SAFETY: an all-zero passwd is a valid value to be overwritten.
     let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
     let mut buf = vec![0 as libc::c_char; 16384];
@@ -351,10 +394,14 @@ pub(crate) fn passwd_uid(uid: libc::uid_t) -> Option<Passwd> {
     // SAFETY: getpwuid_r fills the passwd and the buffer we own, and sets
     // `out` to `&pw` or null; nothing outlives the call but what we copy.
     let rc = unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut out) };
-    if rc != 0 || out.is_null() {
+    if rc != 0 || out.is_null() || pw.pw_name.is_null() {
         return None;
     }
     Some(Passwd {
+        // SAFETY: pw_name points to a NUL-terminated string inside `buf`.
+        name: unsafe { CStr::from_ptr(pw.pw_name) }
+            .to_string_lossy()
+            .into_owned(),
         uid: pw.pw_uid,
         gid: pw.pw_gid,
         // SAFETY: pw_dir, when set, points to a NUL-terminated string in
@@ -380,9 +427,18 @@ pub fn group_members(name: &str) -> Option<Vec<String>> {
     super::group::by_name(name).map(|g| g.members)
 }
 
-/// getgrouplist: every group of the user, `gid` included, growing the
-/// list until it fits.
+/// Every group of the user, `gid` included: getgrouplist, or in a static
+/// build as `sys::nss` says.
 fn group_list(name: &CString, gid: libc::gid_t) -> Vec<libc::gid_t> {
+    if super::nss::in_use() {
+        let text = name.to_string_lossy();
+        return super::nss::group_list(&text, gid, || getgrouplist(name, gid));
+    }
+    getgrouplist(name, gid)
+}
+
+/// getgrouplist, growing the list until it fits.
+fn getgrouplist(name: &CString, gid: libc::gid_t) -> Vec<libc::gid_t> {
     let mut n: libc::c_int = 64;
     let mut groups: Vec<libc::gid_t> = vec![0; n as usize];
     loop {

@@ -72,11 +72,54 @@ pub fn sources(conf: &str, db: &str) -> Vec<String> {
     vec!["files".to_string()]
 }
 
+/// This machine's `/etc/nsswitch.conf`, read once.
+fn conf() -> &'static str {
+    static CONF: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CONF.get_or_init(|| std::fs::read_to_string("/etc/nsswitch.conf").unwrap_or_default())
+}
+
 /// Whether glibc's built-in `files` source answers first for `db` on this
 /// machine (then a hit there is what glibc itself would return).
 pub fn files_first(db: &str) -> bool {
-    let conf = std::fs::read_to_string("/etc/nsswitch.conf").unwrap_or_default();
-    sources(&conf, db).first().map(String::as_str) == Some("files")
+    sources(conf(), db).first().map(String::as_str) == Some("files")
+}
+
+/// Whether `files` is the only source of `db` that can list a user's
+/// groups (`systemd` adds only its own dynamic users, which tern never
+/// runs jobs as).
+pub fn files_only(db: &str) -> bool {
+    sources(conf(), db)
+        .iter()
+        .all(|s| s == "files" || s == "systemd")
+}
+
+/// A lookup in a static build: `files` (a glibc lookup, made once the
+/// databases are restricted to the built-in source) when the configuration
+/// consults files first for `db`, then `other` (getent) when that finds
+/// nothing.
+pub fn lookup<T>(
+    db: &str,
+    files: impl FnOnce() -> Option<T>,
+    other: impl FnOnce() -> Option<T>,
+) -> Option<T> {
+    if files_first(db) {
+        restrict_to_files();
+        if let Some(found) = files() {
+            return Some(found);
+        }
+    }
+    other()
+}
+
+/// Every group of user `name` in a static build: glibc's getgrouplist
+/// over the built-in `files` source (`files`) when files is the only
+/// source of group memberships, else `getent initgroups`.
+pub fn group_list(name: &str, gid: u32, files: impl FnOnce() -> Vec<u32>) -> Vec<u32> {
+    if files_only("group") && files_only("initgroups") {
+        restrict_to_files();
+        return files();
+    }
+    getent_groups(name, gid)
 }
 
 unsafe extern "C" {
@@ -233,6 +276,27 @@ mod tests {
         );
         assert_eq!(parse_group("empty:x:5:").map(|g| g.members.len()), Some(0));
         assert_eq!(parse_group("bad:x:gid:"), None);
+    }
+
+    #[test]
+    fn a_lookup_asks_files_first_and_getent_on_a_miss() {
+        if !files_first("passwd") {
+            eprintln!("skipped: nsswitch.conf does not consult files first");
+            return;
+        }
+        assert_eq!(
+            lookup("passwd", || Some(1), || panic!("files answered")),
+            Some(1)
+        );
+        assert_eq!(lookup("passwd", || None, || Some(2)), Some(2));
+        assert_eq!(lookup::<u32>("passwd", || None, || None), None);
+        // Restricted to files, glibc still finds a user of /etc/passwd.
+        let root = lookup(
+            "passwd",
+            || crate::sys::identity::passwd_uid(0).map(|p| p.name),
+            || None,
+        );
+        assert_eq!(root.as_deref(), Some("root"));
     }
 
     #[test]
