@@ -17,6 +17,7 @@
 //! use [`Queue::write`].
 
 pub mod authority;
+mod busy;
 pub mod holders;
 mod identity;
 pub mod joblock;
@@ -57,8 +58,6 @@ pub mod op {
     pub const END: i64 = 106;
 }
 
-/// How long a writer waits for another writer's transaction.
-const BUSY_TIMEOUT_MS: u64 = 30_000;
 /// Compiled statements one handle keeps (see [`Queue::open`]).
 const STATEMENT_CACHE: usize = 128;
 
@@ -339,7 +338,7 @@ impl Queue {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         }
         let mut conn = Connection::open_with_flags(&path, flags).map_err(|e| corrupt(&path, e))?;
-        conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))?;
+        conn.busy_handler(Some(busy::handler))?;
         // Every statement a long-lived handle runs again (a shadow's finish
         // and claim reuse, a pass, the router) stays compiled: rusqlite's
         // default of 16 is fewer than a shadow's per-job statements, so
@@ -369,7 +368,7 @@ impl Queue {
                 Ok(()) => break,
                 Err(rusqlite::Error::SqliteFailure(f, _))
                     if f.code == rusqlite::ErrorCode::DatabaseBusy
-                        && start.elapsed().as_millis() < BUSY_TIMEOUT_MS as u128 =>
+                        && start.elapsed() < busy::TIMEOUT =>
                 {
                     std::thread::sleep(std::time::Duration::from_millis(5));
                 }
