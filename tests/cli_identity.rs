@@ -410,6 +410,42 @@ fn in_shared_mode_a_job_needs_its_owner_uid_and_a_uid_above_the_minimum() {
     assert!(!env.path("ran").exists());
 }
 
+/// Outside shared mode a root pass over a user's personal queue is the
+/// ALLOW_ROOT_JOBS case: the user may write anything into their own
+/// database, Owner = "root" included. Such a job is held, not run as root.
+#[test]
+fn a_root_owner_written_into_a_users_own_queue_is_held_not_run_as_root() {
+    let Some(user) = root_with_user("ternjobforge") else {
+        return;
+    };
+    let env = shared_env();
+    submit_as(
+        &env,
+        &user.name,
+        "executable = /usr/bin/touch\narguments = ran-as-root\nqueue\n",
+    );
+    let db = env.spool().join("queue.db");
+    assert_eq!(std::fs::metadata(&db).unwrap().uid(), user.uid());
+    {
+        let mut q = tern::queue::Queue::open(&env.spool(), false)
+            .unwrap()
+            .unwrap();
+        q.modify(&tern::queue::Selection::default(), 0, |_, _| {
+            tern::queue::Change::Set(vec![
+                ("Owner".to_string(), tern::classad::Expr::string("root")),
+                ("OwnerUid".to_string(), tern::classad::Expr::int(0)),
+            ])
+        })
+        .unwrap();
+    }
+    env.negotiate();
+    let (code, reason) = held(&env);
+    assert_eq!(code, "23", "{reason}");
+    assert!(reason.contains("ALLOW_ROOT_JOBS is false"), "{reason}");
+    assert!(reason.contains("is not root's own"), "{reason}");
+    assert!(!env.path("ran-as-root").exists());
+}
+
 #[test]
 fn the_job_gets_the_submitters_umask() {
     let Some(user) = root_with_user("ternjobmask") else {
