@@ -447,14 +447,15 @@ fn a_root_owner_written_into_a_users_own_queue_is_held_not_run_as_root() {
 }
 
 #[test]
-fn the_job_gets_the_submitters_umask() {
+fn the_job_and_the_files_made_for_it_get_the_submitters_umask() {
     let Some(user) = root_with_user("ternjobmask") else {
         return;
     };
     let env = shared_env();
     let file = env.write(
         "mask.sub",
-        "executable = /bin/sh\narguments = \"-c umask\"\noutput = mask.out\n+OwnerUmask = 0\nqueue\n",
+        "executable = /bin/sh\narguments = \"-c umask\"\noutput = mask.out\nlog = mask.log\n\
+         +OwnerUmask = 0\nqueue\n",
     );
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
     let script = format!("umask 077; exec {} {}", bin("tern_submit"), file.display());
@@ -472,12 +473,20 @@ fn the_job_gets_the_submitters_umask() {
     );
     // The submit file's own OwnerUmask is not the queue's.
     assert_eq!(env.q_af("1.0", &["OwnerUmask"]).as_deref(), Some("63"));
+    // The root shadow makes the event log anew, as the owner.
+    std::fs::remove_file(env.path("mask.log")).unwrap();
     env.negotiate();
     wait_for("the job to complete", || {
         env.history_af("1.0", &["JobStatus"]).is_some()
     });
     let out = std::fs::read_to_string(env.path("mask.out")).unwrap();
     assert_eq!(out.trim(), "0077");
+    // What root made as the owner has the owner's umask too.
+    for f in ["mask.out", "mask.log"] {
+        let meta = std::fs::metadata(env.path(f)).unwrap();
+        assert_eq!(meta.uid(), user.uid(), "{f}");
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{f}");
+    }
 }
 
 /// Runs `tool args` as `user` in the test's environment.

@@ -98,17 +98,11 @@ pub(super) fn identity(ad: &Rc<ClassAd>) -> Result<Option<Identity>, Hold> {
     if !identity::is_root() {
         return Ok(None);
     }
-    let owner = ad.eval_str("Owner").unwrap_or_default();
-    let owner_uid = ad.eval_int("OwnerUid");
-    let mut id = identity::job_owner(&owner, owner_uid)
-        .map_err(|why| Hold::new(why, hold_code::FAILED_TO_ACCESS_USER_ACCOUNT, 0))?;
-    // The submitter's umask, as at(1) replays it (HTCondor uses 022).
-    if let (Some(id), Some(mask)) = (id.as_mut(), ad.eval_int("OwnerUmask"))
-        && (0..=0o777).contains(&mask)
-    {
-        id.umask = mask as libc::mode_t;
-    }
-    Ok(id)
+    // With the submitter's umask, as at(1) replays it (HTCondor uses
+    // 022): the job's and that of the files made for it as the owner.
+    crate::vocab::owner_of(ad)
+        .identity()
+        .map_err(|why| Hold::new(why, hold_code::FAILED_TO_ACCESS_USER_ACCOUNT, 0))
 }
 
 /// Iwd, which must be a directory the (effective) user may enter (`/`

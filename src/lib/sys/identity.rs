@@ -100,14 +100,17 @@ fn become_user(id: &Identity) -> std::io::Result<()> {
 /// Root acting as another user for file access: while this lives, the
 /// process's effective user, effective group and supplementary groups are
 /// the user's, so every open, create and lookup is checked as the user's
-/// and what is made belongs to the user. The real and saved ids stay
-/// root's, so the user cannot signal or trace the process meanwhile (a
-/// change of effective ids also makes it non-dumpable), and dropping the
-/// guard takes root's back. The ids are the process's, every thread's:
-/// nothing may rely on root's rights while a guard lives.
+/// and what is made belongs to the user, with the user's umask (a job's
+/// Out, Err and event log get the modes the submitter's own files would).
+/// The real and saved ids stay root's, so the user cannot signal or trace
+/// the process meanwhile (a change of effective ids also makes it
+/// non-dumpable), and dropping the guard takes root's back. The ids and
+/// the umask are the process's, every thread's: nothing may rely on
+/// root's rights while a guard lives.
 pub struct ActingAs {
     egid: libc::gid_t,
     groups: Vec<libc::gid_t>,
+    umask: libc::mode_t,
 }
 
 const KEEP: libc::uid_t = libc::uid_t::MAX;
@@ -125,7 +128,13 @@ pub fn act_as(id: &Identity) -> std::io::Result<ActingAs> {
     let groups = current_groups()?;
     // SAFETY: getegid has no preconditions.
     let egid = unsafe { libc::getegid() };
-    let saved = ActingAs { egid, groups };
+    // SAFETY: umask cannot fail; the old mask is kept to be put back.
+    let umask = unsafe { libc::umask(id.umask & 0o777) };
+    let saved = ActingAs {
+        egid,
+        groups,
+        umask,
+    };
     // SAFETY: plain system calls; on a failure the guard built above
     // restores whatever had changed.
     unsafe {
@@ -156,6 +165,7 @@ impl Drop for ActingAs {
                 );
                 std::process::abort();
             }
+            libc::umask(self.umask);
         }
     }
 }
@@ -258,6 +268,34 @@ pub fn owner_rules() -> OwnerRules {
             spool_gid: None,
             queue_db: None,
         })
+}
+
+/// A job's owner as its ad records them (see `vocab::owner_of`): Owner,
+/// OwnerUid (the uid that submitted it) and OwnerUmask (the submitter's
+/// umask).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct JobOwner {
+    pub name: String,
+    pub uid: Option<i64>,
+    pub umask: Option<i64>,
+}
+
+impl JobOwner {
+    /// Whom a root process acts as for this job ([`job_owner`]), with the
+    /// submitter's umask when the ad has a valid one (else 022, HTCondor's).
+    pub fn identity(&self) -> Result<Option<Identity>, String> {
+        self.identity_under(&owner_rules())
+    }
+
+    fn identity_under(&self, rules: &OwnerRules) -> Result<Option<Identity>, String> {
+        let mut id = job_owner_under(rules, &self.name, self.uid)?;
+        if let (Some(id), Some(mask)) = (id.as_mut(), self.umask)
+            && (0..=0o777).contains(&mask)
+        {
+            id.umask = mask as libc::mode_t;
+        }
+        Ok(id)
+    }
 }
 
 /// Whom a root process acts as for a job of `owner` (the job's Owner)
@@ -543,6 +581,25 @@ mod tests {
             ..theirs
         };
         assert_eq!(job_owner_under(&allowed, "root", None), Ok(None));
+    }
+
+    #[test]
+    fn a_job_owner_carries_the_submitters_umask() {
+        let Some(nobody) = user("nobody") else { return };
+        let uid = Some(i64::from(nobody.uid));
+        let low = OwnerRules {
+            min_uid: 0,
+            ..rules(false)
+        };
+        let of = |umask| JobOwner {
+            name: "nobody".into(),
+            uid,
+            umask,
+        };
+        let mask = |o: JobOwner| o.identity_under(&low).unwrap().unwrap().umask;
+        assert_eq!(mask(of(Some(0o077))), 0o077);
+        assert_eq!(mask(of(None)), 0o022);
+        assert_eq!(mask(of(Some(0o1000))), 0o022, "out of range: 022");
     }
 
     #[test]

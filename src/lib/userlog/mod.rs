@@ -403,25 +403,19 @@ pub fn read_file(path: &Path) -> Result<Vec<Event>, UserLogError> {
     })
 }
 
-/// Where a job's events go: its log file, and the job's Owner, as whom a
-/// root process writes it.
+/// Where a job's events go: its log file, and the job's owner, as whom
+/// (and with whose umask) a root process writes it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct UserLog {
     pub path: PathBuf,
-    pub owner: String,
-    /// The job's OwnerUid: the uid that submitted it.
-    pub owner_uid: Option<i64>,
+    pub owner: crate::sys::identity::JobOwner,
 }
 
 /// The event log of a job ad ([`user_log_path`]) with the job's owner.
 pub fn user_log(ad: &ClassAd) -> Option<UserLog> {
     Some(UserLog {
         path: user_log_path(ad)?,
-        owner: string_attr(ad, "Owner").unwrap_or_default(),
-        owner_uid: ad.get("OwnerUid").and_then(|e| match e.literal_value() {
-            Some(Value::Int(i)) => Some(*i),
-            _ => None,
-        }),
+        owner: crate::vocab::owner_of(ad),
     })
 }
 
@@ -474,7 +468,9 @@ fn append_as_owner(log: &UserLog, events: &[Event]) -> io::Result<()> {
     if !identity::is_root() {
         return append(&log.path, events);
     }
-    let owner = identity::job_owner(&log.owner, log.owner_uid)
+    let owner = log
+        .owner
+        .identity()
         .map_err(|why| io::Error::new(io::ErrorKind::PermissionDenied, why))?;
     identity::as_user(owner.as_ref(), || append(&log.path, events))?
 }
@@ -588,8 +584,11 @@ pub fn log_submit(cluster: &crate::submit::Cluster, cluster_id: i64) -> Result<(
         .map(|(path, e)| {
             let log = UserLog {
                 path,
-                owner: me.0.clone(),
-                owner_uid: Some(me.1),
+                owner: crate::sys::identity::JobOwner {
+                    name: me.0.clone(),
+                    uid: Some(me.1),
+                    umask: None,
+                },
             };
             (log, e)
         })

@@ -725,8 +725,10 @@ fn large_batches_are_cut_between_events() {
 fn mine(path: PathBuf) -> UserLog {
     UserLog {
         path,
-        owner: crate::sys::real_user_name(),
-        owner_uid: None,
+        owner: crate::sys::identity::JobOwner {
+            name: crate::sys::real_user_name(),
+            ..Default::default()
+        },
     }
 }
 
