@@ -30,6 +30,7 @@ mod cli_sandbox;
 mod cli_shadow;
 mod cli_shared_auth;
 mod cli_shared_mode;
+mod cli_shared_runtime;
 mod cli_status;
 mod cli_submit;
 mod cli_transfer_limits;

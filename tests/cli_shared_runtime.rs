@@ -1,0 +1,65 @@
+//! The runtime side of shared mode, seen from inside what root starts for
+//! a user: grid commands, router and shadow hooks and the job itself run
+//! as the job's owner, with the owner's groups, umask and nothing of
+//! root's environment or descriptors. Root-only (test users); as anyone
+//! else each test says why and passes without checking.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::common::RunEnv;
+use crate::common::users::{root_with_user, shared_env, shared_pass, submit_as, wait_for};
+
+fn chmod(p: &Path, mode: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// tests/grid/fake_slurm.sh as sbatch, squeue, scontrol, sacct and
+/// scancel first on PATH, with a state directory anyone can write (the
+/// fake runs as the job's owner).
+fn with_fake_slurm(env: RunEnv) -> (RunEnv, PathBuf) {
+    let bin = env.path("fakebin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/grid/fake_slurm.sh");
+    for n in ["sbatch", "squeue", "scontrol", "sacct", "scancel"] {
+        std::os::unix::fs::symlink(&script, bin.join(n)).unwrap();
+    }
+    let state = env.path("slurm");
+    std::fs::create_dir(&state).unwrap();
+    chmod(&state, 0o777);
+    let env = env
+        .knob("GRIDMANAGER_JOB_PROBE_INTERVAL", "1")
+        .var_env("PATH", &format!("{}:/usr/bin:/bin", bin.display()))
+        .var_env("FAKE_SLURM", state.to_str().unwrap());
+    (env, state)
+}
+
+/// In shared mode every grid job failed ("no OwnerUid": the gridmanager
+/// acted for a bare owner name). Its Slurm commands now run as the job's
+/// owner, from the job's OwnerUid: sbatch's files are the owner's.
+#[test]
+fn in_shared_mode_a_grid_jobs_slurm_commands_run_as_its_owner() {
+    let Some(user) = root_with_user("terngridown") else {
+        return;
+    };
+    let (env, state) = with_fake_slurm(shared_env());
+    submit_as(
+        &env,
+        &user.name,
+        "universe = grid\ngrid_resource = batch slurm\nexecutable = /bin/true\nqueue\n",
+    );
+    shared_pass(&env, &[]);
+    wait_for("the grid job to reach Slurm", || {
+        env.attr("1.0", "GridJobStatus").as_deref() == Some("IDLE")
+    });
+    let script = state.join("scripts/1");
+    assert_eq!(std::fs::metadata(&script).unwrap().uid(), user.uid());
+    // Let it finish, so its gridmanager has nothing left and exits.
+    let job = state.join("jobs/1");
+    let line = std::fs::read_to_string(&job).unwrap();
+    let name = line.trim_end().rsplit('|').next().unwrap().to_string();
+    std::fs::write(&job, format!("COMPLETED|0:0|1000|1001|{name}\n")).unwrap();
+    wait_for("the grid job to complete", || {
+        env.attr("1.0", "JobStatus").as_deref() == Some("4")
+    });
+}
