@@ -63,3 +63,82 @@ fn in_shared_mode_a_grid_jobs_slurm_commands_run_as_its_owner() {
         env.attr("1.0", "JobStatus").as_deref() == Some("4")
     });
 }
+
+/// A hook program in a directory only root may change (hooks in a
+/// directory anyone can write are refused), writing `record` (shell, with
+/// `$OUT` a directory anyone can write) before `body`.
+fn hook_program(env: &RunEnv, name: &str, record: &str, body: &str) -> PathBuf {
+    let dir = env.path("hooks");
+    let out = env.path("seen");
+    for (d, mode) in [(&dir, 0o755), (&out, 0o777)] {
+        std::fs::create_dir_all(d).unwrap();
+        chmod(d, mode);
+    }
+    let p = dir.join(name);
+    std::fs::write(
+        &p,
+        format!("#!/bin/sh\nOUT={}\n{record}\n{body}\n", out.display()),
+    )
+    .unwrap();
+    chmod(&p, 0o755);
+    p
+}
+
+/// What a hook recorded with `{ id -u; ...; } > $OUT/<name>`.
+fn recorded(env: &RunEnv, name: &str) -> Vec<String> {
+    std::fs::read_to_string(env.path("seen").join(name))
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// A root router refused every hook of another user's job ("cannot yet
+/// act as ... (no shared mode)"); in shared mode it runs the hook as the
+/// job's owner, as the shadow runs its hooks.
+#[test]
+fn in_shared_mode_a_router_hook_runs_as_the_jobs_owner() {
+    let Some(user) = root_with_user("ternroutehook") else {
+        return;
+    };
+    let env = shared_env();
+    // It hands the job back as the copy (the part after the route).
+    let translate = hook_program(
+        &env,
+        "translate",
+        "{ id -u; umask; } > \"$OUT/translate\"",
+        "sed '1,/^------$/d'",
+    );
+    let cfg = env.write(
+        "router.config",
+        &format!(
+            "JOB_ROUTER_HOOK_KEYWORD = TEST\nJOB_ROUTER_ROUTE_NAMES = A\n\
+             JOB_ROUTER_ROUTE_A @=end\n  UNIVERSE vanilla\n  REQUIREMENTS true\n@end\n\
+             TEST_HOOK_TRANSLATE_JOB = {}\n",
+            translate.display()
+        ),
+    );
+    chmod(&cfg, 0o644);
+    let env = env.var_env("TERN_CONFIG", cfg.to_str().unwrap());
+    submit_as(&env, &user.name, "executable = /bin/true\nqueue\n");
+    let out = env
+        .command("tern_job_router")
+        .env("_TERN_SHARED_QUEUE", "true")
+        .arg("-verbose")
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    let mask: u32 = env.attr("1.0", "OwnerUmask").unwrap().parse().unwrap();
+    assert_eq!(
+        recorded(&env, "translate"),
+        [user.uid().to_string(), format!("{mask:04o}")],
+        "the hook ran as the job's owner, with the submitter's umask: {said}"
+    );
+    assert_eq!(
+        env.attr("1.0", "Managed").as_deref(),
+        Some("External"),
+        "{said}"
+    );
+}
