@@ -17,6 +17,7 @@ mod cli_hooks_cron;
 mod cli_hooks_fetch;
 mod cli_hooks_starter;
 mod cli_identity;
+mod cli_job_paths;
 mod cli_leave_in_queue;
 mod cli_linger;
 mod cli_multicall;

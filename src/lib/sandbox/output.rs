@@ -474,7 +474,8 @@ impl Sender<'_> {
     /// sends 0 bytes in its place.
     fn empty(&mut self, name: &str, remaps: &Remaps) -> Result<(), Failure> {
         let dest = self.dest(name, remaps)?;
-        fs::File::create(&dest)
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC;
+        crate::sys::fs::open_regular(&dest, flags, 0o666)
             .map(|_| ())
             .map_err(|e| Failure::Write(CopyError::io(&dest, &e)))
     }

@@ -20,9 +20,7 @@ mod format;
 mod read;
 
 use std::collections::HashMap;
-use std::fs::OpenOptions;
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::OnceLock;
@@ -346,6 +344,10 @@ const WRITE_CHUNK: usize = 1 << 20;
 
 /// Appends `events` to the log at `path`, creating it (mode 0644, less the
 /// umask) if needed, and syncs it to disk as HTCondor does by default.
+/// The log must be a regular file reached without a final symbolic link:
+/// a FIFO or device in its place is refused at once, never waited on (a
+/// root pass writes events while it holds its lock), and a link is not
+/// followed ([`crate::sys::fs::open_regular`]).
 ///
 /// The file is opened `O_APPEND` and every write(2) carries whole events
 /// only: all events of a call go in one write unless they exceed about
@@ -357,11 +359,8 @@ pub fn append(path: &Path, events: &[Event]) -> io::Result<()> {
     if events.is_empty() {
         return Ok(());
     }
-    let mut file = OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o644)
-        .open(path)?;
+    let mut file =
+        crate::sys::fs::open_regular(path, libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT, 0o644)?;
     let mut buf = String::with_capacity(events.len().min(8192) * 128);
     let mut dates = format::Dates::new(DateForm::Iso);
     for e in events {
