@@ -215,7 +215,7 @@ impl Sandbox {
         transfer: bool,
         owner: Option<&Identity>,
     ) -> Result<Sandbox, Hold> {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        use std::os::unix::fs::DirBuilderExt;
         let dir = knobs.execute.join(format!("dir_{tag}"));
         let fail = |what: &str, e: std::io::Error| {
             Hold::new(
@@ -230,10 +230,8 @@ impl Sandbox {
         };
         match dir.symlink_metadata() {
             Ok(m) if m.is_dir() => {
-                empty_except(&dir, &[JOB_AD_FILE, MACHINE_AD_FILE])
+                crate::sys::tree::empty_dir(&dir, &[JOB_AD_FILE, MACHINE_AD_FILE])
                     .map_err(|e| fail("clear", e))?;
-                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
-                    .map_err(|e| fail("protect", e))?;
             }
             Ok(_) => {
                 std::fs::remove_file(&dir).map_err(|e| fail("clear", e))?;
@@ -251,10 +249,7 @@ impl Sandbox {
                     .map_err(|e| fail("make", e))?;
             }
         }
-        if let Some(id) = owner {
-            std::os::unix::fs::chown(&dir, Some(id.uid), Some(id.gid))
-                .map_err(|e| fail("give the job's owner", e))?;
-        }
+        protect(&dir, owner).map_err(|e| fail("protect", e))?;
         Ok(Sandbox {
             dir,
             transfer,
@@ -286,7 +281,7 @@ impl Sandbox {
         if self.keep {
             return;
         }
-        if let Err(e) = empty_except(&self.dir, &[JOB_AD_FILE, MACHINE_AD_FILE]) {
+        if let Err(e) = crate::sys::tree::empty_dir(&self.dir, &[JOB_AD_FILE, MACHINE_AD_FILE]) {
             eprintln!(
                 "tern_shadow: cannot empty the sandbox {}: {}",
                 self.dir.display(),
@@ -312,55 +307,25 @@ impl Sandbox {
     }
 }
 
-/// Removes everything in `dir` but the regular files named in `keep`.
-fn empty_except(dir: &Path, keep: &[&str]) -> std::io::Result<()> {
-    for e in std::fs::read_dir(dir)? {
-        let e = e?;
-        let name = e.file_name();
-        let ft = e.file_type()?;
-        if ft.is_file() && keep.iter().any(|k| name == *k) {
-            continue;
-        }
-        if ft.is_dir() {
-            remove_tree(&e.path())?;
-        } else {
-            std::fs::remove_file(e.path())?;
-        }
+/// Mode 0700 and, for a job run as its owner, the owner's ids, set on the
+/// sandbox's descriptor (opened without following a link).
+fn protect(dir: &Path, owner: Option<&Identity>) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(dir)?;
+    if let Some(id) = owner {
+        std::os::unix::fs::fchown(&f, Some(id.uid), Some(id.gid))?;
     }
-    Ok(())
+    f.set_permissions(std::fs::Permissions::from_mode(0o700))
 }
 
-/// Removes a tree the job may have left unwritable (a directory of mode
-/// 0500 cannot be emptied until it is made writable again).
+/// Removes a tree a job had (a sandbox, a SPOOL copy), which what the job
+/// left running may still be changing: by descriptor, never following a
+/// link, and as the tree's owner when run as root ([`crate::sys::tree`]).
 pub(crate) fn remove_tree(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    match std::fs::remove_dir_all(dir) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(_) => {
-            for entry in walk_dirs(dir) {
-                let _ = std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o700));
-            }
-            std::fs::remove_dir_all(dir)
-        }
-    }
-}
-
-/// Every directory under `dir`, `dir` first (symlinks not followed).
-fn walk_dirs(dir: &Path) -> Vec<PathBuf> {
-    let mut out = vec![dir.to_path_buf()];
-    let mut i = 0;
-    while i < out.len() {
-        if let Ok(rd) = std::fs::read_dir(&out[i]) {
-            for e in rd.flatten() {
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    out.push(e.path());
-                }
-            }
-        }
-        i += 1;
-    }
-    out
+    crate::sys::tree::remove_tree(dir)
 }
 
 /// Where a transfer happened, for HTCondor's hold texts: this machine is

@@ -12,6 +12,7 @@ pub mod privilege;
 pub mod term;
 pub mod thp;
 pub mod time;
+pub mod tree;
 pub mod tz;
 
 /// The real user's login name (from the real uid, never from anything the
