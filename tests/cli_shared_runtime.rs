@@ -2,13 +2,16 @@
 //! a user: grid commands, router and shadow hooks and the job itself run
 //! as the job's owner, with the owner's groups, umask and nothing of
 //! root's environment or descriptors. Root-only (test users); as anyone
-//! else each test says why and passes without checking.
+//! else each test says why and passes without checking, but for the
+//! personal-mode counterpart of the descriptor test.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::common::RunEnv;
-use crate::common::users::{root_with_user, shared_env, shared_pass, submit_as, wait_for};
+use crate::common::users::{
+    root_with_user, shared_env, shared_pass, submit_as, wait_for, wait_gone,
+};
+use crate::common::{RunEnv, fake_job};
 
 fn chmod(p: &Path, mode: u32) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
@@ -141,4 +144,48 @@ fn in_shared_mode_a_router_hook_runs_as_the_jobs_owner() {
         Some("External"),
         "{said}"
     );
+}
+
+/// Runs `pass` with a descriptor left open across exec, as a careless
+/// parent (cron, a shell, a test harness) leaves one to the pass, which
+/// hands on what it inherits to its shadows.
+fn with_a_leaked_descriptor(pass: impl FnOnce()) {
+    use std::os::fd::AsRawFd;
+    let leak = std::fs::File::open("/dev/null").unwrap();
+    tern::sys::fs::inherit_across_exec(leak.as_raw_fd()).unwrap();
+    pass();
+}
+
+const FDS_JOB: &str = "arguments = fds\noutput = fds.out\nqueue\n";
+
+/// The job's child closed nothing it inherited that was not
+/// close-on-exec: it now keeps 0, 1 and 2 only (spec section 6, step 4).
+#[test]
+fn a_job_starts_with_only_its_standard_descriptors() {
+    let env = RunEnv::new().knob("NEGOTIATE_ON_SUBMIT", "false");
+    env.submit(
+        "fds.sub",
+        &format!("executable = {}\n{FDS_JOB}", fake_job().display()),
+    );
+    with_a_leaked_descriptor(|| env.negotiate());
+    env.wait_history("1.0", crate::common::TIMEOUT);
+    let fds = std::fs::read_to_string(env.path("fds.out")).unwrap();
+    assert_eq!(fds, "fds 0 1 2\n");
+}
+
+#[test]
+fn a_job_run_as_its_owner_starts_with_only_its_standard_descriptors() {
+    let Some(user) = root_with_user("ternjobfds") else {
+        return;
+    };
+    let env = shared_env();
+    submit_as(
+        &env,
+        &user.name,
+        &format!("executable = {}\n{FDS_JOB}", fake_job().display()),
+    );
+    with_a_leaked_descriptor(|| shared_pass(&env, &[]));
+    wait_gone(&env, "1.0");
+    let fds = std::fs::read_to_string(env.path("fds.out")).unwrap();
+    assert_eq!(fds, "fds 0 1 2\n");
 }

@@ -397,13 +397,15 @@ fn spawn(plan: &Plan) -> std::io::Result<i32> {
                 Some(plan.stderr.as_raw_fd()),
             ],
             new_session: false,
+            only_stdio: true,
         }),
         Some(id) => spawn_as(plan, id),
     }
 }
 
 /// Starts a job as another user (the shadow runs as root): fork, the
-/// user's groups and ids for good, then Iwd entered as the user, exec.
+/// user's groups and ids for good, then Iwd entered as the user, every
+/// descriptor but 0, 1 and 2 closed, exec.
 fn spawn_as(plan: &Plan, id: Identity) -> std::io::Result<i32> {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(&plan.exe);
@@ -415,6 +417,7 @@ fn spawn_as(plan: &Plan, id: Identity) -> std::io::Result<i32> {
         .stdout(Stdio::from(plan.stdout.try_clone()?))
         .stderr(Stdio::from(plan.stderr.try_clone()?));
     identity::child_runs_as(&mut cmd, Some(id), Some(&plan.iwd));
+    crate::sys::inherited::child_keeps_only_stdio(&mut cmd);
     let child = cmd.spawn()?;
     let pid = child.id() as i32;
     // The Child handle is not used for waiting: we reap with wait4.
