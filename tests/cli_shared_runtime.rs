@@ -189,3 +189,67 @@ fn a_job_run_as_its_owner_starts_with_only_its_standard_descriptors() {
     let fds = std::fs::read_to_string(env.path("fds.out")).unwrap();
     assert_eq!(fds, "fds 0 1 2\n");
 }
+
+/// ON_EXIT_OR_EVICT was silently dropped in shared mode (root would have
+/// copied into a SPOOL the owner cannot enter). Root now makes the job's
+/// SPOOL copy for the owner, who fills it and reads it back through a
+/// descriptor: the evicted run's file reaches the next run, the copy is
+/// the owner's (0700) though SPOOL is closed to them, and it goes, as its
+/// owner, once the job has left the queue.
+#[test]
+fn in_shared_mode_on_exit_or_evict_keeps_a_vacated_runs_files_as_the_owners() {
+    let Some(user) = root_with_user("ternjobspool") else {
+        return;
+    };
+    let env = shared_env();
+    // Sandboxes outside SPOOL, as the installer puts them.
+    let execute = env.path("execute");
+    std::fs::create_dir(&execute).unwrap();
+    let env = env.knob("EXECUTE", execute.to_str().unwrap());
+    let marker = env.path("first-run");
+    let script = env.write(
+        "job.sh",
+        &format!(
+            "#!/bin/sh\nif [ -f state.txt ]; then echo \"resumed from $(cat state.txt)\"; exit 0; fi\n\
+             echo first > state.txt\ntouch {}\nsleep 300\n",
+            marker.display()
+        ),
+    );
+    chmod(&script, 0o755);
+    submit_as(
+        &env,
+        &user.name,
+        "executable = job.sh\nshould_transfer_files = YES\n\
+         when_to_transfer_output = ON_EXIT_OR_EVICT\noutput = e.out\nqueue\n",
+    );
+    // SPOOL closed to the owner, as shared mode's 2770 root:tern is.
+    chmod(&env.spool(), 0o700);
+    shared_pass(&env, &[]);
+    wait_for("the first run", || marker.exists());
+    // Root, a queue super user, vacates it.
+    let out = env
+        .command("tern_vacate_job")
+        .env("_TERN_QUEUE_SUPER_USERS", "root")
+        .arg("1.0")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    wait_for("the second run to end", || {
+        shared_pass(&env, &[]);
+        env.history_af("1.0", &["JobStatus"]).is_some()
+    });
+    assert_eq!(
+        std::fs::read_to_string(env.path("e.out")).unwrap(),
+        "resumed from first\n"
+    );
+    let copy = env.spool().join("1/0/cluster1.proc0.subproc0");
+    let meta = std::fs::metadata(&copy).unwrap();
+    assert_eq!((meta.uid(), meta.mode() & 0o777), (user.uid(), 0o700));
+    assert_eq!(
+        std::fs::metadata(copy.join("state.txt")).unwrap().uid(),
+        user.uid()
+    );
+    // A pass that evaluates every job clears what left the queue.
+    shared_pass(&env, &[("_TERN_PERIODIC_EXPR_INTERVAL", "0")]);
+    assert!(!copy.exists(), "the copy is left");
+}

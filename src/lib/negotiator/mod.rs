@@ -422,7 +422,7 @@ fn clear_leftovers(
     report: &mut Report,
 ) -> Result<(), NegotiatorError> {
     let knobs = crate::sandbox::Knobs::from_config(cfg, &machine.filesystem_domain)?;
-    let spools = crate::sandbox::remove_stale_spools(spool, |cluster, proc| {
+    let spools = crate::sandbox::spool::remove_stale_spools(spool, |cluster, proc| {
         q.row(JobId { cluster, proc }).ok().flatten().is_some()
     });
     let sandboxes = crate::sandbox::remove_orphan_sandboxes(&knobs);

@@ -20,6 +20,7 @@ pub mod env;
 pub mod input;
 pub mod output;
 pub mod remap;
+pub mod spool;
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -84,51 +85,6 @@ impl Knobs {
     }
 }
 
-/// Where a job's files wait between runs under ON_EXIT_OR_EVICT, as
-/// HTCondor lays it out (`spooled_job_files.cpp`):
-/// `$(SPOOL)/<ClusterId % 10000>/<ProcId % 10000>/cluster<C>.proc<P>.subproc0`.
-pub fn job_spool(spool: &Path, cluster: i64, proc_: i64) -> PathBuf {
-    spool
-        .join((cluster % 10000).to_string())
-        .join((proc_ % 10000).to_string())
-        .join(format!("cluster{cluster}.proc{proc_}.subproc0"))
-}
-
-/// Removes the spooled files of jobs that are no longer in the queue
-/// (`in_queue` answers for a cluster and proc); HTCondor removes them when
-/// the job leaves the queue. Returns how many it removed.
-pub fn remove_stale_spools(spool: &Path, in_queue: impl Fn(i64, i64) -> bool) -> usize {
-    let mut removed = 0;
-    let numeric = |p: &Path| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-    };
-    let Ok(top) = std::fs::read_dir(spool) else {
-        return 0;
-    };
-    for a in top
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir() && numeric(p))
-    {
-        for b in std::fs::read_dir(&a).into_iter().flatten().flatten() {
-            for c in std::fs::read_dir(b.path()).into_iter().flatten().flatten() {
-                let name = c.file_name().to_string_lossy().into_owned();
-                let Some((cl, pr)) = parse_spool_name(&name) else {
-                    continue;
-                };
-                if !in_queue(cl, pr) && remove_tree(&c.path()).is_ok() {
-                    removed += 1;
-                }
-            }
-            let _ = std::fs::remove_dir(b.path());
-        }
-        let _ = std::fs::remove_dir(&a);
-    }
-    removed
-}
-
 /// Removes sandboxes whose shadow is gone (killed before it could clean
 /// up), as HTCondor's startd clears its starters' leftovers: a
 /// `dir_<pid>` whose process no longer exists. A live process of that pid,
@@ -155,14 +111,6 @@ pub fn remove_orphan_sandboxes(knobs: &Knobs) -> usize {
         }
     }
     removed
-}
-
-/// `cluster<C>.proc<P>.subproc0` (and its `.tmp`/`.swap` siblings).
-fn parse_spool_name(name: &str) -> Option<(i64, i64)> {
-    let rest = name.strip_prefix("cluster")?;
-    let (c, rest) = rest.split_once(".proc")?;
-    let (p, _) = rest.split_once(".subproc0")?;
-    Some((c.parse().ok()?, p.parse().ok()?))
 }
 
 /// Whether the executable is one of the inputs: TransferExecutable is

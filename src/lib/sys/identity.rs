@@ -15,6 +15,12 @@ pub struct Identity {
     pub umask: libc::mode_t,
 }
 
+/// The calling process's effective uid.
+pub fn effective_uid() -> libc::uid_t {
+    // SAFETY: geteuid has no preconditions and no side effects.
+    unsafe { libc::geteuid() }
+}
+
 /// Whether the calling process runs as root (effective uid 0).
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and no side effects.

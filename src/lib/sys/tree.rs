@@ -19,8 +19,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-/// An open directory.
-struct Dir(OwnedFd);
+/// An open directory, walked by descriptor: what root uses to make and
+/// enter the directories of a job's SPOOL copy, and to hand the copy to
+/// its owner (see [`Dir::proc_path`]).
+pub struct Dir(OwnedFd);
 
 fn cstr(name: &OsStr) -> io::Result<CString> {
     CString::new(name.as_bytes())
@@ -35,8 +37,9 @@ fn check(rc: libc::c_int) -> io::Result<()> {
 }
 
 impl Dir {
-    /// Opens the directory `path` (its last component never a link).
-    fn open(path: &Path, follow_last: bool) -> io::Result<Dir> {
+    /// Opens the directory `path`, whose last component may be a link
+    /// only when `follow_last` (a configured SPOOL may be one).
+    pub fn open(path: &Path, follow_last: bool) -> io::Result<Dir> {
         let c = cstr(path.as_os_str())?;
         let nofollow = if follow_last { 0 } else { libc::O_NOFOLLOW };
         // SAFETY: open reads the NUL-terminated path; the descriptor is
@@ -148,6 +151,80 @@ impl Dir {
             }
             r => r,
         }
+    }
+}
+
+/// What root does with a directory it trusts (SPOOL and the levels it
+/// made in it), by name, never following a link.
+impl Dir {
+    /// The subdirectory `name`.
+    pub fn sub(&self, name: &str) -> io::Result<Dir> {
+        self.child(&cstr(OsStr::new(name))?)
+    }
+
+    /// The subdirectory `name`, made with `mode` (cut by the umask) when
+    /// missing.
+    pub fn make_sub(&self, name: &str, mode: libc::mode_t) -> io::Result<Dir> {
+        let c = cstr(OsStr::new(name))?;
+        // SAFETY: mkdirat on our descriptor and a NUL-terminated name.
+        let rc = unsafe { libc::mkdirat(self.0.as_raw_fd(), c.as_ptr(), mode) };
+        if rc < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::AlreadyExists {
+                return Err(e);
+            }
+        }
+        self.child(&c)
+    }
+
+    /// The directory's owner: uid and gid.
+    pub fn owner(&self) -> io::Result<(libc::uid_t, libc::gid_t)> {
+        let st = self.stat(None)?;
+        Ok((st.st_uid, st.st_gid))
+    }
+
+    /// Gives the directory `uid:gid` and `mode`, on its descriptor.
+    pub fn give(&self, uid: libc::uid_t, gid: libc::gid_t, mode: libc::mode_t) -> io::Result<()> {
+        // SAFETY: fchown and fchmod on our own descriptor.
+        check(unsafe { libc::fchown(self.0.as_raw_fd(), uid, gid) })?;
+        check(unsafe { libc::fchmod(self.0.as_raw_fd(), mode) })
+    }
+
+    /// Renames entry `from` to `to`, both in this directory (a link is
+    /// renamed, never followed).
+    pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        let (f, t) = (cstr(OsStr::new(from))?, cstr(OsStr::new(to))?);
+        let fd = self.0.as_raw_fd();
+        // SAFETY: renameat within our descriptor, NUL-terminated names.
+        check(unsafe { libc::renameat(fd, f.as_ptr(), fd, t.as_ptr()) })
+    }
+
+    /// Removes the entry `name` whole, as [`remove_tree`] does.
+    pub fn remove(&self, name: &str) -> io::Result<()> {
+        remove_in(self, &cstr(OsStr::new(name))?)
+    }
+
+    /// Removes the subdirectory `name` if it is empty.
+    pub fn remove_empty(&self, name: &str) -> io::Result<()> {
+        self.unlink(&cstr(OsStr::new(name))?, true)
+    }
+
+    /// The names of the subdirectories (never links) that are valid UTF-8.
+    pub fn subdirs(&self) -> io::Result<Vec<String>> {
+        Ok(self
+            .names()?
+            .into_iter()
+            .filter(|n| self.stat(Some(n)).is_ok_and(|st| is_dir(&st)))
+            .filter_map(|n| n.into_string().ok())
+            .collect())
+    }
+
+    /// `/proc/self/fd/N`: a path to this very directory for as long as it
+    /// is open, which this process can use after switching to another
+    /// user (the kernel lets a process follow its own descriptors) where
+    /// that user could not reach the directory by its name.
+    pub fn proc_path(&self) -> std::path::PathBuf {
+        std::path::PathBuf::from(format!("/proc/self/fd/{}", self.0.as_raw_fd()))
     }
 }
 
