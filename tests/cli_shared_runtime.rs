@@ -9,7 +9,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::common::users::{
-    root_with_user, shared_env, shared_pass, submit_as, wait_for, wait_gone,
+    Group, root_with_user, shared_env, shared_pass, submit_as, wait_for, wait_gone,
 };
 use crate::common::{RunEnv, fake_job};
 
@@ -252,4 +252,123 @@ fn in_shared_mode_on_exit_or_evict_keeps_a_vacated_runs_files_as_the_owners() {
     // A pass that evaluates every job clears what left the queue.
     shared_pass(&env, &[("_TERN_PERIODIC_EXPR_INTERVAL", "0")]);
     assert!(!copy.exists(), "the copy is left");
+}
+
+/// `id -G` as a set of numbers.
+fn group_set(line: &str) -> std::collections::BTreeSet<u32> {
+    line.split_whitespace()
+        .map(|g| g.parse().unwrap())
+        .collect()
+}
+
+/// A starter hook (PREPARE_JOB) of a job run as its owner runs as the
+/// owner too: uid, groups and umask checked from inside the hook.
+#[test]
+fn a_shadow_hook_runs_as_the_jobs_owner() {
+    let Some(user) = root_with_user("ternjobhook") else {
+        return;
+    };
+    let env = shared_env();
+    let prepare = hook_program(
+        &env,
+        "prepare",
+        "{ id -u; id -G; umask; } > \"$OUT/prepare\"",
+        "cat >/dev/null",
+    );
+    let env = env.knob("TEST_HOOK_PREPARE_JOB", prepare.to_str().unwrap());
+    submit_as(
+        &env,
+        &user.name,
+        "executable = /bin/true\n+HookKeyword = \"TEST\"\nqueue\n",
+    );
+    shared_pass(&env, &[]);
+    wait_gone(&env, "1.0");
+    let seen = recorded(&env, "prepare");
+    let mask: u32 = env.attr("1.0", "OwnerUmask").unwrap().parse().unwrap();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert_eq!(seen[0], user.uid().to_string(), "{seen:?}");
+    assert_eq!(group_set(&seen[1]), group_set(&user.gid().to_string()));
+    assert_eq!(seen[2], format!("{mask:04o}"));
+}
+
+/// The job's groups are exactly its owner's, less root's group and
+/// SPOOL's (shared mode's `tern`), however the owner is listed in them.
+#[test]
+fn a_jobs_groups_are_exactly_its_owners_but_root_and_spools() {
+    if !crate::common::users::is_root() {
+        eprintln!("not root: the identity switch is not checked");
+        return;
+    }
+    let extra = Group::create("terntgextra");
+    let spools = Group::create("terntgspool");
+    let Some(user) = root_with_user("ternjobgroups") else {
+        return;
+    };
+    for g in [extra.name.as_str(), spools.name.as_str(), "root"] {
+        user.join(g);
+    }
+    let env = shared_env();
+    std::os::unix::fs::chown(env.spool(), None, Some(spools.gid())).unwrap();
+    submit_as(
+        &env,
+        &user.name,
+        "executable = /usr/bin/id\narguments = -G\noutput = groups.out\nqueue\n",
+    );
+    shared_pass(&env, &[]);
+    wait_gone(&env, "1.0");
+    let out = std::fs::read_to_string(env.path("groups.out")).unwrap();
+    let want: std::collections::BTreeSet<u32> = [user.gid(), extra.gid()].into();
+    assert_eq!(group_set(&out), want, "{out}");
+}
+
+/// The job's environment is built from nothing: its own Environment and
+/// the starter's variables (tern_shadow(1); HTCondor's
+/// Starter::GetJobEnv), never what the pass or the shadow had.
+#[test]
+fn a_jobs_environment_holds_nothing_of_the_pass_or_the_shadow() {
+    let Some(user) = root_with_user("ternjobenv") else {
+        return;
+    };
+    let env = shared_env();
+    submit_as(
+        &env,
+        &user.name,
+        "executable = /usr/bin/env\nenvironment = \"JOBVAR=mine\"\noutput = env.out\nqueue\n",
+    );
+    let canaries = [
+        ("TERN_CANARY", "from-the-pass"),
+        ("HOME", "/canary-home"),
+        ("LANG", "canary-lang"),
+        ("_TERN_STARTER_UPDATE_INTERVAL", "301"),
+    ];
+    shared_pass(&env, &canaries);
+    wait_gone(&env, "1.0");
+    let out = std::fs::read_to_string(env.path("env.out")).unwrap();
+    // What the starter sets, besides the job's own and _CONDOR_*.
+    let starter = [
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+        "APPTAINER_CACHEDIR",
+        "SINGULARITY_CACHEDIR",
+        "BATCH_SYSTEM",
+    ];
+    let threads = tern::config::knobs::KNOBS
+        .iter()
+        .find(|k| k.name == "STARTER_NUM_THREADS_ENV_VARS")
+        .unwrap()
+        .default;
+    for line in out.lines() {
+        let (name, value) = line.split_once('=').unwrap();
+        let allowed = name == "JOBVAR"
+            || name.starts_with("_CONDOR_")
+            || starter.contains(&name)
+            || threads.split_whitespace().any(|t| t == name);
+        assert!(allowed, "{name} is not the job's: {out}");
+        assert!(
+            !canaries.iter().any(|(_, v)| value.contains(v)),
+            "{line} comes from the pass: {out}"
+        );
+    }
+    assert!(out.lines().any(|l| l == "JOBVAR=mine"), "{out}");
 }

@@ -55,6 +55,47 @@ impl Drop for User {
     }
 }
 
+impl User {
+    /// Adds the user to `group` (a supplementary group).
+    pub fn join(&self, group: &str) {
+        let ok = Command::new("usermod")
+            .args(["-a", "-G", group, &self.name])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "usermod -a -G {group} {}", self.name);
+    }
+}
+
+/// A group for one test, deleted on drop (make it before the users that
+/// join it, so they go first).
+pub struct Group {
+    pub name: String,
+}
+
+impl Group {
+    pub fn create(name: &str) -> Group {
+        let _ = Command::new("groupdel").arg(name).output();
+        let ok = Command::new("groupadd")
+            .arg(name)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "groupadd {name}");
+        Group { name: name.into() }
+    }
+
+    pub fn gid(&self) -> u32 {
+        tern::sys::identity::group_gid(&self.name).expect("the test group exists")
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let _ = Command::new("groupdel").arg(&self.name).output();
+    }
+}
+
 /// Skips (saying why) unless root and a test user can be made.
 pub fn root_with_user(name: &str) -> Option<User> {
     if !is_root() {
