@@ -274,7 +274,11 @@ impl Shadow {
             end.output_failed = hold;
         }
         if sb.transfer {
-            end.attrs.extend(transfer_attrs(ad, input, out, &sb));
+            // The sandbox is the owner's, and what the job left running
+            // may still change it: it is walked as the owner.
+            let usage = crate::sys::identity::as_user(owner.as_ref(), || usage_of(&sb.dir))
+                .unwrap_or_default();
+            end.attrs.extend(transfer_attrs(ad, input, out, usage));
         }
         end.received = input.map_or(0, |m| m.bytes) as f64;
         end.sent = out.map_or(0, |m| m.bytes) as f64;
@@ -305,12 +309,12 @@ fn slot_ad_cpus(slot_ad: &ClassAd) -> Option<i64> {
 
 /// HTCondor's record of a run's transfers (spec section 4): the dates of
 /// each direction, the bytes (cumulative over runs), the file counts and
-/// the sandbox's size in DiskUsage (the largest seen).
+/// the sandbox's size (KiB, files) in DiskUsage (the largest seen).
 fn transfer_attrs(
     ad: &Rc<ClassAd>,
     input: Option<Moved>,
     out: Option<Moved>,
-    sb: &Sandbox,
+    (kib, files): (i64, i64),
 ) -> Vec<(String, Expr)> {
     let mut set = Vec::new();
     let real = |v: f64| Expr::Lit(crate::classad::Value::Real(v));
@@ -357,7 +361,6 @@ fn transfer_attrs(
             set.push((stats.to_string(), e));
         }
     }
-    let (kib, files) = usage_of(&sb.dir);
     let disk = ad.eval_int("DiskUsage").unwrap_or(0).max(kib);
     set.push(("DiskUsage".into(), Expr::int(disk)));
     set.push(("ScratchDirFileCount".into(), Expr::int(files)));
