@@ -70,9 +70,9 @@ pub fn save<R>(
     fill: impl FnOnce(&Path) -> R,
 ) -> io::Result<R> {
     let [a, b, name] = names(cluster, proc_);
-    let level = Dir::open(spool, true)?
-        .make_sub(&a, 0o755)?
-        .make_sub(&b, 0o755)?;
+    let top = Dir::open(spool, true)?;
+    let level = own_level(&top, top.make_sub(&a, 0o755)?)?;
+    let level = own_level(&top, level.make_sub(&b, 0o755)?)?;
     let (tmp, swap) = (format!("{name}.tmp"), format!("{name}.swap"));
     // What a crashed save left.
     level.remove(&tmp)?;
@@ -90,6 +90,18 @@ pub fn save<R>(
     level.rename(&tmp, &name)?;
     level.remove(&swap)?;
     Ok(filled)
+}
+
+/// A level root made belongs to SPOOL's owner, as one the owner's own
+/// tools made would: a personal SPOOL is its user's, whose own shadow
+/// saves copies there too (shared mode's SPOOL is root's, and so stay its
+/// levels). Given on the level's descriptor.
+fn own_level(top: &Dir, level: Dir) -> io::Result<Dir> {
+    let (uid, gid) = top.owner()?;
+    if crate::sys::identity::is_root() && level.owner()? != (uid, gid) {
+        level.give(uid, gid, 0o755)?;
+    }
+    Ok(level)
 }
 
 /// Removes the copies of jobs that are no longer in the queue (`in_queue`
@@ -223,5 +235,16 @@ mod tests {
         assert_eq!((m.uid(), m.mode() & 0o777), (nobody.uid, 0o700));
         assert!(open_copy(d.path(), 4, 1, nobody.uid).is_some());
         assert!(open_copy(d.path(), 4, 1, 0).is_none());
+        // The levels are SPOOL's owner's: root's here.
+        assert_eq!(std::fs::metadata(d.path().join("4/1")).unwrap().uid(), 0);
+        // A personal SPOOL of nobody's gets levels nobody's own shadow can
+        // save into later.
+        let theirs = tempfile::tempdir().unwrap();
+        std::os::unix::fs::chown(theirs.path(), Some(nobody.uid), Some(nobody.gid)).unwrap();
+        save(theirs.path(), 5, 2, Some(&nobody), |_| ()).unwrap();
+        for level in ["5", "5/2"] {
+            let m = std::fs::metadata(theirs.path().join(level)).unwrap();
+            assert_eq!((m.uid(), m.mode() & 0o777), (nobody.uid, 0o755), "{level}");
+        }
     }
 }
