@@ -146,14 +146,32 @@ fn in_shared_mode_a_router_hook_runs_as_the_jobs_owner() {
     );
 }
 
-/// Runs `pass` with a descriptor left open across exec, as a careless
-/// parent (cron, a shell, a test harness) leaves one to the pass, which
-/// hands on what it inherits to its shadows.
-fn with_a_leaked_descriptor(pass: impl FnOnce()) {
+/// Runs a pass (`shared`: in shared mode) that inherits descriptor 7, as
+/// a careless parent (cron, a shell, a harness) leaves one to the pass,
+/// which hands on what it inherits to its shadows. Only the pass's child
+/// gets it: a descriptor left open in this process would reach every
+/// test's children.
+fn pass_with_a_leaked_descriptor(env: &RunEnv, shared: bool) {
     use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
     let leak = std::fs::File::open("/dev/null").unwrap();
-    tern::sys::fs::inherit_across_exec(leak.as_raw_fd()).unwrap();
-    pass();
+    let mut c = env.command("tern_negotiate");
+    c.arg("-wait");
+    if shared {
+        c.env("_TERN_SHARED_QUEUE", "true");
+    }
+    // SAFETY: dup2 is async-signal-safe; the copy at 7 is not
+    // close-on-exec, so the pass inherits it.
+    unsafe {
+        c.pre_exec(move || {
+            if libc::dup2(leak.as_raw_fd(), 7) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
 }
 
 const FDS_JOB: &str = "arguments = fds\noutput = fds.out\nqueue\n";
@@ -167,7 +185,7 @@ fn a_job_starts_with_only_its_standard_descriptors() {
         "fds.sub",
         &format!("executable = {}\n{FDS_JOB}", fake_job().display()),
     );
-    with_a_leaked_descriptor(|| env.negotiate());
+    pass_with_a_leaked_descriptor(&env, false);
     env.wait_history("1.0", crate::common::TIMEOUT);
     let fds = std::fs::read_to_string(env.path("fds.out")).unwrap();
     assert_eq!(fds, "fds 0 1 2\n");
@@ -184,7 +202,7 @@ fn a_job_run_as_its_owner_starts_with_only_its_standard_descriptors() {
         &user.name,
         &format!("executable = {}\n{FDS_JOB}", fake_job().display()),
     );
-    with_a_leaked_descriptor(|| shared_pass(&env, &[]));
+    pass_with_a_leaked_descriptor(&env, true);
     wait_gone(&env, "1.0");
     let fds = std::fs::read_to_string(env.path("fds.out")).unwrap();
     assert_eq!(fds, "fds 0 1 2\n");

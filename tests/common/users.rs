@@ -146,11 +146,12 @@ pub fn submit_as(env: &RunEnv, user: &str, text: &str) {
 }
 
 /// A root pass in shared mode (SHARED_QUEUE from the environment: root's
-/// own settings are root's), with `extra` variables.
+/// own settings are root's), with `extra` variables; it waits for one
+/// already running (a shadow's exit asks for one) rather than deferring.
 #[track_caller]
 pub fn shared_pass(env: &RunEnv, extra: &[(&str, &str)]) {
     let mut c = env.command("tern_negotiate");
-    c.env("_TERN_SHARED_QUEUE", "true");
+    c.arg("-wait").env("_TERN_SHARED_QUEUE", "true");
     for (k, v) in extra {
         c.env(k, v);
     }

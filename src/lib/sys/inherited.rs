@@ -121,6 +121,8 @@ fn fd_number(name: &[u8]) -> Option<RawFd> {
 
 #[cfg(test)]
 mod tests {
+    use std::io;
+
     #[test]
     fn names_in_proc_self_fd_read_as_descriptor_numbers() {
         assert_eq!(super::fd_number(b"17\0\0"), Some(17));
@@ -130,45 +132,49 @@ mod tests {
         assert_eq!(super::fd_number(b"\0"), None);
     }
 
+    /// A command whose child has `/dev/null` at descriptor 7, not
+    /// close-on-exec (only the child: one left open in the test process
+    /// would reach every other test's children), and says whether 7 is
+    /// open after its exec.
+    fn with_7_inherited() -> std::process::Command {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::process::CommandExt;
+        let null = std::fs::File::open("/dev/null").unwrap();
+        let mut cmd = std::process::Command::new("/bin/sh");
+        cmd.args(["-c", "[ -e /proc/self/fd/7 ] && echo open || echo closed"]);
+        // SAFETY: dup2 is async-signal-safe; the closure owns `null`, so it
+        // is open for as long as the command can be spawned.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::dup2(null.as_raw_fd(), 7) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        cmd
+    }
+
     /// Both ways of marking work: the fallback is what a kernel before
     /// 5.11 gets.
     #[test]
     fn only_the_standard_descriptors_cross_an_exec() {
-        use std::os::fd::AsRawFd;
-        for fallback in [false, true] {
-            let f = std::fs::File::open("/dev/null").unwrap();
-            let fd = f.as_raw_fd();
-            super::super::fs::inherit_across_exec(fd).unwrap();
-            let mut cmd = std::process::Command::new("/bin/sh");
-            cmd.args([
-                "-c",
-                &format!("[ -e /proc/self/fd/{fd} ] && echo open || echo closed"),
-            ]);
-            if fallback {
-                use std::os::unix::process::CommandExt;
-                // SAFETY: as child_keeps_only_stdio.
-                unsafe {
-                    cmd.pre_exec(super::cloexec_listed);
-                }
-            } else {
-                super::child_keeps_only_stdio(&mut cmd);
+        let said = |mut cmd: std::process::Command| {
+            String::from_utf8(cmd.output().unwrap().stdout).unwrap()
+        };
+        assert_eq!(said(with_7_inherited()), "open\n", "without it, 7 crosses");
+        let mut cmd = with_7_inherited();
+        super::child_keeps_only_stdio(&mut cmd);
+        assert_eq!(said(cmd), "closed\n");
+        let mut cmd = with_7_inherited();
+        {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: as child_keeps_only_stdio.
+            unsafe {
+                cmd.pre_exec(super::cloexec_listed);
             }
-            let out = cmd.output().unwrap();
-            assert_eq!(
-                String::from_utf8_lossy(&out.stdout),
-                "closed\n",
-                "fallback {fallback}"
-            );
-            // Without it the descriptor would cross.
-            let out = std::process::Command::new("/bin/sh")
-                .args([
-                    "-c",
-                    &format!("[ -e /proc/self/fd/{fd} ] && echo open || echo closed"),
-                ])
-                .output()
-                .unwrap();
-            assert_eq!(String::from_utf8_lossy(&out.stdout), "open\n");
         }
+        assert_eq!(said(cmd), "closed\n", "the /proc/self/fd fallback");
     }
 
     #[test]
