@@ -52,7 +52,7 @@ pub static KNOBS: &[Knob] = &[
         "ALLOW_ROOT_JOBS",
         "false",
         Bool,
-        "Whether a job whose owner is root (uid or gid 0) may run when the pass runs as root for other users (shared mode, or a root pass over another user's queue); read only from the system configuration in shared mode. A root user's own personal queue always runs its jobs. See tern_security(7). HTCondor has no such knob: it never runs a job as root.",
+        "Whether a job whose owner is root (uid or gid 0) may run as root. Without it a job runs as root only from root's own personal queue (SHARED_QUEUE false and the queue's database owned by root: root submitted there); anywhere else (shared mode, or a root pass over another user's queue, where that user could have written Owner = \"root\" into their own database) such a job is held with code 23. Read only from the system configuration in shared mode; setting it there lets anyone who can write a queue row run as root. See tern_security(7). HTCondor has no such knob: it never runs a job as root.",
     ),
     k(
         "APPEND_REQUIREMENTS",

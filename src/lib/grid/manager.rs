@@ -33,6 +33,7 @@ use super::ids::SlurmId;
 use super::resource::{self, Resource};
 use super::slurm::{self};
 use super::{GridError, events};
+use crate::sys::identity::JobOwner;
 
 /// How the gridmanager paces itself.
 #[derive(Clone, Debug)]
@@ -153,6 +154,26 @@ impl Job {
     pub(super) fn managed_externally(&self) -> bool {
         self.str("Managed").as_deref() == Some("External")
     }
+    /// Its owner (Owner, OwnerUid, OwnerUmask), as whom a root
+    /// gridmanager runs its commands.
+    pub(super) fn owner(&self) -> JobOwner {
+        crate::vocab::owner_of(&self.ad)
+    }
+}
+
+/// As whom the round's one squeue of every job of the owner runs: the
+/// owner of the first job whose owner record holds (a row with a forged
+/// OwnerUid cannot stop the listing of the others), else of the first.
+fn listing_owner(jobs: &[&Job]) -> JobOwner {
+    let owners: Vec<JobOwner> = jobs.iter().map(|j| j.owner()).collect();
+    let first = owners.first().cloned().unwrap_or_default();
+    if !crate::sys::identity::is_root() {
+        return first;
+    }
+    owners
+        .into_iter()
+        .find(|o| o.identity().is_ok())
+        .unwrap_or(first)
 }
 
 pub use crate::negotiator::gridjobs::needs_work;
@@ -233,7 +254,7 @@ impl Gridmanager<'_> {
             .filter(|j| resource::parse(j.str("GridResource").as_deref()) == Resource::Slurm)
             .collect();
         if !slurm_jobs.is_empty() {
-            let listing = slurm::list(&self.owner);
+            let listing = slurm::list(&listing_owner(&slurm_jobs));
             r.submitted = slurm_jobs
                 .iter()
                 .filter(|j| {

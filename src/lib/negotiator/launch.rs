@@ -249,6 +249,7 @@ pub fn start_shadow(cfg: &Config, spool: &Path, c: Claim) -> Result<(), Negotiat
         dir: None,
         stdio: [None, None, log.as_ref().map(|f| f.as_raw_fd())],
         new_session: true,
+        only_stdio: false,
     });
     r.map_err(super::io(format!(
         "cannot start the shadow {}",
@@ -288,6 +289,7 @@ pub fn spawn_detached(
         dir: None,
         stdio: [None, None, err.map(std::os::fd::AsRawFd::as_raw_fd)],
         new_session: true,
+        only_stdio: false,
     })
     .map(|_| ())
 }

@@ -389,7 +389,12 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
             .lines
             .push(format!("warning: cannot start tern_job_router: {e}"));
     }
+    // A log that cannot be written (a FIFO or link in its place, a
+    // directory its owner may not write) loses the job its events, never
+    // the pass: noted where the administrator sees it, as the schedd logs
+    // "Invalid user log file specified".
     if let Err(e) = userlog::log_job_events(&events) {
+        eprintln!("tern_negotiate: warning: {e}");
         report.lines.push(format!("warning: {e}"));
     }
     if let Err(e) = gridjobs::start(cfg, spool, &grid_owners) {
@@ -417,7 +422,7 @@ fn clear_leftovers(
     report: &mut Report,
 ) -> Result<(), NegotiatorError> {
     let knobs = crate::sandbox::Knobs::from_config(cfg, &machine.filesystem_domain)?;
-    let spools = crate::sandbox::remove_stale_spools(spool, |cluster, proc| {
+    let spools = crate::sandbox::spool::remove_stale_spools(spool, |cluster, proc| {
         q.row(JobId { cluster, proc }).ok().flatten().is_some()
     });
     let sandboxes = crate::sandbox::remove_orphan_sandboxes(&knobs);

@@ -14,6 +14,7 @@ pub mod privilege;
 pub mod term;
 pub mod thp;
 pub mod time;
+pub mod tree;
 pub mod tz;
 
 /// The real user's login name (from the real uid, never from anything the
@@ -42,6 +43,9 @@ pub struct Spawn<'a> {
     /// A new session (detached, as a daemon) rather than only a new
     /// process group.
     pub new_session: bool,
+    /// Close every descriptor above 2 in the child (a job's: it gets its
+    /// standard files only); otherwise what is not close-on-exec crosses.
+    pub only_stdio: bool,
 }
 
 /// Starts a program with posix_spawn: glibc's is clone+exec, without
@@ -125,6 +129,11 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<i32> {
             && let Some(d) = &cdir
         {
             rc = libc::posix_spawn_file_actions_addchdir_np(&mut fa, d.as_ptr());
+        }
+        // After the dup2s above: glibc's closefrom, close_range where the
+        // kernel has it, else each descriptor /proc/self/fd lists.
+        if rc == 0 && s.only_stdio {
+            rc = libc::posix_spawn_file_actions_addclosefrom_np(&mut fa, 3);
         }
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
