@@ -296,15 +296,15 @@ pub static KNOBS: &[Knob] = &[
     ),
     k(
         "MAX_JOBS_PER_OWNER",
-        "100000",
+        "",
         Int,
-        "Jobs one owner may have in the queue; a submission that would pass it is refused whole.",
+        "Jobs one owner may have in the queue; a submission that would pass it is refused whole. Empty is no limit (a personal queue is its owner's alone); the shared package's configuration sets HTCondor's default, 100000.",
     ),
     k(
         "MAX_JOBS_PER_SUBMISSION",
-        "20000",
+        "",
         Int,
-        "Jobs one tern_submit may queue; a submission over it is refused whole.",
+        "Jobs one tern_submit may queue; a submission over it is refused whole. Empty is no limit (a personal queue is its owner's alone); the shared package's configuration sets HTCondor's default, 20000.",
     ),
     k(
         "MAX_TRANSFER_INPUT_MB",

@@ -328,11 +328,13 @@ impl Materializer<'_> {
         // The queue line is macro-expanded before it is read, as
         // condor_submit does, with the macros in force here.
         let spec = &expand_queue(stmt, &scoped, &self.predefined, self.config, origin)?;
-        // MAX_JOBS_PER_SUBMISSION, checked before any row is made: a
-        // `queue 10000000` is refused, not built (the queue checks again).
+        // MAX_JOBS_PER_SUBMISSION (no limit unless configured; shared
+        // mode's configuration sets 20000), checked before any row is
+        // made: a `queue 10000000` is refused, not built (the queue checks
+        // again).
         let max = self
             .config
-            .get_int("MAX_JOBS_PER_SUBMISSION", 20_000)
+            .get_int("MAX_JOBS_PER_SUBMISSION", i64::MAX)
             .map_err(|e| SubmitError::At {
                 origin: origin.clone(),
                 msg: e.to_string(),
@@ -654,8 +656,8 @@ fn queue_rows(
         return Err(at(format!(
             "Number of submitted jobs would exceed MAX_JOBS_PER_SUBMISSION ({})",
             config
-                .get_int("MAX_JOBS_PER_SUBMISSION", 20_000)
-                .unwrap_or(20_000)
+                .get_int("MAX_JOBS_PER_SUBMISSION", i64::MAX)
+                .unwrap_or(i64::MAX)
         )));
     }
     let mut out = Vec::new();
