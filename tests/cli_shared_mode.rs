@@ -389,3 +389,74 @@ fn a_root_pass_starts_the_router_for_a_users_job() {
         managed()
     );
 }
+
+/// A root pass that waits for the queue's write lock kills another user's
+/// process that has held it for STALE_LOCK_SECONDS (here 2), says so, and
+/// goes on; without the rule it would wait 30 s and fail. The holder is
+/// examples/hold_write_lock.rs run as nobody, whose group stands for
+/// tern. Root only.
+#[test]
+fn a_root_pass_kills_a_live_holder_of_the_write_lock_past_its_limit() {
+    if tern::sys::real_uid() != 0 {
+        eprintln!("skipped: needs root for the pass and another user to hold the lock");
+        return;
+    }
+    let env = shared_env()
+        .var("_TERN_START", Some("false"))
+        .var("_TERN_STALE_LOCK_SECONDS", Some("2"));
+    std::fs::remove_dir(env.spool()).unwrap();
+    chmod(&env.path(""), 0o755);
+    let install = env.path("tern_install");
+    std::os::unix::fs::symlink(crate::common::process::tool_path("tern"), &install).unwrap();
+    let mut c = Command::new(&install);
+    c.env_clear().args(["-group", "nogroup"]);
+    for (n, v) in env.vars() {
+        c.env(n, v);
+    }
+    let r = Run::from(c.output().unwrap());
+    assert_eq!(r.code, 0, "{r:?}");
+    let holder_bin = crate::common::fake_job().with_file_name("hold_write_lock");
+    let mut holder = Command::new("setpriv")
+        .args([
+            "--reuid",
+            "nobody",
+            "--regid",
+            "nogroup",
+            "--clear-groups",
+            "--",
+        ])
+        .arg(&holder_bin)
+        .arg(env.spool().join("queue.db"))
+        .arg("300")
+        .env_clear()
+        .current_dir("/")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "locked\n", "the holder did not take the lock");
+    let t = std::time::Instant::now();
+    let r = env.run("tern_negotiate", [] as [&str; 0]);
+    let took = t.elapsed();
+    let status = holder.try_wait().unwrap();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(r.code, 0, "{r:?}");
+    let pid = holder.id();
+    assert!(
+        r.stderr.contains(&format!(
+            "tern_negotiate: killed process {pid} (uid {}): it went past STALE_LOCK_SECONDS \
+             while holding the queue's write lock",
+            tern::sys::identity::user("nobody").unwrap().uid
+        )),
+        "{r:?}"
+    );
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.and_then(|s| s.signal()), Some(libc::SIGKILL));
+    assert!(took < Duration::from_secs(20), "the pass took {took:?}");
+}

@@ -523,6 +523,12 @@ pub static KNOBS: &[Knob] = &[
         "Directory holding the queue database and everything tern keeps.",
     ),
     k(
+        "STALE_LOCK_SECONDS",
+        "20",
+        Int,
+        "Shared mode: a root pass waiting for the queue's write lock kills another user's process that has held it this many seconds (a stopped one at once) and logs the kill; the killed transaction rolls back. tern's; HTCondor's schedd alone writes its queue.",
+    ),
+    k(
         "START",
         "true",
         Expr,

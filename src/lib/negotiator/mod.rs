@@ -448,6 +448,14 @@ fn open_queue(
         return Ok(None);
     };
     q.set_limits(Limits::from_config(cfg)?);
+    // A user's tool stuck inside a transaction would hold every pass up.
+    if crate::sys::identity::is_root() && activation::is_shared(cfg)? {
+        let limit = cfg.get_int("STALE_LOCK_SECONDS", 20)?.max(1) as u64;
+        q.kill_stale_writers(
+            std::time::Duration::from_secs(limit),
+            Box::new(|line| eprintln!("tern_negotiate: {line}")),
+        )?;
+    }
     if !opts.dry_run {
         check_when_due(cfg, &mut q, now)?;
         q.write(now, |w| {
