@@ -460,3 +460,79 @@ fn a_root_pass_kills_a_live_holder_of_the_write_lock_past_its_limit() {
     assert_eq!(status.and_then(|s| s.signal()), Some(libc::SIGKILL));
     assert!(took < Duration::from_secs(20), "the pass took {took:?}");
 }
+
+/// The root pass's pace in shared mode: marks made as fast as a loop can
+/// (a user's tern_submit or tern_negotiate in a loop) get `-loop -watch`
+/// at most about one round a second, counted from its -verbose log; and
+/// a pass started on its own (as the path unit starts one) waits out the
+/// pause after the last round too, so starting passes anew gains nothing.
+/// Root only (only root runs passes in shared mode).
+#[test]
+fn a_mark_flood_gets_at_most_one_root_round_a_second() {
+    if tern::sys::real_uid() != 0 {
+        eprintln!("skipped: only root runs passes in shared mode");
+        return;
+    }
+    let env = shared_env().var("_TERN_START", Some("false"));
+    std::fs::remove_dir(env.spool()).unwrap();
+    let install = env.path("tern_install");
+    std::os::unix::fs::symlink(crate::common::process::tool_path("tern"), &install).unwrap();
+    let mut c = Command::new(&install);
+    c.env_clear().args(["-group", "root"]);
+    for (n, v) in env.vars() {
+        c.env(n, v);
+    }
+    assert_eq!(Run::from(c.output().unwrap()).code, 0);
+    let log = std::fs::File::create(env.path("loop.log")).unwrap();
+    let mut child = env
+        .command("tern_negotiate")
+        .args(["-loop", "-watch", "-verbose", "-interval", "600"])
+        .stdout(log)
+        .spawn()
+        .unwrap();
+    let rounds = || -> usize {
+        let text = std::fs::read_to_string(env.path("loop.log")).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| {
+                l.strip_suffix(" round(s)")?
+                    .rsplit(' ')
+                    .next()?
+                    .parse::<usize>()
+                    .ok()
+            })
+            .sum()
+    };
+    assert!(
+        wait_until(Duration::from_secs(60), || rounds() >= 1),
+        "no first pass"
+    );
+    let mark = env.spool().join("negotiator.wanted");
+    let flood = Duration::from_secs(6);
+    let t = std::time::Instant::now();
+    let mut made = 0;
+    while t.elapsed() < flood {
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&mark);
+        made += 1;
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(2500));
+    let _ = child.kill();
+    let _ = child.wait();
+    let n = rounds();
+    eprintln!("flood: {n} rounds for {made} marks");
+    // The first pass, about one a second for the flood, and the one the
+    // last mark asked for.
+    assert!(
+        (4..=1 + flood.as_secs() as usize + 2).contains(&n),
+        "{n} rounds for {made} marks in {flood:?}"
+    );
+    // Two passes started one after the other: the second waits its turn.
+    let t = std::time::Instant::now();
+    assert_eq!(env.run("tern_negotiate", [] as [&str; 0]).code, 0);
+    assert_eq!(env.run("tern_negotiate", [] as [&str; 0]).code, 0);
+    let took = t.elapsed();
+    assert!(took >= Duration::from_millis(950), "two passes in {took:?}");
+}

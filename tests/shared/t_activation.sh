@@ -44,3 +44,23 @@ wait_for_status "$c.0" 4 60
 kill "$loop"
 wait "$loop" 2>/dev/null
 check_eq "ternt_b's job ran as ternt_b" "$(as_user_sh ternt_b 'cat started.txt')" "$(id -u ternt_b)"
+
+# A mark flood: ternt_a re-makes the mark in a loop for 10 s (a user's
+# tern_negotiate only leaves it). The resident root pass serves it at
+# about one round a second (each root round waits as long as the last
+# took, at least 1 s), counted from its -verbose log.
+log=$STATE/flood.log
+/usr/bin/tern_negotiate -loop -watch -verbose >"$log" 2>&1 &
+loop=$!
+sleep 1
+as_user_sh ternt_a 'end=$(($(date +%s) + 10)); n=0
+    while [ "$(date +%s)" -lt "$end" ]; do /usr/bin/tern_negotiate; n=$((n + 1)); done
+    echo "$n" > flood.count'
+sleep 2
+kill "$loop"
+wait "$loop" 2>/dev/null
+marks=$(as_user_sh ternt_a 'cat flood.count')
+rounds=$(sed -n 's/.* in \([0-9]*\) round(s)$/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
+check "a 10 s mark flood ($marks marks) gets at most 14 root rounds (got $rounds)" \
+    test "$rounds" -le 14
+check "and the marks are still served (got $rounds rounds)" test "$rounds" -ge 5

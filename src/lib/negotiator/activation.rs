@@ -75,6 +75,79 @@ pub fn restart_failed_path_unit() -> Option<String> {
     }
 }
 
+/// The shortest and the longest pause after a root pass (see [`Pacer`]).
+pub const MIN_PAUSE: Duration = Duration::from_secs(1);
+pub const MAX_PAUSE: Duration = Duration::from_secs(60);
+
+/// How long the next root pass waits after one that took `took`: as long
+/// again, at least [`MIN_PAUSE`] and at most [`MAX_PAUSE`]. A pass is
+/// then busy at most half the time however fast users leave marks.
+pub fn pause_after(took: Duration) -> Duration {
+    took.clamp(MIN_PAUSE, MAX_PAUSE)
+}
+
+/// The pace of root passes in shared mode, kept in the pass lock file so
+/// that it holds across processes: the path unit, the timer, cron and
+/// `-loop -watch` each start a new pass, and a pass that ends with the
+/// mark back would otherwise be followed at once by the next. Each round
+/// records when it ended and how long it took (on the boot-time clock,
+/// which no one sets); the next round, in this process or another, first
+/// waits out [`pause_after`] that. Only the holder of the pass lock reads
+/// or writes it.
+pub struct Pacer<'a> {
+    lock: &'a std::fs::File,
+}
+
+impl<'a> Pacer<'a> {
+    /// The pacer of the pass lock `lock`, which the caller holds.
+    pub fn new(lock: &'a std::fs::File) -> Pacer<'a> {
+        Pacer { lock }
+    }
+
+    /// How long to wait before the next round now: what is left of the
+    /// pause after the last recorded round. A record that is unreadable,
+    /// or from the future (another boot), asks for no wait.
+    pub fn due_in(&self) -> Duration {
+        let Some((ended, took)) = self.read() else {
+            return Duration::ZERO;
+        };
+        let now = crate::sys::time::boot_time();
+        if ended > now {
+            return Duration::ZERO;
+        }
+        pause_after(took).saturating_sub(now - ended)
+    }
+
+    /// Waits until the next round is due.
+    pub fn wait(&self) {
+        std::thread::sleep(self.due_in());
+    }
+
+    /// Records a round that took `took` and has just ended. A record that
+    /// cannot be written is no error: the rounds of this process are still
+    /// spaced by it, through the caller's own clock.
+    pub fn record(&self, took: Duration) {
+        use std::os::unix::fs::FileExt;
+        let text = format!(
+            "tern-pass {} {}\n",
+            crate::sys::time::boot_time().as_millis(),
+            took.as_millis()
+        );
+        let _ = self.lock.set_len(0);
+        let _ = self.lock.write_all_at(text.as_bytes(), 0);
+    }
+
+    fn read(&self) -> Option<(Duration, Duration)> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = [0u8; 64];
+        let n = self.lock.read_at(&mut buf, 0).ok()?;
+        let text = std::str::from_utf8(&buf[..n]).ok()?;
+        let mut f = text.strip_prefix("tern-pass ")?.split_whitespace();
+        let ms = |v: Option<&str>| v?.parse::<u64>().ok().map(Duration::from_millis);
+        Some((ms(f.next())?, ms(f.next())?))
+    }
+}
+
 /// The lock that keeps `tern_negotiate -loop` to one instance per SPOOL:
 /// `Some(file)` holds it until dropped, `None` when another loop has it.
 pub fn loop_lock(spool: &Path) -> std::io::Result<Option<std::fs::File>> {
@@ -135,6 +208,42 @@ mod tests {
         .unwrap();
         assert!(w.wait(Duration::from_secs(5)).unwrap());
         assert!(!w.wait(Duration::from_millis(20)).unwrap());
+    }
+
+    #[test]
+    fn a_pass_waits_as_long_as_the_last_round_took_at_least_a_second() {
+        assert_eq!(pause_after(Duration::from_millis(30)), MIN_PAUSE);
+        assert_eq!(pause_after(Duration::from_secs(3)), Duration::from_secs(3));
+        assert_eq!(pause_after(Duration::from_secs(3600)), MAX_PAUSE);
+        let dir = tempfile::tempdir().unwrap();
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(dir.path().join("negotiator.lock"))
+            .unwrap();
+        let p = Pacer::new(&lock);
+        assert_eq!(p.due_in(), Duration::ZERO, "no round recorded yet");
+        p.record(Duration::from_millis(10));
+        let due = p.due_in();
+        assert!(
+            due > Duration::from_millis(900) && due <= MIN_PAUSE,
+            "{due:?}"
+        );
+        // Another process reads the same record from the same file.
+        let other = std::fs::File::open(dir.path().join("negotiator.lock")).unwrap();
+        assert!(Pacer::new(&other).due_in() > Duration::from_millis(900));
+        p.record(Duration::from_secs(5));
+        assert!(p.due_in() > Duration::from_millis(4900));
+        // Garbage, or a record from the future (another boot), asks for
+        // no wait.
+        std::fs::write(dir.path().join("negotiator.lock"), "tern-pass x y\n").unwrap();
+        assert_eq!(p.due_in(), Duration::ZERO);
+        let future = crate::sys::time::boot_time() + Duration::from_secs(100);
+        let text = format!("tern-pass {} 5000\n", future.as_millis());
+        std::fs::write(dir.path().join("negotiator.lock"), text).unwrap();
+        assert_eq!(p.due_in(), Duration::ZERO);
     }
 
     #[test]

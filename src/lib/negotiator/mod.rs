@@ -77,6 +77,8 @@ pub struct Options {
 pub struct Report {
     pub lines: Vec<String>,
     pub started: usize,
+    /// Rounds run (a pass runs another while marks keep coming).
+    pub rounds: usize,
 }
 
 /// Whether this pass ran or left its work to the pass that holds the lock.
@@ -95,7 +97,7 @@ pub fn wanted_path(spool: &Path) -> PathBuf {
 /// Runs one pass under the pass lock (see the module docs).
 pub fn negotiate(cfg: &Config, spool: &Path, opts: &Options) -> Result<Ran, NegotiatorError> {
     if opts.dry_run {
-        return one_pass(cfg, spool, opts).map(Ran::Ran);
+        return one_pass(cfg, spool, opts).map(|r| Ran::Ran(Report { rounds: 1, ..r }));
     }
     let shared = activation::is_shared(cfg)?;
     if activation::only_marks(cfg)? {
@@ -124,31 +126,40 @@ pub fn negotiate(cfg: &Config, spool: &Path, opts: &Options) -> Result<Ran, Nego
         }
     }
     let mut total = Report::default();
-    let mut rounds = 0;
-    let mut last_round: Option<std::time::Instant> = None;
+    // In shared mode each round first waits out the pause after the last
+    // root round, this process's or an earlier pass's (see
+    // activation::Pacer): users re-making the mark in a loop keep root
+    // busy at most half the time.
+    let pacer = shared.then(|| activation::Pacer::new(&lock));
     loop {
-        // In shared mode rounds are at least a second apart, so users
-        // recreating the mark in a loop cannot pin a cpu with root passes.
-        if shared && let Some(t) = last_round {
-            std::thread::sleep(std::time::Duration::from_secs(1).saturating_sub(t.elapsed()));
+        if let Some(p) = &pacer {
+            p.wait();
         }
-        last_round = Some(std::time::Instant::now());
         let _ = crate::sys::fs::remove_spool_file(&wanted_path(spool));
-        let r = one_pass(cfg, spool, opts)?;
+        let began = std::time::Instant::now();
+        let r = one_pass(cfg, spool, opts);
+        if let Some(p) = &pacer {
+            p.record(began.elapsed());
+        }
+        let r = r?;
         total.started += r.started;
         total.lines.extend(r.lines);
-        rounds += 1;
-        if wanted_path(spool).exists() && rounds < 100 {
+        total.rounds += 1;
+        let more = || wanted_path(spool).exists() && total.rounds < MAX_ROUNDS;
+        if more() {
             continue;
         }
         let _ = lock.unlock();
         // A mark made between our look and the unlock: take it on.
-        if wanted_path(spool).exists() && rounds < 100 && try_lock(&lock)? {
+        if more() && try_lock(&lock)? {
             continue;
         }
-        // After 100 rounds a mark still there goes to a fresh pass, so no
-        // submit waits for cron.
-        if rounds >= 100 && wanted_path(spool).exists() {
+        // After MAX_ROUNDS a mark still there goes to a fresh pass, so no
+        // submit waits for cron. Not in shared mode: the mark is left to
+        // what starts root passes (the path unit starts the service again
+        // at once, -loop -watch sees it, cron within the minute), whose
+        // limits a pass started from here would escape.
+        if !shared && total.rounds >= MAX_ROUNDS && wanted_path(spool).exists() {
             drop(lock);
             request_pass(cfg, spool)?;
         }
@@ -158,6 +169,10 @@ pub fn negotiate(cfg: &Config, spool: &Path, opts: &Options) -> Result<Ran, Nego
         return Ok(Ran::Ran(total));
     }
 }
+
+/// The rounds one pass runs while marks keep coming before it ends (and,
+/// in personal mode, hands the mark to a fresh pass).
+const MAX_ROUNDS: usize = 100;
 
 /// Asks for a pass soon, as tern_submit does after a submit and a shadow
 /// when its slot falls free. A pass holding the lock now is left the mark
