@@ -536,3 +536,44 @@ fn a_mark_flood_gets_at_most_one_root_round_a_second() {
     let took = t.elapsed();
     assert!(took >= Duration::from_millis(950), "two passes in {took:?}");
 }
+
+/// A job lock planted in SPOOL as a symbolic link or a FIFO (what a bug in
+/// a setgid tool could leave; simulated here by the test): the pass
+/// refuses to take it, says so, leaves that job idle and the link's target
+/// alone, and still starts the other jobs.
+#[test]
+fn a_planted_job_lock_is_refused_and_the_rest_of_the_queue_runs() {
+    let env = crate::common::RunEnv::new();
+    let c = env.submit("two.sub", "executable = /bin/true\nqueue 2\n");
+    let canary = env.write("canary", "canary\n");
+    let locks = env.spool().join("shadow");
+    std::fs::create_dir_all(&locks).unwrap();
+    let planted = locks.join(format!("{c}.0.lock"));
+    std::os::unix::fs::symlink(&canary, &planted).unwrap();
+    let r = env.run("tern_negotiate", ["-wait"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!(
+            "tern_negotiate: job {c}.0 not started: refusing {}: it is a symbolic link",
+            planted.display()
+        )),
+        "{r:?}"
+    );
+    env.wait_history(&format!("{c}.1"), Duration::from_secs(60));
+    assert_eq!(env.status(&format!("{c}.0")), Some(1), "the job stays idle");
+    assert_eq!(std::fs::read_to_string(&canary).unwrap(), "canary\n");
+    std::fs::remove_file(&planted).unwrap();
+    let made = Command::new("mkfifo").arg(&planted).status().unwrap();
+    assert!(made.success());
+    let r = env.run("tern_negotiate", ["-wait"]);
+    assert!(
+        r.stderr.contains(&format!(
+            "job {c}.0 not started: refusing {}: it is not a regular file",
+            planted.display()
+        )),
+        "{r:?}"
+    );
+    std::fs::remove_file(&planted).unwrap();
+    env.negotiate();
+    env.wait_history(&format!("{c}.0"), Duration::from_secs(60));
+}
