@@ -21,6 +21,23 @@ check_eq "/etc/tern/tern_config is root 0644" "$(stat -c '%U:%G %a' /etc/tern/te
 check_eq "/etc/cron.d/tern is root 0644" "$(stat -c '%U:%G %a' /etc/cron.d/tern)" "root:root 644"
 check "the man pages are installed gzipped" test -f /usr/share/man/man7/tern_security.7.gz
 check "bash completion is installed" test -f /usr/share/bash-completion/completions/tern_q
+check "zsh completion is installed" test -f /usr/share/zsh/vendor-completions/_tern
+check "fish completion is installed" test -f /usr/share/fish/vendor_completions.d/tern_q.fish
+# Each loads in its shell and completes an option (as a user).
+check_eq "bash completes tern_q -allu" "$(as_user ternt_a bash -c \
+    '. /usr/share/bash-completion/completions/tern_q; COMP_WORDS=(tern_q -allu); COMP_CWORD=1
+     _tern_complete tern_q -allu tern_q; printf "%s\n" "${COMPREPLY[@]}"' 2>&1)" "-allusers"
+if command -v zsh >/dev/null; then
+    check_eq "zsh completes tern_q -allu" "$(as_user ternt_a zsh -c \
+        'compdef() { : }; compadd() { shift 2; print -l -- "$@" }; _files() { print FILES }
+         source /usr/share/zsh/vendor-completions/_tern; words=(tern_q -allu); CURRENT=2; _tern' 2>&1)" \
+        "-allusers"
+fi
+if command -v fish >/dev/null; then
+    check_eq "fish completes tern_q -allu" "$(as_user ternt_a fish -c \
+        'source /usr/share/fish/vendor_completions.d/tern_q.fish; complete -C "tern_q -allu"' 2>&1 |
+        cut -f1)" "-allusers"
+fi
 if command -v deb-systemd-helper >/dev/null; then
     check "the path unit is enabled" test -L /etc/systemd/system/paths.target.wants/tern-negotiate.path
     check "the timer unit is enabled" test -L /etc/systemd/system/timers.target.wants/tern-negotiate.timer
