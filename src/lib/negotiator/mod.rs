@@ -20,13 +20,13 @@ pub mod gridjobs;
 pub mod launch;
 pub mod linger;
 pub mod matchmaking;
+mod passlock;
 pub mod periodic;
 pub mod policy;
 pub mod preempt;
 pub mod reuse;
 
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -36,6 +36,9 @@ use crate::machine::{self, Machine, MachineError};
 use crate::queue::{Change, JobId, JobRow, Limits, Queue, QueueError, joblock};
 use crate::userlog::{self, Event, EventKind, Eviction, Rusage};
 use crate::vocab::{JobStatus, Request};
+
+use passlock::{lock_within, mark_wanted, open_lock, try_lock};
+pub use passlock::{request_pass, request_pass_after_submit};
 
 #[derive(Debug, thiserror::Error)]
 pub enum NegotiatorError {
@@ -173,86 +176,6 @@ pub fn negotiate(cfg: &Config, spool: &Path, opts: &Options) -> Result<Ran, Nego
 /// The rounds one pass runs while marks keep coming before it ends (and,
 /// in personal mode, hands the mark to a fresh pass).
 const MAX_ROUNDS: usize = 100;
-
-/// Asks for a pass soon, as tern_submit does after a submit and a shadow
-/// when its slot falls free. A pass holding the lock now is left the mark
-/// (it runs once more before it ends, see [`negotiate`]), so a loop of
-/// submits starts no process while a pass runs; with no pass running, one
-/// is started in the background. Returns whether it started one.
-pub fn request_pass(cfg: &Config, spool: &Path) -> Result<bool, NegotiatorError> {
-    if activation::only_marks(cfg)? {
-        // Shared mode, not root: a user cannot start a root pass, and
-        // there is no user pass this round; the mark starts one (systemd's
-        // path unit, cron, or `tern_negotiate -loop -watch`).
-        mark_wanted(spool)?;
-        return Ok(false);
-    }
-    let lock = open_lock(spool)?;
-    if !try_lock(&lock)? {
-        mark_wanted(spool)?;
-        // The holder may have looked for marks just before we made ours:
-        // then it is gone or going, and the lock is free.
-        if !try_lock(&lock)? {
-            return Ok(false);
-        }
-    }
-    drop(lock);
-    launch::spawn_background_pass(cfg).map_err(io("cannot start tern_negotiate"))?;
-    Ok(true)
-}
-
-/// [`request_pass`] after a submit, unless a shadow is lingering: it takes
-/// the new job itself, or ends and asks for the pass (see [`linger`]).
-pub fn request_pass_after_submit(cfg: &Config, spool: &Path) -> Result<bool, NegotiatorError> {
-    if linger::someone_lingers(spool) {
-        return Ok(false);
-    }
-    request_pass(cfg, spool)
-}
-
-/// The pass lock and the mark are opened as SPOOL's own files: a planted
-/// link or FIFO is refused (see `sys::fs::open_spool_file`).
-fn open_lock(spool: &Path) -> Result<File, NegotiatorError> {
-    let how = crate::sys::fs::SpoolOpen {
-        create: true,
-        append: false,
-    };
-    crate::sys::fs::open_spool_file(&lock_path(spool), how)
-        .map_err(io("cannot open the negotiator lock file"))
-}
-
-/// Takes the lock, waiting at most `bound` for its holder; whether it is
-/// ours.
-fn lock_within(f: &File, bound: std::time::Duration) -> Result<bool, NegotiatorError> {
-    let deadline = std::time::Instant::now() + bound;
-    loop {
-        if try_lock(f)? {
-            return Ok(true);
-        }
-        if std::time::Instant::now() >= deadline {
-            return Ok(false);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-}
-
-fn try_lock(f: &File) -> Result<bool, NegotiatorError> {
-    match f.try_lock() {
-        Ok(()) => Ok(true),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(false),
-        Err(std::fs::TryLockError::Error(e)) => Err(io("cannot lock the negotiator lock file")(e)),
-    }
-}
-
-fn mark_wanted(spool: &Path) -> Result<(), NegotiatorError> {
-    let how = crate::sys::fs::SpoolOpen {
-        create: true,
-        append: false,
-    };
-    crate::sys::fs::open_spool_file(&wanted_path(spool), how)
-        .map_err(io("cannot leave the pass-wanted mark"))?;
-    Ok(())
-}
 
 /// The slot-ranking expressions from the configuration.
 pub fn ranks(cfg: &Config) -> Result<matchmaking::Ranks, NegotiatorError> {
