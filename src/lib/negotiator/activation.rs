@@ -92,8 +92,10 @@ pub fn pause_after(took: Duration) -> Duration {
 /// mark back would otherwise be followed at once by the next. Each round
 /// records when it ended and how long it took (on the boot-time clock,
 /// which no one sets); the next round, in this process or another, first
-/// waits out [`pause_after`] that. Only the holder of the pass lock reads
-/// or writes it.
+/// waits out [`pause_after`] that. The record also counts every root
+/// round, the pass log a test or an administrator reads
+/// (`tern-pass END_MS TOOK_MS ROUNDS`). Only the holder of the pass lock
+/// writes it.
 pub struct Pacer<'a> {
     lock: &'a std::fs::File,
 }
@@ -108,14 +110,14 @@ impl<'a> Pacer<'a> {
     /// pause after the last recorded round. A record that is unreadable,
     /// or from the future (another boot), asks for no wait.
     pub fn due_in(&self) -> Duration {
-        let Some((ended, took)) = self.read() else {
+        let Some(r) = self.read() else {
             return Duration::ZERO;
         };
         let now = crate::sys::time::boot_time();
-        if ended > now {
+        if r.ended > now {
             return Duration::ZERO;
         }
-        pause_after(took).saturating_sub(now - ended)
+        pause_after(r.took).saturating_sub(now - r.ended)
     }
 
     /// Waits until the next round is due.
@@ -123,29 +125,53 @@ impl<'a> Pacer<'a> {
         std::thread::sleep(self.due_in());
     }
 
-    /// Records a round that took `took` and has just ended. A record that
-    /// cannot be written is no error: the rounds of this process are still
-    /// spaced by it, through the caller's own clock.
+    /// Records a round that took `took` and has just ended, and counts it
+    /// with every root round before it (whichever process ran them: the
+    /// count is what an administrator or a test reads to see how many
+    /// rounds ran, in the record's last field). A record that cannot be
+    /// written is no error: the rounds of this process are still spaced
+    /// by it.
     pub fn record(&self, took: Duration) {
         use std::os::unix::fs::FileExt;
+        let rounds = self.read().map_or(0, |r| r.rounds) + 1;
         let text = format!(
-            "tern-pass {} {}\n",
+            "tern-pass {} {} {rounds}\n",
             crate::sys::time::boot_time().as_millis(),
             took.as_millis()
         );
-        let _ = self.lock.set_len(0);
-        let _ = self.lock.write_all_at(text.as_bytes(), 0);
+        // Written over the old record and then cut to length, never
+        // emptied first: a reader always finds a whole first line.
+        if self.lock.write_all_at(text.as_bytes(), 0).is_ok() {
+            let _ = self.lock.set_len(text.len() as u64);
+        }
     }
 
-    fn read(&self) -> Option<(Duration, Duration)> {
+    /// The root rounds recorded so far.
+    pub fn rounds(&self) -> u64 {
+        self.read().map_or(0, |r| r.rounds)
+    }
+
+    /// The record: `tern-pass END_MS TOOK_MS ROUNDS`.
+    fn read(&self) -> Option<Record> {
         use std::os::unix::fs::FileExt;
-        let mut buf = [0u8; 64];
+        let mut buf = [0u8; 80];
         let n = self.lock.read_at(&mut buf, 0).ok()?;
         let text = std::str::from_utf8(&buf[..n]).ok()?;
         let mut f = text.strip_prefix("tern-pass ")?.split_whitespace();
-        let ms = |v: Option<&str>| v?.parse::<u64>().ok().map(Duration::from_millis);
-        Some((ms(f.next())?, ms(f.next())?))
+        let mut num = || f.next()?.parse::<u64>().ok();
+        Some(Record {
+            ended: Duration::from_millis(num()?),
+            took: Duration::from_millis(num()?),
+            rounds: num().unwrap_or(0),
+        })
     }
+}
+
+/// The last root round, as the pass lock file records it.
+struct Record {
+    ended: Duration,
+    took: Duration,
+    rounds: u64,
 }
 
 /// The lock that keeps `tern_negotiate -loop` to one instance per SPOOL:
@@ -236,6 +262,7 @@ mod tests {
         assert!(Pacer::new(&other).due_in() > Duration::from_millis(900));
         p.record(Duration::from_secs(5));
         assert!(p.due_in() > Duration::from_millis(4900));
+        assert_eq!(p.rounds(), 2, "every round is counted");
         // Garbage, or a record from the future (another boot), asks for
         // no wait.
         std::fs::write(dir.path().join("negotiator.lock"), "tern-pass x y\n").unwrap();
