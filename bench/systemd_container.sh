@@ -110,8 +110,13 @@ sd_teardown() {
         [ -z "$SD_PID" ] || ! kill -0 "$SD_PID" 2>/dev/null && break
         sleep 0.1
     done
-    # systemd's cgroups inside, deepest first.
-    [ -n "$SD_CGROUP" ] && [ -d "$SD_CGROUP" ] && find "$SD_CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null
+    # systemd's cgroups inside, deepest first, once the processes the
+    # kernel is killing have left them.
+    for i in $(seq 50); do
+        [ -n "$SD_CGROUP" ] && [ -d "$SD_CGROUP" ] || break
+        find "$SD_CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null
+        sleep 0.1
+    done
     [ -n "$SD_DIR" ] && rm -rf "$SD_DIR"
     SD_PID=
 }
