@@ -68,7 +68,7 @@ trap 'exit 130' INT TERM
 # A hermetic tool run on spool $1: no configuration files, $reps slots (for
 # the vacate targets), no pass on submit or exit.
 envv() {
-    E=(env -i PATH=/usr/bin:/bin HOME="$work" TZ=UTC TERN_CONFIG=/dev/null _TERN_MAX_JOBS_PER_SUBMISSION=1000000 _TERN_SPOOL="$1"
+    E=(env -i PATH=/usr/bin:/bin HOME="$work" TZ=UTC TERN_CONFIG=/dev/null _TERN_SPOOL="$1"
         _TERN_NUM_CPUS="$reps" _TERN_NUM_SLOTS="$reps" _TERN_MEMORY=$((reps * 1024))
         _TERN_NEGOTIATE_ON_SUBMIT=false _TERN_NEGOTIATE_ON_EXIT=false)
 }

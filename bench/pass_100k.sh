@@ -55,7 +55,7 @@ trap 'exit 130' INT TERM
 # envv SPOOL START: sets E to the env(1) prefix of a hermetic tool run on
 # this machine layout; tern_env SPOOL START CMD... runs CMD with it.
 envv() {
-    E=(env -i PATH=/usr/bin:/bin HOME="$work" TERN_CONFIG=/dev/null _TERN_MAX_JOBS_PER_SUBMISSION=1000000 _TERN_SPOOL="$1"
+    E=(env -i PATH=/usr/bin:/bin HOME="$work" TERN_CONFIG=/dev/null _TERN_SPOOL="$1"
         _TERN_NUM_CPUS=64 _TERN_NUM_SLOTS=64 _TERN_MEMORY=65536
         _TERN_NEGOTIATE_ON_SUBMIT=false _TERN_NEGOTIATE_ON_EXIT=false _TERN_START="$2")
 }

@@ -28,7 +28,7 @@ printf 'executable = /bin/echo\narguments = x\nqueue 100000\n' >"$work/job.sub"
 # A hermetic run: pinned clock, no configuration files, SPOOL in $work.
 # (An array, not a function, so that /usr/bin/time can run it.)
 tern=(env -i PATH=/usr/bin:/bin HOME="$work" TERN_NOW=1700000000 TZ=UTC
-    TERN_CONFIG=/dev/null _TERN_MAX_JOBS_PER_SUBMISSION=1000000 _TERN_SPOOL="$work/spool")
+    TERN_CONFIG=/dev/null _TERN_SPOOL="$work/spool")
 "${tern[@]}" "$bin/tern_submit" "$work/job.sub" >/dev/null
 db=$work/spool/queue.db
 

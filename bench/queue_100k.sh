@@ -32,7 +32,7 @@ timed() {
     local spool=$1
     shift
     /usr/bin/time -f '%e %M' env -i PATH=/usr/bin:/bin HOME="$work" TERN_NOW=1700000000 \
-        TERN_CONFIG=/dev/null _TERN_SPOOL="$spool" _TERN_MAX_JOBS_PER_SUBMISSION=1000000 "$@" 2>&1 >/dev/null | tail -n 1
+        TERN_CONFIG=/dev/null _TERN_SPOOL="$spool" "$@" 2>&1 >/dev/null | tail -n 1
 }
 
 # best_submit FILE: "wall rss_kb" of the fastest of $runs submits, each into

@@ -296,15 +296,15 @@ pub static KNOBS: &[Knob] = &[
     ),
     k(
         "MAX_JOBS_PER_OWNER",
-        "100000",
+        "",
         Int,
-        "Jobs one owner may have in the queue; a submission that would pass it is refused whole.",
+        "Jobs one owner may have in the queue; a submission that would pass it is refused whole. Empty is no limit (a personal queue is its owner's alone); the shared package's configuration sets HTCondor's default, 100000.",
     ),
     k(
         "MAX_JOBS_PER_SUBMISSION",
-        "20000",
+        "",
         Int,
-        "Jobs one tern_submit may queue; a submission over it is refused whole.",
+        "Jobs one tern_submit may queue; a submission over it is refused whole. Empty is no limit (a personal queue is its owner's alone); the shared package's configuration sets HTCondor's default, 20000.",
     ),
     k(
         "MAX_TRANSFER_INPUT_MB",
@@ -521,6 +521,12 @@ pub static KNOBS: &[Knob] = &[
         "$ENV(XDG_DATA_HOME:$ENV(HOME)/.local/share)/tern",
         Path,
         "Directory holding the queue database and everything tern keeps.",
+    ),
+    k(
+        "STALE_LOCK_SECONDS",
+        "20",
+        Int,
+        "Shared mode: a root pass waiting for the queue's write lock kills another user's process that has held it this many seconds (a stopped one at once) and logs the kill; the killed transaction rolls back. tern's; HTCondor's schedd alone writes its queue.",
     ),
     k(
         "START",

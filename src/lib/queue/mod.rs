@@ -281,8 +281,11 @@ impl Default for Limits {
         Limits {
             log_max_records: 1_000_000,
             history_max_jobs: 100_000,
-            max_jobs_per_submission: 20_000,
-            max_jobs_per_owner: 100_000,
+            // No limit unless configured: a personal queue is its owner's
+            // alone, as it was before shared mode; the shared package's
+            // configuration sets HTCondor's 20000 and 100000.
+            max_jobs_per_submission: i64::MAX,
+            max_jobs_per_owner: i64::MAX,
         }
     }
 }
