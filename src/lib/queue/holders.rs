@@ -116,7 +116,10 @@ impl StaleWriters {
         if now.duration_since(self.began) >= self.wait {
             return false;
         }
-        if let Some(pid) = pids::posix_write_lock_holder(&self.shm, WAL_WRITE_LOCK_BYTE)
+        // The holder is looked for once the short waits are over: most
+        // holders let go within them.
+        if super::busy::pause(count) >= Duration::from_millis(1)
+            && let Some(pid) = pids::posix_write_lock_holder(&self.shm, WAL_WRITE_LOCK_BYTE)
             && let Some(h) = holder_of(pid)
             && let Verdict::Kill(why) = self.judge(&h, now)
             && pids::signal_process(h.holder.pid, libc::SIGKILL)
@@ -127,8 +130,7 @@ impl StaleWriters {
             ));
             self.watched = None;
         }
-        // Short naps: the lock is usually let go within milliseconds.
-        std::thread::sleep(Duration::from_millis(if count < 20 { 5 } else { 50 }));
+        std::thread::sleep(super::busy::pause(count));
         true
     }
 
@@ -169,8 +171,7 @@ impl super::Queue {
         limit: Duration,
         report: Box<dyn FnMut(&str) + Send>,
     ) -> Result<(), super::QueueError> {
-        let wait =
-            Duration::from_millis(super::BUSY_TIMEOUT_MS).max(limit + Duration::from_secs(5));
+        let wait = super::busy::TIMEOUT.max(limit + Duration::from_secs(5));
         let mut w = StaleWriters::new(&self.path, limit, wait, report);
         self.conn.busy_handler(Some(move |count| w.busy(count)))?;
         Ok(())
