@@ -279,6 +279,18 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         due.refresh(&q)?;
     }
     let cron_changed = schedule_cron(cfg, &mut q, &due.rows, now, opts, &mut report, &mut events)?;
+    // The events of those changes go out now, before the matching, so a
+    // tool acting on a state they made (tern_release of a job a policy
+    // held) logs after them. A log that cannot be written (a FIFO or link
+    // in its place, a directory its owner may not write) loses the job its
+    // events, never the pass: noted where the administrator sees it, as
+    // the schedd logs "Invalid user log file specified".
+    if !opts.dry_run
+        && let Err(e) = userlog::log_job_events(&events)
+    {
+        eprintln!("tern_negotiate: warning: {e}");
+        report.lines.push(format!("warning: {e}"));
+    }
     // Held grid jobs are looked at with the full evaluation only: the
     // read of every job is there already.
     let held = due.all.then_some(due.rows.as_slice());
@@ -326,14 +338,6 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         report
             .lines
             .push(format!("warning: cannot start tern_job_router: {e}"));
-    }
-    // A log that cannot be written (a FIFO or link in its place, a
-    // directory its owner may not write) loses the job its events, never
-    // the pass: noted where the administrator sees it, as the schedd logs
-    // "Invalid user log file specified".
-    if let Err(e) = userlog::log_job_events(&events) {
-        eprintln!("tern_negotiate: warning: {e}");
-        report.lines.push(format!("warning: {e}"));
     }
     if let Err(e) = gridjobs::start(cfg, spool, &grid_owners) {
         report
