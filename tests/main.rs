@@ -41,6 +41,7 @@ mod cli_vacate;
 mod cli_watch_q;
 mod completions;
 mod config_man;
+mod disk_full;
 mod e2e_dask_jobqueue;
 mod grid_slurm;
 mod help_layout;

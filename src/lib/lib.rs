@@ -13,6 +13,17 @@
 
 #![deny(unsafe_code)]
 
+/// A line on stderr, as `eprintln!` writes it but never panicking: a
+/// tool whose stderr is a log on a full file system (a shadow's ShadowLog
+/// in a full SPOOL) or a closed pipe loses the line, not its work, where
+/// `eprintln!` panics when the write fails.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod actions;
 pub mod classad;
 pub mod cli;

@@ -50,7 +50,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let (args, _) = parse_args::<Args>(argv)?;
     let cfg = Config::load()?;
     for w in cfg.warnings() {
-        eprintln!("tern_config_val: {w}");
+        note!("tern_config_val: {w}");
     }
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
@@ -103,7 +103,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         };
         let Some(value) = value else {
             out.flush()?;
-            eprintln!("Not defined: {}", name.to_ascii_uppercase());
+            note!("Not defined: {}", name.to_ascii_uppercase());
             missing = true;
             continue;
         };

@@ -154,7 +154,7 @@ impl JobCommand {
         for a in &common.targets {
             match parse_id(a) {
                 Some((c, _)) if c <= 0 => {
-                    eprintln!("Invalid cluster # from {a}.");
+                    note!("Invalid cluster # from {a}.");
                     req.bad_args = true;
                 }
                 Some((c, Some(p))) => req.ids.push(JobId {
@@ -267,7 +267,7 @@ impl JobCommand {
         out: &mut impl Write,
     ) -> Result<Reported, CliError> {
         if !self.constraints.is_empty() {
-            eprintln!("Warning, -constraint is ignored for fully qualified job ids");
+            note!("Warning, -constraint is ignored for fully qualified job ids");
         }
         let sel = Selection {
             jobs: self.ids.clone(),
@@ -282,7 +282,7 @@ impl JobCommand {
             if o == Outcome::Success {
                 writeln!(out, "{msg}")?;
             } else {
-                eprintln!("{msg}");
+                note!("{msg}");
             }
         }
         if self.totals {
@@ -331,9 +331,9 @@ impl JobCommand {
                 None => 0,
             };
             if in_queue == 0 {
-                eprintln!("{}:0:There are no jobs in the queue", self.tool);
+                note!("{}:0:There are no jobs in the queue", self.tool);
             } else {
-                eprintln!(
+                note!(
                     "Couldn't find/{} all jobs{}",
                     verb(self.action),
                     self.description

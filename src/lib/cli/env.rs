@@ -29,7 +29,7 @@ impl ToolEnv {
     pub fn open(name: &'static str) -> Result<ToolEnv, CliError> {
         let cfg = Config::load()?;
         for w in cfg.warnings() {
-            eprintln!("{name}: {w}");
+            note!("{name}: {w}");
         }
         let spool = spool_dir(&cfg)?;
         Ok(ToolEnv {

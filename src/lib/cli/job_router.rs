@@ -67,7 +67,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     // Never silently dropped: a route that cannot be used is said on
     // stderr (as tern_config_val says a knob's problem), besides the log.
     for (name, reason) in &rc.unusable {
-        eprintln!("tern_job_router: warning: route {name} is not used: {reason}");
+        note!("tern_job_router: warning: route {name} is not used: {reason}");
     }
     let now = crate::clock::now();
     let stdout = std::io::stdout();
@@ -140,7 +140,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         && env.cfg.get_bool("NEGOTIATE_ON_SUBMIT", true)?
         && let Err(e) = crate::negotiator::request_pass_after_submit(&env.cfg, &env.spool)
     {
-        eprintln!("tern_job_router: warning: {e}");
+        note!("tern_job_router: warning: {e}");
     }
     if let Some(log) = env.cfg.get("JOB_ROUTER_LOG")? {
         append_log(&log, now, &report.lines);
@@ -179,7 +179,7 @@ fn append_log(path: &str, now: i64, lines: &[String]) {
         .open(path)
         .and_then(|mut f| f.write_all(text.as_bytes()));
     if let Err(e) = written {
-        eprintln!("tern_job_router: warning: cannot write the log {path}: {e}");
+        note!("tern_job_router: warning: cannot write the log {path}: {e}");
     }
 }
 

@@ -75,7 +75,7 @@ pub fn main() -> ExitCode {
         return tool();
     }
     let names: Vec<&str> = TOOLS.iter().map(|(n, _)| *n).collect();
-    eprintln!(
+    note!(
         "tern: run as '{}', which names no tool. This program runs the tool it is\n\
          named after: link it as one of\n  {}\n(or as condor_q, condor_submit, ... for the same tools).",
         argv0.to_string_lossy(),

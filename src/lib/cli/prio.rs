@@ -120,8 +120,8 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     for r in &refused {
         // condor_prio's words.
         match r {
-            Refusal::NoPriority(id) => eprintln!("Couldn't retrieve current priority for {id}."),
-            Refusal::Denied(id) => eprintln!("Couldn't set new priority for {id}."),
+            Refusal::NoPriority(id) => note!("Couldn't retrieve current priority for {id}."),
+            Refusal::Denied(id) => note!("Couldn't set new priority for {id}."),
         }
     }
     if plan.bad_args || !refused.is_empty() {
@@ -150,7 +150,7 @@ fn prepare(args: &Args, m: &ArgMatches) -> Result<Plan, CliError> {
         }
         match parse_id(w) {
             Some((c, _)) if c <= 0 => {
-                eprintln!("Invalid cluster # from {w}");
+                note!("Invalid cluster # from {w}");
                 bad_args = true;
             }
             Some((c, Some(p))) => targets.push(Target::Job(JobId {
@@ -200,7 +200,7 @@ fn prepare(args: &Args, m: &ArgMatches) -> Result<Plan, CliError> {
         });
     }
     if constraint.is_some() && targets.iter().any(|t| matches!(t, Target::Job(_))) {
-        eprintln!("Warning, -constraint is ignored for fully qualified job ids");
+        note!("Warning, -constraint is ignored for fully qualified job ids");
     }
     Ok(Plan {
         prio,

@@ -98,14 +98,14 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let env = ToolEnv::open("tern_qedit")?;
     let authority = Authority::from_config(&env.cfg, env.user.as_str())?;
     let edits = Edits::parse(plan.pairs.clone(), &authority).map_err(|e| {
-        eprintln!("{e}");
-        eprintln!("Transaction failed.  No attributes were set.");
+        note!("{e}");
+        note!("Transaction failed.  No attributes were set.");
         CliError::Reported(1)
     })?;
     let first = edits.names().next().unwrap_or_default().to_string();
     let failed = |what: String| -> CliError {
-        eprintln!("Failed to set attribute \"{first}\" {what}");
-        eprintln!("Transaction failed.  No attributes were set.");
+        note!("Failed to set attribute \"{first}\" {what}");
+        note!("Transaction failed.  No attributes were set.");
         CliError::Reported(1)
     };
     let (sel, what) = match &plan.target {
@@ -127,9 +127,9 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             // The schedd's refusal, then condor_qedit's failure for the
             // attribute it refused.
             if let Some((job, attr)) = refused_attr(&e) {
-                eprintln!("{e}");
-                eprintln!("Failed to set attribute \"{attr}\" for job {job}.");
-                eprintln!("Transaction failed.  No attributes were set.");
+                note!("{e}");
+                note!("Failed to set attribute \"{attr}\" for job {job}.");
+                note!("Transaction failed.  No attributes were set.");
                 return Err(CliError::Reported(1));
             }
             return Err(e.into());
@@ -187,7 +187,7 @@ fn prepare(m: &ArgMatches) -> Result<Plan, CliError> {
     if !constraints.is_empty() {
         target = Some(match target {
             Some(Target::Job(id)) => {
-                eprintln!("tern_qedit: proc_id specified. Ignoring constraint option");
+                note!("tern_qedit: proc_id specified. Ignoring constraint option");
                 Target::Job(id)
             }
             other => with_constraints(other, &constraints)?,
@@ -216,7 +216,7 @@ fn job_argument(a: &str) -> Result<Target, CliError> {
     if a.starts_with(|c: char| c.is_ascii_digit()) {
         return match parse_id(a) {
             Some((c, _)) if c <= 0 => {
-                eprintln!("Invalid cluster # from {a}.");
+                note!("Invalid cluster # from {a}.");
                 Err(CliError::Reported(1))
             }
             Some((c, Some(p))) => Ok(Target::Job(JobId {

@@ -197,16 +197,16 @@ impl Refusal {
                 value,
                 reason,
             }) => {
-                eprintln!("{reason}");
-                eprintln!(
+                note!("{reason}");
+                note!(
                     "ERROR: Failed to set {attr}={value} for job {job} ({})",
                     libc::EACCES
                 );
                 CliError::Reported(1)
             }
             Refusal::Queue(QueueError::TooManyJobs(msg)) => {
-                eprintln!("ERROR: Failed to create proc");
-                eprintln!("{msg}");
+                note!("ERROR: Failed to create proc");
+                note!("{msg}");
                 CliError::Reported(1)
             }
             Refusal::Queue(e) => e.into(),
@@ -292,7 +292,7 @@ fn announce(
             .map_err(|e| failed(e.to_string()))?
         && let Err(e) = crate::negotiator::request_pass_after_submit(cfg, spool)
     {
-        eprintln!(
+        note!(
             "tern_submit: warning: cannot start tern_negotiate ({e}); the jobs start at the next pass"
         );
     }
@@ -322,7 +322,7 @@ fn print_warnings(args: &Args, cluster: &submit::Cluster) {
         return;
     }
     for w in &cluster.warnings {
-        eprintln!("{w}");
+        note!("{w}");
     }
 }
 

@@ -128,7 +128,7 @@ fn edit_of(args: &Args) -> Result<Option<Edit>, CliError> {
         full_name(&v[0], "to update the priority of")?;
         let f = number(&v[1])?;
         if f < 1.0 {
-            eprintln!("Priority factors must be greater than or equal to 1.");
+            note!("Priority factors must be greater than or equal to 1.");
             return Err(CliError::Reported(1));
         }
         edits.push(Edit::SetFactor(v[0].clone(), f));
@@ -147,7 +147,7 @@ fn edit_of(args: &Args) -> Result<Option<Edit>, CliError> {
     }
     if let Some(u) = &args.delete {
         if !u.contains('@') {
-            eprintln!(
+            note!(
                 "tern_userprio: You must specify the full name of the record you wish\n\
                  \tto delete (user@uid.domain or user@full.host.name)"
             );
@@ -168,7 +168,7 @@ fn full_name(name: &str, what: &str) -> Result<(), CliError> {
     if name.contains('@') {
         return Ok(());
     }
-    eprintln!(
+    note!(
         "tern_userprio: You must specify the full name of the submittor you wish\n\
          \t{what} (user@uid.domain or user@full.host.name)"
     );

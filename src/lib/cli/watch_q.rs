@@ -260,7 +260,7 @@ fn hints(matches: &ArgMatches) -> Result<(), CliError> {
         let usage = Args::command().render_usage().to_string();
         println!("{usage}");
         let _ = io::stdout().flush();
-        eprintln!("tern_watch_q: error: argument {arg}: {hint}");
+        note!("tern_watch_q: error: argument {arg}: {hint}");
         return Err(CliError::Reported(1));
     }
     Err(CliError::Usage {
@@ -288,7 +288,7 @@ fn plan(args: Args) -> Result<Plan, CliError> {
         });
     }
     if args.debug {
-        eprintln!("WARNING: Debug mode enabled...");
+        note!("WARNING: Debug mode enabled...");
     }
     let clusters: Option<Vec<i64>> = match &args.clusters {
         None => None,
@@ -401,12 +401,12 @@ fn follow(plan: &Plan, queue: Option<&Queue>) -> Result<Option<Following>, CliEr
         match discover(q, &plan.query) {
             Ok(f) => found = f,
             Err(e) => {
-                eprintln!("WARNING: Was not able to query to discover job event logs due to: {e}")
+                note!("WARNING: Was not able to query to discover job event logs due to: {e}")
             }
         }
     }
     if found.is_empty() && plan.files.is_empty() {
-        eprintln!("WARNING: No jobs found, exiting...");
+        note!("WARNING: No jobs found, exiting...");
         return Ok(None);
     }
     // With -batches, the clusters found are the only ones watched (with
@@ -435,9 +435,7 @@ fn follow(plan: &Plan, queue: Option<&Queue>) -> Result<Option<Following>, CliEr
         _ => None,
     };
     let batches = found.iter().map(|(&c, f)| (c, f.batch.clone())).collect();
-    let logs = LogFollower::open(&plan.files, filter, batches, &mut |w| {
-        eprintln!("WARNING: {w}")
-    });
+    let logs = LogFollower::open(&plan.files, filter, batches, &mut |w| note!("WARNING: {w}"));
     Ok(Some(Following {
         tracker,
         queue,
@@ -470,7 +468,7 @@ fn draw(
     out.write_all(bytes.as_bytes())?;
     out.flush()?;
     for m in messages {
-        eprintln!("{now} | {m}");
+        note!("{now} | {m}");
     }
     out.write_all(text.as_bytes())?;
     out.write_all(b"\n")?;

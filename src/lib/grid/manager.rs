@@ -275,7 +275,7 @@ impl Gridmanager<'_> {
         // router, which a pass starts (as a shadow asks for a pass when its
         // slot falls free), rather than for cron's next minute.
         if routed_moved && let Err(e) = crate::negotiator::request_pass(self.cfg, &self.spool) {
-            eprintln!("tern_gridmanager: warning: {e}");
+            note!("tern_gridmanager: warning: {e}");
         }
         self.seen_log = q.log_end()?;
         Ok(true)
@@ -345,7 +345,7 @@ impl Round<'_> {
         })?;
         self.routed_moved |= done && moved;
         if done && let Err(e) = userlog::log_job_events(&evs) {
-            eprintln!("tern_gridmanager: warning: {e}");
+            note!("tern_gridmanager: warning: {e}");
         }
         Ok(done)
     }
@@ -382,7 +382,7 @@ impl Round<'_> {
             }
         }
         if let Some(why) = down {
-            eprintln!("tern_gridmanager: Slurm is down for {}: {why}", self.owner);
+            note!("tern_gridmanager: Slurm is down for {}: {why}", self.owner);
         }
         Ok(())
     }
@@ -398,7 +398,7 @@ impl Round<'_> {
                 // gone) is that job's trouble, not the round's: it is
                 // tried again next round.
                 if let Err(e) = self.condor_step(j, &schedd, &pool, spool) {
-                    eprintln!("tern_gridmanager: job {}: {schedd}: {e}", j.row.id);
+                    note!("tern_gridmanager: job {}: {schedd}: {e}", j.row.id);
                 }
                 Ok(())
             }

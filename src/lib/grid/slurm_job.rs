@@ -28,7 +28,7 @@ impl Round<'_> {
                         return Ok(());
                     }
                     if let Err(e) = slurm::cancel(&j.owner(), id) {
-                        eprintln!("tern_gridmanager: job {}: {e}", j.row.id);
+                        note!("tern_gridmanager: job {}: {e}", j.row.id);
                         return Ok(());
                     }
                 }
@@ -40,7 +40,7 @@ impl Round<'_> {
                         return Ok(());
                     }
                     if let Err(e) = slurm::cancel(&j.owner(), id) {
-                        eprintln!("tern_gridmanager: job {}: {e}", j.row.id);
+                        note!("tern_gridmanager: job {}: {e}", j.row.id);
                         return Ok(());
                     }
                 }
@@ -348,7 +348,7 @@ impl Round<'_> {
         // holds the job.
         let n = self.failures.entry(id).or_insert(0);
         *n += 1;
-        eprintln!("tern_gridmanager: job {id}: {why} ({n} in a row)");
+        note!("tern_gridmanager: job {id}: {why} ({n} in a row)");
         if *n >= STATUS_ATTEMPTS {
             self.failures.remove(&id);
             // Best effort: a job held here must not run on.

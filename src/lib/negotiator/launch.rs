@@ -101,7 +101,7 @@ pub fn claim(
             // planted there) is refused and its job left idle: the rest
             // of the queue still runs, and the refusal is said where the
             // administrator sees it (the journal, cron's mail).
-            Err(e) => eprintln!("tern_negotiate: job {} not started: {e}", p.id),
+            Err(e) => note!("tern_negotiate: job {} not started: {e}", p.id),
         }
     }
     if locks.is_empty() && outcome.rejected.is_empty() {

@@ -244,7 +244,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     // Every user may change every user's jobs: said on every pass, where
     // the administrator (cron's mail, the journal) sees it.
     if cfg.get_bool("SHARED_QUEUE", false)? && cfg.get_bool("QUEUE_ALL_USERS_TRUSTED", false)? {
-        eprintln!(
+        note!(
             "tern_negotiate: warning: {}",
             crate::queue::authority::ALL_TRUSTED_WARNING
         );
@@ -253,7 +253,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     let mut report = Report::default();
     if crate::sys::identity::is_root() && cfg.get_bool("SHARED_QUEUE", false)? {
         for line in crate::queue::holders::kill_stopped(spool) {
-            eprintln!("tern_negotiate: {line}");
+            note!("tern_negotiate: {line}");
             report.lines.push(line);
         }
     }
@@ -288,7 +288,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     if !opts.dry_run
         && let Err(e) = userlog::log_job_events(&events)
     {
-        eprintln!("tern_negotiate: warning: {e}");
+        note!("tern_negotiate: warning: {e}");
         report.lines.push(format!("warning: {e}"));
     }
     // Held grid jobs are looked at with the full evaluation only: the
@@ -400,7 +400,7 @@ fn open_queue(
         let limit = cfg.get_int("STALE_LOCK_SECONDS", 20)?.max(1) as u64;
         q.kill_stale_writers(
             std::time::Duration::from_secs(limit),
-            Box::new(|line| eprintln!("tern_negotiate: {line}")),
+            Box::new(|line| note!("tern_negotiate: {line}")),
         )?;
     }
     if !opts.dry_run {

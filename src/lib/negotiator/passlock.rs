@@ -51,8 +51,11 @@ pub(super) fn open_lock(spool: &Path) -> Result<File, NegotiatorError> {
         create: true,
         append: false,
     };
-    crate::sys::fs::open_spool_file(&lock_path(spool), how)
-        .map_err(io("cannot open the negotiator lock file"))
+    let path = lock_path(spool);
+    crate::sys::fs::open_spool_file(&path, how).map_err(io(format!(
+        "cannot open the negotiator lock file {}",
+        path.display()
+    )))
 }
 
 /// Takes the lock, waiting at most `bound` for its holder; whether it is

@@ -78,6 +78,18 @@ pub enum QueueError {
     NoSharedQueue { path: PathBuf },
     #[error("the queue database is busy (another tool holds it for more than 30 s)")]
     Busy,
+    /// SQLITE_FULL: the file system holding SPOOL has no room.
+    #[error(
+        "no space left for the queue database {path}: nothing was changed; free space on its file system and try again"
+    )]
+    Full { path: PathBuf },
+    /// An input/output error other than a full file system: not damage,
+    /// so nothing suggests moving the queue away.
+    #[error("cannot read or write the queue database {path} ({msg}); nothing was changed")]
+    Io { path: PathBuf, msg: String },
+    /// A write to a queue this process may only read (a read-only mount).
+    #[error("the queue database {path} cannot be written ({msg}): nothing was changed")]
+    ReadOnly { path: PathBuf, msg: String },
     #[error("queue database: {0}")]
     Sqlite(#[from] rusqlite::Error),
     /// An error of a layer above the queue (the machine's slots, ...) met
@@ -659,7 +671,9 @@ impl Queue {
         f: impl FnOnce(&mut Writer<'_, A>) -> Result<T, QueueError>,
     ) -> Result<T, QueueError> {
         let path = self.path.clone();
-        let tx = Tx::begin(&self.conn).map_err(busy)?;
+        let tx = Tx::begin(&self.conn)
+            .map_err(busy)
+            .map_err(|e| damage(&self.path, e))?;
         let mut w = Writer {
             tx,
             path,
@@ -906,6 +920,9 @@ fn corrupt(path: &Path, e: rusqlite::Error) -> QueueError {
     use rusqlite::ErrorCode::*;
     match e {
         rusqlite::Error::SqliteFailure(f, _) if f.code == DatabaseBusy => QueueError::Busy,
+        rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, DiskFull | SystemIoFailure) => {
+            io_error(path, e)
+        }
         // Permissions are not damage: say so, and do not suggest moving a
         // healthy queue away.
         rusqlite::Error::SqliteFailure(f, _)
@@ -928,8 +945,25 @@ fn corrupt(path: &Path, e: rusqlite::Error) -> QueueError {
 
 /// A write that met a damaged page (SQLite reports it on the read) is
 /// the damage error, which names the file; the transaction rolled back.
+/// So are a full file system and a read-only one.
 fn damage(path: &Path, e: QueueError) -> QueueError {
     match e {
+        QueueError::Sqlite(e @ rusqlite::Error::SqliteFailure(f, _))
+            if matches!(
+                f.code,
+                rusqlite::ErrorCode::DiskFull | rusqlite::ErrorCode::SystemIoFailure
+            ) =>
+        {
+            io_error(path, e)
+        }
+        QueueError::Sqlite(rusqlite::Error::SqliteFailure(f, msg))
+            if f.code == rusqlite::ErrorCode::ReadOnly =>
+        {
+            QueueError::ReadOnly {
+                path: path.to_path_buf(),
+                msg: rusqlite::Error::SqliteFailure(f, msg).to_string(),
+            }
+        }
         QueueError::Sqlite(rusqlite::Error::SqliteFailure(f, msg))
             if matches!(
                 f.code,
@@ -939,6 +973,27 @@ fn damage(path: &Path, e: QueueError) -> QueueError {
             corrupt(path, rusqlite::Error::SqliteFailure(f, msg))
         }
         other => other,
+    }
+}
+
+/// SQLITE_FULL, or an I/O error met where the file system holding the
+/// database has no room left (the first reader after a writer rebuilds the
+/// shared-memory index, which can need a page more): the full error. Any
+/// other I/O error is itself, never damage.
+fn io_error(path: &Path, e: rusqlite::Error) -> QueueError {
+    let full = match &e {
+        rusqlite::Error::SqliteFailure(f, _) => f.code == rusqlite::ErrorCode::DiskFull,
+        _ => false,
+    };
+    let dir = path.parent().unwrap_or(path);
+    if full || crate::sys::fs::free_kib(dir).is_ok_and(|k| k == 0) {
+        return QueueError::Full {
+            path: path.to_path_buf(),
+        };
+    }
+    QueueError::Io {
+        path: path.to_path_buf(),
+        msg: e.to_string(),
     }
 }
 

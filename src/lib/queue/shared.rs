@@ -77,7 +77,7 @@ mod tests {
     #[test]
     fn root_installs_the_layout_idempotently_and_refuses_links() {
         if !crate::sys::identity::is_root() {
-            eprintln!("skipped: installing the shared layout needs root");
+            note!("skipped: installing the shared layout needs root");
             return;
         }
         let t = tempfile::tempdir().unwrap();

@@ -230,7 +230,7 @@ impl Sandbox {
             return;
         }
         if let Err(e) = crate::sys::tree::empty_dir(&self.dir, &[JOB_AD_FILE, MACHINE_AD_FILE]) {
-            eprintln!(
+            note!(
                 "tern_shadow: cannot empty the sandbox {}: {}",
                 self.dir.display(),
                 io_text(&e)
@@ -246,7 +246,7 @@ impl Sandbox {
         }
         let dir = knobs.execute.join(format!("dir_{tag}"));
         if let Err(e) = remove_tree(&dir) {
-            eprintln!(
+            note!(
                 "tern_shadow: cannot remove the sandbox {}: {}",
                 dir.display(),
                 io_text(&e)

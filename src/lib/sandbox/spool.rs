@@ -47,7 +47,7 @@ pub fn open_copy(spool: &Path, cluster: i64, proc_: i64, uid: libc::uid_t) -> Op
     match dir.owner() {
         Ok((u, _)) if u == uid => Some(dir),
         Ok((u, _)) => {
-            eprintln!(
+            note!(
                 "tern_shadow: not restoring {}: it belongs to uid {u}, not the job's {uid}",
                 job_spool(spool, cluster, proc_).display()
             );

@@ -17,7 +17,7 @@ use std::rc::Rc;
 
 use crate::classad::{ClassAd, Expr, Value};
 use crate::negotiator::{launch, policy, reuse};
-use crate::queue::{Change, JobId, joblock};
+use crate::queue::{Change, JobId, QueueError, joblock};
 use crate::userlog::{self, Event, EventKind, Eviction, Exit, Rusage, Termination};
 use crate::vocab::{Hold, JobStatus, hold_code};
 
@@ -119,6 +119,38 @@ pub(super) enum After {
     Done,
 }
 
+/// The end of a run waits for room when SPOOL's file system is full, so a
+/// job that ran is recorded once space returns rather than run again (the
+/// pass would take a shadow that gave up for a dead one and requeue the
+/// job). The shadow keeps the job's lock and its claim meanwhile.
+#[derive(Default)]
+struct RoomWait {
+    began: Option<std::time::Instant>,
+}
+
+impl RoomWait {
+    /// How long the end of a run waits for room before it gives up.
+    const LIMIT: std::time::Duration = std::time::Duration::from_secs(3600);
+    /// The pause between two tries.
+    const PAUSE: std::time::Duration = std::time::Duration::from_secs(2);
+
+    /// Says so the first time, then naps; false once the wait is over.
+    fn wait(&mut self, id: JobId, db: &std::path::Path) -> bool {
+        let began = *self.began.get_or_insert_with(|| {
+            note!(
+                "tern_shadow: job {id}: no space left for the queue database {}; the end of the run is recorded once there is room",
+                db.display()
+            );
+            std::time::Instant::now()
+        });
+        if began.elapsed() >= Self::LIMIT {
+            return false;
+        }
+        std::thread::sleep(Self::PAUSE);
+        true
+    }
+}
+
 /// The run a lingering claim last ran: the slot still names its job, whose
 /// lock stays held (so no pass takes the claim for a dead shadow's).
 pub(super) struct Lingering {
@@ -161,44 +193,52 @@ impl Shadow {
         let mut leaves = false;
         // Execute attributes not yet written go in with the end.
         let pending = self.pending_exec.take().filter(|p| p.id == id);
-        let next = self.q.write(now, |w| {
-            if let Some(p) = &pending {
-                super::start::record_in(w, p)?;
-            }
-            let Some(row) = w.row(id)? else {
+        let mut room = RoomWait::default();
+        let next = loop {
+            events.clear();
+            let wrote = self.q.write(now, |w| {
+                if let Some(p) = &pending {
+                    super::start::record_in(w, p)?;
+                }
+                let Some(row) = w.row(id)? else {
+                    release_slot_if(w, slot, claim, id, now)?;
+                    return Ok(Claim::Done);
+                };
+                let ad = Rc::new(w.full_ad(&row)?);
+                let fate = fate(&ad, id, row.status(), &end, started, now);
+                if let Some(p) = userlog::user_log(&ad) {
+                    events.extend(fate.events.into_iter().map(|e| (p.clone(), e)));
+                }
+                leaves = fate.leaves;
+                w.change(&row, &ad, &fate.change)?;
+                w.clear_requests(id, None)?;
+                // The slot: reuse the claim for the next job, keep it a moment
+                // when nothing is idle at all, or let it go.
+                if fate.reuse && slot != launch::SCHEDULER {
+                    if let Some(m) = reuse::match_one(w, &reuse_slot, &row.owner, now)? {
+                        m.claim(w, &row.owner, host, now)?;
+                        return Ok(Claim::Next(m.id, m.lock));
+                    }
+                    // Only for a job that left the queue: the claim keeps its
+                    // lock, which nothing else then needs.
+                    if may_linger
+                        && fate.leaves
+                        && crate::queue::clusters_with_idle(w.conn())?.is_empty()
+                    {
+                        crate::machine::set_activity(w.conn(), slot, "Claimed", "Idle", now)?;
+                        return Ok(Claim::Linger(row.owner.clone()));
+                    }
+                }
                 release_slot_if(w, slot, claim, id, now)?;
-                return Ok(Claim::Done);
-            };
-            let ad = Rc::new(w.full_ad(&row)?);
-            let fate = fate(&ad, id, row.status(), &end, started, now);
-            if let Some(p) = userlog::user_log(&ad) {
-                events.extend(fate.events.into_iter().map(|e| (p.clone(), e)));
+                Ok(Claim::Done)
+            });
+            match wrote {
+                Err(QueueError::Full { path }) if room.wait(id, &path) => {}
+                other => break other?,
             }
-            leaves = fate.leaves;
-            w.change(&row, &ad, &fate.change)?;
-            w.clear_requests(id, None)?;
-            // The slot: reuse the claim for the next job, keep it a moment
-            // when nothing is idle at all, or let it go.
-            if fate.reuse && slot != launch::SCHEDULER {
-                if let Some(m) = reuse::match_one(w, &reuse_slot, &row.owner, now)? {
-                    m.claim(w, &row.owner, host, now)?;
-                    return Ok(Claim::Next(m.id, m.lock));
-                }
-                // Only for a job that left the queue: the claim keeps its
-                // lock, which nothing else then needs.
-                if may_linger
-                    && fate.leaves
-                    && crate::queue::clusters_with_idle(w.conn())?.is_empty()
-                {
-                    crate::machine::set_activity(w.conn(), slot, "Claimed", "Idle", now)?;
-                    return Ok(Claim::Linger(row.owner.clone()));
-                }
-            }
-            release_slot_if(w, slot, claim, id, now)?;
-            Ok(Claim::Done)
-        })?;
+        };
         if let Err(e) = userlog::log_job_events(&events) {
-            eprintln!("tern_shadow: {e}");
+            note!("tern_shadow: {e}");
         }
         if let Claim::Linger(owner) = next {
             let mut lock = lock;

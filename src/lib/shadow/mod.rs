@@ -161,7 +161,7 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
     match joblock::install_doorbell(&spool, me) {
         Ok(bell) => signals.ring_with(bell),
         // Without it a tool that may not signal us waits for our poll.
-        Err(e) => eprintln!("tern_shadow: no doorbell: {e}"),
+        Err(e) => note!("tern_shadow: no doorbell: {e}"),
     }
     let mut sh = Shadow::open(cfg, spool, signals, args.slot, args.claim)?;
     let mut job = args.job;

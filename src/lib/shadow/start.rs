@@ -307,8 +307,15 @@ impl Shadow {
         let Some(p) = self.pending_exec.take() else {
             return Ok(());
         };
-        self.q.write(crate::clock::now(), |w| record_in(w, &p))?;
-        Ok(())
+        match self.q.write(crate::clock::now(), |w| record_in(w, &p)) {
+            // No room in SPOOL: they go in with the end of the run, which
+            // waits for room (see `finish`).
+            Err(crate::queue::QueueError::Full { .. }) => {
+                self.pending_exec = Some(p);
+                Ok(())
+            }
+            other => Ok(other?),
+        }
     }
 }
 

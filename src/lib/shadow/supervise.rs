@@ -381,8 +381,15 @@ impl Shadow {
                 w.clear_requests(id, Some(Request::Continue))?;
             }
             Ok(kinds)
-        })?;
-        Ok(kinds)
+        });
+        match kinds {
+            // No room in SPOOL to clear them: the stops are acted on, a
+            // suspend or continue waits for the next look.
+            Err(crate::queue::QueueError::Full { .. }) => {
+                Ok(quick.into_iter().filter(|k| k.stops()).collect())
+            }
+            other => Ok(other?),
+        }
     }
 
     /// Records a suspend (JobStatus 7, the suspension counters, the slot's

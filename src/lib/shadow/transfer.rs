@@ -51,7 +51,7 @@ impl Staged {
 /// cannot be emptied so is left for the removal of the shadow's last run.
 fn finish_as(sb: Sandbox, owner: Option<&crate::sys::identity::Identity>) {
     if let Err(e) = crate::sys::identity::as_user(owner, || sb.finish()) {
-        eprintln!("tern_shadow: cannot act as the job's owner to empty its sandbox: {e}");
+        note!("tern_shadow: cannot act as the job's owner to empty its sandbox: {e}");
     }
 }
 

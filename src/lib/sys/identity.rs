@@ -165,7 +165,7 @@ impl Drop for ActingAs {
                 || libc::setresgid(KEEP, self.egid, KEEP) != 0
                 || libc::setgroups(self.groups.len(), self.groups.as_ptr()) != 0
             {
-                eprintln!(
+                note!(
                     "tern: cannot take back root's ids: {}",
                     std::io::Error::last_os_error()
                 );

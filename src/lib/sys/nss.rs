@@ -281,7 +281,7 @@ mod tests {
     #[test]
     fn a_lookup_asks_files_first_and_getent_on_a_miss() {
         if !files_first("passwd") {
-            eprintln!("skipped: nsswitch.conf does not consult files first");
+            note!("skipped: nsswitch.conf does not consult files first");
             return;
         }
         assert_eq!(
@@ -302,7 +302,7 @@ mod tests {
     #[test]
     fn getent_finds_root_by_name_and_uid_and_refuses_odd_keys() {
         if getent_path().is_none() {
-            eprintln!("skipped: no getent on this machine");
+            note!("skipped: no getent on this machine");
             return;
         }
         let by_name = getent_passwd("root").expect("root through getent");

@@ -120,7 +120,7 @@ pub fn secure_start() {
         // the saved set-group-id, so the group can be raised again.
         if unsafe { libc::setegid(rgid) } != 0 {
             // Never go on with the group held.
-            eprintln!(
+            note!(
                 "tern: cannot drop the set-group-id group: {}",
                 std::io::Error::last_os_error()
             );

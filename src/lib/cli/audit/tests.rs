@@ -12,7 +12,7 @@ fn chmod(p: &Path, m: u32) {
 /// `root` standing for `tern`): only as root, which owns what it makes.
 fn good_layout(dir: &Path) -> Option<Layout> {
     if crate::sys::real_uid() != 0 {
-        eprintln!("skipped: the shared layout needs root to own its files");
+        note!("skipped: the shared layout needs root to own its files");
         return None;
     }
     let etc = dir.join("etc");
@@ -43,7 +43,7 @@ fn good_layout(dir: &Path) -> Option<Layout> {
             .iter()
             .any(|m| m != "root")
     {
-        eprintln!("skipped: group root has members here");
+        note!("skipped: group root has members here");
         return None;
     }
     Some(Layout {

@@ -301,12 +301,12 @@ fn run_args(argv: Vec<OsString>) -> Result<(), CliError> {
     let mut n = 0;
     for (file, f) in &inputs {
         if args.verbose {
-            eprintln!("# Applying transforms to ads from {file}");
+            note!("# Applying transforms to ads from {file}");
         }
         for ad in read_ads(file, *f)? {
             n += 1;
             if args.verbose {
-                eprintln!("#   {}", identity(&ad, n));
+                note!("#   {}", identity(&ad, n));
             }
             match &passes {
                 None => {
@@ -347,7 +347,7 @@ fn run_args(argv: Vec<OsString>) -> Result<(), CliError> {
         }
     }
     for w in &warnings {
-        eprintln!("{NAME}: warning: {w}");
+        note!("{NAME}: warning: {w}");
     }
     let text = render(&ads_out, out_form, sort);
     match args.out.as_deref() {
@@ -559,7 +559,7 @@ fn apply_all(
     for t in transforms {
         let matched = t.matches(ad);
         if verbose {
-            eprintln!(
+            note!(
                 "#   Transform {} {}",
                 t.name().unwrap_or(""),
                 if matched { "" } else { "Skipped" }

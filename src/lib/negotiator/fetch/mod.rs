@@ -272,7 +272,7 @@ pub fn claim_bound(
         match joblock::try_acquire(spool, b.id) {
             Ok(Some(l)) => locked.push((b, l)),
             Ok(None) => {}
-            Err(e) => eprintln!("tern_negotiate: job {} not started: {e}", b.id),
+            Err(e) => note!("tern_negotiate: job {} not started: {e}", b.id),
         }
     }
     let host = machine.host.clone();

@@ -466,7 +466,7 @@ impl JobHooks {
             },
         );
         if let Err(e) = userlog::log_job_events(&[(p.clone(), e)]) {
-            eprintln!("tern_shadow: {e}");
+            note!("tern_shadow: {e}");
         }
     }
 }

@@ -1,0 +1,307 @@
+//! A full SPOOL, a full EXECUTE and a read-only SPOOL, each on a small
+//! tmpfs of its own: the tools fail with a message naming the file and the
+//! trouble, nothing is lost or half-written, and work resumes once space
+//! (or the right to write) returns.
+//!
+//! Mounting needs root; as anyone else these print why and pass, unless
+//! TERN_REQUIRE_SHARED=1 (CI, which runs the root-only tests as root).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use crate::common::process::RunEnv;
+
+/// A tmpfs mounted for one test, unmounted when dropped.
+struct Mount {
+    dir: PathBuf,
+}
+
+impl Mount {
+    /// A `size` tmpfs at `dir`, or None (with why) when this process may
+    /// not mount.
+    fn tmpfs(dir: &Path, size: &str) -> Option<Mount> {
+        std::fs::create_dir_all(dir).unwrap();
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0755")])
+            .arg("tmpfs")
+            .arg(dir)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(Mount {
+                dir: dir.to_path_buf(),
+            }),
+            Ok(o) => skip(&format!(
+                "cannot mount a tmpfs: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            )),
+            Err(e) => skip(&format!("cannot run mount: {e}")),
+        }
+    }
+
+    fn remount(&self, opts: &str) {
+        let o = Command::new("mount")
+            .args(["-o", &format!("remount,{opts}")])
+            .arg(&self.dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "remount {opts}: {o:?}");
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        // Lazily: a shadow that outlived a failed test may still be in it.
+        let _ = Command::new("umount").arg("-l").arg(&self.dir).output();
+    }
+}
+
+fn skip<T>(why: &str) -> Option<T> {
+    if std::env::var("TERN_REQUIRE_SHARED").as_deref() == Ok("1") {
+        panic!("TERN_REQUIRE_SHARED=1 but {why}");
+    }
+    eprintln!("skipped: {why}");
+    None
+}
+
+fn as_root() -> bool {
+    crate::common::users::is_root() || skip::<()>("mounting a tmpfs needs root").is_some()
+}
+
+/// Fills the file system holding `dir` with one file; the file.
+fn fill(dir: &Path) -> PathBuf {
+    use std::io::Write;
+    let path = dir.join("filler");
+    let mut f = std::fs::File::create(&path).unwrap();
+    let block = vec![0u8; 4096];
+    while f.write_all(&block).is_ok() {}
+    let _ = f.flush();
+    path
+}
+
+/// The queue's jobs as `ClusterId.ProcId JobStatus`, sorted.
+fn jobs(env: &RunEnv) -> Vec<String> {
+    let out = env.run_ok("tern_q", ["-af", "ClusterId", "ProcId", "JobStatus"]);
+    let mut v: Vec<String> = out.lines().map(str::to_string).collect();
+    v.sort();
+    v
+}
+
+fn integrity(spool: &Path) -> String {
+    let c = rusqlite::Connection::open(spool.join("queue.db")).unwrap();
+    c.query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_full_spool_fails_each_write_whole_and_work_resumes_when_space_returns() {
+    if !as_root() {
+        return;
+    }
+    let base = RunEnv::new();
+    let dir = base.path("small");
+    let spool = dir.join("spool");
+    let env = base
+        .var_env("_TERN_SPOOL", spool.to_str().unwrap())
+        .knob("NEGOTIATE_ON_SUBMIT", "false");
+    // Declared after the environment, so unmounted before its directory
+    // is removed.
+    let Some(m) = Mount::tmpfs(&dir, "2m") else {
+        return;
+    };
+    let c = env.submit("a.sub", "executable = /bin/true\nqueue 3\n");
+    let before = jobs(&env);
+    assert_eq!(before.len(), 3);
+
+    let filler = fill(&m.dir);
+    // A cluster far bigger than what is left: refused whole.
+    let long = "x".repeat(3000);
+    env.write(
+        "big.sub",
+        &format!("executable = /bin/true\narguments = \"{long}\"\nqueue 500\n"),
+    );
+    let r = env.run("tern_submit", ["big.sub"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.stdout, "", "nothing may be reported submitted");
+    let want = format!(
+        "no space left for the queue database {}",
+        spool.join("queue.db").display()
+    );
+    assert!(r.stderr.contains(&want), "{}", r.stderr);
+    // The queue tools still read, and each write is all or nothing.
+    assert_eq!(jobs(&env), before);
+    for (tool, args) in [
+        (
+            "tern_qedit",
+            vec![format!("{c}.1"), "Long".into(), format!("\"{long}{long}\"")],
+        ),
+        ("tern_hold", vec![format!("{c}.0")]),
+        ("tern_negotiate", vec![]),
+    ] {
+        let r = env.run(tool, &args);
+        assert!(
+            r.code == 0 || r.stderr.contains("no space left"),
+            "{tool}: {r:?}"
+        );
+    }
+    assert_eq!(integrity(&spool), "ok");
+
+    // Space returns: the refused cluster goes in, and every job runs.
+    std::fs::remove_file(filler).unwrap();
+    let r = env.run("tern_release", [&format!("{c}.0")]);
+    assert!(r.code == 0 || r.stderr.contains("not held"), "{r:?}");
+    let d = env.submit("more.sub", "executable = /bin/true\nqueue 20\n");
+    env.negotiate();
+    env.wait_for("every job done", Duration::from_secs(120), || {
+        let _ = env.run("tern_negotiate", ["-wait"]);
+        jobs(&env).is_empty()
+    });
+    let done = env.run_ok("tern_history", ["-af", "ClusterId", "ExitCode"]);
+    assert_eq!(
+        done.lines().filter(|l| l.ends_with(" 0")).count(),
+        23,
+        "{done}"
+    );
+    assert!(done.lines().any(|l| l.starts_with(&format!("{d} "))));
+    assert_eq!(integrity(&spool), "ok");
+}
+
+#[test]
+fn a_read_only_spool_still_reads_and_refuses_writes_by_name() {
+    if !as_root() {
+        return;
+    }
+    let base = RunEnv::new();
+    let dir = base.path("ro");
+    let spool = dir.join("spool");
+    let env = base
+        .var_env("_TERN_SPOOL", spool.to_str().unwrap())
+        .knob("NEGOTIATE_ON_SUBMIT", "false");
+    let Some(m) = Mount::tmpfs(&dir, "4m") else {
+        return;
+    };
+    let c = env.submit("a.sub", "executable = /bin/true\nqueue 2\n");
+    m.remount("ro");
+    assert_eq!(jobs(&env).len(), 2);
+    env.run_ok("tern_history", Vec::<&str>::new());
+    let db = spool.join("queue.db");
+    let want = format!("the queue database {} cannot be written", db.display());
+    for (tool, args) in [
+        ("tern_submit", vec!["a.sub".to_string()]),
+        ("tern_hold", vec![format!("{c}.0")]),
+        ("tern_rm", vec![format!("{c}")]),
+    ] {
+        let r = env.run(tool, &args);
+        assert_eq!(r.code, 1, "{tool}: {r:?}");
+        assert!(r.stderr.contains(&want), "{tool}: {}", r.stderr);
+    }
+    let r = env.run("tern_negotiate", Vec::<&str>::new());
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr
+            .contains(&spool.join("negotiator.lock").display().to_string()),
+        "{}",
+        r.stderr
+    );
+    m.remount("rw");
+    assert_eq!(jobs(&env).len(), 2);
+    env.submit("a.sub", "executable = /bin/true\nqueue 2\n");
+    assert_eq!(jobs(&env).len(), 4);
+    assert_eq!(integrity(&spool), "ok");
+}
+
+#[test]
+fn a_full_execute_holds_the_job_whose_input_does_not_fit_and_it_runs_once_there_is_room() {
+    if !as_root() {
+        return;
+    }
+    let base = RunEnv::new();
+    let dir = base.path("execute");
+    let env = base
+        .knob("EXECUTE", dir.to_str().unwrap())
+        .knob("NEGOTIATE_ON_SUBMIT", "false");
+    let Some(m) = Mount::tmpfs(&dir, "2m") else {
+        return;
+    };
+    let input: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(env.path("big.in"), &input).unwrap();
+    // request_disk small enough to match the 2 MB slot, input too big to
+    // land in its sandbox.
+    let c = env.submit(
+        "x.sub",
+        "executable = /bin/cat\narguments = big.in\nshould_transfer_files = YES\n\
+         transfer_input_files = big.in\noutput = out.txt\nrequest_disk = 1\nqueue\n",
+    );
+    let job = format!("{c}.0");
+    env.negotiate();
+    env.wait_for("the job held", Duration::from_secs(60), || {
+        env.status(&job) == Some(5)
+    });
+    let held = env
+        .q_af(&job, &["HoldReasonCode", "HoldReasonSubCode", "HoldReason"])
+        .unwrap();
+    assert!(held.starts_with("13 28 "), "{held}");
+    assert!(held.contains("No space left on device"), "{held}");
+    env.wait_slots_unclaimed();
+    let left: Vec<_> = std::fs::read_dir(&m.dir).unwrap().collect();
+    assert!(left.is_empty(), "the sandbox stays behind: {left:?}");
+
+    m.remount("size=16m");
+    env.run_ok("tern_release", [&job]);
+    env.negotiate();
+    assert_eq!(env.wait_history(&job, Duration::from_secs(60)), 4);
+    assert_eq!(std::fs::read(env.path("out.txt")).unwrap(), input);
+}
+
+#[test]
+fn a_run_that_ends_while_spool_is_full_is_recorded_once_there_is_room_not_run_again() {
+    if !as_root() {
+        return;
+    }
+    let base = RunEnv::new();
+    let dir = base.path("small");
+    let spool = dir.join("spool");
+    let env = base
+        .var_env("_TERN_SPOOL", spool.to_str().unwrap())
+        .knob("NEGOTIATE_ON_SUBMIT", "false");
+    let Some(m) = Mount::tmpfs(&dir, "2m") else {
+        return;
+    };
+    let log = env.path("job.log");
+    let c = env.submit(
+        "s.sub",
+        &format!(
+            "executable = /bin/sh\narguments = \"-c 'touch started; sleep 2; echo done'\"\noutput = out.txt\nlog = {}\nqueue\n",
+            log.display()
+        ),
+    );
+    let job = format!("{c}.0");
+    env.negotiate();
+    env.wait_for("the job started", Duration::from_secs(30), || {
+        env.path("started").exists()
+    });
+    let filler = fill(&m.dir);
+    // The job ends; its shadow cannot record it, and waits.
+    env.wait_for("the job's output", Duration::from_secs(30), || {
+        std::fs::read_to_string(env.path("out.txt")).is_ok_and(|s| s == "done\n")
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    // A pass meanwhile must not take the waiting shadow for a dead one.
+    let _ = env.run("tern_negotiate", Vec::<&str>::new());
+    assert_eq!(env.status(&job), Some(2), "{}", env.diagnosis());
+    std::fs::remove_file(filler).unwrap();
+    assert_eq!(env.wait_history(&job, Duration::from_secs(30)), 4);
+    assert_eq!(
+        env.history_af(&job, &["NumJobStarts", "ExitCode"])
+            .as_deref(),
+        Some("1 0")
+    );
+    let events: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with('0'))
+        .map(|l| l[..3].to_string())
+        .collect();
+    assert_eq!(events, ["000", "001", "005"]);
+    assert_eq!(integrity(&spool), "ok");
+}
