@@ -173,16 +173,19 @@ pub fn run(
     }
 }
 
-/// Removes a retired job's hook files.
+/// Removes a retired job's hook files, by descriptor: `router-hooks` is
+/// opened without following a link and each file removed as what it is,
+/// a link as a link, so a root router never removes through a link
+/// planted in a SPOOL someone else may write.
 pub fn forget(spool: &Path, id: JobId) {
-    let dir = spool.join("router-hooks");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
+    let Ok(dir) = crate::sys::tree::Dir::open(spool, true).and_then(|d| d.sub("router-hooks"))
+    else {
         return;
     };
     let suffix = format!(".{id}.stderr");
-    for e in entries.flatten() {
-        if e.file_name().to_string_lossy().ends_with(&suffix) {
-            let _ = std::fs::remove_file(e.path());
+    for name in dir.entries().unwrap_or_default() {
+        if name.ends_with(&suffix) {
+            let _ = dir.remove(&name);
         }
     }
 }
@@ -191,5 +194,38 @@ fn failed(reason: String) -> Ran {
     Ran::Failed {
         reason,
         signalled: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `router-hooks` planted as a link, then a link planted with a hook
+    /// file's name: neither is followed.
+    #[test]
+    fn forget_never_follows_a_planted_link() {
+        let d = tempfile::tempdir().unwrap();
+        let (spool, elsewhere) = (d.path().join("spool"), d.path().join("elsewhere"));
+        std::fs::create_dir_all(&spool).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let id = JobId {
+            cluster: 4,
+            proc: 0,
+        };
+        let name = format!("TRANSLATE_JOB.{id}.stderr");
+        let victim = elsewhere.join(&name);
+        std::fs::write(&victim, "keep").unwrap();
+        let dir = spool.join("router-hooks");
+        std::os::unix::fs::symlink(&elsewhere, &dir).unwrap();
+        forget(&spool, id);
+        assert!(victim.exists(), "not removed through the linked directory");
+        std::fs::remove_file(&dir).unwrap();
+        std::fs::create_dir(&dir).unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join(&name)).unwrap();
+        std::fs::write(dir.join(format!("JOB_CLEANUP.{id}.stderr")), "").unwrap();
+        forget(&spool, id);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "both went");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     }
 }
