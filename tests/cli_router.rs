@@ -9,7 +9,7 @@ use crate::common::queue::db;
 use crate::common::router::{
     ad, attr, copies_of, parse_id, pass, route_jobs, set, status, text, with_config,
 };
-use crate::common::{NOW, TestEnv, check_logs_with_htcondor, job_events, real_user};
+use crate::common::{NOW, Run, TestEnv, check_logs_with_htcondor, job_events, real_user};
 use tern::queue::JobId;
 
 fn id(c: i64, p: i64) -> JobId {
@@ -577,6 +577,47 @@ fn translate_hook_gets_the_route_and_the_job_and_its_output_is_the_copy() {
     // The hook's ad replaced the copy: the job's own attributes are gone.
     assert_eq!(attr(&env, dest, "Tag"), None);
     assert_eq!(text(&env, dest, "RouteName").as_deref(), Some("A"));
+}
+
+/// A hook runs in its job's Iwd, not wherever the router was started;
+/// in `/` when the Iwd is gone.
+#[test]
+fn a_hook_runs_in_the_jobs_iwd_else_in_the_root_directory() {
+    let env = hooked(&[(
+        "TRANSLATE_JOB",
+        "translate",
+        "pwd >> \"$TERN_TEST_PWD\"\nsed '1,/^------$/d'",
+    )]);
+    let seen = env.path("pwd.txt");
+    let env = env.var("TERN_TEST_PWD", Some(seen.to_str().unwrap()));
+    for d in ["iwd", "gone", "elsewhere"] {
+        std::fs::create_dir(env.path(d)).unwrap();
+    }
+    for d in ["iwd", "gone"] {
+        env.write(
+            &format!("{d}.sub"),
+            &format!(
+                "executable = /bin/true\ninitialdir = {}\nqueue\n",
+                env.path(d).display()
+            ),
+        );
+        assert_eq!(env.run("tern_submit", [format!("{d}.sub")]).code, 0);
+    }
+    std::fs::remove_dir(env.path("gone")).unwrap();
+    let r = Run::from(
+        env.command("tern_job_router")
+            .current_dir(env.path("elsewhere"))
+            .env("TERN_NOW", NOW.to_string())
+            .arg("-verbose")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let pwd = std::fs::read_to_string(&seen).unwrap();
+    let mut lines: Vec<&str> = pwd.lines().collect();
+    lines.sort();
+    let iwd = env.path("iwd");
+    assert_eq!(lines, ["/", iwd.to_str().unwrap()], "{r:?}");
 }
 
 #[test]

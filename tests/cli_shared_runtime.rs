@@ -149,6 +149,122 @@ fn in_shared_mode_a_router_hook_runs_as_the_jobs_owner() {
     );
 }
 
+/// A root router's hook ran with root's whole environment and in root's
+/// working directory; it now gets only PATH and the owner's HOME, USER and
+/// LOGNAME, and runs in the job's Iwd (as the owner), else in `/`.
+#[test]
+fn a_root_routers_hook_gets_none_of_roots_environment_or_directory() {
+    let Some(user) = root_with_user("ternroutenv") else {
+        return;
+    };
+    let env = shared_env();
+    let translate = hook_program(
+        &env,
+        "translate",
+        "{ env | sort; echo \"cwd=$(pwd)\"; } > \"$OUT/translate\"",
+        "sed '1,/^------$/d'",
+    );
+    let cfg = env.write(
+        "router.config",
+        &format!(
+            "JOB_ROUTER_HOOK_KEYWORD = TEST\nJOB_ROUTER_ROUTE_NAMES = A\n\
+             JOB_ROUTER_ROUTE_A @=end\n  UNIVERSE vanilla\n  REQUIREMENTS true\n@end\n\
+             TEST_HOOK_TRANSLATE_JOB = {}\n",
+            translate.display()
+        ),
+    );
+    chmod(&cfg, 0o644);
+    let env = env.var_env("TERN_CONFIG", cfg.to_str().unwrap());
+    // A job in a directory its owner may enter.
+    let iwd = env.path("iwd");
+    std::fs::create_dir(&iwd).unwrap();
+    chmod(&iwd, 0o777);
+    submit_as(
+        &env,
+        &user.name,
+        &format!(
+            "executable = /bin/true\ninitialdir = {}\nqueue\n",
+            iwd.display()
+        ),
+    );
+    let rootonly = env.path("rootonly");
+    std::fs::create_dir(&rootonly).unwrap();
+    chmod(&rootonly, 0o700);
+    let out = env
+        .command("tern_job_router")
+        .current_dir(&rootonly)
+        .env("_TERN_SHARED_QUEUE", "true")
+        .env("ROOTS_SECRET", "only-root-may-see-this")
+        .env("HOME", "/root")
+        .arg("-verbose")
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    let home = std::fs::read_to_string("/etc/passwd")
+        .unwrap()
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f[0] == user.name).then(|| f[5].to_string())
+        })
+        .unwrap();
+    let seen = recorded(&env, "translate");
+    let vars: Vec<&str> = seen
+        .iter()
+        .map(String::as_str)
+        .filter(|l| {
+            !l.starts_with("cwd=")
+                && !l.starts_with("PWD=")
+                && !l.starts_with("SHLVL=")
+                && !l.starts_with("_=")
+                && !l.starts_with("OLDPWD=")
+        })
+        .collect();
+    assert_eq!(
+        vars,
+        [
+            format!("HOME={home}"),
+            format!("LOGNAME={}", user.name),
+            "PATH=/usr/bin:/bin".to_string(),
+            format!("USER={}", user.name),
+        ],
+        "only these (the shell adds PWD, SHLVL and _): {said}"
+    );
+    assert!(
+        seen.contains(&format!("cwd={}", iwd.display())),
+        "the hook ran in the job's Iwd: {seen:?}"
+    );
+    // A second job whose Iwd its owner may no longer enter: its hook runs
+    // in /.
+    submit_as(
+        &env,
+        &user.name,
+        &format!(
+            "executable = /bin/true\ninitialdir = {}\nqueue\n",
+            iwd.display()
+        ),
+    );
+    chmod(&iwd, 0o700);
+    let out = env
+        .command("tern_job_router")
+        .current_dir(&rootonly)
+        .env("_TERN_SHARED_QUEUE", "true")
+        .arg("-verbose")
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        recorded(&env, "translate").contains(&"cwd=/".to_string()),
+        "{said}"
+    );
+    // Job 1.0's copy is 2.0: the second source is 3.0.
+    assert_eq!(env.attr("3.0", "Managed").as_deref(), Some("External"));
+}
+
 /// Runs a pass (`shared`: in shared mode) that inherits descriptor 7, as
 /// a careless parent (cron, a shell, a harness) leaves one to the pass,
 /// which hands on what it inherits to its shadows. Only the pass's child

@@ -99,7 +99,7 @@ fn a_dry_run_writes_no_event() {
 }
 
 #[test]
-fn an_unwritable_log_is_reported_but_the_jobs_stay_submitted() {
+fn a_log_that_cannot_be_opened_refuses_the_submit_and_queues_nothing() {
     let env = env();
     env.write(
         "job.sub",
@@ -111,19 +111,80 @@ fn an_unwritable_log_is_reported_but_the_jobs_stay_submitted() {
         (r.code, r.stdout.as_str(), r.stderr.as_str()),
         (
             1,
-            "2 job(s) submitted to cluster 1.\n",
+            "",
             format!(
-                "tern_submit: error: 2 job(s) were submitted to cluster 1, but their submit \
-                 events were not logged: cannot write the job event log '{}': No such file or \
-                 directory\n",
+                "ERROR: Invalid log file: \"{}\" (No such file or directory)\n",
                 log.display()
             )
             .as_str()
         )
     );
-    // The next submit takes the next cluster: the first one is queued.
+    // Nothing was queued: the next submit takes cluster 1.
     env.write("ok.sub", "executable = /bin/true\nqueue\n");
-    submit(&env, &["ok.sub"]).ok("1 job(s) submitted to cluster 2.\n");
+    submit(&env, &["ok.sub"]).ok("1 job(s) submitted to cluster 1.\n");
+    let q = env.run("tern_q", ["-af", "ClusterId", "ProcId"]);
+    q.ok("1 0\n");
+}
+
+#[test]
+fn the_log_check_refuses_a_fifo_and_a_symbolic_link_without_waiting() {
+    let env = env();
+    let fifo = env.path("fifo.log");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads the NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    std::os::unix::fs::symlink("target.log", env.path("link.log")).unwrap();
+    for (name, why) in [
+        ("fifo.log", "it is not a regular file"),
+        ("link.log", "it is a symbolic link"),
+    ] {
+        env.write(
+            "job.sub",
+            &format!("executable = /bin/true\nlog = {name}\nqueue\n"),
+        );
+        let r = submit(&env, &["job.sub"]);
+        let path = env.path(name);
+        assert_eq!(
+            (r.code, r.stderr.as_str()),
+            (
+                1,
+                format!(
+                    "ERROR: Invalid log file: \"{}\" (refusing {}: {why})\n",
+                    path.display(),
+                    path.display()
+                )
+                .as_str()
+            ),
+            "{name}"
+        );
+    }
+    assert!(
+        !env.path("target.log").exists(),
+        "the link was not followed"
+    );
+    env.run("tern_q", ["-af", "ClusterId"]).ok("");
+}
+
+/// The log is checked for each proc (its name may hold $(Process)): one
+/// bad log among good ones refuses the whole cluster.
+#[test]
+fn one_bad_log_among_the_procs_refuses_them_all() {
+    let env = env();
+    std::fs::create_dir(env.path("d0")).unwrap();
+    env.write(
+        "job.sub",
+        "executable = /bin/true\nlog = d$(Process)/job.log\nqueue 2\n",
+    );
+    let r = submit(&env, &["job.sub"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!(
+            "\"{}\" (No such file or directory)",
+            env.path("d1/job.log").display()
+        )),
+        "{r:?}"
+    );
+    env.run("tern_q", ["-af", "ClusterId"]).ok("");
 }
 
 #[test]

@@ -117,6 +117,11 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             // The schedd's input-size check holds a job as it is queued.
             *held = submit::hold_over_input_limit(&mut c, cfg)
                 .map_err(|e| Refusal::Tool(failed(e.to_string())))?;
+            // Every event log must open before anything is queued, as
+            // condor_submit checks (its file checks on): tern_submit writes
+            // the submit events itself once the jobs are in the queue. The
+            // log's name may hold the cluster id, so each build checks.
+            crate::userlog::check_submit_logs(&c).map_err(|(path, e)| Refusal::Log(path, e))?;
             Ok::<_, Refusal>(c)
         };
         let submitted = submit_outside_the_lock(&mut queue, &authority, &owner, &inputs, |id| {
@@ -167,12 +172,15 @@ fn submit_outside_the_lock(
     queue.submit(authority, owner, build)
 }
 
-/// Why a submission queued nothing: the tool's own error, or the queue's,
-/// which for the queue's refusals is reported in condor_submit's words.
+/// Why a submission queued nothing: the tool's own error, a job event log
+/// that cannot be opened, or the queue's; the log and the queue's
+/// refusals are reported in condor_submit's words.
 /// `Moved` is no refusal: another submission took the cluster id a build
 /// was made for (see [`submit_outside_the_lock`]).
 enum Refusal {
     Tool(CliError),
+    /// A job's event log cannot be opened to append to.
+    Log(PathBuf, io::Error),
     Queue(QueueError),
     Moved,
 }
@@ -187,10 +195,20 @@ impl Refusal {
     /// Prints a refusal of the queue as condor_submit does (the schedd's
     /// reason, then its `ERROR: Failed to set Owner="b" for job 5.0 (13)`
     /// with EACCES, or `ERROR: Failed to create proc` and the limit it
-    /// met), exit status 1; any other error as usual.
+    /// met) and a log that cannot be opened as condor_submit does
+    /// (`ERROR: Invalid log file: "/p/job.log" (No such file or
+    /// directory)`), exit status 1; any other error as usual.
     fn report(self) -> CliError {
         match self {
             Refusal::Tool(e) => e,
+            Refusal::Log(path, e) => {
+                eprintln!(
+                    "ERROR: Invalid log file: \"{}\" ({})",
+                    path.display(),
+                    crate::sys::io_error_text(&e)
+                );
+                CliError::Reported(1)
+            }
             Refusal::Queue(QueueError::SubmitRefused {
                 job,
                 attr,

@@ -42,14 +42,18 @@ pub fn remove_stale(spool: &Path, in_queue: impl Fn(JobId) -> bool) -> usize {
     remove_where(spool, |j| !in_queue(j))
 }
 
+/// Removes the logs of the jobs `gone` picks, by descriptor: `hooks` is
+/// opened without following a link (a root pass over a SPOOL someone else
+/// may write never lists or removes in a directory a link points to), and
+/// each entry is removed as what it is, a link as a link
+/// ([`crate::sys::tree::Dir::remove`]).
 fn remove_where(spool: &Path, gone: impl Fn(JobId) -> bool) -> usize {
-    let Ok(rd) = std::fs::read_dir(dir(spool)) else {
+    let Ok(logs) = crate::sys::tree::Dir::open(spool, true).and_then(|d| d.sub("hooks")) else {
         return 0;
     };
     let mut n = 0;
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if job_of(&name).is_some_and(&gone) && std::fs::remove_file(e.path()).is_ok() {
+    for name in logs.entries().unwrap_or_default() {
+        if job_of(&name).is_some_and(&gone) && logs.remove(&name).is_ok() {
             n += 1;
         }
     }
@@ -77,5 +81,35 @@ mod tests {
         assert!(!a.exists() && b.exists() && other.exists());
         forget(d.path(), id(3, 10));
         assert!(!b.exists() && other.exists());
+    }
+
+    /// `hooks` planted as a link, and a link planted with a log's name:
+    /// neither is followed; the link with the log's name goes as a link.
+    #[test]
+    fn the_sweep_never_follows_a_planted_link() {
+        let d = tempfile::tempdir().unwrap();
+        let spool = d.path().join("spool");
+        let elsewhere = d.path().join("elsewhere");
+        std::fs::create_dir_all(&spool).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let victim = elsewhere.join("starter.1.0.PREPARE_JOB.stderr");
+        std::fs::write(&victim, "keep").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, dir(&spool)).unwrap();
+        assert_eq!(remove_stale(&spool, |_| false), 0);
+        assert!(victim.exists(), "not removed through the linked directory");
+        std::fs::remove_file(dir(&spool)).unwrap();
+        std::fs::create_dir(dir(&spool)).unwrap();
+        let link = path(
+            &spool,
+            JobId {
+                cluster: 1,
+                proc: 0,
+            },
+            "PREPARE_JOB",
+        );
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        assert_eq!(remove_stale(&spool, |_| false), 1);
+        assert!(link.symlink_metadata().is_err(), "the link went");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     }
 }

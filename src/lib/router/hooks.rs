@@ -4,7 +4,11 @@
 //!
 //! A hook runs as the job's owner ([`super::owner`]) with no arguments,
 //! ClassAds on stdin in the old (long) form, and prints attributes, one
-//! `Attr = value` a line; one bad line fails the whole output. One
+//! `Attr = value` a line; one bad line fails the whole output. It runs in
+//! the job's Iwd when the owner may enter it, else in `/`, never in the
+//! router's own directory. A router run by its user hands its environment
+//! on, as an HTCondor daemon hands its own to its hooks; a root router
+//! hands on nothing of root's: the hook gets only [`owner_env`]. One
 //! instance per job per hook runs at a time: the file
 //! `$(SPOOL)/router-hooks/<HOOK>.<job>.stderr` is locked while it runs and
 //! is the hook's stderr, so the hook itself holds the lock (a router killed
@@ -20,7 +24,7 @@ use crate::classad::{ClassAd, Expr};
 use crate::config::Config;
 use crate::hooks::{Invocation, Outcome, parse_attributes};
 use crate::queue::JobId;
-use crate::sys::identity::JobOwner;
+use crate::sys::identity::{Identity, JobOwner};
 
 /// The four router hooks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,11 +99,44 @@ pub fn route_line(name: &str, universe: i64, grid_resource: Option<&str>) -> Str
     crate::classad::unparse::ad_to_string(&ad)
 }
 
-/// Runs `program` for job `id` as its `owner` with `stdin`, at most
-/// `timeout`.
+/// The environment a root router gives a hook it runs as a job's owner,
+/// built from nothing (as atd runs a job): `PATH` (`/usr/bin:/bin`, the
+/// path a privileged tern tool keeps), and the owner's `HOME` (from the
+/// password database, `/` without one), `USER` and `LOGNAME`.
+pub fn owner_env(owner: &Identity, name: &str) -> Vec<(String, String)> {
+    let home = crate::sys::identity::passwd_uid(owner.uid)
+        .and_then(|p| p.home)
+        .unwrap_or_else(|| "/".into());
+    vec![
+        ("PATH".into(), crate::sys::privilege::SAFE_PATH.to_string()),
+        ("HOME".into(), home),
+        ("USER".into(), name.to_string()),
+        ("LOGNAME".into(), name.to_string()),
+    ]
+}
+
+/// Where a hook runs: the job's `iwd` when it is absolute and the hook's
+/// user (`owner`, `None` for this process) may enter it (looked at with
+/// that user's ids: `iwd/.` is found only through a directory one may
+/// search), else `/`.
+pub fn working_dir(owner: Option<&Identity>, iwd: Option<&Path>) -> PathBuf {
+    let enterable = |d: &Path| {
+        crate::sys::identity::as_user(owner, || std::fs::metadata(d.join(".")))
+            .is_ok_and(|m| m.is_ok_and(|m| m.is_dir()))
+    };
+    match iwd {
+        Some(d) if d.is_absolute() && enterable(d) => d.to_path_buf(),
+        _ => PathBuf::from("/"),
+    }
+}
+
+/// Runs `program` for job `id` as its `owner` with `stdin`, in the job's
+/// `iwd` ([`working_dir`]), at most `timeout`.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     spool: &Path,
     owner: &JobOwner,
+    iwd: Option<&Path>,
     id: JobId,
     hook: Hook,
     program: &Path,
@@ -115,6 +152,11 @@ pub fn run(
         .join(format!("{}.{}.stderr", hook.name(), id));
     let mut inv = Invocation::new(program, stdin.as_bytes(), timeout, &log);
     inv.owner = ident.as_ref();
+    // Root's environment is not the owner's to see.
+    let env = ident.as_ref().map(|i| owner_env(i, &owner.name));
+    inv.env = env.as_deref();
+    let cwd = working_dir(ident.as_ref(), iwd);
+    inv.cwd = Some(&cwd);
     let outcome = crate::hooks::run::run(&inv);
     if let Some(out) = outcome.success() {
         return match parse_attributes(out) {
@@ -131,16 +173,19 @@ pub fn run(
     }
 }
 
-/// Removes a retired job's hook files.
+/// Removes a retired job's hook files, by descriptor: `router-hooks` is
+/// opened without following a link and each file removed as what it is,
+/// a link as a link, so a root router never removes through a link
+/// planted in a SPOOL someone else may write.
 pub fn forget(spool: &Path, id: JobId) {
-    let dir = spool.join("router-hooks");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
+    let Ok(dir) = crate::sys::tree::Dir::open(spool, true).and_then(|d| d.sub("router-hooks"))
+    else {
         return;
     };
     let suffix = format!(".{id}.stderr");
-    for e in entries.flatten() {
-        if e.file_name().to_string_lossy().ends_with(&suffix) {
-            let _ = std::fs::remove_file(e.path());
+    for name in dir.entries().unwrap_or_default() {
+        if name.ends_with(&suffix) {
+            let _ = dir.remove(&name);
         }
     }
 }
@@ -149,5 +194,38 @@ fn failed(reason: String) -> Ran {
     Ran::Failed {
         reason,
         signalled: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `router-hooks` planted as a link, then a link planted with a hook
+    /// file's name: neither is followed.
+    #[test]
+    fn forget_never_follows_a_planted_link() {
+        let d = tempfile::tempdir().unwrap();
+        let (spool, elsewhere) = (d.path().join("spool"), d.path().join("elsewhere"));
+        std::fs::create_dir_all(&spool).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let id = JobId {
+            cluster: 4,
+            proc: 0,
+        };
+        let name = format!("TRANSLATE_JOB.{id}.stderr");
+        let victim = elsewhere.join(&name);
+        std::fs::write(&victim, "keep").unwrap();
+        let dir = spool.join("router-hooks");
+        std::os::unix::fs::symlink(&elsewhere, &dir).unwrap();
+        forget(&spool, id);
+        assert!(victim.exists(), "not removed through the linked directory");
+        std::fs::remove_file(&dir).unwrap();
+        std::fs::create_dir(&dir).unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join(&name)).unwrap();
+        std::fs::write(dir.join(format!("JOB_CLEANUP.{id}.stderr")), "").unwrap();
+        forget(&spool, id);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "both went");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     }
 }

@@ -241,9 +241,14 @@ impl Pass<'_> {
         let Some(program) = hooks::program(self.cfg, src, hook)? else {
             return Ok(Ran::NotConfigured);
         };
+        let iwd = match src.get("Iwd").and_then(|e| e.literal_value()) {
+            Some(Value::Str(s)) => Some(std::path::PathBuf::from(s.to_string())),
+            _ => None,
+        };
         let ran = hooks::run(
             self.spool,
             &crate::vocab::owner_of(src),
+            iwd.as_deref(),
             id,
             hook,
             &program,

@@ -209,6 +209,47 @@ mod tests {
         assert!(elsewhere.is_dir() && spool.join("3").symlink_metadata().is_ok());
     }
 
+    /// Links planted below the levels: a copy's name that is a link, a
+    /// second level that is a link, and links inside a copy. The sweep
+    /// removes the links themselves and the real copy, and never lists,
+    /// enters or removes anything a link points to.
+    #[test]
+    fn the_sweep_removes_planted_links_as_links_and_never_follows_them() {
+        let d = tempfile::tempdir().unwrap();
+        let elsewhere = d.path().join("elsewhere");
+        let stale = elsewhere.join("cluster9.proc0.subproc0");
+        std::fs::create_dir_all(stale.join("inside")).unwrap();
+        std::fs::write(stale.join("inside/f"), "keep").unwrap();
+        let victim = elsewhere.join("file");
+        std::fs::write(&victim, "keep").unwrap();
+        let spool = d.path().join("spool");
+        std::fs::create_dir(&spool).unwrap();
+        save(&spool, 5, 0, None, |into| {
+            std::os::unix::fs::symlink(&elsewhere, into.join("dirlink")).unwrap();
+            std::os::unix::fs::symlink(&victim, into.join("filelink")).unwrap();
+        })
+        .unwrap();
+        // A copy's name as a link to a directory outside SPOOL.
+        std::os::unix::fs::symlink(&stale, spool.join("5/0/cluster5.proc1.subproc0")).unwrap();
+        // A second level as a link to a directory holding a copy's name.
+        std::os::unix::fs::symlink(&elsewhere, spool.join("5/9")).unwrap();
+        assert_eq!(remove_stale_spools(&spool, |_, _| false), 1);
+        assert!(!job_spool(&spool, 5, 0).exists(), "the real copy went");
+        assert!(
+            spool
+                .join("5/0/cluster5.proc1.subproc0")
+                .symlink_metadata()
+                .is_ok(),
+            "a link is not a copy: left alone"
+        );
+        assert!(spool.join("5/9").symlink_metadata().is_ok());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        assert_eq!(
+            std::fs::read_to_string(stale.join("inside/f")).unwrap(),
+            "keep"
+        );
+    }
+
     #[test]
     fn spool_names_parse() {
         assert_eq!(parse_spool_name("cluster12.proc3.subproc0"), Some((12, 3)));

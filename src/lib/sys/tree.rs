@@ -209,6 +209,16 @@ impl Dir {
         self.unlink(&cstr(OsStr::new(name))?, true)
     }
 
+    /// The names of every entry (of any type: files, links, directories)
+    /// that are valid UTF-8.
+    pub fn entries(&self) -> io::Result<Vec<String>> {
+        Ok(self
+            .names()?
+            .into_iter()
+            .filter_map(|n| n.into_string().ok())
+            .collect())
+    }
+
     /// The names of the subdirectories (never links) that are valid UTF-8.
     pub fn subdirs(&self) -> io::Result<Vec<String>> {
         Ok(self

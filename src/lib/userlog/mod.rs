@@ -359,8 +359,7 @@ pub fn append(path: &Path, events: &[Event]) -> io::Result<()> {
     if events.is_empty() {
         return Ok(());
     }
-    let mut file =
-        crate::sys::fs::open_regular(path, libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT, 0o644)?;
+    let mut file = open_to_append(path)?;
     let mut buf = String::with_capacity(events.len().min(8192) * 128);
     let mut dates = format::Dates::new(DateForm::Iso);
     for e in events {
@@ -373,6 +372,13 @@ pub fn append(path: &Path, events: &[Event]) -> io::Result<()> {
     }
     write_whole(&mut file, buf.as_bytes())?;
     file.sync_data()
+}
+
+/// Opens the log at `path` as [`append`] does: to append, created (mode
+/// 0644, less the umask) if missing, a regular file reached without a final
+/// symbolic link, never waited on.
+fn open_to_append(path: &Path) -> io::Result<std::fs::File> {
+    crate::sys::fs::open_regular(path, libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT, 0o644)
 }
 
 /// One write(2) of `bytes`, continued only if the kernel took part of it.
@@ -463,15 +469,23 @@ pub fn log_job_events(items: &[(UserLog, Event)]) -> Result<(), UserLogError> {
 
 /// [`append`], as the log's owner when this process is root.
 fn append_as_owner(log: &UserLog, events: &[Event]) -> io::Result<()> {
+    as_owner(log, || append(&log.path, events))
+}
+
+/// Runs `f` as the log's owner when this process is root (effective ids
+/// switched), else as this process is: a set-group-id tool has already
+/// dropped its group (see [`crate::sys::privilege`]), so it runs as the
+/// real user.
+fn as_owner<T>(log: &UserLog, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
     use crate::sys::identity;
     if !identity::is_root() {
-        return append(&log.path, events);
+        return f();
     }
     let owner = log
         .owner
         .identity()
         .map_err(|why| io::Error::new(io::ErrorKind::PermissionDenied, why))?;
-    identity::as_user(owner.as_ref(), || append(&log.path, events))?
+    identity::as_user(owner.as_ref(), f)?
 }
 
 /// The job event log a job ad names: its `UserLog`, made absolute against
@@ -501,17 +515,17 @@ fn string_attr(ad: &ClassAd, name: &str) -> Option<String> {
     }
 }
 
-/// Writes the submit event (000) of every proc of a just-submitted cluster
-/// whose ad has a `UserLog`, one [`append`] per log file, with the job's
-/// `SubmitEventNotes` and `SubmitEventUserNotes` as notes.
-pub fn log_submit(cluster: &crate::submit::Cluster, cluster_id: i64) -> Result<(), UserLogError> {
-    let host = local_sinful();
-    let time = crate::clock::now();
-    let mut items: Vec<(PathBuf, Event)> = Vec::new();
+/// The event log of proc `i` of a cluster being submitted, with its
+/// `SubmitEventNotes` and `SubmitEventUserNotes`; `None` when it has no
+/// log.
+fn proc_log(
+    cluster: &crate::submit::Cluster,
+    i: usize,
+) -> Option<(PathBuf, Option<String>, Option<String>)> {
     // Look in the proc's differences, then the cluster ad, before building
     // a full ad: with 100k procs that copy is the cost. `Some(None)`: not
     // there; `None`: not a plain string, so evaluate it in the full ad.
-    let literal = |i: usize, name: &str| -> Option<Option<String>> {
+    let literal = |name: &str| -> Option<Option<String>> {
         let e = cluster.procs[i]
             .get(name)
             .or_else(|| cluster.cluster_ad.get(name));
@@ -523,31 +537,77 @@ pub fn log_submit(cluster: &crate::submit::Cluster, cluster_id: i64) -> Result<(
             },
         }
     };
+    match (
+        literal("UserLog"),
+        literal("SubmitEventNotes"),
+        literal("SubmitEventUserNotes"),
+    ) {
+        (Some(None), ..) => None,
+        (Some(Some(log)), Some(n), Some(u)) if Path::new(&log).is_absolute() => {
+            Some((PathBuf::from(log), n, u))
+        }
+        _ => {
+            let ad = cluster.full_ad(i);
+            let p = user_log_path(&ad)?;
+            Some((
+                p,
+                string_attr(&ad, "SubmitEventNotes"),
+                string_attr(&ad, "SubmitEventUserNotes"),
+            ))
+        }
+    }
+}
+
+/// The submitter, as whom tern_submit opens and writes the submit events'
+/// logs: the real user.
+fn submitter() -> crate::sys::identity::JobOwner {
+    crate::sys::identity::JobOwner {
+        name: crate::sys::real_user_name(),
+        uid: Some(i64::from(crate::sys::real_uid())),
+        umask: None,
+    }
+}
+
+/// Checks, before a cluster is queued, that the submitter can open the
+/// event log of every proc that has one to append to it, as
+/// [`log_submit`] will (creating it if missing, refusing a FIFO, a device
+/// or a final symbolic link; each log is opened once). This is
+/// condor_submit's log check (`ERROR: Invalid log file`), which it makes
+/// before it queues anything. The first log that cannot be opened is
+/// returned with why.
+pub fn check_submit_logs(cluster: &crate::submit::Cluster) -> Result<(), (PathBuf, io::Error)> {
+    let owner = submitter();
+    let mut seen = std::collections::HashSet::new();
     for i in 0..cluster.procs.len() {
-        let fast = match (
-            literal(i, "UserLog"),
-            literal(i, "SubmitEventNotes"),
-            literal(i, "SubmitEventUserNotes"),
-        ) {
-            (Some(None), ..) => continue,
-            (Some(Some(log)), Some(n), Some(u)) if Path::new(&log).is_absolute() => {
-                Some((PathBuf::from(log), n, u))
-            }
-            _ => None,
+        let Some((path, ..)) = proc_log(cluster, i) else {
+            continue;
         };
-        let (log, log_notes, user_notes) = match fast {
-            Some(x) => x,
-            None => {
-                let ad = cluster.full_ad(i);
-                match user_log_path(&ad) {
-                    None => continue,
-                    Some(p) => (
-                        p,
-                        string_attr(&ad, "SubmitEventNotes"),
-                        string_attr(&ad, "SubmitEventUserNotes"),
-                    ),
-                }
-            }
+        if !seen.insert(path.clone()) {
+            continue;
+        }
+        let log = UserLog {
+            path,
+            owner: owner.clone(),
+        };
+        if let Err(e) = as_owner(&log, || open_to_append(&log.path)) {
+            return Err((log.path, e));
+        }
+    }
+    Ok(())
+}
+
+/// Writes the submit event (000) of every proc of a just-submitted cluster
+/// whose ad has a `UserLog`, one [`append`] per log file, with the job's
+/// `SubmitEventNotes` and `SubmitEventUserNotes` as notes. The submitter
+/// writes its own submit events.
+pub fn log_submit(cluster: &crate::submit::Cluster, cluster_id: i64) -> Result<(), UserLogError> {
+    let host = local_sinful();
+    let time = crate::clock::now();
+    let owner = submitter();
+    let mut items: Vec<(UserLog, Event)> = Vec::new();
+    for i in 0..cluster.procs.len() {
+        let Some((log, log_notes, user_notes)) = proc_log(cluster, i) else {
+            continue;
         };
         let proc = match cluster.procs[i]
             .get("ProcId")
@@ -557,7 +617,10 @@ pub fn log_submit(cluster: &crate::submit::Cluster, cluster_id: i64) -> Result<(
             _ => i as i64,
         };
         items.push((
-            log,
+            UserLog {
+                path: log,
+                owner: owner.clone(),
+            },
             Event {
                 id: EventId {
                     cluster: cluster_id,
@@ -573,25 +636,6 @@ pub fn log_submit(cluster: &crate::submit::Cluster, cluster_id: i64) -> Result<(
             },
         ));
     }
-    // The submitter writes its own submit events.
-    let me = (
-        crate::sys::real_user_name(),
-        i64::from(crate::sys::real_uid()),
-    );
-    let items: Vec<(UserLog, Event)> = items
-        .into_iter()
-        .map(|(path, e)| {
-            let log = UserLog {
-                path,
-                owner: crate::sys::identity::JobOwner {
-                    name: me.0.clone(),
-                    uid: Some(me.1),
-                    umask: None,
-                },
-            };
-            (log, e)
-        })
-        .collect();
     log_job_events(&items)
 }
 
