@@ -18,6 +18,10 @@
 //!   (one line), or to stdout without one.
 //! - `write F TEXT`: write TEXT and a newline to F (replacing it).
 //! - `touch F`: append `run <pid>` to F, so the lines count the runs.
+//! - `stamp F WORD`: append `WORD <pid> <unix time in ns>` to F in one
+//!   write, so runs of many jobs can share one file of stamps.
+//! - `beat F WORD S`: for S seconds, stamp F with WORD every 20 ms: a run
+//!   that outlives its supervisor keeps leaving stamps, which shows it.
 //! - `echo TEXT` / `stderr TEXT`: TEXT and a newline to stdout / stderr.
 //! - `grow MiB`: allocate MiB mebibytes, touch every page, and keep them.
 //! - `env NAME`: print `NAME=value`, or `NAME unset`.
@@ -82,6 +86,18 @@ fn main() {
                     .unwrap_or_else(|e| fail(&format!("cannot write {file}: {e}")));
             }
             "touch" => append(&arg(), &format!("run {}\n", std::process::id())),
+            "stamp" => {
+                let (file, word) = (arg(), arg());
+                stamp(&file, &word);
+            }
+            "beat" => {
+                let (file, word) = (arg(), arg());
+                let end = std::time::Instant::now() + seconds(&arg());
+                while std::time::Instant::now() < end {
+                    stamp(&file, &word);
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
             "echo" => println!("{}", arg()),
             "stderr" => eprintln!("{}", arg()),
             "grow" => kept.push(grow(number(&arg()) as usize)),
@@ -122,7 +138,8 @@ fn main() {
 fn arity(verb: &str) -> usize {
     match verb {
         "ignore-term" | "cwd" | "stdin" => 0,
-        "write" | "if-missing" => 2,
+        "write" | "if-missing" | "stamp" => 2,
+        "beat" => 3,
         "args" => fail("if-missing cannot skip args"),
         "exit" | "sleep" | "spin" | "pidfile" | "fork-sleep" | "touch" | "echo" | "stderr"
         | "grow" | "env" | "kill-self" | "record-signal" => 1,
@@ -173,6 +190,13 @@ fn append(file: &str, text: &str) {
         .unwrap_or_else(|e| fail(&format!("cannot open {file}: {e}")));
     f.write_all(text.as_bytes())
         .unwrap_or_else(|e| fail(&format!("cannot write {file}: {e}")));
+}
+
+fn stamp(file: &str, word: &str) {
+    let ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    append(file, &format!("{word} {} {ns}\n", std::process::id()));
 }
 
 fn spin(d: Duration) {

@@ -40,6 +40,7 @@ mod cli_watch_q;
 mod completions;
 mod config_man;
 mod e2e_dask_jobqueue;
+mod faults;
 mod grid_slurm;
 mod help_layout;
 mod listing_agree;
