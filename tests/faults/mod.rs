@@ -33,6 +33,7 @@
 //!   10,000 kills. `TERN_FAULTS_KILLS=<n>` sets the number for either.
 
 mod checks;
+mod found;
 mod killer;
 mod settle;
 mod workload;
