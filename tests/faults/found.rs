@@ -60,3 +60,113 @@ fn claim_reuse_never_hands_a_slot_to_a_grid_job_or_a_routed_source() {
         assert!(!env.path(ran).exists(), "job {id} ran on the slot");
     }
 }
+
+/// A grid job of the other tern queue `remote`, with the gridmanager's
+/// claim on it (`Managed = "External"`) and the remote job a gridmanager
+/// submitted for it there (tagged as it tags them), but no GridJobId:
+/// what a gridmanager killed between the remote submit and recording the
+/// remote id leaves. The local job's id and the remote one's.
+fn claimed_without_remote_id(env: &RunEnv, remote: &std::path::Path) -> (String, String) {
+    let fake = fake_job().display().to_string();
+    let c = env.submit(
+        "grid.sub",
+        &format!(
+            "universe = grid\ngrid_resource = condor {} local\nexecutable = {fake}\n\
+             arguments = \"sleep 300\"\nqueue\n",
+            remote.display()
+        ),
+    );
+    let id = format!("{c}.0");
+    change(
+        env,
+        c,
+        0,
+        crate::common::NOW,
+        tern::queue::Change::Set(vec![(
+            "Managed".into(),
+            tern::classad::Expr::string("External"),
+        )]),
+    );
+    let qdate = env.q_af(&id, &["QDate"]).unwrap();
+    env.write(
+        "remote.sub",
+        &format!(
+            "executable = {fake}\narguments = \"sleep 300\"\n\
+             +SubmitterGlobalJobId = \"{}#{id}#{qdate}\"\n+LeaveJobInQueue = JobStatus == 4\nqueue\n",
+            env.spool().display()
+        ),
+    );
+    let out = env
+        .command("tern_submit")
+        .env("_TERN_SPOOL", remote)
+        .arg("remote.sub")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    (id, "1.0".into())
+}
+
+/// The remote job's status in the other queue's history, once it is
+/// there.
+fn remote_history_status(env: &RunEnv, remote: &std::path::Path, rid: &str) -> Option<String> {
+    let out = env
+        .command("tern_history")
+        .env("_TERN_SPOOL", remote)
+        .args([rid, "-af", "JobStatus"])
+        .output()
+        .unwrap();
+    let s = String::from_utf8(out.stdout).unwrap();
+    (!s.is_empty()).then(|| s.trim_end().to_string())
+}
+
+/// Found as a routed copy's job left in the other queue (it ran there to
+/// completion and stayed, LeaveJobInQueue, for good): the copy's
+/// gridmanager was killed after submitting it there and before recording
+/// its id, and the copy was then removed here; its next gridmanager,
+/// seeing no GridJobId, removed nothing there. It must look for the job
+/// by its tag, as a resubmit does.
+#[test]
+fn a_grid_job_removed_after_a_gridmanager_died_mid_submit_is_removed_there_too() {
+    let env = RunEnv::new()
+        .knob("NEGOTIATE_ON_SUBMIT", "false")
+        .knob("NEGOTIATE_ON_EXIT", "false");
+    let remote = env.path("other");
+    let (id, rid) = claimed_without_remote_id(&env, &remote);
+    env.run_ok("tern_rm", [&id]);
+    env.run_ok("tern_gridmanager", [crate::common::real_user()]);
+    assert_eq!(env.status(&id), None, "{}", env.diagnosis());
+    assert_eq!(
+        remote_history_status(&env, &remote, &rid).as_deref(),
+        Some("3"),
+        "the job there was not removed"
+    );
+}
+
+/// The same gridmanager death, then a hold here: the job there is held
+/// too, and adopted, so that a release releases it rather than submitting
+/// a second one beside it.
+#[test]
+fn a_grid_job_held_after_a_gridmanager_died_mid_submit_is_held_there_and_adopted() {
+    let env = RunEnv::new()
+        .knob("NEGOTIATE_ON_SUBMIT", "false")
+        .knob("NEGOTIATE_ON_EXIT", "false");
+    let remote = env.path("other");
+    let (id, rid) = claimed_without_remote_id(&env, &remote);
+    env.run_ok("tern_hold", [&id]);
+    env.run_ok("tern_gridmanager", [crate::common::real_user()]);
+    let there = |attrs: &[&str]| {
+        let out = env
+            .command("tern_q")
+            .env("_TERN_SPOOL", &remote)
+            .args([&[rid.as_str(), "-af"], attrs].concat())
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .trim_end()
+            .to_string()
+    };
+    assert_eq!(there(&["JobStatus"]), "5", "the job there is held");
+    let gid = env.q_af(&id, &["GridJobId"]).unwrap();
+    assert!(gid.ends_with(&format!(" {rid}")), "{gid}");
+}

@@ -272,6 +272,22 @@ impl Round<'_> {
         let remote_spool = PathBuf::from(schedd);
         let gid = j.str("GridJobId");
         let remote = gid.as_deref().and_then(ids::condor_remote);
+        let qdate = j.ad.eval_int("QDate").unwrap_or(j.row.qdate);
+        let tag = submitter_tag(spool, id, qdate);
+        let stopping = matches!(j.status(), Some(JobStatus::Removed | JobStatus::Held));
+        // Claimed without a remote id: a gridmanager may have died between
+        // the remote submit and recording the id. A job stopped here must
+        // stop there too, so the remote job is looked for by its tag.
+        let remote = match remote {
+            None if stopping && j.managed_externally() && remote_spool.is_absolute() => {
+                let found = self.left_there(&remote_spool, &tag)?;
+                if let Some(rid) = found {
+                    self.record_remote(j, schedd, pool, rid)?;
+                }
+                found
+            }
+            r => r,
+        };
         match j.status() {
             Some(JobStatus::Removed) => return self.condor_removed(j, &remote_spool, remote),
             Some(JobStatus::Held) => return self.condor_held(j, &remote_spool, remote),
@@ -287,8 +303,6 @@ impl Round<'_> {
             })?;
             return Ok(());
         }
-        let qdate = j.ad.eval_int("QDate").unwrap_or(j.row.qdate);
-        let tag = submitter_tag(spool, id, qdate);
         let Some(rid) = remote else {
             return self.condor_submit(j, &remote_spool, schedd, pool, &tag);
         };
@@ -467,6 +481,15 @@ impl Round<'_> {
         Ok(())
     }
 
+    /// The job a gridmanager that died after submitting left in the
+    /// remote queue for ours (tagged `tag`), if any.
+    fn left_there(&self, remote_spool: &Path, tag: &str) -> Result<Option<JobId>, GridError> {
+        match Queue::open(remote_spool, false)? {
+            Some(rq) => tagged(&rq, self.owner, tag),
+            None => Ok(None),
+        }
+    }
+
     /// Claims the job, then submits it to the remote queue (or adopts the
     /// remote job a gridmanager that died after submitting left there),
     /// then records the remote id and writes 027.
@@ -502,20 +525,10 @@ impl Round<'_> {
                 return Ok(());
             }
         };
-        let mut found = None;
-        if claimed_before {
-            let c = crate::classad::parse_expr(&format!(
-                "SubmitterGlobalJobId == {}",
-                crate::classad::unparse::unparse(&Expr::string(tag))
-            ))
-            .expect("constraint parses");
-            let sel = Selection {
-                owners: vec![self.owner.to_string()],
-                constraint: Some(c),
-                ..Selection::default()
-            };
-            found = rq.select(&sel)?.first().map(|(r, _)| r.id);
-        }
+        let found = match claimed_before {
+            true => tagged(&rq, self.owner, tag)?,
+            false => None,
+        };
         let rid = match found {
             Some(r) => r,
             None => {
@@ -536,6 +549,19 @@ impl Round<'_> {
         };
         drop(rq);
         wake_remote(remote_spool);
+        self.record_remote(j, schedd, pool, rid)
+    }
+
+    /// Records the remote job `rid` as the job's (GridJobId) and writes
+    /// 027.
+    fn record_remote(
+        &mut self,
+        j: &Job,
+        schedd: &str,
+        pool: &str,
+        rid: JobId,
+    ) -> Result<(), GridError> {
+        let (id, now) = (j.row.id, self.now);
         let gid = format!("condor {schedd} {pool} {rid}");
         let gr = j.str("GridResource").unwrap_or_default();
         self.commit(id, j.row.status, |_| {
@@ -550,6 +576,22 @@ impl Round<'_> {
         })?;
         Ok(())
     }
+}
+
+/// `owner`'s job in the remote queue `rq` that carries `tag`
+/// (SubmitterGlobalJobId), if any.
+fn tagged(rq: &Queue, owner: &str, tag: &str) -> Result<Option<JobId>, GridError> {
+    let c = crate::classad::parse_expr(&format!(
+        "SubmitterGlobalJobId == {}",
+        crate::classad::unparse::unparse(&Expr::string(tag))
+    ))
+    .expect("constraint parses");
+    let sel = Selection {
+        owners: vec![owner.to_string()],
+        constraint: Some(c),
+        ..Selection::default()
+    };
+    Ok(rq.select(&sel)?.first().map(|(r, _)| r.id))
 }
 
 /// Asks the remote queue for a negotiation pass, as its own tern_submit
