@@ -170,3 +170,69 @@ fn a_grid_job_held_after_a_gridmanager_died_mid_submit_is_held_there_and_adopted
     let gid = env.q_af(&id, &["GridJobId"]).unwrap();
     assert!(gid.ends_with(&format!(" {rid}")), "{gid}");
 }
+
+/// Applies `change` to job `rid` of the queue in `spool`.
+fn change_in(spool: &std::path::Path, rid: &str, change: tern::queue::Change) {
+    let mut q = tern::queue::Queue::open(spool, false).unwrap().unwrap();
+    let id = crate::common::router::parse_id(rid);
+    let sel = tern::queue::Selection {
+        jobs: vec![id],
+        ..Default::default()
+    };
+    let done = q
+        .modify(&sel, crate::common::NOW, |_, _| change.clone())
+        .unwrap();
+    assert_eq!(done.len(), 1, "job {rid} is not in {}", spool.display());
+}
+
+/// Found as a routed copy's job left in the other queue, completed, for
+/// good: the gridmanager completed the copy here and was killed before it
+/// let the job there go (LeaveJobInQueue), and no gridmanager looks at a
+/// job that has left. It now lets the job there go first. A kill between
+/// the two steps cannot be placed by a test; what it leaves now can: the
+/// job there completed and gone to its history, the job here still
+/// running. The next gridmanager completes it from that history.
+#[test]
+fn a_grid_job_whose_remote_job_was_let_go_before_it_completed_here_completes() {
+    use tern::classad::Expr;
+    let env = RunEnv::new()
+        .knob("NEGOTIATE_ON_SUBMIT", "false")
+        .knob("NEGOTIATE_ON_EXIT", "false");
+    let remote = env.path("other");
+    let (id, rid) = claimed_without_remote_id(&env, &remote);
+    let (c, _) = id.split_once('.').unwrap();
+    change(
+        &env,
+        c.parse().unwrap(),
+        0,
+        crate::common::NOW,
+        tern::queue::Change::Set(vec![
+            (
+                "GridJobId".into(),
+                Expr::string(&format!("condor {} local {rid}", remote.display())),
+            ),
+            ("JobStatus".into(), Expr::int(2)),
+        ]),
+    );
+    change_in(
+        &remote,
+        &rid,
+        tern::queue::Change::Leave {
+            set: vec![
+                ("JobStatus".into(), Expr::int(4)),
+                ("ExitCode".into(), Expr::int(3)),
+                (
+                    "ExitBySignal".into(),
+                    tern::classad::parse_expr("false").unwrap(),
+                ),
+            ],
+        },
+    );
+    env.run_ok("tern_gridmanager", [crate::common::real_user()]);
+    assert_eq!(
+        env.history_af(&id, &["JobStatus", "ExitCode"]).as_deref(),
+        Some("4 3"),
+        "{}",
+        env.diagnosis()
+    );
+}

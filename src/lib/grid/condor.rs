@@ -449,8 +449,12 @@ impl Round<'_> {
         Ok(())
     }
 
-    /// Remote completed: completes the job here with the remote exit (and
-    /// the execute event it never logged), then lets the remote job go.
+    /// Remote completed: lets the remote job go, then completes the job
+    /// here with the remote exit (and the execute event it never logged).
+    /// In this order a gridmanager killed between the two leaves the
+    /// remote job in its history, where the next one finds it completed
+    /// ([`remote_state`]); the other way round it left the remote job in
+    /// its queue (LeaveJobInQueue) for good, with no job here to let it go.
     fn condor_remote_completed(
         &mut self,
         j: &Job,
@@ -464,7 +468,8 @@ impl Round<'_> {
         let gr = j.str("GridResource").unwrap_or_default();
         let local_running = j.status() == Some(JobStatus::Running);
         let exit = remote_exit(rad);
-        let done = self.commit(id, j.row.status, |ad| {
+        let_remote_go(rq, rid, now)?;
+        self.commit(id, j.row.status, |ad| {
             let mut evs = Vec::new();
             if !local_running {
                 let start = rad.eval_int("JobCurrentStartDate").unwrap_or(now);
@@ -475,9 +480,6 @@ impl Round<'_> {
             evs.append(&mut more);
             (c, evs)
         })?;
-        if done {
-            let_remote_go(rq, rid, now)?;
-        }
         Ok(())
     }
 
