@@ -236,3 +236,86 @@ fn a_grid_job_whose_remote_job_was_let_go_before_it_completed_here_completes() {
         env.diagnosis()
     );
 }
+
+/// An environment whose route `Other` sends jobs with `+WantOther` to the
+/// tern queue in `other` (returned), with no passes started by tools.
+fn routing_env() -> (RunEnv, std::path::PathBuf) {
+    let env = RunEnv::new();
+    let remote = env.path("other");
+    let config = env.write(
+        "tern_config",
+        &format!(
+            "JOB_ROUTER_ROUTE_NAMES = Other\nJOB_ROUTER_ROUTE_Other @=end\n\
+             \x20 REQUIREMENTS WantOther =?= true\n\
+             \x20 GridResource = \"condor {} local\"\n\
+             \x20 SET Requirements true\n@end\n",
+            remote.display()
+        ),
+    );
+    let env = env
+        .var_env("TERN_CONFIG", config.to_str().unwrap())
+        .knob("NEGOTIATE_ON_SUBMIT", "false")
+        .knob("NEGOTIATE_ON_EXIT", "false");
+    (env, remote)
+}
+
+/// Found as a routed copy's job left running in the other queue: the
+/// source was removed while its copy was idle here, its job there already
+/// submitted (the gridmanager had not polled it since), and the router
+/// removed the copy by moving it straight to the history. No gridmanager
+/// then looked at it, so the job there ran on. A grid copy its
+/// gridmanager manages now stays, removed, until the gridmanager has
+/// removed its job there (as tern_rm leaves one).
+#[test]
+fn a_routed_copy_removed_by_the_router_has_its_job_there_removed_first() {
+    use tern::classad::Expr;
+    let (env, remote) = routing_env();
+    let fake = fake_job().display().to_string();
+    let src = env.submit(
+        "src.sub",
+        &format!(
+            "executable = {fake}\narguments = \"sleep 300\"\n+WantOther = true\n\
+             requirements = false\nqueue\n"
+        ),
+    );
+    env.run_ok("tern_job_router", [] as [&str; 0]);
+    let copy = env
+        .q_af(&format!("{src}.0"), &["RoutedToJobId"])
+        .expect("the source is routed");
+    // The copy's gridmanager submitted its job there and recorded it;
+    // the job is idle there and the copy idle here.
+    env.write(
+        "remote.sub",
+        &format!("executable = {fake}\narguments = \"sleep 300\"\nqueue\n"),
+    );
+    let out = env
+        .command("tern_submit")
+        .env("_TERN_SPOOL", &remote)
+        .arg("remote.sub")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let c = crate::common::router::parse_id(&copy);
+    change(
+        &env,
+        c.cluster,
+        c.proc,
+        crate::common::NOW,
+        tern::queue::Change::Set(vec![
+            ("Managed".into(), Expr::string("External")),
+            (
+                "GridJobId".into(),
+                Expr::string(&format!("condor {} local 1.0", remote.display())),
+            ),
+        ]),
+    );
+    env.run_ok("tern_rm", [&format!("{src}.0")]);
+    env.run_ok("tern_job_router", [] as [&str; 0]);
+    env.run_ok("tern_gridmanager", [crate::common::real_user()]);
+    assert_eq!(
+        remote_history_status(&env, &remote, "1.0").as_deref(),
+        Some("3"),
+        "the job there was not removed"
+    );
+    assert_eq!(env.status(&copy), None, "{}", env.diagnosis());
+}

@@ -13,7 +13,7 @@ use crate::classad::{ClassAd, Value};
 use crate::queue::{JobId, JobRow, Queue};
 
 use super::config::RouterConfig;
-use super::finish::yield_change;
+use super::finish::{remove_change, yield_change};
 use super::pass::Report;
 use super::state::{self, Managed, Outcome, Stage};
 use super::{ORPHAN_REASON, RouterError, attr};
@@ -122,32 +122,15 @@ pub fn adopt(
             }
             (Some(_), Some(_)) => {}
             _ => {
-                let status = row.status;
-                let running = matches!(status, 2 | 6 | 7);
-                let set = vec![
-                    (
-                        "RemoveReason".to_string(),
-                        crate::classad::Expr::string(ORPHAN_REASON),
-                    ),
-                    (
-                        "JobStatus".to_string(),
-                        crate::vocab::JobStatus::Removed.expr(),
-                    ),
-                    (
-                        "LeaveJobInQueue".to_string(),
-                        crate::classad::Expr::Lit(Value::Bool(false)),
-                    ),
-                ];
-                if status == crate::vocab::JobStatus::Removed.code() {
+                if row.status == crate::vocab::JobStatus::Removed.code() {
                     continue;
                 }
+                let (change, running) = remove_change(&ad, ORPHAN_REASON);
                 q.write(now, |w| {
                     if running {
                         w.request(row.id, crate::vocab::Request::Remove)?;
-                        w.change(&row, &ad, &crate::queue::Change::Set(set))
-                    } else {
-                        w.change(&row, &ad, &crate::queue::Change::Leave { set })
                     }
+                    w.change(&row, &ad, &change)
                 })?;
                 if running {
                     crate::queue::joblock::wake(q.spool(), row.id);
