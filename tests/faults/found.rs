@@ -319,3 +319,78 @@ fn a_routed_copy_removed_by_the_router_has_its_job_there_removed_first() {
     );
     assert_eq!(env.status(&copy), None, "{}", env.diagnosis());
 }
+
+/// The transaction log of the queue in `spool`, replayed, against the
+/// queue: the first difference, if any.
+fn log_disagrees(spool: &std::path::Path) -> Option<String> {
+    use crate::common::replay::{Replay, queue_view};
+    let q = tern::queue::Queue::open(spool, false).unwrap().unwrap();
+    let mut replay = Replay::default();
+    if let Err(e) = replay.apply(&q.log_since(0).unwrap()) {
+        return Some(e);
+    }
+    let (queue, _) = queue_view(&q).unwrap();
+    replay
+        .view()
+        .unwrap()
+        .difference(&queue, ("the log", "the queue"))
+}
+
+/// Found as a transaction log that no longer replayed to the queue ("sets
+/// BytesRecvd of missing ad"): the router read a source, ran its hooks,
+/// then mirrored the routed copy into the source from the row it had read,
+/// but the user had removed the source meanwhile; the write logged the
+/// changes of a job that had left (and, from the old ad, would have undone
+/// anything changed meanwhile). Here the router's own UPDATE_JOB_INFO hook
+/// removes the source, right between the read and the write.
+#[test]
+fn the_router_never_mirrors_into_a_source_removed_while_its_hooks_ran() {
+    use tern::classad::Expr;
+    let (env, _remote) = routing_env();
+    let fake = fake_job().display().to_string();
+    let src = env.submit(
+        "src.sub",
+        &format!(
+            "executable = {fake}\narguments = \"sleep 300\"\n+WantOther = true\n\
+             requirements = false\nqueue\n"
+        ),
+    );
+    env.run_ok("tern_job_router", [] as [&str; 0]);
+    let copy = env
+        .q_af(&format!("{src}.0"), &["RoutedToJobId"])
+        .expect("the source is routed");
+    // The copy runs (as its gridmanager would report it): there is
+    // something to mirror.
+    let c = crate::common::router::parse_id(&copy);
+    change(
+        &env,
+        c.cluster,
+        c.proc,
+        crate::common::NOW,
+        tern::queue::Change::Set(vec![("JobStatus".into(), Expr::int(2))]),
+    );
+    let rm = std::path::Path::new(crate::common::bin("tern_q")).with_file_name("tern_rm");
+    let vars: String = env
+        .vars()
+        .iter()
+        .map(|(n, v)| format!("{n}='{v}' "))
+        .collect();
+    let hook = env.write(
+        "update.sh",
+        &format!(
+            "#!/bin/sh\ncat > /dev/null\nenv -i {vars}{} {src}.0 > /dev/null\n",
+            rm.display()
+        ),
+    );
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let env = env
+        .knob("JOB_ROUTER_HOOK_KEYWORD", "H")
+        .knob("H_HOOK_UPDATE_JOB_INFO", hook.to_str().unwrap());
+    env.run_ok("tern_job_router", [] as [&str; 0]);
+    assert_eq!(
+        env.status(&format!("{src}.0")),
+        None,
+        "the hook removed the source"
+    );
+    assert_eq!(log_disagrees(&env.spool()), None);
+}

@@ -14,7 +14,7 @@ use crate::queue::{JobId, JobRow, Queue};
 
 use super::config::RouterConfig;
 use super::finish::{remove_change, yield_change};
-use super::pass::Report;
+use super::pass::{Report, change_unmoved};
 use super::state::{self, Managed, Outcome, Stage};
 use super::{ORPHAN_REASON, RouterError, attr};
 
@@ -126,12 +126,15 @@ pub fn adopt(
                     continue;
                 }
                 let (change, running) = remove_change(&ad, ORPHAN_REASON);
-                q.write(now, |w| {
+                let done = change_unmoved(q, now, row.id, row.status, |w, cur, ad| {
                     if running {
-                        w.request(row.id, crate::vocab::Request::Remove)?;
+                        w.request(cur.id, crate::vocab::Request::Remove)?;
                     }
-                    w.change(&row, &ad, &change)
+                    w.change(cur, ad, &change)
                 })?;
+                if !done {
+                    continue;
+                }
                 if running {
                     crate::queue::joblock::wake(q.spool(), row.id);
                 }
@@ -152,7 +155,11 @@ pub fn adopt(
             continue;
         }
         let (change, _) = yield_change(&ad, false, rc.release_on_hold);
-        q.write(now, |w| w.change(&row, &ad, &change))?;
+        if !change_unmoved(q, now, row.id, row.status, |w, cur, ad| {
+            w.change(cur, ad, &change)
+        })? {
+            continue;
+        }
         report.lines.push(format!(
             "job {}: managed by us with no routed copy; yielded",
             row.id
