@@ -101,6 +101,41 @@ pub fn category(comm: &str) -> Option<&'static str> {
     })
 }
 
+/// A shadow's job (from its command line), that job's lock record and
+/// the shadow's children, for the kill log: a run that outlives its
+/// shadow is explained by what the lock said when the shadow died.
+fn shadow_state(dir: &Path, pid: i32) -> String {
+    let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let args: Vec<String> = cmd
+        .split(|&b| b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let job = args.get(1).cloned().unwrap_or_default();
+    // The shadow works in a thread of its own: every task's children.
+    let children: String = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let kids: Vec<String> = children
+        .split_whitespace()
+        .filter_map(|c| c.parse().ok())
+        .filter_map(|c: i32| Some(format!("{c} {}", stat(c)?.0)))
+        .collect();
+    let locks: Vec<String> = ["spool", "remote-spool"]
+        .iter()
+        .filter_map(|s| {
+            let text =
+                std::fs::read_to_string(dir.join(s).join("shadow").join(format!("{job}.lock")))
+                    .ok()?;
+            Some(format!("{s}: {:?}", text.trim_end()))
+        })
+        .collect();
+    format!(" (job {job}; lock {locks:?}; children {kids:?})")
+}
+
 /// SIGKILL to `p`, only if it is still the process seen (a pidfd pins the
 /// pid while its start time is compared); whether it landed.
 fn kill(p: &Proc) -> bool {
@@ -234,11 +269,16 @@ fn strike(
         let Some(victim) = found else { continue };
         let cat = category(&victim.comm).expect("scanned for a kind");
         std::thread::sleep(Duration::from_millis(rng.below(40)));
+        // What a shadow was doing, read just before it dies.
+        let doing = match cat {
+            "shadow" => shadow_state(dir, victim.pid),
+            _ => String::new(),
+        };
         if kill(&victim) {
             *tally.by_category.entry(cat).or_default() += 1;
             kills.fetch_add(1, Ordering::Relaxed);
             tally.log.push(format!(
-                "{:>8.3}s {cat} {} {}",
+                "{:>8.3}s {cat} {} {}{doing}",
                 began.elapsed().as_secs_f64(),
                 victim.comm,
                 victim.pid

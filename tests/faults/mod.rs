@@ -137,7 +137,9 @@ fn round(seed: u64, kills: usize) -> Round {
         work.errors
     );
     if !problems.is_empty() {
-        // The evidence stays for a look: the round's directory.
+        // The evidence stays for a look: the round's directory, with the
+        // killer's log.
+        let _ = std::fs::write(world.path("kills.log"), tally.log.join("\n") + "\n");
         let kept = world.dir.with_extension("kept");
         let _ = std::fs::rename(&world.dir, &kept);
         problems.push(format!(
