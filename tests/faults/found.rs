@@ -394,3 +394,57 @@ fn the_router_never_mirrors_into_a_source_removed_while_its_hooks_ran() {
     );
     assert_eq!(log_disagrees(&env.spool()), None);
 }
+
+/// Found as jobs that ran twice at once, the first run's shadow killed
+/// while it was starting the job: its kill-log record shows the lock with
+/// the shadow's pid and no job group yet, and the job's process, still
+/// named tern_shadow, not yet executed. The pass kills what a dead shadow
+/// left by the group the lock records; with none recorded it killed
+/// nothing, requeued the job, and the orphan ran on beside the next run.
+/// The job is in the dead shadow's session, which the pass now kills. A
+/// test cannot place a kill inside a spawn; it builds what one leaves: a
+/// session whose leader (the shadow) is gone, a process left in it, and
+/// the lock naming the leader and no group.
+#[test]
+fn a_shadow_killed_while_it_starts_its_job_leaves_no_job_running() {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    let env = RunEnv::new().knob("NEGOTIATE_ON_SUBMIT", "false");
+    // A job no slot can run, so the passes only reconcile it.
+    let c = env.submit(
+        "job.sub",
+        "executable = /bin/sleep\narguments = 300\nrequirements = TARGET.Memory < 0\nqueue\n",
+    );
+    let mut shadow = std::process::Command::new("sh");
+    shadow
+        .args(["-c", "sleep 300 & echo $!; echo $$; read x"])
+        // In the test directory, so that the environment's cleanup finds
+        // the orphan if the pass leaves it.
+        .current_dir(env.path(""))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    // SAFETY: setsid is async-signal-safe.
+    unsafe {
+        shadow.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut shadow = shadow.spawn().unwrap();
+    let mut lines = std::io::BufReader::new(shadow.stdout.take().unwrap()).lines();
+    let mut next = || -> i32 { lines.next().unwrap().unwrap().parse().unwrap() };
+    let (orphan, leader) = (next(), next());
+    let started = tern::sys::pids::start_time(leader).unwrap();
+    drop(shadow.stdin.take());
+    shadow.wait().unwrap();
+    let lock = env.spool().join("shadow").join(format!("{c}.0.lock"));
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    std::fs::write(&lock, format!("{leader}\n\n{started}\n")).unwrap();
+    crate::common::queue::set_status(&env, c, 0, 2);
+    env.negotiate();
+    assert_eq!(env.status(&format!("{c}.0")), Some(1), "requeued");
+    assert!(
+        crate::common::wait_until(TIMEOUT, || !crate::common::alive(orphan)),
+        "the job the dead shadow left is still running"
+    );
+}
