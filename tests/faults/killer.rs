@@ -24,19 +24,28 @@ pub struct Proc {
     /// pid, it names the process even after the pid is given out again.
     pub start: u64,
     pub state: char,
+    /// It leads its session (every process the passes start detached).
+    pub leader: bool,
 }
 
-/// `/proc/<pid>/stat`'s command name, state and start time.
-fn stat(pid: i32) -> Option<(String, char, u64)> {
+/// Process `pid` as `/proc/<pid>/stat` shows it.
+fn stat(pid: i32) -> Option<Proc> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let open = text.find('(')?;
     let close = text.rfind(')')?;
     let comm = text[open + 1..close].to_string();
-    let mut rest = text[close + 1..].split_whitespace();
-    let state = rest.next()?.chars().next()?;
-    // Field 3 is the state; the start time is field 22.
-    let start = rest.nth(18)?.parse().ok()?;
-    Some((comm, state, start))
+    // Fields from 3 (the state): the session is field 6, the start 22.
+    let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
+    let state = rest.first()?.chars().next()?;
+    let session: i32 = rest.get(3)?.parse().ok()?;
+    let start = rest.get(19)?.parse().ok()?;
+    Some(Proc {
+        pid,
+        comm,
+        start,
+        state,
+        leader: session == pid,
+    })
 }
 
 /// Whether process `pid` belongs to the round in `dir`: it works in the
@@ -60,9 +69,9 @@ pub fn processes(dir: &Path) -> Vec<Proc> {
     scan(dir, |_| true)
 }
 
-/// The live processes of the round whose command name passes `wanted`
-/// (tested first: reading a process's environment costs more).
-fn scan(dir: &Path, wanted: impl Fn(&str) -> bool) -> Vec<Proc> {
+/// The live processes of the round that pass `wanted` (tested first:
+/// reading a process's environment costs more).
+fn scan(dir: &Path, wanted: impl Fn(&Proc) -> bool) -> Vec<Proc> {
     let me = std::process::id() as i32;
     let mut dir_slash = dir.as_os_str().as_encoded_bytes().to_vec();
     dir_slash.push(b'/');
@@ -72,22 +81,23 @@ fn scan(dir: &Path, wanted: impl Fn(&str) -> bool) -> Vec<Proc> {
     rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|&pid| pid != me)
         .filter_map(|pid| {
-            let (comm, state, start) = stat(pid)?;
-            let live = !matches!(state, 'Z' | 'X');
-            (live && wanted(&comm) && is_ours(pid, dir, &dir_slash)).then_some(Proc {
-                pid,
-                comm,
-                start,
-                state,
-            })
+            let p = stat(pid)?;
+            let live = !matches!(p.state, 'Z' | 'X');
+            (live && wanted(&p) && is_ours(pid, dir, &dir_slash)).then_some(p)
         })
         .collect()
 }
 
 /// What a kill may hit: the category of a process by its command name
-/// (jobs and the shell tools hooks run are not targets).
-pub fn category(comm: &str) -> Option<&'static str> {
-    Some(match comm {
+/// (jobs and the shell tools hooks run are not targets). What a shadow
+/// starts is named after it until its exec: a tern_shadow that does not
+/// lead its session is a job being started, not a shadow (the harness
+/// once killed jobs so, and took their signal exits for tern's).
+pub fn category(p: &Proc) -> Option<&'static str> {
+    if p.comm == "tern_shadow" && !p.leader {
+        return None;
+    }
+    Some(match p.comm.as_str() {
         "tern_submit" => "submit",
         "tern_q" | "tern_history" | "tern_rm" | "tern_hold" | "tern_release"
         | "tern_vacate_job" | "tern_suspend" | "tern_continue" => "queue tool",
@@ -122,7 +132,7 @@ fn shadow_state(dir: &Path, pid: i32) -> String {
     let kids: Vec<String> = children
         .split_whitespace()
         .filter_map(|c| c.parse().ok())
-        .filter_map(|c: i32| Some(format!("{c} {}", stat(c)?.0)))
+        .filter_map(|c: i32| Some(format!("{c} {}", stat(c)?.comm)))
         .collect();
     let locks: Vec<String> = ["spool", "remote-spool"]
         .iter()
@@ -144,8 +154,10 @@ fn kill(p: &Proc) -> bool {
     if fd < 0 {
         return false;
     }
-    let same = stat(p.pid)
-        .is_some_and(|(_, state, start)| start == p.start && !matches!(state, 'Z' | 'X'));
+    // The same process, not yet executing another program.
+    let same = stat(p.pid).is_some_and(|now| {
+        now.start == p.start && now.comm == p.comm && !matches!(now.state, 'Z' | 'X')
+    });
     let sent = same
         && unsafe {
             libc::syscall(
@@ -250,10 +262,10 @@ fn strike(
         let wanted = *rng.pick(&CATEGORIES);
         let hunt = Instant::now();
         let found = loop {
-            let procs = scan(dir, |c| category(c).is_some());
+            let procs = scan(dir, |p| category(p).is_some());
             let of_kind: Vec<&Proc> = procs
                 .iter()
-                .filter(|p| category(&p.comm) == Some(wanted))
+                .filter(|p| category(p) == Some(wanted))
                 .collect();
             if !of_kind.is_empty() {
                 break Some((*rng.pick(&of_kind)).clone());
@@ -267,7 +279,7 @@ fn strike(
             std::thread::sleep(Duration::from_millis(3));
         };
         let Some(victim) = found else { continue };
-        let cat = category(&victim.comm).expect("scanned for a kind");
+        let cat = category(&victim).expect("scanned for a kind");
         std::thread::sleep(Duration::from_millis(rng.below(40)));
         // What a shadow was doing, read just before it dies.
         let doing = match cat {
