@@ -22,6 +22,11 @@
 //!   write, so runs of many jobs can share one file of stamps.
 //! - `beat F WORD S`: for S seconds, stamp F with WORD every 20 ms: a run
 //!   that outlives its supervisor keeps leaving stamps, which shows it.
+//! - `lock L F WORD`: take an exclusive flock on L for the rest of the
+//!   run; when another process holds it, stamp F with WORD first (and go
+//!   on without it). A run that starts while an earlier one of the same
+//!   job still lives says so, to the instant: the kernel drops the lock
+//!   only when its holder dies.
 //! - `echo TEXT` / `stderr TEXT`: TEXT and a newline to stdout / stderr.
 //! - `grow MiB`: allocate MiB mebibytes, touch every page, and keep them.
 //! - `env NAME`: print `NAME=value`, or `NAME unset`.
@@ -50,6 +55,8 @@ fn main() {
     let mut pidfile: Option<String> = None;
     // Memory `grow` keeps until the process exits.
     let mut kept: Vec<Vec<u8>> = Vec::new();
+    // Locks `lock` holds until the process exits.
+    let mut locked: Vec<std::fs::File> = Vec::new();
     while let Some(verb) = it.next() {
         let mut arg = || {
             it.next()
@@ -89,6 +96,10 @@ fn main() {
             "stamp" => {
                 let (file, word) = (arg(), arg());
                 stamp(&file, &word);
+            }
+            "lock" => {
+                let (lock, file, word) = (arg(), arg(), arg());
+                locked.push(take_lock(&lock, &file, &word));
             }
             "beat" => {
                 let (file, word) = (arg(), arg());
@@ -131,6 +142,7 @@ fn main() {
         std::io::stdout().flush().ok();
     }
     drop(kept);
+    drop(locked);
 }
 
 /// How many arguments `verb` takes (`args` takes the rest, so cannot be
@@ -139,7 +151,7 @@ fn arity(verb: &str) -> usize {
     match verb {
         "ignore-term" | "cwd" | "stdin" => 0,
         "write" | "if-missing" | "stamp" => 2,
-        "beat" => 3,
+        "beat" | "lock" => 3,
         "args" => fail("if-missing cannot skip args"),
         "exit" | "sleep" | "spin" | "pidfile" | "fork-sleep" | "touch" | "echo" | "stderr"
         | "grow" | "env" | "kill-self" | "record-signal" => 1,
@@ -190,6 +202,20 @@ fn append(file: &str, text: &str) {
         .unwrap_or_else(|e| fail(&format!("cannot open {file}: {e}")));
     f.write_all(text.as_bytes())
         .unwrap_or_else(|e| fail(&format!("cannot write {file}: {e}")));
+}
+
+fn take_lock(lock: &str, file: &str, word: &str) -> std::fs::File {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(lock)
+        .unwrap_or_else(|e| fail(&format!("cannot open {lock}: {e}")));
+    // SAFETY: flock on a descriptor we own.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        stamp(file, word);
+    }
+    f
 }
 
 fn stamp(file: &str, word: &str) {

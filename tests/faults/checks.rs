@@ -9,7 +9,9 @@
 //!   left our queue; each piece of fetched work became at most one job.
 //! - [`overlaps`]: no two runs of one job at the same time, by the stamps
 //!   its runs left (a run killed with its shadow leaves no end stamp, but
-//!   its beats stop when it dies: they must stop before the next run).
+//!   its beats stop when it dies: they must stop before the next run), and
+//!   to the instant by the lock each run holds while it lives (a run that
+//!   finds it held stamps so).
 //! - [`outputs`]: the output files under their final names: a completed
 //!   job's are complete; a job that did not complete has, without file
 //!   transfer, at most a beginning of its Out and Err (it writes them
@@ -214,10 +216,20 @@ struct Run {
     ended: bool,
 }
 
-/// The runs in the stamps file, by job tag.
-fn runs(stamps: &Path) -> BTreeMap<String, Vec<Run>> {
+/// What the stamps file says.
+struct Stamps {
+    /// The runs, by job tag, in the order they started.
+    runs: BTreeMap<String, Vec<Run>>,
+    /// The runs (tag, pid) that found an earlier run of their job alive
+    /// when they started.
+    overlapped: Vec<(String, i32)>,
+}
+
+/// Reads the stamps file.
+fn runs(stamps: &Path) -> Stamps {
     let text = std::fs::read_to_string(stamps).unwrap_or_default();
     let mut by: BTreeMap<(String, i32), Run> = BTreeMap::new();
+    let mut overlapped = Vec::new();
     for line in text.lines() {
         let f: Vec<&str> = line.split(' ').collect();
         let [word, pid, ns] = f[..] else { continue };
@@ -225,6 +237,9 @@ fn runs(stamps: &Path) -> BTreeMap<String, Vec<Run>> {
         else {
             continue;
         };
+        if kind == "overlap" {
+            overlapped.push((tag.to_string(), pid));
+        }
         let r = by.entry((tag.to_string(), pid)).or_insert(Run {
             pid,
             first: ns,
@@ -242,14 +257,24 @@ fn runs(stamps: &Path) -> BTreeMap<String, Vec<Run>> {
     for v in out.values_mut() {
         v.sort_by_key(|r| r.first);
     }
-    out
+    Stamps {
+        runs: out,
+        overlapped,
+    }
 }
 
 /// See the module docs. Also: a job that completed stamped an end, and
 /// exited 0 (no job is killed but by its own shadow's stop).
 pub fn overlaps(world: &World, jobs: &[Job]) -> Vec<String> {
-    let runs = runs(&world.stamps());
-    let mut problems = Vec::new();
+    let Stamps { runs, overlapped } = runs(&world.stamps());
+    let mut problems: Vec<String> = overlapped
+        .iter()
+        .map(|(tag, pid)| {
+            format!(
+                "job {tag} ran twice at once: run {pid} started while an earlier run held its lock"
+            )
+        })
+        .collect();
     for (tag, rs) in &runs {
         for w in rs.windows(2) {
             if w[0].last >= w[1].first {
@@ -295,7 +320,7 @@ pub fn event_log(world: &World) -> Vec<String> {
 /// What the round's jobs went through, for its summary: a check that
 /// finds nothing wrong means little if nothing happened.
 pub fn stats(world: &World, jobs: &[Job]) -> String {
-    let runs = runs(&world.stamps());
+    let runs = runs(&world.stamps()).runs;
     let all_runs: usize = runs.values().map(Vec::len).sum();
     let cut: usize = runs.values().flatten().filter(|r| !r.ended).count();
     let count = |f: &dyn Fn(&Job) -> bool| jobs.iter().filter(|j| f(j)).count();

@@ -6,6 +6,8 @@
 //!
 //! Every job is fake_job: it stamps `stamps` when it starts, every 20 ms
 //! while it runs and when it ends (each line names the job and the pid),
+//! holds a lock named after the job while it lives (stamping `overlap`
+//! when an earlier run of the job still holds it),
 //! writes two lines to Out around its run, one to Err, and (with file
 //! transfer) a result file, so the checks know what each job's complete
 //! output is.
@@ -73,7 +75,7 @@ impl World {
         let env = RunEnv::new();
         let d = env.path("").display().to_string();
         let d = d.trim_end_matches('/').to_string();
-        for sub in ["out", "work", "taken", "staging"] {
+        for sub in ["out", "work", "taken", "staging", "locks"] {
             std::fs::create_dir(env.path(sub)).unwrap();
         }
         env.write("in.txt", "input\n");
@@ -180,9 +182,11 @@ impl World {
     /// `secs` seconds, Out and Err, and `extra` verbs before the end stamp.
     fn job_args(&self, tag: &str, secs: f64, extra: &str) -> String {
         let s = self.stamps().display().to_string();
+        let l = self.path("locks").display().to_string();
         format!(
-            "stamp {s} {tag}:start echo 'out {tag} 1' stderr 'err {tag}' \
-             beat {s} {tag}:beat {secs} echo 'out {tag} 2' {extra}stamp {s} {tag}:end exit 0"
+            "stamp {s} {tag}:start lock {l}/{tag} {s} {tag}:overlap echo 'out {tag} 1' \
+             stderr 'err {tag}' beat {s} {tag}:beat {secs} echo 'out {tag} 2' {extra}\
+             stamp {s} {tag}:end exit 0"
         )
     }
 
