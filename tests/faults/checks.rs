@@ -318,25 +318,34 @@ pub fn event_log(world: &World) -> Vec<String> {
 }
 
 /// What the round's jobs went through, for its summary: a check that
-/// finds nothing wrong means little if nothing happened.
+/// finds nothing wrong means little if nothing happened. Per kind (the
+/// submitted ones here, fetched ones in either queue): how many jobs
+/// completed of how many; then removals, holds, runs and runs cut short.
 pub fn stats(world: &World, jobs: &[Job]) -> String {
     let runs = runs(&world.stamps()).runs;
     let all_runs: usize = runs.values().map(Vec::len).sum();
     let cut: usize = runs.values().flatten().filter(|r| !r.ended).count();
-    let count = |f: &dyn Fn(&Job) -> bool| jobs.iter().filter(|j| f(j)).count();
+    let mut kinds: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for j in jobs {
+        let kind = match (j.int("FaultFetch"), j.text("FaultKind")) {
+            (Some(_), _) => "fetched".to_string(),
+            (None, Some(k)) if !j.remote && j.text("RoutedFromJobId").is_none() => k,
+            _ => continue,
+        };
+        let e = kinds.entry(kind).or_default();
+        e.0 += usize::from(j.status == 4);
+        e.1 += 1;
+    }
+    let kinds: Vec<String> = kinds
+        .iter()
+        .map(|(k, (done, all))| format!("{k} {done}/{all}"))
+        .collect();
+    let count = |s: i64| jobs.iter().filter(|j| !j.remote && j.status == s).count();
     format!(
-        "{} jobs here, {} there; {} completed ({} routed, {} fetched), {} removed, {} held; \
-         {all_runs} runs, {cut} cut short",
-        count(&|j| !j.remote),
-        count(&|j| j.remote),
-        count(&|j| !j.remote && j.status == 4),
-        count(&|j| !j.remote
-            && j.status == 4
-            && j.text("FaultKind").as_deref() == Some("routed")
-            && j.text("RoutedFromJobId").is_none()),
-        count(&|j| !j.remote && j.status == 4 && j.int("FaultFetch").is_some()),
-        count(&|j| !j.remote && j.status == 3),
-        count(&|j| !j.remote && j.status == 5),
+        "completed: {}; {} removed, {} held here; {all_runs} runs, {cut} cut short",
+        kinds.join(", "),
+        count(3),
+        count(5),
     )
 }
 

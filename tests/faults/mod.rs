@@ -31,6 +31,10 @@
 //!   of about 250), a couple of minutes on two cores;
 //! - `cargo test --test main faults:: -- --ignored` runs the full form,
 //!   10,000 kills. `TERN_FAULTS_KILLS=<n>` sets the number for either.
+//!
+//! A round that finds a problem keeps its directory (`<dir>.kept`, with
+//! the killer's log, `kills.log`); `TERN_FAULTS_KEEP=1` keeps every
+//! round's.
 
 mod checks;
 mod found;
@@ -136,16 +140,13 @@ fn round(seed: u64, kills: usize) -> Round {
         work.work_items,
         work.errors
     );
-    if !problems.is_empty() {
+    if !problems.is_empty() || std::env::var_os("TERN_FAULTS_KEEP").is_some() {
         // The evidence stays for a look: the round's directory, with the
         // killer's log.
         let _ = std::fs::write(world.path("kills.log"), tally.log.join("\n") + "\n");
         let kept = world.dir.with_extension("kept");
         let _ = std::fs::rename(&world.dir, &kept);
-        problems.push(format!(
-            "the round's directory is kept in {}",
-            kept.display()
-        ));
+        eprintln!("faults: the round's directory is kept in {}", kept.display());
     }
     Round {
         tally,
