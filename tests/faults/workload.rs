@@ -124,15 +124,20 @@ impl<'a> Workload<'a> {
     }
 
     fn submit(&mut self) {
-        let kind = *self.rng.pick(&[
-            Kind::Plain,
-            Kind::Plain,
-            Kind::Transfer,
-            Kind::Cron,
-            Kind::Deferred,
-            Kind::Routed,
-            Kind::Routed,
-        ]);
+        // Cron jobs before the round's minute boundary, which they run at
+        // (one submitted after it would wait a minute, past the round).
+        let kind = if self.world.before_minute() && self.rng.chance(40) {
+            Kind::Cron
+        } else {
+            *self.rng.pick(&[
+                Kind::Plain,
+                Kind::Plain,
+                Kind::Transfer,
+                Kind::Deferred,
+                Kind::Routed,
+                Kind::Routed,
+            ])
+        };
         let procs = match kind {
             Kind::Plain | Kind::Routed => self.rng.range(1, 4) as u64,
             _ => self.rng.range(1, 2) as u64,

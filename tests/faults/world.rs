@@ -89,7 +89,17 @@ impl World {
         );
         // Each hook takes a moment, as a real one would (a query to a
         // work service): long enough to be killed at work.
-        let reply = script(&env, "reply.sh", "cat > /dev/null\nsleep 0.1");
+        // A work source given its work back: a rejected item goes back to
+        // work/ (the job ad names it), to be fetched again.
+        let reply = script(
+            &env,
+            "reply.sh",
+            &format!(
+                "ad=$(cat)\nsleep 0.1\n[ \"$1\" = reject ] || exit 0\n\
+                 n=$(printf '%s\\n' \"$ad\" | sed -n 's/^FaultFetch = \\([0-9]*\\)$/\\1/p' | head -1)\n\
+                 [ -n \"$n\" ] && mv {d}/taken/$(printf %05d \"$n\") {d}/work/ 2>/dev/null\nexit 0"
+            ),
+        );
         let evict = script(&env, "evict.sh", "cat > /dev/null\nsleep 0.1");
         let probe = script(&env, "probe.sh", "sleep 0.2\necho 'FaultProbe = 1'");
         let config = env.write(
@@ -172,6 +182,12 @@ impl World {
         self.env.path("stamps")
     }
 
+    /// Whether the round's clock has not reached its first minute
+    /// boundary: a cron job submitted now runs at it.
+    pub fn before_minute(&self) -> bool {
+        self.now() < MINUTE
+    }
+
     /// The round's clock now.
     pub fn now(&self) -> i64 {
         self.start + (real_now() - self.anchor).floor() as i64
@@ -225,7 +241,8 @@ impl World {
         let tag = format!("F{n}");
         let ad = format!(
             "Cmd = \"{}\"\nArguments = \"{}\"\nIwd = \"{}\"\nOut = \"out/{tag}.out\"\n\
-             Err = \"out/{tag}.err\"\nFaultFetch = {n}\n",
+             Err = \"out/{tag}.err\"\nRequestCpus = 1\nRequestMemory = 64\nRequestDisk = 1024\n\
+             FaultFetch = {n}\n",
             fake_job().display(),
             self.job_args(&tag, secs, ""),
             self.path("").display().to_string().trim_end_matches('/'),
