@@ -12,7 +12,12 @@ fn main() {
     println!("cargo::rerun-if-env-changed=TERN_BUILD_PIE");
     let pie = std::env::var("TERN_BUILD_PIE").is_ok_and(|v| v == "1");
     let linux = std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
-    if linux && !pie {
+    // A static build (`-C target-feature=+crt-static`, as ./install.sh
+    // makes) gets its position dependence from `-C relocation-model`:
+    // `-no-pie` on a static-pie link makes a program that crashes at start.
+    let static_crt = std::env::var("CARGO_CFG_TARGET_FEATURE")
+        .is_ok_and(|f| f.split(',').any(|x| x == "crt-static"));
+    if linux && !pie && !static_crt {
         println!("cargo::rustc-link-arg-bins=-no-pie");
     }
 }

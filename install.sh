@@ -65,7 +65,10 @@ done
 
 if [ -z "$man_only" ]; then
     eval "set -- $pass"
-    cargo install --path "$here" --root "$root" --bin tern "$@"
+    # Linked statically on linux-gnu (pkg/release-build.sh says why).
+    . "$here/pkg/release-build.sh"
+    RUSTFLAGS="${RUSTFLAGS:-} $tern_rustflags" \
+        cargo install --path "$here" --root "$root" --target "$tern_host" --bin tern "$@"
     # Each name is linked under a temporary name and renamed over any
     # earlier install (separate binaries), never left half-made.
     for tool in "$here"/src/bin/*.rs; do

@@ -29,14 +29,14 @@ set -euo pipefail
 
 runs=${1:-20}
 root=$(cd "$(dirname "$0")/.." && pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+. "$root/pkg/release-build.sh"
+tern_release_build "$root"
 
 work=$(mktemp -d /tmp/tern-hooksfetch.XXXXXX)
 # Copies, so a concurrent rebuild cannot swap the binaries mid-run;
 # tern_negotiate finds tern_fetchwork beside itself.
 mkdir "$work/bin"
-cp "$target"/release/tern_{negotiate,fetchwork,shadow,status} "$work/bin/"
+cp "$tern_release_dir"/tern_{negotiate,fetchwork,shadow,status} "$work/bin/"
 bin=$work/bin
 
 . "$root/bench/common.sh"

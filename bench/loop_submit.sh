@@ -37,14 +37,14 @@ jobs=${2:-1000}
 skip=" ${SKIP:-} "
 timeout_s=${TIMEOUT:-300}
 root=$(cd "$(dirname "$0")/.." && pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+. "$root/pkg/release-build.sh"
+tern_release_build "$root"
 
 work=$(mktemp -d /tmp/tern-loopsubmit.XXXXXX)
 # Copies, so a concurrent rebuild cannot swap them mid-run; tern_submit
 # finds tern_negotiate, and that finds tern_shadow, beside itself.
 mkdir "$work/bin"
-cp "$target"/release/tern_{submit,negotiate,shadow,q,history} "$work/bin/"
+cp "$tern_release_dir"/tern_{submit,negotiate,shadow,q,history} "$work/bin/"
 bin=$work/bin
 
 . "$root/bench/common.sh"

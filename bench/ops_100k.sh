@@ -47,8 +47,8 @@ set -euo pipefail
 reps=${1:-25}
 jobs=${2:-100000}
 root=$(cd "$(dirname "$0")/.." && pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+. "$root/pkg/release-build.sh"
+tern_release_build "$root"
 command -v sqlite3 >/dev/null || { echo "ops_100k.sh: sqlite3 is needed (apt-get install sqlite3)" >&2; exit 1; }
 ((reps >= 2)) || { echo "ops_100k.sh: at least 2 repetitions" >&2; exit 1; }
 
@@ -56,7 +56,7 @@ work=$(mktemp -d /tmp/tern-ops100k.XXXXXX)
 # Copies, so a concurrent rebuild cannot swap the binaries mid-run;
 # tern_negotiate finds tern_shadow beside itself.
 mkdir "$work/bin"
-cp "$target"/release/tern_{submit,negotiate,shadow,q,rm,hold,release,qedit,prio,vacate_job,history} "$work/bin/"
+cp "$tern_release_dir"/tern_{submit,negotiate,shadow,q,rm,hold,release,qedit,prio,vacate_job,history} "$work/bin/"
 bin=$work/bin
 # Submit files are read relative to here.
 cd "$work"
@@ -68,7 +68,7 @@ trap 'exit 130' INT TERM
 # A hermetic tool run on spool $1: no configuration files, $reps slots (for
 # the vacate targets), no pass on submit or exit.
 envv() {
-    E=(env -i PATH=/usr/bin:/bin HOME="$work" TZ=UTC TERN_CONFIG=/dev/null _TERN_MAX_JOBS_PER_SUBMISSION=1000000 _TERN_SPOOL="$1"
+    E=(env -i PATH=/usr/bin:/bin HOME="$work" TZ=UTC TERN_CONFIG=/dev/null _TERN_SPOOL="$1"
         _TERN_NUM_CPUS="$reps" _TERN_NUM_SLOTS="$reps" _TERN_MEMORY=$((reps * 1024))
         _TERN_NEGOTIATE_ON_SUBMIT=false _TERN_NEGOTIATE_ON_EXIT=false)
 }

@@ -35,8 +35,8 @@ set -euo pipefail
 
 runs=${1:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+. "$root/pkg/release-build.sh"
+tern_release_build "$root"
 for t in sqlite3 /usr/bin/time; do
     command -v "$t" >/dev/null || { echo "pass_100k.sh: $t is needed (apt-get install sqlite3 time)" >&2; exit 1; }
 done
@@ -45,7 +45,7 @@ work=$(mktemp -d /tmp/tern-pass100k.XXXXXX)
 # Copies, so a concurrent rebuild cannot swap the binaries mid-run;
 # tern_negotiate finds tern_shadow beside itself.
 mkdir "$work/bin"
-cp "$target"/release/tern_{submit,negotiate,shadow,q,rm} "$work/bin/"
+cp "$tern_release_dir"/tern_{submit,negotiate,shadow,q,rm} "$work/bin/"
 bin=$work/bin
 
 . "$root/bench/common.sh"
@@ -55,7 +55,7 @@ trap 'exit 130' INT TERM
 # envv SPOOL START: sets E to the env(1) prefix of a hermetic tool run on
 # this machine layout; tern_env SPOOL START CMD... runs CMD with it.
 envv() {
-    E=(env -i PATH=/usr/bin:/bin HOME="$work" TERN_CONFIG=/dev/null _TERN_MAX_JOBS_PER_SUBMISSION=1000000 _TERN_SPOOL="$1"
+    E=(env -i PATH=/usr/bin:/bin HOME="$work" TERN_CONFIG=/dev/null _TERN_SPOOL="$1"
         _TERN_NUM_CPUS=64 _TERN_NUM_SLOTS=64 _TERN_MEMORY=65536
         _TERN_NEGOTIATE_ON_SUBMIT=false _TERN_NEGOTIATE_ON_EXIT=false _TERN_START="$2")
 }

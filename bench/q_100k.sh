@@ -17,9 +17,9 @@ set -euo pipefail
 
 runs=${1:-5}
 root=$(cd "$(dirname "$0")/.." && pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" --bin tern_q --bin tern_submit
-bin=$target/release
+. "$root/pkg/release-build.sh"
+tern_release_build "$root" --bin tern_q --bin tern_submit
+bin=$tern_release_dir
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -28,7 +28,7 @@ printf 'executable = /bin/echo\narguments = x\nqueue 100000\n' >"$work/job.sub"
 # A hermetic run: pinned clock, no configuration files, SPOOL in $work.
 # (An array, not a function, so that /usr/bin/time can run it.)
 tern=(env -i PATH=/usr/bin:/bin HOME="$work" TERN_NOW=1700000000 TZ=UTC
-    TERN_CONFIG=/dev/null _TERN_MAX_JOBS_PER_SUBMISSION=1000000 _TERN_SPOOL="$work/spool")
+    TERN_CONFIG=/dev/null _TERN_SPOOL="$work/spool")
 "${tern[@]}" "$bin/tern_submit" "$work/job.sub" >/dev/null
 db=$work/spool/queue.db
 

@@ -16,10 +16,10 @@ set -euo pipefail
 
 runs=${1:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" --bin tern_submit --bin tern_rm
+. "$root/pkg/release-build.sh"
+tern_release_build "$root" --bin tern_submit --bin tern_rm
 cargo bench --quiet --manifest-path "$root/Cargo.toml" --bench sqlite_floor --no-run 2>/dev/null
-bin=$target/release
+bin=$tern_release_dir
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -32,7 +32,7 @@ timed() {
     local spool=$1
     shift
     /usr/bin/time -f '%e %M' env -i PATH=/usr/bin:/bin HOME="$work" TERN_NOW=1700000000 \
-        TERN_CONFIG=/dev/null _TERN_SPOOL="$spool" _TERN_MAX_JOBS_PER_SUBMISSION=1000000 "$@" 2>&1 >/dev/null | tail -n 1
+        TERN_CONFIG=/dev/null _TERN_SPOOL="$spool" "$@" 2>&1 >/dev/null | tail -n 1
 }
 
 # best_submit FILE: "wall rss_kb" of the fastest of $runs submits, each into

@@ -20,13 +20,13 @@ set -euo pipefail
 
 runs=${1:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+. "$root/pkg/release-build.sh"
+tern_release_build "$root"
 
 work=$(mktemp -d /tmp/tern-router10k.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/bin"
-cp "$target"/release/tern_{submit,job_router,q} "$work/bin/"
+cp "$tern_release_dir"/tern_{submit,job_router,q} "$work/bin/"
 bin=$work/bin
 
 routes() { # $1: extra route lines

@@ -51,14 +51,14 @@ pueue_jobs=${PUEUE_JOBS:-$((jobs < 200 ? jobs : 200))}
 skip=" ${SKIP:-} "
 timeout_s=${TIMEOUT:-300}
 root=$(cd "$(dirname "$0")/.." && pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+. "$root/pkg/release-build.sh"
+tern_release_build "$root"
 
 work=$(mktemp -d /tmp/tern-run2000.XXXXXX)
 # The binaries are copied so a concurrent rebuild cannot swap them mid-run;
 # tern_submit finds tern_negotiate, and that finds tern_shadow, beside itself.
 mkdir "$work/bin"
-cp "$target"/release/tern_{submit,negotiate,shadow,q,history,rm} "$work/bin/"
+cp "$tern_release_dir"/tern_{submit,negotiate,shadow,q,history,rm} "$work/bin/"
 bin=$work/bin
 
 . "$root/bench/common.sh"

@@ -46,14 +46,14 @@ runs=${1:-3}
 jobs=${2:-200}
 timeout_s=${TIMEOUT:-600}
 root=$(cd "$(dirname "$0")/.." && pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+. "$root/pkg/release-build.sh"
+tern_release_build "$root"
 
 work=$(mktemp -d /tmp/tern-slurm200.XXXXXX)
 # munged wants its socket's directories world-executable.
 chmod 755 "$work"
 mkdir "$work/bin"
-cp "$target"/release/tern_{submit,negotiate,gridmanager,job_router,q,history} "$work/bin/"
+cp "$tern_release_dir"/tern_{submit,negotiate,gridmanager,job_router,q,history} "$work/bin/"
 bin=$work/bin
 
 . "$root/bench/common.sh"

@@ -13,9 +13,9 @@ set -euo pipefail
 
 runs=${1:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" --bin tern_submit
-bin=$target/release/tern_submit
+. "$root/pkg/release-build.sh"
+tern_release_build "$root" --bin tern_submit
+bin=$tern_release_dir/tern_submit
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -25,7 +25,7 @@ printf 'executable = /bin/echo\narguments = $(Process)\nqueue 100000\n' >"$work/
 # A hermetic run: pinned clock, no configuration files but the defaults.
 run() {
     env -i PATH=/usr/bin:/bin HOME="$work" TERN_NOW=1700000000 \
-        TERN_CONFIG=/dev/null _TERN_MAX_JOBS_PER_SUBMISSION=1000000 "$bin" "$@" >/dev/null
+        TERN_CONFIG=/dev/null "$bin" "$@" >/dev/null
 }
 
 # best_of FILE OPTION: prints "wall user sys" (seconds) of the fastest run.

@@ -41,14 +41,10 @@ struct Rows {
 /// A queue made by the library: `queue 100000` into a temporary SPOOL.
 fn make_queue(dir: &Path) -> PathBuf {
     let spool = dir.join("made");
-    let mut cfg = Config::defaults();
-    // Over HTCondor's 20000 a submission: the benchmark's own limit.
-    cfg.parse_str("MAX_JOBS_PER_SUBMISSION = 1000000\n", "bench.conf")
-        .expect("parses");
+    let cfg = Config::defaults();
     let text = format!("executable = /bin/echo\nqueue {PROCS}\n");
     let file = submit::parse(&text, "bench.sub", Path::new("/"), &cfg).expect("parses");
     let mut q = Queue::open(&spool, true).expect("opens").expect("creates");
-    q.set_limits(tern::queue::Limits::from_config(&cfg).expect("limits"));
     q.submit::<QueueError>(&Authority::new("alice", vec![]), "alice", |cluster| {
         let opts = SubmitOptions {
             cluster,

@@ -40,11 +40,7 @@ fn expand(text: &str, config: &Config, opts: &SubmitOptions) -> usize {
 fn queue_100k(c: &mut Criterion) {
     // The defaults only: no configuration file of the machine running the
     // benchmark takes part.
-    let mut config = Config::defaults();
-    // Over HTCondor's 20000 a submission: the benchmark's own limit.
-    config
-        .parse_str("MAX_JOBS_PER_SUBMISSION = 1000000\n", "bench.conf")
-        .expect("parses");
+    let config = Config::defaults();
     let opts = options();
     let cases = [
         (

@@ -31,6 +31,8 @@
 //! - `grow MiB`: allocate MiB mebibytes, touch every page, and keep them.
 //! - `env NAME`: print `NAME=value`, or `NAME unset`.
 //! - `cwd`: print the working directory.
+//! - `fds`: print the descriptors open now, as `fds 0 1 2` (each number
+//!   probed with fcntl, which opens nothing itself).
 //! - `stdin`: copy standard input to standard output.
 //! - `args`: print every remaining argument as `[arg]`, one a line, and
 //!   stop reading verbs (so the arguments can be anything).
@@ -124,6 +126,7 @@ fn main() {
                     .unwrap_or_else(|e| fail(&format!("cannot copy stdin: {e}")));
             }
             "cwd" => println!("{}", std::env::current_dir().unwrap().display()),
+            "fds" => println!("fds{}", open_fds()),
             "args" => {
                 for a in it.by_ref() {
                     println!("[{a}]");
@@ -149,7 +152,7 @@ fn main() {
 /// skipped).
 fn arity(verb: &str) -> usize {
     match verb {
-        "ignore-term" | "cwd" | "stdin" => 0,
+        "ignore-term" | "cwd" | "stdin" | "fds" => 0,
         "write" | "if-missing" | "stamp" => 2,
         "beat" | "lock" => 3,
         "args" => fail("if-missing cannot skip args"),
@@ -157,6 +160,15 @@ fn arity(verb: &str) -> usize {
         | "grow" | "env" | "kill-self" | "record-signal" => 1,
         other => fail(&format!("unknown verb {other:?}")),
     }
+}
+
+/// ` N` for every open descriptor below 4096.
+fn open_fds() -> String {
+    (0..4096)
+        // SAFETY: F_GETFD only reads a descriptor's flags (EBADF if closed).
+        .filter(|&fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0)
+        .map(|fd| format!(" {fd}"))
+        .collect()
 }
 
 fn fail(msg: &str) -> ! {

@@ -6,94 +6,13 @@
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use crate::common::users::{
+    User, held_job, is_root, root_with_user, run_as, shared_env, shared_pass, submit_as, wait_for,
+    wait_gone,
+};
 use crate::common::{RunEnv, bin};
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no side effects.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// A system user for one test, deleted on drop.
-struct User {
-    name: String,
-}
-
-impl User {
-    fn create(name: &str) -> Option<User> {
-        // useradd takes /etc/passwd's lock: one at a time.
-        static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let _held = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = Command::new("userdel").arg(name).output();
-        let ok = Command::new("useradd")
-            .args(["--no-create-home", "--shell", "/bin/sh", name])
-            .status()
-            .ok()?
-            .success();
-        ok.then(|| User { name: name.into() })
-    }
-    fn uid(&self) -> u32 {
-        let out = Command::new("id")
-            .args(["-u", &self.name])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
-    }
-}
-
-impl Drop for User {
-    fn drop(&mut self) {
-        let _ = Command::new("userdel").arg(&self.name).output();
-    }
-}
-
-/// An environment whose directory and SPOOL another user can use.
-fn shared_env() -> RunEnv {
-    let env = RunEnv::new().knob("NEGOTIATE_ON_SUBMIT", "false");
-    let dir = env.path("");
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let spool = env.spool();
-    std::fs::create_dir_all(&spool).unwrap();
-    std::fs::set_permissions(&spool, std::fs::Permissions::from_mode(0o777)).unwrap();
-    env
-}
-
-/// Submits `text` as `user` (runuser keeps the test's environment).
-fn submit_as(env: &RunEnv, user: &str, text: &str) {
-    let file = env.write("as.sub", text);
-    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let args: Vec<String> = vec![
-        "-u".into(),
-        user.into(),
-        "--".into(),
-        bin("tern_submit").into(),
-        file.display().to_string(),
-    ];
-    let mut c = Command::new("/usr/sbin/runuser");
-    c.args(&args).current_dir(env.path(""));
-    c.env_clear();
-    for (k, v) in env.vars() {
-        c.env(k, v);
-    }
-    let out = c.output().unwrap();
-    assert!(
-        out.status.success(),
-        "submit as {user}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let end = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < end {
-        if cond() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("timed out waiting for {what}");
-}
 
 #[test]
 fn a_root_pass_runs_the_job_as_its_owner_with_the_owners_files() {
@@ -113,9 +32,7 @@ fn a_root_pass_runs_the_job_as_its_owner_with_the_owners_files() {
     );
     assert_eq!(env.q_af("1.0", &["Owner"]).as_deref(), Some("ternjobtest"));
     env.negotiate();
-    wait_for("the job to complete", || {
-        env.history_af("1.0", &["JobStatus"]).is_some()
-    });
+    wait_gone(&env, "1.0");
     let out = std::fs::read_to_string(env.path("who.out")).unwrap();
     assert_eq!(
         out.trim(),
@@ -146,30 +63,6 @@ fn an_owner_unknown_to_the_machine_is_a_hold() {
     assert_eq!(env.q_af("1.0", &["HoldReasonCode"]).as_deref(), Some("23"));
     let reason = env.q_af("1.0", &["HoldReason"]).unwrap();
     assert!(reason.contains("ternjobgone"), "{reason}");
-}
-
-/// Skips (saying why) unless root and a test user can be made.
-fn root_with_user(name: &str) -> Option<User> {
-    if !is_root() {
-        eprintln!("not root: the identity switch is not checked");
-        return None;
-    }
-    let user = User::create(name);
-    if user.is_none() {
-        eprintln!("useradd failed: the identity switch is not checked");
-    }
-    user
-}
-
-/// Waits for job 1.0 to be held and returns its HoldReasonCode and reason.
-fn held(env: &RunEnv) -> (String, String) {
-    wait_for("the job to be held", || {
-        env.q_af("1.0", &["JobStatus"]).as_deref() == Some("5")
-    });
-    (
-        env.q_af("1.0", &["HoldReasonCode"]).unwrap(),
-        env.q_af("1.0", &["HoldReason"]).unwrap(),
-    )
 }
 
 /// A root-owned file with known contents, to be aimed at.
@@ -204,7 +97,7 @@ fn an_output_symlinked_to_a_root_file_is_opened_as_the_owner_and_held() {
         "executable = /bin/echo\narguments = overwritten\noutput = out.link\nqueue\n",
     );
     env.negotiate();
-    let (code, reason) = held(&env);
+    let (code, reason) = held_job(&env, "1.0");
     assert_eq!(code, "7", "{reason}");
     assert!(reason.contains("Permission denied"), "{reason}");
     untouched(&target);
@@ -226,7 +119,7 @@ fn an_input_only_root_can_read_is_held_not_read() {
         ),
     );
     env.negotiate();
-    let (code, reason) = held(&env);
+    let (code, reason) = held_job(&env, "1.0");
     assert_eq!(code, "8", "{reason}");
     assert!(
         !env.path("leak.out").exists(),
@@ -253,7 +146,7 @@ fn an_iwd_the_owner_cannot_enter_is_held_and_nothing_is_made_there() {
         ),
     );
     env.negotiate();
-    let (code, reason) = held(&env);
+    let (code, reason) = held_job(&env, "1.0");
     assert_eq!(code, "14", "{reason}");
     assert_eq!(std::fs::read_dir(&closed).unwrap().count(), 0);
 }
@@ -282,9 +175,11 @@ fn an_event_log_symlinked_to_a_root_file_is_not_written_by_root() {
         return;
     }
     env.negotiate();
-    wait_for("the job to leave the queue", || {
-        env.history_af("1.0", &["JobStatus"]).is_some()
-    });
+    // The root shadow cannot open the log as the owner (nor would it
+    // follow the link): held 22, as HTCondor's shadow holds a job whose
+    // log it cannot initialize.
+    let (code, reason) = held_job(&env, "1.0");
+    assert_eq!(code, "22", "{reason}");
     untouched(&target);
 }
 
@@ -300,9 +195,7 @@ fn the_job_gets_its_owners_groups_without_root_and_a_clean_umask() {
         "executable = /bin/sh\narguments = \"-c 'id -u; id -g; id -G; umask; pwd'\"\noutput = id.out\nqueue\n",
     );
     env.negotiate();
-    wait_for("the job to complete", || {
-        env.history_af("1.0", &["JobStatus"]).is_some()
-    });
+    wait_gone(&env, "1.0");
     let out = std::fs::read_to_string(env.path("id.out")).unwrap();
     let lines: Vec<&str> = out.lines().collect();
     let uid = user.uid().to_string();
@@ -315,22 +208,6 @@ fn the_job_gets_its_owners_groups_without_root_and_a_clean_umask() {
     assert_eq!(lines[3], "0022", "{out}");
     let iwd = env.path("").display().to_string();
     assert_eq!(lines[4], iwd.trim_end_matches('/'), "{out}");
-}
-
-/// A pass that runs as root in shared mode (SHARED_QUEUE from the
-/// environment: root's own settings are root's).
-fn shared_pass(env: &RunEnv, extra: &[(&str, &str)]) {
-    let mut c = env.command("tern_negotiate");
-    c.env("_TERN_SHARED_QUEUE", "true");
-    for (k, v) in extra {
-        c.env(k, v);
-    }
-    let out = c.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 #[test]
@@ -347,7 +224,7 @@ fn in_shared_mode_a_root_job_is_held_not_run_as_root() {
         "executable = /usr/bin/touch\narguments = ran-as-root\nqueue\n",
     );
     shared_pass(&env, &[]);
-    let (code, reason) = held(&env);
+    let (code, reason) = held_job(&env, "1.0");
     assert_eq!(code, "23", "{reason}");
     assert!(reason.contains("root"), "{reason}");
     assert!(!env.path("ran-as-root").exists());
@@ -388,7 +265,7 @@ fn in_shared_mode_a_job_needs_its_owner_uid_and_a_uid_above_the_minimum() {
         .unwrap();
     }
     shared_pass(&env, &[]);
-    let (code, reason) = held(&env);
+    let (code, reason) = held_job(&env, "1.0");
     assert_eq!(code, "23", "{reason}");
     assert!(reason.contains("submitted by uid"), "{reason}");
     assert!(!env.path("ran").exists());
@@ -401,7 +278,7 @@ fn in_shared_mode_a_job_needs_its_owner_uid_and_a_uid_above_the_minimum() {
     );
     let min = (user.uid() + 1).to_string();
     shared_pass(&env, &[("_TERN_MIN_OWNER_UID", &min)]);
-    let (code, reason) = held(&env);
+    let (code, reason) = held_job(&env, "1.0");
     assert_eq!(code, "23", "{reason}");
     assert!(
         reason.contains("MIN_OWNER_UID") || reason.contains("OwnerUid"),
@@ -410,15 +287,52 @@ fn in_shared_mode_a_job_needs_its_owner_uid_and_a_uid_above_the_minimum() {
     assert!(!env.path("ran").exists());
 }
 
+/// Outside shared mode a root pass over a user's personal queue is the
+/// ALLOW_ROOT_JOBS case: the user may write anything into their own
+/// database, Owner = "root" included. Such a job is held, not run as root.
 #[test]
-fn the_job_gets_the_submitters_umask() {
+fn a_root_owner_written_into_a_users_own_queue_is_held_not_run_as_root() {
+    let Some(user) = root_with_user("ternjobforge") else {
+        return;
+    };
+    let env = shared_env();
+    submit_as(
+        &env,
+        &user.name,
+        "executable = /usr/bin/touch\narguments = ran-as-root\nqueue\n",
+    );
+    let db = env.spool().join("queue.db");
+    assert_eq!(std::fs::metadata(&db).unwrap().uid(), user.uid());
+    {
+        let mut q = tern::queue::Queue::open(&env.spool(), false)
+            .unwrap()
+            .unwrap();
+        q.modify(&tern::queue::Selection::default(), 0, |_, _| {
+            tern::queue::Change::Set(vec![
+                ("Owner".to_string(), tern::classad::Expr::string("root")),
+                ("OwnerUid".to_string(), tern::classad::Expr::int(0)),
+            ])
+        })
+        .unwrap();
+    }
+    env.negotiate();
+    let (code, reason) = held_job(&env, "1.0");
+    assert_eq!(code, "23", "{reason}");
+    assert!(reason.contains("ALLOW_ROOT_JOBS is false"), "{reason}");
+    assert!(reason.contains("is not root's own"), "{reason}");
+    assert!(!env.path("ran-as-root").exists());
+}
+
+#[test]
+fn the_job_and_the_files_made_for_it_get_the_submitters_umask() {
     let Some(user) = root_with_user("ternjobmask") else {
         return;
     };
     let env = shared_env();
     let file = env.write(
         "mask.sub",
-        "executable = /bin/sh\narguments = \"-c umask\"\noutput = mask.out\n+OwnerUmask = 0\nqueue\n",
+        "executable = /bin/sh\narguments = \"-c umask\"\noutput = mask.out\nlog = mask.log\n\
+         +OwnerUmask = 0\nqueue\n",
     );
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
     let script = format!("umask 077; exec {} {}", bin("tern_submit"), file.display());
@@ -436,23 +350,18 @@ fn the_job_gets_the_submitters_umask() {
     );
     // The submit file's own OwnerUmask is not the queue's.
     assert_eq!(env.q_af("1.0", &["OwnerUmask"]).as_deref(), Some("63"));
+    // The root shadow makes the event log anew, as the owner.
+    std::fs::remove_file(env.path("mask.log")).unwrap();
     env.negotiate();
-    wait_for("the job to complete", || {
-        env.history_af("1.0", &["JobStatus"]).is_some()
-    });
+    wait_gone(&env, "1.0");
     let out = std::fs::read_to_string(env.path("mask.out")).unwrap();
     assert_eq!(out.trim(), "0077");
-}
-
-/// Runs `tool args` as `user` in the test's environment.
-fn run_as(env: &RunEnv, user: &str, tool: &str, args: &[&str]) -> std::process::Output {
-    let mut c = Command::new("/usr/sbin/runuser");
-    c.args(["-u", user, "--", bin(tool)])
-        .args(args)
-        .current_dir(env.path(""))
-        .env_clear()
-        .envs(env.vars().iter().map(|(k, v)| (k, v)));
-    c.output().unwrap()
+    // What root made as the owner has the owner's umask too.
+    for f in ["mask.out", "mask.log"] {
+        let meta = std::fs::metadata(env.path(f)).unwrap();
+        assert_eq!(meta.uid(), user.uid(), "{f}");
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{f}");
+    }
 }
 
 #[test]
@@ -465,15 +374,7 @@ fn an_owner_who_may_not_signal_the_root_shadow_rings_its_doorbell() {
     // the queue's group: here the owner's own group.
     let locks = env.spool().join("shadow");
     std::fs::create_dir(&locks).unwrap();
-    let gid = String::from_utf8(
-        Command::new("id")
-            .args(["-g", &user.name])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    std::os::unix::fs::chown(&locks, None, Some(gid.trim().parse().unwrap())).unwrap();
+    std::os::unix::fs::chown(&locks, None, Some(user.gid())).unwrap();
     std::fs::set_permissions(&locks, std::fs::Permissions::from_mode(0o2775)).unwrap();
     submit_as(
         &env,
@@ -534,17 +435,7 @@ fn a_root_pass_in_shared_mode_kills_a_user_stopped_while_holding_the_queue() {
         db.display()
     );
     let uid = user.uid();
-    let gid: u32 = String::from_utf8(
-        Command::new("id")
-            .args(["-g", &user.name])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap()
-    .trim()
-    .parse()
-    .unwrap();
+    let gid = user.gid();
     let mut holder = {
         use std::os::unix::process::CommandExt;
         Command::new("python3")
@@ -573,7 +464,7 @@ fn a_root_pass_in_shared_mode_kills_a_user_stopped_while_holding_the_queue() {
     let _ = holder.wait();
     // The pass went on past the lock: root's job is held, as shared mode
     // holds every root job.
-    assert_eq!(held(&env).0, "23");
+    assert_eq!(held_job(&env, "1.0").0, "23");
 }
 
 #[test]
@@ -602,9 +493,7 @@ fn a_sandboxed_job_of_another_user_moves_its_files_as_that_user() {
         ),
     );
     env.negotiate();
-    wait_for("the first job to complete", || {
-        env.history_af("1.0", &["JobStatus"]).is_some()
-    });
+    wait_gone(&env, "1.0");
     let made = env.path("made.txt");
     assert_eq!(
         std::fs::read_to_string(&made).unwrap(),

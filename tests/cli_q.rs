@@ -286,9 +286,7 @@ fn a_reader_that_goes_away_is_not_an_error() {
     use std::io::Read;
     let q = Q::new();
     // More output than a pipe holds, so that tern_q is still writing.
-    // Two submissions: one may queue at most MAX_JOBS_PER_SUBMISSION.
-    q.submit("queue 15000\n");
-    q.submit("queue 15000\n");
+    q.submit("queue 30000\n");
     let mut child = q
         .env
         .command("tern_q")

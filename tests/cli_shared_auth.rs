@@ -559,7 +559,8 @@ fn another_users_batch_name_reaches_the_terminal_escaped() {
 
 #[test]
 fn huge_submissions_are_refused_and_queue_nothing() {
-    let env = TestEnv::with_spool();
+    // The shared package's limit (pkg/tern_config); personal mode has none.
+    let env = TestEnv::with_spool().var("_TERN_MAX_JOBS_PER_SUBMISSION", Some("20000"));
     let cases: Vec<(String, &str)> = vec![
         (
             "executable = /bin/true\nqueue 20001\n".into(),

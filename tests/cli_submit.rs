@@ -774,3 +774,14 @@ fn my_attr_lines_are_macros_named_my_attr() {
         assert_eq!(attr(ad, "Out"), format!("\"w-1.{i}-a{i}.out\""));
     }
 }
+
+/// Personal mode has no MAX_JOBS_PER_SUBMISSION (shared mode's
+/// configuration sets HTCondor's 20000): a user's own queue takes a
+/// submission past it, as it did before shared mode.
+#[test]
+fn a_personal_queue_has_no_per_submission_limit_by_default() {
+    let env = TestEnv::with_spool();
+    env.write("big.sub", "executable = /bin/true\nqueue 20001\n");
+    let r = env.run("tern_submit", ["-terse", "big.sub"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "1.0 - 1.20000\n"), "{r:?}");
+}

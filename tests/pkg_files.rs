@@ -167,4 +167,19 @@ fn the_config_says_shared_mode() {
         cfg.get("QUEUE_SUPER_USERS").unwrap().as_deref(),
         Some("root")
     );
+    // HTCondor's limits on what one user may queue, which the built-in
+    // defaults (personal mode) leave unlimited.
+    let limits = tern::queue::Limits::from_config(&cfg).unwrap();
+    assert_eq!(
+        (limits.max_jobs_per_submission, limits.max_jobs_per_owner),
+        (20_000, 100_000)
+    );
+    let defaults = tern::queue::Limits::from_config(&tern::config::Config::defaults()).unwrap();
+    assert_eq!(
+        (
+            defaults.max_jobs_per_submission,
+            defaults.max_jobs_per_owner
+        ),
+        (i64::MAX, i64::MAX)
+    );
 }

@@ -163,3 +163,109 @@ fn eight_first_submits_into_a_new_spool_all_succeed() {
         assert_eq!(q.integrity_check().unwrap(), "ok");
     }
 }
+
+/// A `queue … from cmd |` command runs before tern_submit takes the
+/// queue's write lock: while it is blocked (here on a FIFO nobody writes
+/// yet), another submit and a pass go through, and the blocked submit
+/// then takes the next free id, its command run once.
+#[test]
+fn a_blocked_queue_item_command_holds_no_lock() {
+    let env = TestEnv::with_spool().var("_TERN_START", Some("false"));
+    env.write("fast.sub", "executable = /bin/true\nqueue\n");
+    assert_eq!(submit_terse(&env, "fast.sub"), "1.0 - 1.0");
+    let gate = env.path("gate");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&gate)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    env.write(
+        "slow.sub",
+        "executable = /bin/true\narguments = $(x)\nqueue x from sh -c 'echo run >> runs; cat gate' |\n",
+    );
+    let slow = env
+        .command("tern_submit")
+        .args(["-terse", "slow.sub"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let runs = env.path("runs");
+    assert!(
+        crate::common::wait_until(std::time::Duration::from_secs(60), || runs.exists()),
+        "the item command never ran"
+    );
+    let t = Instant::now();
+    assert_eq!(submit_terse(&env, "fast.sub"), "2.0 - 2.0");
+    let pass = env.run("tern_negotiate", [] as [&str; 0]);
+    assert_eq!((pass.code, pass.stderr.as_str()), (0, ""), "{pass:?}");
+    let waited = t.elapsed();
+    std::fs::write(&gate, "a\nb\n").unwrap();
+    let out = slow.wait_with_output().unwrap();
+    assert!(
+        waited < std::time::Duration::from_secs(20),
+        "the submit and the pass waited {waited:?} for the blocked one"
+    );
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).trim()
+        ),
+        (Some(0), "3.0 - 3.1"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n");
+    let r = env.run("tern_q", ["3", "-af", "Args"]);
+    assert_eq!(r.stdout, "a\nb\n");
+}
+
+/// When another submission takes the cluster id a build was made for,
+/// the build is made again for the next one: an item command whose name
+/// depends on `$(Cluster)` runs again (here it submits a job of its own
+/// the first time). One that keeps losing the race is built inside the
+/// transaction from what was read already, and an input never read is
+/// refused there rather than read under the lock.
+#[test]
+fn a_submit_that_loses_its_cluster_id_builds_again() {
+    let env = TestEnv::with_spool();
+    env.write("fast.sub", "executable = /bin/true\nqueue\n");
+    let inner = format!("{} fast.sub >/dev/null", crate::common::bin("tern_submit"));
+    env.write(
+        "once.sub",
+        &format!(
+            "executable = /bin/true\narguments = $(x)\n\
+             queue x from sh -c 'test -e once || {{ touch once; {inner}; }}; echo $(Cluster)' |\n"
+        ),
+    );
+    assert_eq!(submit_terse(&env, "once.sub"), "2.0 - 2.0");
+    assert_eq!(env.run("tern_q", ["2", "-af", "Args"]).stdout, "2\n");
+    env.write(
+        "always.sub",
+        &format!(
+            "executable = /bin/true\n\
+             queue x from sh -c '{inner}; echo $(Cluster)' |\n"
+        ),
+    );
+    let r = env.run("tern_submit", ["always.sub"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr
+            .starts_with("tern_submit: error: always.sub:2: the queue item command 'sh -c '")
+            && r.stderr
+                .contains("echo 6'' was not read before the queue was locked"),
+        "{}",
+        r.stderr
+    );
+    // Three builds lost their id to the command's own submits (3, 4, 5);
+    // nothing of always.sub was queued.
+    let r = env.run("tern_q", ["-af", "ClusterId"]);
+    assert_eq!(r.stdout, "1\n2\n3\n4\n5\n");
+}
+
+/// `tern_submit -terse FILE` in `env`, which must succeed: its "c.0 - c.n".
+fn submit_terse(env: &TestEnv, file: &str) -> String {
+    let r = env.run("tern_submit", ["-terse", file]);
+    assert_eq!(r.code, 0, "{r:?}");
+    r.stdout.trim().to_string()
+}

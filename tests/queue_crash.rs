@@ -89,9 +89,7 @@ fn check_after_kill(spool: &Path, replay: &mut Replay, attempt: usize) -> usize 
 
 #[test]
 fn a_killed_submit_leaves_the_whole_cluster_or_nothing() {
-    // Up to 100 clusters of 6000 jobs: past MAX_JOBS_PER_OWNER's default,
-    // which is not what this test is about.
-    let env = TestEnv::with_spool().var("_TERN_MAX_JOBS_PER_OWNER", Some("10000000"));
+    let env = TestEnv::with_spool();
     let spool = env.spool();
     env.write(
         "big.sub",

@@ -255,6 +255,35 @@ pub mod job_attrs {
     }
 }
 
+/// Who a job belongs to, as a root process acts for it (see
+/// [`crate::sys::identity::JobOwner`]): its Owner, OwnerUid and
+/// OwnerUmask, all three the queue's (immutable, never taken from a submit
+/// file). A value that is not a literal is evaluated; one of the wrong
+/// type counts as missing.
+pub fn owner_of(ad: &crate::classad::ClassAd) -> crate::sys::identity::JobOwner {
+    use crate::classad::Value;
+    let value = |name: &str| match ad.get(name).map(|e| e.literal_value()) {
+        None => None,
+        Some(Some(v)) => Some(v.clone()),
+        Some(None) => Some(crate::classad::eval_attr(
+            &std::rc::Rc::new(ad.clone()),
+            name,
+        )),
+    };
+    let int = |name: &str| match value(name) {
+        Some(Value::Int(i)) => Some(i),
+        _ => None,
+    };
+    crate::sys::identity::JobOwner {
+        name: match value("Owner") {
+            Some(Value::Str(s)) => s.to_string(),
+            _ => String::new(),
+        },
+        uid: int("OwnerUid"),
+        umask: int("OwnerUmask"),
+    }
+}
+
 /// `HoldReasonCode` values, and the vacate reason codes (1000 and up)
 /// HTCondor records in `VacateReasonCode`; from `condor_holdcodes.h`.
 pub mod hold_code {
@@ -453,6 +482,21 @@ impl fmt::Display for Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_jobs_owner_is_read_from_its_three_attributes() {
+        let ad = crate::classad::parse_ad("[Owner = \"alice\"; OwnerUid = 1001; OwnerUmask = 63]")
+            .unwrap();
+        let o = owner_of(&ad);
+        assert_eq!(
+            (o.name.as_str(), o.uid, o.umask),
+            ("alice", Some(1001), Some(63))
+        );
+        let ad =
+            crate::classad::parse_ad("[Owner = strcat(\"b\", \"ob\"); OwnerUid = \"x\"]").unwrap();
+        let o = owner_of(&ad);
+        assert_eq!((o.name.as_str(), o.uid, o.umask), ("bob", None, None));
+    }
 
     #[test]
     fn status_codes_round_trip() {

@@ -14,7 +14,8 @@
 //! - [`events`]: job event logs, read by tern and by HTCondor;
 //! - [`man`]: checking a tool's options against its manual page;
 //! - [`rng`]: the small seeded generator of the random tests;
-//! - [`router`]: routes, router passes and routed jobs.
+//! - [`router`]: routes, router passes and routed jobs;
+//! - [`users`]: test users, and root's passes acting for them.
 
 pub mod events;
 pub mod man;
@@ -24,6 +25,7 @@ pub mod replay;
 pub mod rng;
 pub mod router;
 pub mod slurm;
+pub mod users;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

@@ -44,3 +44,28 @@ wait_for_status "$c.0" 4 60
 kill "$loop"
 wait "$loop" 2>/dev/null
 check_eq "ternt_b's job ran as ternt_b" "$(as_user_sh ternt_b 'cat started.txt')" "$(id -u ternt_b)"
+
+# A mark flood: ternt_a re-makes the mark in a loop for 10 s (a user's
+# tern_negotiate only leaves it). Root passes serve it at about one round
+# a second (each root round waits as long as the last took, at least
+# 1 s), whichever root pass runs them (the resident loop, a pass a
+# finishing shadow asked for): counted from the record every root round
+# leaves in negotiator.lock (its last field counts them).
+rounds_so_far() { awk 'NR == 1 { print $4 + 0 }' /var/lib/tern/negotiator.lock; }
+/usr/bin/tern_negotiate -loop -watch >/dev/null 2>&1 &
+loop=$!
+sleep 1
+before=$(rounds_so_far)
+t0=$(date +%s)
+as_user_sh ternt_a 'end=$(($(date +%s) + 10)); n=0
+    while [ "$(date +%s)" -lt "$end" ]; do /usr/bin/tern_negotiate; n=$((n + 1)); done
+    echo "$n" > flood.count'
+sleep 2
+rounds=$(($(rounds_so_far) - before))
+window=$(($(date +%s) - t0 + 1))
+kill "$loop"
+wait "$loop" 2>/dev/null
+marks=$(as_user_sh ternt_a 'cat flood.count')
+check "a 10 s mark flood ($marks marks) gets at most one root round a second ($rounds in $window s)" \
+    test "$rounds" -le "$window"
+check "and the marks are still served (got $rounds rounds)" test "$rounds" -ge 5

@@ -89,10 +89,20 @@ if command -v python3 >/dev/null; then
         "import sqlite3; sqlite3.connect('file:/var/lib/tern/queue.db?mode=rw', uri=True).execute('delete from jobs')"
 fi
 domain=$(/usr/bin/tern_config_val UID_DOMAIN)
-for s in "-setprio $A@$domain 100" "-setfactor $A@$domain 1000" "-resetusage $A@$domain" "-delete $A@$domain"; do
+accountant() { /usr/bin/tern_userprio -allusers -long 2>&1; }
+accounts_before=$(accountant)
+for s in "-setprio $A@$domain 100" "-setfactor $A@$domain 1000" "-resetusage $A@$domain" \
+    "-delete $A@$domain" "-resetall" "-setfactor $B@$domain 1"; do
     # shellcheck disable=SC2086
-    check_not "$B may not tern_userprio $s" as_user $B /usr/bin/tern_userprio $s
+    out=$(as_user $B /usr/bin/tern_userprio $s 2>&1)
+    rc=$?
+    case "$rc $out" in
+    0\ *) fail "$B may not tern_userprio $s: it succeeded: $out" ;;
+    *"not a queue super user"* | *"may not"* | *"ermission"*) pass "$B may not tern_userprio $s: $out" ;;
+    *) fail "$B may not tern_userprio $s: exit $rc, $out" ;;
+    esac
 done
+check_eq "the accountant is unchanged by $B's attempts" "$(accountant)" "$accounts_before"
 
 # ---- Jobs run as their owners.
 for pair in "$A $ja" "$B $jb" "$C $jc"; do

@@ -179,7 +179,11 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
                     writeln!(out, "{l}")?;
                 }
                 if args.verbose {
-                    writeln!(out, "{} shadow(s) started", report.started)?;
+                    writeln!(
+                        out,
+                        "{} shadow(s) started in {} round(s)",
+                        report.started, report.rounds
+                    )?;
                 }
             }
             Ran::Deferred if args.verbose && only_marks => {

@@ -204,7 +204,8 @@ fn check() -> Result<(), CliError> {
             .into_iter()
             .map(std::path::PathBuf::from)
             .collect();
-        super::audit::shared(&super::audit::Layout::installed(&env.spool, dirs))
+        let execute = env.cfg.get("EXECUTE")?.map(std::path::PathBuf::from);
+        super::audit::shared(&super::audit::Layout::installed(&env.spool, dirs, execute))
     } else {
         super::audit::personal(&env.spool, crate::sys::real_uid())
     };

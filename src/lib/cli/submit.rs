@@ -81,7 +81,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let text = with_command_line(&text, &args, &name)?;
     let parsed = submit::parse(&text, &name, &dir, cfg).map_err(|e| failed(e.to_string()))?;
     let owner = env.user.clone();
-    let mut opts = SubmitOptions {
+    let opts = SubmitOptions {
         cluster: 1,
         qdate: crate::clock::now(),
         owner: owner.clone(),
@@ -96,12 +96,16 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         let mut queue = env.queue_created()?;
         queue.set_durable()?;
         let authority = Authority::from_config(cfg, owner.as_str())?;
-        let mut held = Vec::new();
         // The schedd's JOB_TRANSFORM_NAMES, read before the queue is locked.
         let (xforms, load_warnings) = crate::transform::jobs::load(cfg);
-        let submitted = queue.submit(&authority, &owner, |id| {
-            opts.cluster = id;
-            let mut c = submit::materialize(&parsed, cfg, &opts)
+        let mut held = Vec::new();
+        let inputs = submit::Inputs::default();
+        let build = |cluster: i64, held: &mut Vec<(usize, String)>| {
+            let opts = SubmitOptions {
+                cluster,
+                ..opts.clone()
+            };
+            let mut c = submit::materialize_with(&parsed, cfg, &opts, &inputs)
                 .map_err(|e| Refusal::Tool(failed(e.to_string())))?;
             // The transforms apply before anything is queued.
             let mut w = load_warnings.clone();
@@ -111,9 +115,12 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             );
             c.warnings.extend(w);
             // The schedd's input-size check holds a job as it is queued.
-            held = submit::hold_over_input_limit(&mut c, cfg)
+            *held = submit::hold_over_input_limit(&mut c, cfg)
                 .map_err(|e| Refusal::Tool(failed(e.to_string())))?;
             Ok::<_, Refusal>(c)
+        };
+        let submitted = submit_outside_the_lock(&mut queue, &authority, &owner, &inputs, |id| {
+            build(id, &mut held)
         });
         let (id, cluster) = submitted.map_err(Refusal::report)?;
         drop(queue);
@@ -122,11 +129,52 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     dry_run(&env, &args, &parsed, opts)
 }
 
+/// How many times a submission is built outside the queue's write lock
+/// before it is built inside it (see [`submit_outside_the_lock`]).
+const BUILDS_OUTSIDE_THE_LOCK: usize = 3;
+
+/// Queues the cluster `build` makes for a cluster id. The build reads the
+/// description's external inputs (`queue … from cmd |` runs a command of
+/// the user's, for as long as it likes: [`submit::Inputs`]), so it runs
+/// before the write transaction, for the id the queue would give next;
+/// the transaction then only checks that id is still the next and writes.
+/// Another submission may take the id first: the build is made again for
+/// the new one, its inputs replayed, not read again. After
+/// [`BUILDS_OUTSIDE_THE_LOCK`] builds that lost the race (others
+/// submitting in a loop) it is built inside the transaction, from the
+/// inputs already read, so it cannot be starved; anything not read by
+/// then is an error, never read under the lock.
+fn submit_outside_the_lock(
+    queue: &mut crate::queue::Queue,
+    authority: &Authority,
+    owner: &str,
+    inputs: &submit::Inputs,
+    mut build: impl FnMut(i64) -> Result<submit::Cluster, Refusal>,
+) -> Result<(i64, submit::Cluster), Refusal> {
+    for _ in 0..BUILDS_OUTSIDE_THE_LOCK {
+        let predicted = queue.next_cluster().map_err(Refusal::Queue)?;
+        let mut built = Some(build(predicted)?);
+        let r = queue.submit(authority, owner, |id| match built.take() {
+            Some(c) if id == predicted => Ok(c),
+            _ => Err(Refusal::Moved),
+        });
+        match r {
+            Err(Refusal::Moved) => continue,
+            done => return done,
+        }
+    }
+    inputs.replay_only();
+    queue.submit(authority, owner, build)
+}
+
 /// Why a submission queued nothing: the tool's own error, or the queue's,
 /// which for the queue's refusals is reported in condor_submit's words.
+/// `Moved` is no refusal: another submission took the cluster id a build
+/// was made for (see [`submit_outside_the_lock`]).
 enum Refusal {
     Tool(CliError),
     Queue(QueueError),
+    Moved,
 }
 
 impl From<QueueError> for Refusal {
@@ -162,6 +210,9 @@ impl Refusal {
                 CliError::Reported(1)
             }
             Refusal::Queue(e) => e.into(),
+            Refusal::Moved => {
+                failed("other submissions kept taking the cluster id; nothing was submitted".into())
+            }
         }
     }
 }

@@ -52,7 +52,7 @@ pub static KNOBS: &[Knob] = &[
         "ALLOW_ROOT_JOBS",
         "false",
         Bool,
-        "Whether a job whose owner is root (uid or gid 0) may run when the pass runs as root for other users (shared mode, or a root pass over another user's queue); read only from the system configuration in shared mode. A root user's own personal queue always runs its jobs. See tern_security(7). HTCondor has no such knob: it never runs a job as root.",
+        "Whether a job whose owner is root (uid or gid 0) may run as root. Without it a job runs as root only from root's own personal queue (SHARED_QUEUE false and the queue's database owned by root: root submitted there); anywhere else (shared mode, or a root pass over another user's queue, where that user could have written Owner = \"root\" into their own database) such a job is held with code 23. Read only from the system configuration in shared mode; setting it there lets anyone who can write a queue row run as root. See tern_security(7). HTCondor has no such knob: it never runs a job as root.",
     ),
     k(
         "APPEND_REQUIREMENTS",
@@ -296,15 +296,15 @@ pub static KNOBS: &[Knob] = &[
     ),
     k(
         "MAX_JOBS_PER_OWNER",
-        "100000",
+        "",
         Int,
-        "Jobs one owner may have in the queue; a submission that would pass it is refused whole.",
+        "Jobs one owner may have in the queue; a submission that would pass it is refused whole. Empty is no limit (a personal queue is its owner's alone); the shared package's configuration sets HTCondor's default, 100000.",
     ),
     k(
         "MAX_JOBS_PER_SUBMISSION",
-        "20000",
+        "",
         Int,
-        "Jobs one tern_submit may queue; a submission over it is refused whole.",
+        "Jobs one tern_submit may queue; a submission over it is refused whole. Empty is no limit (a personal queue is its owner's alone); the shared package's configuration sets HTCondor's default, 20000.",
     ),
     k(
         "MAX_TRANSFER_INPUT_MB",
@@ -521,6 +521,12 @@ pub static KNOBS: &[Knob] = &[
         "$ENV(XDG_DATA_HOME:$ENV(HOME)/.local/share)/tern",
         Path,
         "Directory holding the queue database and everything tern keeps.",
+    ),
+    k(
+        "STALE_LOCK_SECONDS",
+        "20",
+        Int,
+        "Shared mode: a root pass waiting for the queue's write lock kills another user's process that has held it this many seconds (a stopped one at once) and logs the kill; the killed transaction rolls back. tern's; HTCondor's schedd alone writes its queue.",
     ),
     k(
         "START",

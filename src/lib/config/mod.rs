@@ -187,12 +187,14 @@ impl Config {
         Ok(c)
     }
 
-    /// SHARED_QUEUE, ALLOW_ROOT_JOBS, MIN_OWNER_UID and, in shared mode,
-    /// the group of SPOOL.
+    /// SHARED_QUEUE, ALLOW_ROOT_JOBS, MIN_OWNER_UID, the queue's database
+    /// (whose owner says whether a personal queue is root's own) and, in
+    /// shared mode, the group of SPOOL.
     pub fn owner_rules(&self) -> Result<crate::sys::identity::OwnerRules, ConfigError> {
         use std::os::unix::fs::MetadataExt;
         let shared = self.get_bool("SHARED_QUEUE", false)?;
-        let spool_gid = match self.get("SPOOL")? {
+        let spool = self.get("SPOOL")?.filter(|s| !s.is_empty());
+        let spool_gid = match &spool {
             Some(s) if shared => std::fs::metadata(s).ok().map(|m| m.gid()),
             _ => None,
         };
@@ -203,6 +205,8 @@ impl Config {
                 .get_int("MIN_OWNER_UID", 1000)?
                 .clamp(0, u32::MAX.into()) as u32,
             spool_gid,
+            // The name queue::db_path gives it (config sits below queue).
+            queue_db: spool.map(|s| PathBuf::from(s).join("queue.db")),
         })
     }
 

@@ -616,6 +616,7 @@ fn wake_remote(remote_spool: &Path) {
         dir: None,
         stdio: [None, None, None],
         new_session: true,
+        only_stdio: false,
     });
 }
 

@@ -33,6 +33,7 @@ use super::ids::SlurmId;
 use super::resource::{self, Resource};
 use super::slurm::{self};
 use super::{GridError, events};
+use crate::sys::identity::JobOwner;
 
 /// How the gridmanager paces itself.
 #[derive(Clone, Debug)]
@@ -153,6 +154,26 @@ impl Job {
     pub(super) fn managed_externally(&self) -> bool {
         self.str("Managed").as_deref() == Some("External")
     }
+    /// Its owner (Owner, OwnerUid, OwnerUmask), as whom a root
+    /// gridmanager runs its commands.
+    pub(super) fn owner(&self) -> JobOwner {
+        crate::vocab::owner_of(&self.ad)
+    }
+}
+
+/// As whom the round's one squeue of every job of the owner runs: the
+/// owner of the first job whose owner record holds (a row with a forged
+/// OwnerUid cannot stop the listing of the others), else of the first.
+fn listing_owner(jobs: &[&Job]) -> JobOwner {
+    let owners: Vec<JobOwner> = jobs.iter().map(|j| j.owner()).collect();
+    let first = owners.first().cloned().unwrap_or_default();
+    if !crate::sys::identity::is_root() {
+        return first;
+    }
+    owners
+        .into_iter()
+        .find(|o| o.identity().is_ok())
+        .unwrap_or(first)
 }
 
 pub use crate::negotiator::gridjobs::needs_work;
@@ -222,7 +243,6 @@ impl Gridmanager<'_> {
             knobs: &self.knobs,
             q: &mut q,
             now,
-            events: Vec::new(),
             slurm: None,
             submitted: 0,
             failures: &mut self.failures,
@@ -233,7 +253,7 @@ impl Gridmanager<'_> {
             .filter(|j| resource::parse(j.str("GridResource").as_deref()) == Resource::Slurm)
             .collect();
         if !slurm_jobs.is_empty() {
-            let listing = slurm::list(&self.owner);
+            let listing = slurm::list(&listing_owner(&slurm_jobs));
             r.submitted = slurm_jobs
                 .iter()
                 .filter(|j| {
@@ -249,12 +269,8 @@ impl Gridmanager<'_> {
         for j in &jobs {
             r.step(j)?;
         }
-        let events = std::mem::take(&mut r.events);
         let routed_moved = r.routed_moved;
         drop(r);
-        if let Err(e) = userlog::log_job_events(&events) {
-            eprintln!("tern_gridmanager: warning: {e}");
-        }
         // A routed copy started, ended or left: its source waits for the
         // router, which a pass starts (as a shadow asks for a pass when its
         // slot falls free), rather than for cron's next minute.
@@ -273,7 +289,6 @@ pub(super) struct Round<'a> {
     pub(super) knobs: &'a Knobs,
     pub(super) q: &'a mut Queue,
     pub(super) now: i64,
-    pub(super) events: Vec<(crate::userlog::UserLog, Event)>,
     /// This round's squeue answer, when the owner has Slurm jobs.
     pub(super) slurm: Option<Result<std::collections::HashMap<String, slurm::Listed>, String>>,
     /// Slurm jobs submitted and not finished.
@@ -298,8 +313,10 @@ fn moves_status(ad: &ClassAd, change: &Change) -> bool {
 }
 
 impl Round<'_> {
-    /// Commits `f`'s change to job `id` if it is still in `status`; the
-    /// events go to its log once the round ends. Whether it was made.
+    /// Commits `f`'s change to job `id` if it is still in `status`, then
+    /// writes its events to the job's log at once: a tool that acts on the
+    /// new state (tern_release of a job this round held) writes its event
+    /// after these, so the log keeps the queue's order. Whether it was made.
     pub(super) fn commit(
         &mut self,
         id: JobId,
@@ -327,8 +344,8 @@ impl Round<'_> {
             Ok(true)
         })?;
         self.routed_moved |= done && moved;
-        if done {
-            self.events.extend(evs);
+        if done && let Err(e) = userlog::log_job_events(&evs) {
+            eprintln!("tern_gridmanager: warning: {e}");
         }
         Ok(done)
     }
@@ -416,5 +433,73 @@ impl Round<'_> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queue::Authority;
+    use crate::submit::{self, SubmitOptions};
+
+    /// The race CI met: the round held job 4, tern_release read the held
+    /// job and logged 013, and the round's 012 followed at its end.
+    #[test]
+    fn a_commit_logs_its_events_before_the_round_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().join("spool");
+        let mut q = Queue::open(&spool, true).unwrap().unwrap();
+        let log = dir.path().join("job.log");
+        let cfg = Config::defaults();
+        let me = crate::sys::real_user_name();
+        let text = format!(
+            "universe = grid\ngrid_resource = batch slurm\nexecutable = /bin/true\nlog = {}\nqueue\n",
+            log.display()
+        );
+        let f = submit::parse(&text, "t.sub", Path::new("/"), &cfg).unwrap();
+        let (cluster, _) = q
+            .submit::<QueueError>(&Authority::new(&me, vec![]), &me, |cluster| {
+                let opts = SubmitOptions {
+                    cluster,
+                    qdate: 1_700_000_000,
+                    owner: me.clone(),
+                    cwd: dir.path().to_path_buf(),
+                    environ: vec![],
+                    batch_name: None,
+                };
+                submit::materialize(&f, &cfg, &opts).map_err(|e| QueueError::Invalid(e.to_string()))
+            })
+            .unwrap();
+        let id = JobId { cluster, proc: 0 };
+        let knobs = Knobs::from_config(&cfg).unwrap();
+        let mut failures = std::collections::HashMap::new();
+        let mut r = Round {
+            owner: &me,
+            spool: &spool,
+            knobs: &knobs,
+            q: &mut q,
+            now: 1_700_000_100,
+            slurm: None,
+            submitted: 0,
+            failures: &mut failures,
+            routed_moved: false,
+        };
+        let made = r
+            .commit(id, JobStatus::Idle as i64, |ad| {
+                grid_hold(
+                    ad,
+                    id,
+                    1_700_000_100,
+                    "why",
+                    hold_code::UNSPECIFIED,
+                    0,
+                    false,
+                    false,
+                )
+            })
+            .unwrap();
+        assert!(made);
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(text.contains("012 ("), "no hold event yet: {text:?}");
     }
 }

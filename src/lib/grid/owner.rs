@@ -10,12 +10,14 @@
 use std::path::Path;
 use std::process::Command;
 
-/// A command that runs as `owner`: sbatch, squeue, scancel, sacct,
-/// scontrol, in `dir` when given. Slurm's times are asked for as epoch
-/// seconds. A root gridmanager runs it as the owner for good
-/// ([`crate::sys::identity::job_owner`]'s rules; jobs without OwnerUid
-/// are refused in shared mode), entering `dir` as the owner.
-pub fn command(owner: &str, program: &str, dir: Option<&Path>) -> std::io::Result<Command> {
+use crate::sys::identity::JobOwner;
+
+/// A command that runs as the job's `owner`: sbatch, squeue, scancel,
+/// sacct, scontrol, in `dir` when given. Slurm's times are asked for as
+/// epoch seconds. A root gridmanager runs it as the owner for good
+/// ([`JobOwner::identity`]: the job's OwnerUid must be the owner's uid;
+/// shared mode refuses a job without one), entering `dir` as the owner.
+pub fn command(owner: &JobOwner, program: &str, dir: Option<&Path>) -> std::io::Result<Command> {
     let mut c = Command::new(program);
     c.env("SLURM_TIME_FORMAT", "%s");
     crate::sys::identity::child_runs_as(&mut c, acting_for(owner)?, dir);
@@ -24,17 +26,84 @@ pub fn command(owner: &str, program: &str, dir: Option<&Path>) -> std::io::Resul
 }
 
 /// Whom a root process acts as for `owner` (`None`: itself).
-fn acting_for(owner: &str) -> std::io::Result<Option<crate::sys::identity::Identity>> {
+fn acting_for(owner: &JobOwner) -> std::io::Result<Option<crate::sys::identity::Identity>> {
     if !crate::sys::identity::is_root() {
         return Ok(None);
     }
-    crate::sys::identity::job_owner(owner, None)
+    owner
+        .identity()
         .map_err(|why| std::io::Error::new(std::io::ErrorKind::PermissionDenied, why))
 }
 
 /// Whether `owner` may use `dir` as a job's working directory (the check
 /// sbatch would make as the owner, made before anything is submitted).
-pub fn can_enter(owner: &str, dir: &Path) -> Result<(), std::io::Error> {
+pub fn can_enter(owner: &JobOwner, dir: &Path) -> Result<(), std::io::Error> {
     let id = acting_for(owner)?;
     crate::sys::identity::as_user(id.as_ref(), || std::fs::read_dir(dir).map(|_| ()))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// In shared mode a job's owner is known only with its OwnerUid:
+    /// every grid step acts for the job's recorded owner, never for a
+    /// bare name (which shared mode refuses, failing every grid job).
+    #[test]
+    fn a_root_gridmanager_acts_as_the_jobs_owner_with_its_owner_uid() {
+        use crate::sys::identity::{OwnerRules, set_owner_rules, user};
+        if !crate::sys::identity::is_root() {
+            return;
+        }
+        let Some(nobody) = user("nobody") else { return };
+        // A test binary of its own: the rules are the whole process's.
+        if std::env::var_os("TERN_GRID_OWNER_CHILD").is_none() {
+            let name =
+                "grid::owner::tests::a_root_gridmanager_acts_as_the_jobs_owner_with_its_owner_uid";
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", name, "--test-threads=1"])
+                .env("TERN_GRID_OWNER_CHILD", "1")
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+                "{out:?}"
+            );
+            return;
+        }
+        set_owner_rules(OwnerRules {
+            shared: true,
+            min_uid: 0,
+            ..OwnerRules::default()
+        });
+        let owner = JobOwner {
+            name: "nobody".into(),
+            uid: Some(i64::from(nobody.uid)),
+            umask: None,
+        };
+        // The command's child reports the ids it ran with.
+        let out = command(&owner, "/usr/bin/id", Some(Path::new("/")))
+            .unwrap()
+            .arg("-u")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            nobody.uid.to_string()
+        );
+        can_enter(&owner, Path::new("/")).unwrap();
+        let closed = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(
+            closed.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .unwrap();
+        let e = can_enter(&owner, closed.path()).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied);
+        // Without the OwnerUid shared mode refuses, with the reason.
+        let bare = JobOwner { uid: None, ..owner };
+        let e = command(&bare, "/usr/bin/id", None).unwrap_err();
+        assert!(e.to_string().contains("no OwnerUid"), "{e}");
+    }
 }

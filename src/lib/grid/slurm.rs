@@ -14,6 +14,7 @@ use std::path::Path;
 use std::process::{Output, Stdio};
 
 use super::owner;
+use crate::sys::identity::JobOwner;
 
 /// What sbatch said when it did not submit: the hold reason, in the
 /// gridmanager's format (newlines as `-`, the last one dropped).
@@ -71,7 +72,7 @@ pub fn phase(state: &str) -> Phase {
 }
 
 fn run(
-    owner: &str,
+    owner: &JobOwner,
     program: &str,
     args: &[&str],
     input: Option<&str>,
@@ -103,7 +104,7 @@ fn one_line(s: &str) -> String {
 }
 
 /// Submits a script with sbatch from `dir`; the Slurm job id.
-pub fn submit(owner: &str, script: &str, dir: &Path) -> Result<String, SubmitFailed> {
+pub fn submit(owner: &JobOwner, script: &str, dir: &Path) -> Result<String, SubmitFailed> {
     let out = run(owner, "sbatch", &[], Some(script), Some(dir)).map_err(|e| {
         SubmitFailed(format!(
             "Error executing the submission command: {}",
@@ -144,11 +145,11 @@ pub fn parse_submitted(stdout: &str) -> Option<String> {
 
 /// Every job of `owner` the controller knows, by id; `Err` when squeue
 /// fails (the controller cannot be asked: the resource is down).
-pub fn list(owner: &str) -> Result<HashMap<String, Listed>, String> {
+pub fn list(owner: &JobOwner) -> Result<HashMap<String, Listed>, String> {
     let out = run(
         owner,
         "squeue",
-        &["-h", "-t", "all", "-u", owner, "-O", LIST_FORMAT],
+        &["-h", "-t", "all", "-u", &owner.name, "-O", LIST_FORMAT],
         None,
         None,
     )
@@ -196,11 +197,21 @@ pub fn parse_list(stdout: &str) -> HashMap<String, Listed> {
 
 /// Jobs by name among the listed ones and in the completion log: how a
 /// restarted gridmanager finds a submission it made but did not record.
-pub fn find_by_name(owner: &str, name: &str) -> Result<Option<String>, String> {
+pub fn find_by_name(owner: &JobOwner, name: &str) -> Result<Option<String>, String> {
     let out = run(
         owner,
         "squeue",
-        &["-h", "-t", "all", "-u", owner, "-n", name, "-o", "%i|%j"],
+        &[
+            "-h",
+            "-t",
+            "all",
+            "-u",
+            &owner.name,
+            "-n",
+            name,
+            "-o",
+            "%i|%j",
+        ],
         None,
         None,
     )
@@ -233,7 +244,7 @@ fn by_name(stdout: &str, name: &str) -> Option<String> {
 
 /// How a job ended: `scontrol show job -o` while the controller still
 /// holds it, else the completion log. `Ok(None)`: neither knows it.
-pub fn ended(owner: &str, id: &str) -> Result<Option<Ended>, String> {
+pub fn ended(owner: &JobOwner, id: &str) -> Result<Option<Ended>, String> {
     let out = run(owner, "scontrol", &["show", "job", "-o", id], None, None)
         .map_err(|e| format!("cannot run scontrol: {}", crate::sys::io_error_text(&e)))?;
     if out.status.success() {
@@ -318,7 +329,7 @@ pub fn parse_sacct(stdout: &str, id: &str) -> Option<Ended> {
 }
 
 /// scancel; an id Slurm no longer knows counts as cancelled.
-pub fn cancel(owner: &str, id: &str) -> Result<(), String> {
+pub fn cancel(owner: &JobOwner, id: &str) -> Result<(), String> {
     let out = run(owner, "scancel", &[id], None, None)
         .map_err(|e| format!("cannot run scancel: {}", crate::sys::io_error_text(&e)))?;
     let err = text(&out.stderr);

@@ -27,7 +27,7 @@ impl Round<'_> {
                     if self.slurm_down() {
                         return Ok(());
                     }
-                    if let Err(e) = slurm::cancel(self.owner, id) {
+                    if let Err(e) = slurm::cancel(&j.owner(), id) {
                         eprintln!("tern_gridmanager: job {}: {e}", j.row.id);
                         return Ok(());
                     }
@@ -39,7 +39,7 @@ impl Round<'_> {
                     if self.slurm_down() {
                         return Ok(());
                     }
-                    if let Err(e) = slurm::cancel(self.owner, id) {
+                    if let Err(e) = slurm::cancel(&j.owner(), id) {
                         eprintln!("tern_gridmanager: job {}: {e}", j.row.id);
                         return Ok(());
                     }
@@ -76,7 +76,7 @@ impl Round<'_> {
             return Ok(());
         }
         let found = if recovering {
-            match slurm::find_by_name(self.owner, &name) {
+            match slurm::find_by_name(&j.owner(), &name) {
                 Ok(f) => f,
                 Err(_) => return Ok(()),
             }
@@ -129,7 +129,7 @@ impl Round<'_> {
                 return Ok(None);
             }
         };
-        if let Err(e) = super::owner::can_enter(self.owner, &sc.iwd) {
+        if let Err(e) = super::owner::can_enter(&j.owner(), &sc.iwd) {
             let why = format!(
                 "submission command failed (exit code = 1) (stdout:Error) (stderr:cd: {}: {}-Failed to CD to Initial Working Directory.)",
                 sc.iwd.display(),
@@ -140,12 +140,12 @@ impl Round<'_> {
             })?;
             return Ok(None);
         }
-        match slurm::submit(self.owner, &sc.text, &sc.iwd) {
+        match slurm::submit(&j.owner(), &sc.text, &sc.iwd) {
             Ok(s) => Ok(Some(s)),
             Err(slurm::SubmitFailed(why)) => {
                 // sbatch fails too when the controller went down since the
                 // round's squeue: that is the resource, not the job.
-                if slurm::list(self.owner).is_err() {
+                if slurm::list(&j.owner()).is_err() {
                     return Ok(None);
                 }
                 self.commit(id, j.row.status, |ad| {
@@ -294,7 +294,7 @@ impl Round<'_> {
         let from_list = listed.as_ref().and_then(|l| l.ended.clone());
         let ended = match from_list {
             Some(e) => Some(e),
-            None => match slurm::ended(self.owner, slurm_id) {
+            None => match slurm::ended(&j.owner(), slurm_id) {
                 Ok(e) => e,
                 Err(why) => return self.status_failed(j, slurm_id, &why),
             },
@@ -352,7 +352,7 @@ impl Round<'_> {
         if *n >= STATUS_ATTEMPTS {
             self.failures.remove(&id);
             // Best effort: a job held here must not run on.
-            let _ = slurm::cancel(self.owner, slurm_id);
+            let _ = slurm::cancel(&j.owner(), slurm_id);
             let why = format!("status command failed: {why}");
             let running = j.status() == Some(JobStatus::Running);
             self.commit(id, j.row.status, |ad| {

@@ -75,6 +75,105 @@ pub fn restart_failed_path_unit() -> Option<String> {
     }
 }
 
+/// The shortest and the longest pause after a root pass (see [`Pacer`]).
+pub const MIN_PAUSE: Duration = Duration::from_secs(1);
+pub const MAX_PAUSE: Duration = Duration::from_secs(60);
+
+/// How long the next root pass waits after one that took `took`: as long
+/// again, at least [`MIN_PAUSE`] and at most [`MAX_PAUSE`]. A pass is
+/// then busy at most half the time however fast users leave marks.
+pub fn pause_after(took: Duration) -> Duration {
+    took.clamp(MIN_PAUSE, MAX_PAUSE)
+}
+
+/// The pace of root passes in shared mode, kept in the pass lock file so
+/// that it holds across processes: the path unit, the timer, cron and
+/// `-loop -watch` each start a new pass, and a pass that ends with the
+/// mark back would otherwise be followed at once by the next. Each round
+/// records when it ended and how long it took (on the boot-time clock,
+/// which no one sets); the next round, in this process or another, first
+/// waits out [`pause_after`] that. The record also counts every root
+/// round, the pass log a test or an administrator reads
+/// (`tern-pass END_MS TOOK_MS ROUNDS`). Only the holder of the pass lock
+/// writes it.
+pub struct Pacer<'a> {
+    lock: &'a std::fs::File,
+}
+
+impl<'a> Pacer<'a> {
+    /// The pacer of the pass lock `lock`, which the caller holds.
+    pub fn new(lock: &'a std::fs::File) -> Pacer<'a> {
+        Pacer { lock }
+    }
+
+    /// How long to wait before the next round now: what is left of the
+    /// pause after the last recorded round. A record that is unreadable,
+    /// or from the future (another boot), asks for no wait.
+    pub fn due_in(&self) -> Duration {
+        let Some(r) = self.read() else {
+            return Duration::ZERO;
+        };
+        let now = crate::sys::time::boot_time();
+        if r.ended > now {
+            return Duration::ZERO;
+        }
+        pause_after(r.took).saturating_sub(now - r.ended)
+    }
+
+    /// Waits until the next round is due.
+    pub fn wait(&self) {
+        std::thread::sleep(self.due_in());
+    }
+
+    /// Records a round that took `took` and has just ended, and counts it
+    /// with every root round before it (whichever process ran them: the
+    /// count is what an administrator or a test reads to see how many
+    /// rounds ran, in the record's last field). A record that cannot be
+    /// written is no error: the rounds of this process are still spaced
+    /// by it.
+    pub fn record(&self, took: Duration) {
+        use std::os::unix::fs::FileExt;
+        let rounds = self.read().map_or(0, |r| r.rounds) + 1;
+        let text = format!(
+            "tern-pass {} {} {rounds}\n",
+            crate::sys::time::boot_time().as_millis(),
+            took.as_millis()
+        );
+        // Written over the old record and then cut to length, never
+        // emptied first: a reader always finds a whole first line.
+        if self.lock.write_all_at(text.as_bytes(), 0).is_ok() {
+            let _ = self.lock.set_len(text.len() as u64);
+        }
+    }
+
+    /// The root rounds recorded so far.
+    pub fn rounds(&self) -> u64 {
+        self.read().map_or(0, |r| r.rounds)
+    }
+
+    /// The record: `tern-pass END_MS TOOK_MS ROUNDS`.
+    fn read(&self) -> Option<Record> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = [0u8; 80];
+        let n = self.lock.read_at(&mut buf, 0).ok()?;
+        let text = std::str::from_utf8(&buf[..n]).ok()?;
+        let mut f = text.strip_prefix("tern-pass ")?.split_whitespace();
+        let mut num = || f.next()?.parse::<u64>().ok();
+        Some(Record {
+            ended: Duration::from_millis(num()?),
+            took: Duration::from_millis(num()?),
+            rounds: num().unwrap_or(0),
+        })
+    }
+}
+
+/// The last root round, as the pass lock file records it.
+struct Record {
+    ended: Duration,
+    took: Duration,
+    rounds: u64,
+}
+
 /// The lock that keeps `tern_negotiate -loop` to one instance per SPOOL:
 /// `Some(file)` holds it until dropped, `None` when another loop has it.
 pub fn loop_lock(spool: &Path) -> std::io::Result<Option<std::fs::File>> {
@@ -135,6 +234,43 @@ mod tests {
         .unwrap();
         assert!(w.wait(Duration::from_secs(5)).unwrap());
         assert!(!w.wait(Duration::from_millis(20)).unwrap());
+    }
+
+    #[test]
+    fn a_pass_waits_as_long_as_the_last_round_took_at_least_a_second() {
+        assert_eq!(pause_after(Duration::from_millis(30)), MIN_PAUSE);
+        assert_eq!(pause_after(Duration::from_secs(3)), Duration::from_secs(3));
+        assert_eq!(pause_after(Duration::from_secs(3600)), MAX_PAUSE);
+        let dir = tempfile::tempdir().unwrap();
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(dir.path().join("negotiator.lock"))
+            .unwrap();
+        let p = Pacer::new(&lock);
+        assert_eq!(p.due_in(), Duration::ZERO, "no round recorded yet");
+        p.record(Duration::from_millis(10));
+        let due = p.due_in();
+        assert!(
+            due > Duration::from_millis(900) && due <= MIN_PAUSE,
+            "{due:?}"
+        );
+        // Another process reads the same record from the same file.
+        let other = std::fs::File::open(dir.path().join("negotiator.lock")).unwrap();
+        assert!(Pacer::new(&other).due_in() > Duration::from_millis(900));
+        p.record(Duration::from_secs(5));
+        assert!(p.due_in() > Duration::from_millis(4900));
+        assert_eq!(p.rounds(), 2, "every round is counted");
+        // Garbage, or a record from the future (another boot), asks for
+        // no wait.
+        std::fs::write(dir.path().join("negotiator.lock"), "tern-pass x y\n").unwrap();
+        assert_eq!(p.due_in(), Duration::ZERO);
+        let future = crate::sys::time::boot_time() + Duration::from_secs(100);
+        let text = format!("tern-pass {} 5000\n", future.as_millis());
+        std::fs::write(dir.path().join("negotiator.lock"), text).unwrap();
+        assert_eq!(p.due_in(), Duration::ZERO);
     }
 
     #[test]

@@ -94,10 +94,14 @@ pub fn claim(
 ) -> Result<Vec<Claim>, NegotiatorError> {
     let mut locks: Vec<(usize, joblock::JobLock)> = Vec::new();
     for (i, p) in outcome.planned.iter().enumerate() {
-        if let Some(l) =
-            joblock::try_acquire(spool, p.id).map_err(super::io("cannot take a job lock"))?
-        {
-            locks.push((i, l));
+        match joblock::try_acquire(spool, p.id) {
+            Ok(Some(l)) => locks.push((i, l)),
+            Ok(None) => {}
+            // A lock that is no plain file of SPOOL's (a link or FIFO
+            // planted there) is refused and its job left idle: the rest
+            // of the queue still runs, and the refusal is said where the
+            // administrator sees it (the journal, cron's mail).
+            Err(e) => eprintln!("tern_negotiate: job {} not started: {e}", p.id),
         }
     }
     if locks.is_empty() && outcome.rejected.is_empty() {
@@ -249,6 +253,7 @@ pub fn start_shadow(cfg: &Config, spool: &Path, c: Claim) -> Result<(), Negotiat
         dir: None,
         stdio: [None, None, log.as_ref().map(|f| f.as_raw_fd())],
         new_session: true,
+        only_stdio: false,
     });
     r.map_err(super::io(format!(
         "cannot start the shadow {}",
@@ -288,6 +293,7 @@ pub fn spawn_detached(
         dir: None,
         stdio: [None, None, err.map(std::os::fd::AsRawFd::as_raw_fd)],
         new_session: true,
+        only_stdio: false,
     })
     .map(|_| ())
 }

@@ -20,13 +20,13 @@ pub mod gridjobs;
 pub mod launch;
 pub mod linger;
 pub mod matchmaking;
+mod passlock;
 pub mod periodic;
 pub mod policy;
 pub mod preempt;
 pub mod reuse;
 
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -36,6 +36,9 @@ use crate::machine::{self, Machine, MachineError};
 use crate::queue::{Change, JobId, JobRow, Limits, Queue, QueueError, joblock};
 use crate::userlog::{self, Event, EventKind, Eviction, Rusage};
 use crate::vocab::{JobStatus, Request};
+
+use passlock::{lock_within, mark_wanted, open_lock, try_lock};
+pub use passlock::{request_pass, request_pass_after_submit};
 
 #[derive(Debug, thiserror::Error)]
 pub enum NegotiatorError {
@@ -77,6 +80,8 @@ pub struct Options {
 pub struct Report {
     pub lines: Vec<String>,
     pub started: usize,
+    /// Rounds run (a pass runs another while marks keep coming).
+    pub rounds: usize,
 }
 
 /// Whether this pass ran or left its work to the pass that holds the lock.
@@ -95,7 +100,7 @@ pub fn wanted_path(spool: &Path) -> PathBuf {
 /// Runs one pass under the pass lock (see the module docs).
 pub fn negotiate(cfg: &Config, spool: &Path, opts: &Options) -> Result<Ran, NegotiatorError> {
     if opts.dry_run {
-        return one_pass(cfg, spool, opts).map(Ran::Ran);
+        return one_pass(cfg, spool, opts).map(|r| Ran::Ran(Report { rounds: 1, ..r }));
     }
     let shared = activation::is_shared(cfg)?;
     if activation::only_marks(cfg)? {
@@ -124,31 +129,40 @@ pub fn negotiate(cfg: &Config, spool: &Path, opts: &Options) -> Result<Ran, Nego
         }
     }
     let mut total = Report::default();
-    let mut rounds = 0;
-    let mut last_round: Option<std::time::Instant> = None;
+    // In shared mode each round first waits out the pause after the last
+    // root round, this process's or an earlier pass's (see
+    // activation::Pacer): users re-making the mark in a loop keep root
+    // busy at most half the time.
+    let pacer = shared.then(|| activation::Pacer::new(&lock));
     loop {
-        // In shared mode rounds are at least a second apart, so users
-        // recreating the mark in a loop cannot pin a cpu with root passes.
-        if shared && let Some(t) = last_round {
-            std::thread::sleep(std::time::Duration::from_secs(1).saturating_sub(t.elapsed()));
+        if let Some(p) = &pacer {
+            p.wait();
         }
-        last_round = Some(std::time::Instant::now());
         let _ = crate::sys::fs::remove_spool_file(&wanted_path(spool));
-        let r = one_pass(cfg, spool, opts)?;
+        let began = std::time::Instant::now();
+        let r = one_pass(cfg, spool, opts);
+        if let Some(p) = &pacer {
+            p.record(began.elapsed());
+        }
+        let r = r?;
         total.started += r.started;
         total.lines.extend(r.lines);
-        rounds += 1;
-        if wanted_path(spool).exists() && rounds < 100 {
+        total.rounds += 1;
+        let more = || wanted_path(spool).exists() && total.rounds < MAX_ROUNDS;
+        if more() {
             continue;
         }
         let _ = lock.unlock();
         // A mark made between our look and the unlock: take it on.
-        if wanted_path(spool).exists() && rounds < 100 && try_lock(&lock)? {
+        if more() && try_lock(&lock)? {
             continue;
         }
-        // After 100 rounds a mark still there goes to a fresh pass, so no
-        // submit waits for cron.
-        if rounds >= 100 && wanted_path(spool).exists() {
+        // After MAX_ROUNDS a mark still there goes to a fresh pass, so no
+        // submit waits for cron. Not in shared mode: the mark is left to
+        // what starts root passes (the path unit starts the service again
+        // at once, -loop -watch sees it, cron within the minute), whose
+        // limits a pass started from here would escape.
+        if !shared && total.rounds >= MAX_ROUNDS && wanted_path(spool).exists() {
             drop(lock);
             request_pass(cfg, spool)?;
         }
@@ -159,85 +173,9 @@ pub fn negotiate(cfg: &Config, spool: &Path, opts: &Options) -> Result<Ran, Nego
     }
 }
 
-/// Asks for a pass soon, as tern_submit does after a submit and a shadow
-/// when its slot falls free. A pass holding the lock now is left the mark
-/// (it runs once more before it ends, see [`negotiate`]), so a loop of
-/// submits starts no process while a pass runs; with no pass running, one
-/// is started in the background. Returns whether it started one.
-pub fn request_pass(cfg: &Config, spool: &Path) -> Result<bool, NegotiatorError> {
-    if activation::only_marks(cfg)? {
-        // Shared mode, not root: a user cannot start a root pass, and
-        // there is no user pass this round; the mark starts one (systemd's
-        // path unit, cron, or `tern_negotiate -loop -watch`).
-        mark_wanted(spool)?;
-        return Ok(false);
-    }
-    let lock = open_lock(spool)?;
-    if !try_lock(&lock)? {
-        mark_wanted(spool)?;
-        // The holder may have looked for marks just before we made ours:
-        // then it is gone or going, and the lock is free.
-        if !try_lock(&lock)? {
-            return Ok(false);
-        }
-    }
-    drop(lock);
-    launch::spawn_background_pass(cfg).map_err(io("cannot start tern_negotiate"))?;
-    Ok(true)
-}
-
-/// [`request_pass`] after a submit, unless a shadow is lingering: it takes
-/// the new job itself, or ends and asks for the pass (see [`linger`]).
-pub fn request_pass_after_submit(cfg: &Config, spool: &Path) -> Result<bool, NegotiatorError> {
-    if linger::someone_lingers(spool) {
-        return Ok(false);
-    }
-    request_pass(cfg, spool)
-}
-
-/// The pass lock and the mark are opened as SPOOL's own files: a planted
-/// link or FIFO is refused (see `sys::fs::open_spool_file`).
-fn open_lock(spool: &Path) -> Result<File, NegotiatorError> {
-    let how = crate::sys::fs::SpoolOpen {
-        create: true,
-        append: false,
-    };
-    crate::sys::fs::open_spool_file(&lock_path(spool), how)
-        .map_err(io("cannot open the negotiator lock file"))
-}
-
-/// Takes the lock, waiting at most `bound` for its holder; whether it is
-/// ours.
-fn lock_within(f: &File, bound: std::time::Duration) -> Result<bool, NegotiatorError> {
-    let deadline = std::time::Instant::now() + bound;
-    loop {
-        if try_lock(f)? {
-            return Ok(true);
-        }
-        if std::time::Instant::now() >= deadline {
-            return Ok(false);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-}
-
-fn try_lock(f: &File) -> Result<bool, NegotiatorError> {
-    match f.try_lock() {
-        Ok(()) => Ok(true),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(false),
-        Err(std::fs::TryLockError::Error(e)) => Err(io("cannot lock the negotiator lock file")(e)),
-    }
-}
-
-fn mark_wanted(spool: &Path) -> Result<(), NegotiatorError> {
-    let how = crate::sys::fs::SpoolOpen {
-        create: true,
-        append: false,
-    };
-    crate::sys::fs::open_spool_file(&wanted_path(spool), how)
-        .map_err(io("cannot leave the pass-wanted mark"))?;
-    Ok(())
-}
+/// The rounds one pass runs while marks keep coming before it ends (and,
+/// in personal mode, hands the mark to a fresh pass).
+const MAX_ROUNDS: usize = 100;
 
 /// The slot-ranking expressions from the configuration.
 pub fn ranks(cfg: &Config) -> Result<matchmaking::Ranks, NegotiatorError> {
@@ -341,6 +279,18 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
         due.refresh(&q)?;
     }
     let cron_changed = schedule_cron(cfg, &mut q, &due.rows, now, opts, &mut report, &mut events)?;
+    // The events of those changes go out now, before the matching, so a
+    // tool acting on a state they made (tern_release of a job a policy
+    // held) logs after them. A log that cannot be written (a FIFO or link
+    // in its place, a directory its owner may not write) loses the job its
+    // events, never the pass: noted where the administrator sees it, as
+    // the schedd logs "Invalid user log file specified".
+    if !opts.dry_run
+        && let Err(e) = userlog::log_job_events(&events)
+    {
+        eprintln!("tern_negotiate: warning: {e}");
+        report.lines.push(format!("warning: {e}"));
+    }
     // Held grid jobs are looked at with the full evaluation only: the
     // read of every job is there already.
     let held = due.all.then_some(due.rows.as_slice());
@@ -389,9 +339,6 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
             .lines
             .push(format!("warning: cannot start tern_job_router: {e}"));
     }
-    if let Err(e) = userlog::log_job_events(&events) {
-        report.lines.push(format!("warning: {e}"));
-    }
     if let Err(e) = gridjobs::start(cfg, spool, &grid_owners) {
         report
             .lines
@@ -417,7 +364,7 @@ fn clear_leftovers(
     report: &mut Report,
 ) -> Result<(), NegotiatorError> {
     let knobs = crate::sandbox::Knobs::from_config(cfg, &machine.filesystem_domain)?;
-    let spools = crate::sandbox::remove_stale_spools(spool, |cluster, proc| {
+    let spools = crate::sandbox::spool::remove_stale_spools(spool, |cluster, proc| {
         q.row(JobId { cluster, proc }).ok().flatten().is_some()
     });
     let sandboxes = crate::sandbox::remove_orphan_sandboxes(&knobs);
@@ -448,6 +395,14 @@ fn open_queue(
         return Ok(None);
     };
     q.set_limits(Limits::from_config(cfg)?);
+    // A user's tool stuck inside a transaction would hold every pass up.
+    if crate::sys::identity::is_root() && activation::is_shared(cfg)? {
+        let limit = cfg.get_int("STALE_LOCK_SECONDS", 20)?.max(1) as u64;
+        q.kill_stale_writers(
+            std::time::Duration::from_secs(limit),
+            Box::new(|line| eprintln!("tern_negotiate: {line}")),
+        )?;
+    }
     if !opts.dry_run {
         check_when_due(cfg, &mut q, now)?;
         q.write(now, |w| {

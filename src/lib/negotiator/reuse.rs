@@ -97,9 +97,10 @@ pub fn match_one(
         if !ok {
             continue;
         }
-        let Some(lock) =
-            joblock::try_acquire(slot.spool, row.id).map_err(|e| QueueError::Above(Box::new(e)))?
-        else {
+        // A lock that cannot be taken, held or refused (a link or FIFO
+        // planted in SPOOL), is another job's business: failing here
+        // would roll back the finishing shadow's own transaction.
+        let Ok(Some(lock)) = joblock::try_acquire(slot.spool, row.id) else {
             continue;
         };
         let Ok(match_attrs) = dollar::match_attrs(&ad, &slot_ad) else {

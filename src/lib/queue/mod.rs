@@ -17,6 +17,7 @@
 //! use [`Queue::write`].
 
 pub mod authority;
+mod busy;
 pub mod holders;
 mod identity;
 pub mod joblock;
@@ -57,8 +58,8 @@ pub mod op {
     pub const END: i64 = 106;
 }
 
-/// How long a writer waits for another writer's transaction.
-const BUSY_TIMEOUT_MS: u64 = 30_000;
+/// Compiled statements one handle keeps (see [`Queue::open`]).
+const STATEMENT_CACHE: usize = 128;
 
 #[derive(Debug, thiserror::Error)]
 pub enum QueueError {
@@ -280,8 +281,11 @@ impl Default for Limits {
         Limits {
             log_max_records: 1_000_000,
             history_max_jobs: 100_000,
-            max_jobs_per_submission: 20_000,
-            max_jobs_per_owner: 100_000,
+            // No limit unless configured: a personal queue is its owner's
+            // alone, as it was before shared mode; the shared package's
+            // configuration sets HTCondor's 20000 and 100000.
+            max_jobs_per_submission: i64::MAX,
+            max_jobs_per_owner: i64::MAX,
         }
     }
 }
@@ -337,7 +341,12 @@ impl Queue {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         }
         let mut conn = Connection::open_with_flags(&path, flags).map_err(|e| corrupt(&path, e))?;
-        conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))?;
+        conn.busy_handler(Some(busy::handler))?;
+        // Every statement a long-lived handle runs again (a shadow's finish
+        // and claim reuse, a pass, the router) stays compiled: rusqlite's
+        // default of 16 is fewer than a shadow's per-job statements, so
+        // each job evicted and recompiled them (28% of its instructions).
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         // No temporary file in a directory SQLITE_TMPDIR (the caller's)
         // names: sorts and temporary tables stay in memory.
         conn.pragma_update(None, "temp_store", "MEMORY")?;
@@ -362,7 +371,7 @@ impl Queue {
                 Ok(()) => break,
                 Err(rusqlite::Error::SqliteFailure(f, _))
                     if f.code == rusqlite::ErrorCode::DatabaseBusy
-                        && start.elapsed().as_millis() < BUSY_TIMEOUT_MS as u128 =>
+                        && start.elapsed() < busy::TIMEOUT =>
                 {
                     std::thread::sleep(std::time::Duration::from_millis(5));
                 }

@@ -94,6 +94,14 @@ pub(super) type ClusterCache = RefCell<HashMap<i64, Rc<ClassAd>>>;
 
 /// The cluster ad of `cluster`, from `cache` or the clusters table; a
 /// cluster without one is `Invalid`, whether a reader or a writer asks.
+///
+/// A reader (a pass, a shadow's claim reuse) acts on rows it read earlier,
+/// outside one snapshot: between its read of a job and of the job's
+/// cluster ad, the cluster's last job may have left the queue, and its ad
+/// with it. The ad is then the one the cluster left in history (the same
+/// text: cluster ads never change), so the reader sees the job as it was
+/// when it read it, as it sees any other job that has left since; what it
+/// then writes about such a job finds no row, as always.
 pub(super) fn cluster_ad(
     conn: &Connection,
     path: &Path,
@@ -104,11 +112,11 @@ pub(super) fn cluster_ad(
         return Ok(ad.clone());
     }
     let text: Option<String> = conn
-        .query_row(
-            "SELECT ad FROM clusters WHERE cluster = ?1",
-            [cluster],
-            |r| r.get(0),
-        )
+        .prepare_cached(
+            "SELECT ad FROM clusters WHERE cluster = ?1 \
+             UNION ALL SELECT ad FROM history_clusters WHERE cluster = ?1 LIMIT 1",
+        )?
+        .query_row([cluster], |r| r.get(0))
         .optional()?;
     let text =
         text.ok_or_else(|| QueueError::Invalid(format!("cluster {cluster} has no cluster ad")))?;

@@ -584,6 +584,32 @@ fn a_missing_cluster_ad_is_one_error_for_readers_and_writers() {
     }
 }
 
+/// The "cluster 130 has no cluster ad" that failed a pass in the router's
+/// end-to-end test: a reader holds a row, the cluster's last job leaves
+/// through another handle, and the reader asks for the job's ad.
+#[test]
+fn a_reader_gets_the_ad_of_a_job_whose_cluster_left_after_the_row_was_read() {
+    let (dir, mut q) = queue();
+    let c = submit_text(
+        &mut q,
+        "executable = /bin/echo\narguments = 7\nqueue\n",
+        "alice",
+    );
+    let rows = q.idle_rows().unwrap();
+    let mut other = Queue::open(&dir.path().join("spool"), false)
+        .unwrap()
+        .unwrap();
+    other
+        .modify(&Selection::default(), 5, |_, _| Change::Leave {
+            set: vec![("JobStatus".into(), JobStatus::Removed.expr())],
+        })
+        .unwrap();
+    assert!(q.row(rows[0].id).unwrap().is_none(), "the job has left");
+    let ad = q.full_ad(&rows[0]).unwrap();
+    assert_eq!(unparse(ad.get("ClusterId").unwrap()), c.to_string());
+    assert_eq!(unparse(ad.get("Args").unwrap()), "\"7\"");
+}
+
 #[test]
 fn changes_since_a_position_name_the_changed_jobs_and_skip_our_own() {
     let (d, mut q) = queue();

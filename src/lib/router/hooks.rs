@@ -20,6 +20,7 @@ use crate::classad::{ClassAd, Expr};
 use crate::config::Config;
 use crate::hooks::{Invocation, Outcome, parse_attributes};
 use crate::queue::JobId;
+use crate::sys::identity::JobOwner;
 
 /// The four router hooks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,23 +95,26 @@ pub fn route_line(name: &str, universe: i64, grid_resource: Option<&str>) -> Str
     crate::classad::unparse::ad_to_string(&ad)
 }
 
-/// Runs `program` for job `id` as `owner` with `stdin`, at most `timeout`.
+/// Runs `program` for job `id` as its `owner` with `stdin`, at most
+/// `timeout`.
 pub fn run(
     spool: &Path,
-    owner: &str,
+    owner: &JobOwner,
     id: JobId,
     hook: Hook,
     program: &Path,
     stdin: &str,
     timeout: Duration,
 ) -> Ran {
-    if let Err(reason) = super::owner::may_act_as(owner, program) {
-        return failed(reason);
-    }
+    let ident = match super::owner::hook_identity(owner) {
+        Ok(i) => i,
+        Err(why) => return failed(format!("{}: not run: {why}", program.display())),
+    };
     let log = spool
         .join("router-hooks")
         .join(format!("{}.{}.stderr", hook.name(), id));
-    let inv = Invocation::new(program, stdin.as_bytes(), timeout, &log);
+    let mut inv = Invocation::new(program, stdin.as_bytes(), timeout, &log);
+    inv.owner = ident.as_ref();
     let outcome = crate::hooks::run::run(&inv);
     if let Some(out) = outcome.success() {
         return match parse_attributes(out) {

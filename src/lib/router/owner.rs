@@ -1,26 +1,24 @@
 //! The one place the router acts as a job's owner (issue item 7): running
 //! a hook (and, through the grid layer, sbatch) and writing to the owner's
-//! event log. Today every tern tool runs as the user who invokes it and the
-//! queue is that user's, so acting as the owner is acting as oneself. A
-//! later shared mode (one queue for every user, the router run as root)
-//! switches here, and only here, to the owner's uid and groups.
+//! event log. A router run by its user acts as itself. A router run as
+//! root (a root pass's, in shared mode or over another user's queue) runs
+//! each hook as the job's owner for good, as the shadow runs its hooks:
+//! the owner's uid, groups and umask ([`JobOwner::identity`], whose rules
+//! hold a job it may not act for), and writes event logs as the owner.
 
-use std::path::Path;
-
+use crate::sys::identity::{Identity, JobOwner};
 use crate::userlog::{Event, UserLogError};
 
-/// Whether the router may run `program` as `owner`. Run as root for
-/// another user it is refused rather than run with root's rights: the
-/// switch to the owner belongs to the shared mode, which is not there yet.
-pub fn may_act_as(owner: &str, program: &Path) -> Result<(), String> {
-    if crate::sys::identity::is_root() && owner != "root" {
-        return Err(format!(
-            "the router runs as root and cannot yet act as {owner} (no shared mode): \
-             {} not run",
-            program.display()
-        ));
+/// Whom the router runs a hook as for a job of `owner`: `None` for
+/// itself (not root, or root's own job root may run), else the owner; an
+/// error is why it may not act for them (the hook is not run).
+pub fn hook_identity(owner: &JobOwner) -> Result<Option<Identity>, String> {
+    if !crate::sys::identity::is_root() {
+        return Ok(None);
     }
-    Ok(())
+    owner
+        .identity()
+        .map_err(|why| format!("the router runs as root and may not act for the job: {why}"))
 }
 
 /// Appends events to the owners' event logs.

@@ -271,10 +271,9 @@ impl Pass<'_> {
         let Some(program) = hooks::program(self.cfg, src, hook)? else {
             return Ok(Ran::NotConfigured);
         };
-        let owner = text_of(src, "Owner").unwrap_or_default();
         let ran = hooks::run(
             self.spool,
-            &owner,
+            &crate::vocab::owner_of(src),
             id,
             hook,
             &program,

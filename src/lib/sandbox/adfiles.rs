@@ -44,20 +44,14 @@ pub fn write(
 /// writes a file emptied by truncation back to disk when it is closed
 /// (`auto_da_alloc`), a disk write per file per job for files nobody
 /// needs on disk. Cutting the tail off afterwards does not count as that.
-/// A symlink the last job left in its place is never followed: it is
-/// removed and the file made anew.
+/// A symlink, FIFO or anything else but a regular file the last job left
+/// in its place is never followed or waited on: it is removed and the file
+/// made anew.
 fn write_in_place(path: &std::path::Path, text: &[u8]) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::{FileExt, OpenOptionsExt};
-    let open = || {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path)
-    };
+    use std::os::unix::fs::FileExt;
+    let open = || crate::sys::fs::open_regular(path, libc::O_WRONLY | libc::O_CREAT, 0o666);
     let f = match open() {
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
             std::fs::remove_file(path)?;
             open()?
         }

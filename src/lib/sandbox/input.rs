@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use crate::classad::ClassAd;
+use crate::sys::fs::{open_regular, open_regular_to_read};
 use crate::sys::identity::Identity;
 use crate::sys::io_error_text;
 use crate::vocab::{Hold, hold_code};
@@ -397,27 +398,25 @@ impl Copier<'_> {
     }
 
     /// A regular file: its bytes and permission bits (the mtime is the
-    /// copy's), streamed, never read whole into memory.
+    /// copy's), streamed, never read whole into memory. Both ends are
+    /// opened without blocking and must be regular files: a FIFO or device
+    /// swapped in for either (by the job, or by its owner in Iwd) is a
+    /// failure naming it, never a shadow waiting forever.
     pub fn file(&mut self, src: &Path, dest: &Path, meta: &fs::Metadata) -> Result<(), CopyError> {
         if dest.is_dir() {
             fs::remove_dir_all(dest).map_err(at(dest))?;
         }
         let allowed = self.budget.take(src, meta.len());
-        let n = if allowed == meta.len() {
-            fs::copy(src, dest)
-        } else {
-            copy_prefix(src, dest, allowed)
-        }
-        .map_err(|e| {
-            // Which side failed: the source if it cannot be opened.
-            match fs::File::open(src) {
-                Err(se) => CopyError::io(src, &se),
-                Ok(_) => CopyError::io(dest, &e),
-            }
-        })?;
+        let from = open_regular_to_read(src).map_err(at(src))?;
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC;
+        let mut to = open_regular(dest, flags, 0o600).map_err(at(dest))?;
+        let n = io::copy(&mut io::Read::take(from, allowed), &mut to).map_err(at(dest))?;
         let mode = meta.permissions().mode() & 0o7777;
-        fs::set_permissions(dest, fs::Permissions::from_mode(mode)).map_err(at(dest))?;
-        self.chown(dest)?;
+        to.set_permissions(fs::Permissions::from_mode(mode))
+            .map_err(at(dest))?;
+        if let Some(id) = self.owner {
+            std::os::unix::fs::fchown(&to, Some(id.uid), Some(id.gid)).map_err(at(dest))?;
+        }
         self.moved.bytes += n;
         self.moved.files += 1;
         Ok(())
@@ -429,13 +428,4 @@ impl Copier<'_> {
         }
         Ok(())
     }
-}
-
-/// The first `n` bytes of `src` into `dest` (created or truncated),
-/// streamed.
-fn copy_prefix(src: &Path, dest: &Path, n: u64) -> io::Result<u64> {
-    use std::io::Read;
-    let from = fs::File::open(src)?;
-    let mut to = fs::File::create(dest)?;
-    io::copy(&mut from.take(n), &mut to)
 }

@@ -20,6 +20,7 @@ pub mod env;
 pub mod input;
 pub mod output;
 pub mod remap;
+pub mod spool;
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -84,51 +85,6 @@ impl Knobs {
     }
 }
 
-/// Where a job's files wait between runs under ON_EXIT_OR_EVICT, as
-/// HTCondor lays it out (`spooled_job_files.cpp`):
-/// `$(SPOOL)/<ClusterId % 10000>/<ProcId % 10000>/cluster<C>.proc<P>.subproc0`.
-pub fn job_spool(spool: &Path, cluster: i64, proc_: i64) -> PathBuf {
-    spool
-        .join((cluster % 10000).to_string())
-        .join((proc_ % 10000).to_string())
-        .join(format!("cluster{cluster}.proc{proc_}.subproc0"))
-}
-
-/// Removes the spooled files of jobs that are no longer in the queue
-/// (`in_queue` answers for a cluster and proc); HTCondor removes them when
-/// the job leaves the queue. Returns how many it removed.
-pub fn remove_stale_spools(spool: &Path, in_queue: impl Fn(i64, i64) -> bool) -> usize {
-    let mut removed = 0;
-    let numeric = |p: &Path| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-    };
-    let Ok(top) = std::fs::read_dir(spool) else {
-        return 0;
-    };
-    for a in top
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir() && numeric(p))
-    {
-        for b in std::fs::read_dir(&a).into_iter().flatten().flatten() {
-            for c in std::fs::read_dir(b.path()).into_iter().flatten().flatten() {
-                let name = c.file_name().to_string_lossy().into_owned();
-                let Some((cl, pr)) = parse_spool_name(&name) else {
-                    continue;
-                };
-                if !in_queue(cl, pr) && remove_tree(&c.path()).is_ok() {
-                    removed += 1;
-                }
-            }
-            let _ = std::fs::remove_dir(b.path());
-        }
-        let _ = std::fs::remove_dir(&a);
-    }
-    removed
-}
-
 /// Removes sandboxes whose shadow is gone (killed before it could clean
 /// up), as HTCondor's startd clears its starters' leftovers: a
 /// `dir_<pid>` whose process no longer exists. A live process of that pid,
@@ -155,14 +111,6 @@ pub fn remove_orphan_sandboxes(knobs: &Knobs) -> usize {
         }
     }
     removed
-}
-
-/// `cluster<C>.proc<P>.subproc0` (and its `.tmp`/`.swap` siblings).
-fn parse_spool_name(name: &str) -> Option<(i64, i64)> {
-    let rest = name.strip_prefix("cluster")?;
-    let (c, rest) = rest.split_once(".proc")?;
-    let (p, _) = rest.split_once(".subproc0")?;
-    Some((c.parse().ok()?, p.parse().ok()?))
 }
 
 /// Whether the executable is one of the inputs: TransferExecutable is
@@ -215,7 +163,7 @@ impl Sandbox {
         transfer: bool,
         owner: Option<&Identity>,
     ) -> Result<Sandbox, Hold> {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        use std::os::unix::fs::DirBuilderExt;
         let dir = knobs.execute.join(format!("dir_{tag}"));
         let fail = |what: &str, e: std::io::Error| {
             Hold::new(
@@ -230,10 +178,8 @@ impl Sandbox {
         };
         match dir.symlink_metadata() {
             Ok(m) if m.is_dir() => {
-                empty_except(&dir, &[JOB_AD_FILE, MACHINE_AD_FILE])
+                crate::sys::tree::empty_dir(&dir, &[JOB_AD_FILE, MACHINE_AD_FILE])
                     .map_err(|e| fail("clear", e))?;
-                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
-                    .map_err(|e| fail("protect", e))?;
             }
             Ok(_) => {
                 std::fs::remove_file(&dir).map_err(|e| fail("clear", e))?;
@@ -251,10 +197,7 @@ impl Sandbox {
                     .map_err(|e| fail("make", e))?;
             }
         }
-        if let Some(id) = owner {
-            std::os::unix::fs::chown(&dir, Some(id.uid), Some(id.gid))
-                .map_err(|e| fail("give the job's owner", e))?;
-        }
+        protect(&dir, owner).map_err(|e| fail("protect", e))?;
         Ok(Sandbox {
             dir,
             transfer,
@@ -286,7 +229,7 @@ impl Sandbox {
         if self.keep {
             return;
         }
-        if let Err(e) = empty_except(&self.dir, &[JOB_AD_FILE, MACHINE_AD_FILE]) {
+        if let Err(e) = crate::sys::tree::empty_dir(&self.dir, &[JOB_AD_FILE, MACHINE_AD_FILE]) {
             eprintln!(
                 "tern_shadow: cannot empty the sandbox {}: {}",
                 self.dir.display(),
@@ -312,55 +255,25 @@ impl Sandbox {
     }
 }
 
-/// Removes everything in `dir` but the regular files named in `keep`.
-fn empty_except(dir: &Path, keep: &[&str]) -> std::io::Result<()> {
-    for e in std::fs::read_dir(dir)? {
-        let e = e?;
-        let name = e.file_name();
-        let ft = e.file_type()?;
-        if ft.is_file() && keep.iter().any(|k| name == *k) {
-            continue;
-        }
-        if ft.is_dir() {
-            remove_tree(&e.path())?;
-        } else {
-            std::fs::remove_file(e.path())?;
-        }
+/// Mode 0700 and, for a job run as its owner, the owner's ids, set on the
+/// sandbox's descriptor (opened without following a link).
+fn protect(dir: &Path, owner: Option<&Identity>) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(dir)?;
+    if let Some(id) = owner {
+        std::os::unix::fs::fchown(&f, Some(id.uid), Some(id.gid))?;
     }
-    Ok(())
+    f.set_permissions(std::fs::Permissions::from_mode(0o700))
 }
 
-/// Removes a tree the job may have left unwritable (a directory of mode
-/// 0500 cannot be emptied until it is made writable again).
+/// Removes a tree a job had (a sandbox, a SPOOL copy), which what the job
+/// left running may still be changing: by descriptor, never following a
+/// link, and as the tree's owner when run as root ([`crate::sys::tree`]).
 pub(crate) fn remove_tree(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    match std::fs::remove_dir_all(dir) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(_) => {
-            for entry in walk_dirs(dir) {
-                let _ = std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o700));
-            }
-            std::fs::remove_dir_all(dir)
-        }
-    }
-}
-
-/// Every directory under `dir`, `dir` first (symlinks not followed).
-fn walk_dirs(dir: &Path) -> Vec<PathBuf> {
-    let mut out = vec![dir.to_path_buf()];
-    let mut i = 0;
-    while i < out.len() {
-        if let Ok(rd) = std::fs::read_dir(&out[i]) {
-            for e in rd.flatten() {
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    out.push(e.path());
-                }
-            }
-        }
-        i += 1;
-    }
-    out
+    crate::sys::tree::remove_tree(dir)
 }
 
 /// Where a transfer happened, for HTCondor's hold texts: this machine is

@@ -168,21 +168,48 @@ pub fn stage_out(
 }
 
 /// Saves the output set of an evicted run (ON_EXIT_OR_EVICT) to the job's
-/// SPOOL directory, under the sandbox's own names (no remaps), with
-/// `_condor_stdout` and `_condor_stderr`: into `<dir>.tmp`, then swapped
-/// in for the old copy, so a crash leaves one whole copy. A missing
-/// listed file is the same hold 12/2 as at exit.
+/// SPOOL copy ([`super::spool`]), under the sandbox's own names (no
+/// remaps), with `_condor_stdout` and `_condor_stderr`; the new copy
+/// replaces the old one whole. Root (when the shadow is) only makes and
+/// swaps the directories: the sandbox is read and the copy written as the
+/// job's `owner`. A missing listed file is the same hold 12/2 as at exit.
 pub fn spool_out(
     sb: &Sandbox,
     ad: &Rc<ClassAd>,
     catalog: &Catalog,
-    dest: &Path,
+    job: (i64, i64),
+    spool: &Path,
+    owner: Option<&Identity>,
     sides: &Sides,
 ) -> (Moved, Option<Hold>) {
     let mut moved = Moved {
         started: crate::clock::now(),
         ..Moved::default()
     };
+    let saved = super::spool::save(spool, job.0, job.1, owner, |into| {
+        crate::sys::identity::as_user(owner, || {
+            fill_spool(sb, ad, catalog, into, sides, &mut moved)
+        })
+    });
+    let dest = super::spool::job_spool(spool, job.0, job.1);
+    let hold = match saved {
+        Ok(Ok(first)) => first,
+        Ok(Err(e)) | Err(e) => Some(Failure::Write(CopyError::io(&dest, &e)).hold(sides)),
+    };
+    moved.finished = crate::clock::now();
+    (moved, hold)
+}
+
+/// Copies the output set into `into` (a new SPOOL copy); the hold of the
+/// first failure, every other file still copied.
+fn fill_spool(
+    sb: &Sandbox,
+    ad: &Rc<ClassAd>,
+    catalog: &Catalog,
+    into: &Path,
+    sides: &Sides,
+    moved: &mut Moved,
+) -> Option<Hold> {
     let mut items = match ad.eval_str("TransferOutput") {
         Some(list) => listed(sb, ad, &list),
         None => changed(sb, ad, catalog),
@@ -199,19 +226,12 @@ pub fn spool_out(
             });
         }
     }
-    let tmp = with_suffix(dest, ".tmp");
-    let swap = with_suffix(dest, ".swap");
-    let _ = super::remove_tree(&tmp);
     let mut first = None;
-    if let Err(e) = fs::create_dir_all(&tmp) {
-        let f = Failure::Write(CopyError::io(&tmp, &e));
-        return (moved, Some(f.hold(sides)));
-    }
     let none = Remaps::default();
     let mut send = Sender {
-        iwd: &tmp,
+        iwd: into,
         owner: None,
-        moved: &mut moved,
+        moved,
         budget: Budget::default(),
     };
     for item in items {
@@ -229,25 +249,7 @@ pub fn spool_out(
             first = Some(f.hold(sides));
         }
     }
-    // The new copy replaces the old one whole.
-    let _ = super::remove_tree(&swap);
-    if dest.exists() {
-        let _ = fs::rename(dest, &swap);
-    }
-    if let Err(e) = fs::rename(&tmp, dest)
-        && first.is_none()
-    {
-        first = Some(Failure::Write(CopyError::io(dest, &e)).hold(sides));
-    }
-    let _ = super::remove_tree(&swap);
-    moved.finished = crate::clock::now();
-    (moved, first)
-}
-
-fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
-    let mut s = p.as_os_str().to_os_string();
-    s.push(suffix);
-    PathBuf::from(s)
+    first
 }
 
 /// The explicit list, expanded: directories recursively.
@@ -474,7 +476,8 @@ impl Sender<'_> {
     /// sends 0 bytes in its place.
     fn empty(&mut self, name: &str, remaps: &Remaps) -> Result<(), Failure> {
         let dest = self.dest(name, remaps)?;
-        fs::File::create(&dest)
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC;
+        crate::sys::fs::open_regular(&dest, flags, 0o666)
             .map(|_| ())
             .map_err(|e| Failure::Write(CopyError::io(&dest, &e)))
     }

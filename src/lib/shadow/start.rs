@@ -5,7 +5,7 @@
 //! Whatever stops a job from starting is a [`Hold`] with HTCondor's code
 //! (`condor_holdcodes.h`) and a reason that names the path or user.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -98,17 +98,11 @@ pub(super) fn identity(ad: &Rc<ClassAd>) -> Result<Option<Identity>, Hold> {
     if !identity::is_root() {
         return Ok(None);
     }
-    let owner = ad.eval_str("Owner").unwrap_or_default();
-    let owner_uid = ad.eval_int("OwnerUid");
-    let mut id = identity::job_owner(&owner, owner_uid)
-        .map_err(|why| Hold::new(why, hold_code::FAILED_TO_ACCESS_USER_ACCOUNT, 0))?;
-    // The submitter's umask, as at(1) replays it (HTCondor uses 022).
-    if let (Some(id), Some(mask)) = (id.as_mut(), ad.eval_int("OwnerUmask"))
-        && (0..=0o777).contains(&mask)
-    {
-        id.umask = mask as libc::mode_t;
-    }
-    Ok(id)
+    // With the submitter's umask, as at(1) replays it (HTCondor uses
+    // 022): the job's and that of the files made for it as the owner.
+    crate::vocab::owner_of(ad)
+        .identity()
+        .map_err(|why| Hold::new(why, hold_code::FAILED_TO_ACCESS_USER_ACCOUNT, 0))
 }
 
 /// Iwd, which must be a directory the (effective) user may enter (`/`
@@ -196,9 +190,12 @@ impl Files<'_> {
             .unwrap_or_else(|| "/dev/null".into())
     }
 
+    /// In, Out and Err are opened without blocking (a FIFO there must not
+    /// hang the shadow: [`crate::sys::fs::open_nonblocking`]); the job then
+    /// gets ordinary blocking descriptors, whatever the file is.
     fn input(&self, attr: &str) -> Result<File, Hold> {
         let path = self.iwd.join(self.named(attr));
-        File::open(&path).map_err(|e| {
+        crate::sys::fs::open_nonblocking(&path, libc::O_RDONLY, 0).map_err(|e| {
             Hold::new(
                 format!(
                     "Cannot open input file '{}': {}",
@@ -214,15 +211,11 @@ impl Files<'_> {
     fn output(&self, attr: &str) -> Result<File, Hold> {
         let name = self.named(attr);
         let path = self.iwd.join(&name);
-        OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(&path)
-            .map_err(|e| {
-                let errno = e.raw_os_error().unwrap_or(0) as i64;
-                output_hold(&path, &e, errno)
-            })
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC;
+        crate::sys::fs::open_nonblocking(&path, flags, 0o666).map_err(|e| {
+            let errno = e.raw_os_error().unwrap_or(0) as i64;
+            output_hold(&path, &e, errno)
+        })
     }
 
     /// Err: Out's own descriptor when both name the same file, so that
@@ -234,9 +227,7 @@ impl Files<'_> {
             return self.output("Err");
         }
         let path = self.iwd.join(out.unwrap_or_default());
-        OpenOptions::new()
-            .append(true)
-            .open(&path)
+        crate::sys::fs::open_nonblocking(&path, libc::O_WRONLY | libc::O_APPEND, 0)
             .map_err(|e| output_hold(&path, &e, 0))
     }
 }
@@ -261,7 +252,7 @@ impl Shadow {
     pub(super) fn start(&self, id: JobId, ad: &Rc<ClassAd>, plan: &Plan) -> Result<i32, Hold> {
         // 001 before the job starts: a shadow killed just after the start
         // must not leave a run without its execute event.
-        self.started(id, ad, crate::clock::now());
+        self.started(id, ad, crate::clock::now())?;
         spawn(plan).map_err(|e| {
             Hold::new(
                 format!(
@@ -358,19 +349,34 @@ impl Shadow {
     /// Writes the start's event 001 (the start's attributes were recorded
     /// with the claim, so JobStatus 2 never shows beside the previous
     /// run's start date).
-    fn started(&self, id: JobId, ad: &Rc<ClassAd>, now: i64) {
-        if let Some(p) = userlog::user_log(ad) {
-            let e = Event {
-                id: id.into(),
-                time: now,
-                kind: EventKind::Execute {
-                    host: userlog::local_sinful(),
-                    slot_name: Some(format!("{}@{}", self.slot, self.host)),
-                    props: Vec::new(),
-                },
+    /// A log that cannot be written (a FIFO or device in its place, a
+    /// link, a directory the owner may not write) holds the job before it
+    /// starts, as HTCondor's shadow holds a job whose log it cannot
+    /// initialize: 22 (UnableToInitUserLog), the errno as subcode.
+    fn started(&self, id: JobId, ad: &Rc<ClassAd>, now: i64) -> Result<(), Hold> {
+        let Some(p) = userlog::user_log(ad) else {
+            return Ok(());
+        };
+        let e = Event {
+            id: id.into(),
+            time: now,
+            kind: EventKind::Execute {
+                host: userlog::local_sinful(),
+                slot_name: Some(format!("{}@{}", self.slot, self.host)),
+                props: Vec::new(),
+            },
+        };
+        userlog::log_job_events(&[(p, e)]).map_err(|e| {
+            let errno = match &e {
+                userlog::UserLogError::Write { source, .. } => source.raw_os_error(),
+                _ => None,
             };
-            let _ = userlog::log_job_events(&[(p, e)]);
-        }
+            Hold::new(
+                format!("Failed to initialize user log: {e}"),
+                hold_code::UNABLE_TO_INIT_USER_LOG,
+                errno.unwrap_or(0) as i64,
+            )
+        })
     }
 }
 
@@ -391,13 +397,15 @@ fn spawn(plan: &Plan) -> std::io::Result<i32> {
                 Some(plan.stderr.as_raw_fd()),
             ],
             new_session: false,
+            only_stdio: true,
         }),
         Some(id) => spawn_as(plan, id),
     }
 }
 
 /// Starts a job as another user (the shadow runs as root): fork, the
-/// user's groups and ids for good, then Iwd entered as the user, exec.
+/// user's groups and ids for good, then Iwd entered as the user, every
+/// descriptor but 0, 1 and 2 closed, exec.
 fn spawn_as(plan: &Plan, id: Identity) -> std::io::Result<i32> {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(&plan.exe);
@@ -409,6 +417,7 @@ fn spawn_as(plan: &Plan, id: Identity) -> std::io::Result<i32> {
         .stdout(Stdio::from(plan.stdout.try_clone()?))
         .stderr(Stdio::from(plan.stderr.try_clone()?));
     identity::child_runs_as(&mut cmd, Some(id), Some(&plan.iwd));
+    crate::sys::inherited::child_keeps_only_stdio(&mut cmd);
     let child = cmd.spawn()?;
     let pid = child.id() as i32;
     // The Child handle is not used for waiting: we reap with wait4.

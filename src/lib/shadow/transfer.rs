@@ -8,7 +8,7 @@ use std::rc::Rc;
 use crate::classad::{ClassAd, Expr};
 use crate::machine;
 use crate::queue::JobId;
-use crate::sandbox::{self, Moved, Sandbox, Sides, adfiles, input, output};
+use crate::sandbox::{self, Moved, Sandbox, Sides, adfiles, input, output, spool};
 use crate::userlog::{self, Event, TransferStep};
 use crate::vocab::Hold;
 
@@ -132,21 +132,25 @@ impl Shadow {
             changed.extend(ch);
         }
         let mut input = None;
-        let spooled = sandbox::job_spool(&self.sandbox.spool, id.cluster, id.proc);
-        let spooled = spooled.is_dir().then_some(spooled);
+        // An evicted run's SPOOL copy, open: the owner reads it through
+        // the descriptor (in shared mode they cannot reach SPOOL).
+        let uid = owner.map_or_else(crate::sys::identity::effective_uid, |o| o.uid);
+        let spooled = spool::open_copy(&self.sandbox.spool, id.cluster, id.proc, uid);
+        let spooled = spooled.as_ref().map(|d| (d, d.proc_path()));
         if sb.transfer {
             self.log(&ad, id, TransferStep::InputStarted);
             // As the owner: root never reads a path the job names.
             let sides = self.sides();
             let max_mb = self.sandbox.max_input_mb;
+            let saved = spooled.as_ref().map(|(_, p)| p.as_path());
             let moved = super::start::as_owner(owner, || {
-                input::stage_in(sb, &ad, spooled.as_deref(), max_mb, &sides, owner)
+                input::stage_in(sb, &ad, saved, max_mb, &sides, owner)
             })?;
             input = Some(moved);
             self.log(&ad, id, TransferStep::InputFinished);
         }
         let mut catalog = output::Catalog::take(sb);
-        if let Some(saved) = &spooled {
+        if let Some((_, saved)) = &spooled {
             catalog.forget_restored(saved);
         }
         let mut run = starter;
@@ -249,29 +253,32 @@ impl Shadow {
             self.log(ad, id, TransferStep::OutputFinished);
             out = Some(moved);
             end.output_failed = hold;
-        } else if sb.transfer
-            && end.stop.is_some()
-            && spools_on_evict(ad)
-            && !crate::sys::identity::owner_rules().shared
-        {
-            // Not in shared mode: root would copy what the job left (its
-            // symlinks included) into SPOOL, which the owner cannot
-            // enter to do it as themselves.
+        } else if sb.transfer && end.stop.is_some() && spools_on_evict(ad) {
             // Told to stop (vacate, preemption, shutdown, hold, remove):
-            // the files so far wait in SPOOL for the next run.
+            // the files so far wait in SPOOL for the next run, written as
+            // the owner into a copy root made for them (sandbox::spool).
             self.log(ad, id, TransferStep::OutputStarted);
-            let dest = sandbox::job_spool(&self.sandbox.spool, id.cluster, id.proc);
             let sides = self.sides();
-            let (moved, hold) = super::start::as_owner(owner.as_ref(), || {
-                Ok(output::spool_out(&sb, ad, &catalog, &dest, &sides))
-            })
-            .unwrap_or_else(|h| (Default::default(), Some(h)));
+            let job = (id.cluster, id.proc);
+            let (moved, hold) = output::spool_out(
+                &sb,
+                ad,
+                &catalog,
+                job,
+                &self.sandbox.spool,
+                owner.as_ref(),
+                &sides,
+            );
             self.log(ad, id, TransferStep::OutputFinished);
             out = Some(moved);
             end.output_failed = hold;
         }
         if sb.transfer {
-            end.attrs.extend(transfer_attrs(ad, input, out, &sb));
+            // The sandbox is the owner's, and what the job left running
+            // may still change it: it is walked as the owner.
+            let usage = crate::sys::identity::as_user(owner.as_ref(), || usage_of(&sb.dir))
+                .unwrap_or_default();
+            end.attrs.extend(transfer_attrs(ad, input, out, usage));
         }
         end.received = input.map_or(0, |m| m.bytes) as f64;
         end.sent = out.map_or(0, |m| m.bytes) as f64;
@@ -302,12 +309,12 @@ fn slot_ad_cpus(slot_ad: &ClassAd) -> Option<i64> {
 
 /// HTCondor's record of a run's transfers (spec section 4): the dates of
 /// each direction, the bytes (cumulative over runs), the file counts and
-/// the sandbox's size in DiskUsage (the largest seen).
+/// the sandbox's size (KiB, files) in DiskUsage (the largest seen).
 fn transfer_attrs(
     ad: &Rc<ClassAd>,
     input: Option<Moved>,
     out: Option<Moved>,
-    sb: &Sandbox,
+    (kib, files): (i64, i64),
 ) -> Vec<(String, Expr)> {
     let mut set = Vec::new();
     let real = |v: f64| Expr::Lit(crate::classad::Value::Real(v));
@@ -354,7 +361,6 @@ fn transfer_attrs(
             set.push((stats.to_string(), e));
         }
     }
-    let (kib, files) = usage_of(&sb.dir);
     let disk = ad.eval_int("DiskUsage").unwrap_or(0).max(kib);
     set.push(("DiskUsage".into(), Expr::int(disk)));
     set.push(("ScratchDirFileCount".into(), Expr::int(files)));

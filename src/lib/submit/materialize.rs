@@ -8,6 +8,7 @@ use std::collections::HashSet;
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::inputs::Inputs;
 use super::queue::{self, ItemSource, QueueSpec};
 use super::{
     ALIASES, COMMANDS, Cluster, Kind, MacroDef, PROC_VARS, QueueStmt, SubmitError, SubmitFile,
@@ -128,11 +129,25 @@ pub fn materialize(
     config: &Config,
     opts: &SubmitOptions,
 ) -> Result<Cluster, SubmitError> {
+    materialize_with(file, config, opts, &Inputs::default())
+}
+
+/// [`materialize`] with the external inputs (item files and commands,
+/// `matching`) read through `inputs`, which remembers them: a second
+/// build with the same `inputs` reads and runs nothing again, and one
+/// after [`Inputs::replay_only`] never does.
+pub fn materialize_with(
+    file: &SubmitFile,
+    config: &Config,
+    opts: &SubmitOptions,
+    inputs: &Inputs,
+) -> Result<Cluster, SubmitError> {
     let site = Site::from_config(config);
     let mut m = Materializer {
         file,
         config,
         opts,
+        inputs,
         predefined: predefined(file, config, opts, &site.arch, &site.opsys),
         site,
         table: HashMap::default(),
@@ -241,6 +256,7 @@ struct Materializer<'a> {
     file: &'a SubmitFile,
     config: &'a Config,
     opts: &'a SubmitOptions,
+    inputs: &'a Inputs,
     site: Site,
     predefined: HashMap<String, String>,
     table: HashMap<String, MacroDef>,
@@ -312,25 +328,26 @@ impl Materializer<'_> {
         // The queue line is macro-expanded before it is read, as
         // condor_submit does, with the macros in force here.
         let spec = &expand_queue(stmt, &scoped, &self.predefined, self.config, origin)?;
-        // MAX_JOBS_PER_SUBMISSION, checked before any row is made: a
-        // `queue 10000000` is refused, not built (the queue checks again).
+        // MAX_JOBS_PER_SUBMISSION (no limit unless configured; shared
+        // mode's configuration sets 20000), checked before any row is
+        // made: a `queue 10000000` is refused, not built (the queue checks
+        // again).
         let max = self
             .config
-            .get_int("MAX_JOBS_PER_SUBMISSION", 20_000)
+            .get_int("MAX_JOBS_PER_SUBMISSION", i64::MAX)
             .map_err(|e| SubmitError::At {
                 origin: origin.clone(),
                 msg: e.to_string(),
             })?;
         let room = (max - self.procs.len() as i64).max(0);
-        let rows = queue_rows(
-            spec,
-            &scoped,
-            &self.predefined,
-            self.config,
-            self.file,
-            origin,
-            room,
-        )?;
+        let empty = HashMap::default();
+        let view = ProcMacros {
+            table: &scoped,
+            vars: &empty,
+            predefined: &self.predefined,
+            config: self.config,
+        };
+        let rows = queue_rows(spec, &view, (self.file, self.inputs), origin, room)?;
         let (dyn_cmds, dyn_attrs) = dynamic_commands(&scoped, &self.attrs, spec);
         let dynamic = !dyn_cmds.is_empty() || dyn_attrs;
         // This statement's first proc, in full, and how it differs from the
@@ -619,10 +636,8 @@ fn expand_queue(
 /// The proc variables of every job the queue statement makes.
 fn queue_rows(
     spec: &QueueSpec,
-    table: &HashMap<String, MacroDef>,
-    predefined: &HashMap<String, String>,
-    config: &Config,
-    file: &SubmitFile,
+    view: &ProcMacros,
+    (file, inputs): (&SubmitFile, &Inputs),
     origin: &Origin,
     room: i64,
 ) -> Result<Vec<HashMap<String, String>>, SubmitError> {
@@ -630,15 +645,9 @@ fn queue_rows(
         origin: origin.clone(),
         msg,
     };
-    let empty = HashMap::default();
-    let view = ProcMacros {
-        table,
-        vars: &empty,
-        predefined,
-        config,
-    };
-    let count = queue_count(spec, &view).map_err(at)?;
-    let items = queue_items(spec, &view, file).map_err(at)?;
+    let config = view.config;
+    let count = queue_count(spec, view).map_err(at)?;
+    let items = queue_items(spec, view, file, inputs).map_err(at)?;
     let rows_per_step = match &items {
         None => 1,
         Some(rows) => spec.slice.indices(rows.len()).len() as i64,
@@ -647,8 +656,8 @@ fn queue_rows(
         return Err(at(format!(
             "Number of submitted jobs would exceed MAX_JOBS_PER_SUBMISSION ({})",
             config
-                .get_int("MAX_JOBS_PER_SUBMISSION", 20_000)
-                .unwrap_or(20_000)
+                .get_int("MAX_JOBS_PER_SUBMISSION", i64::MAX)
+                .unwrap_or(i64::MAX)
         )));
     }
     let mut out = Vec::new();
@@ -708,43 +717,23 @@ fn queue_count(spec: &QueueSpec, view: &ProcMacros) -> Result<i64, String> {
 
 /// The statement's items, one string a row (`in`, `from` lines, a file or
 /// a command's output, or `matching` files); `None` without an item list.
+/// Files, commands and directories are read through `inputs`.
 fn queue_items(
     spec: &QueueSpec,
     view: &ProcMacros,
     file: &SubmitFile,
+    inputs: &Inputs,
 ) -> Result<Option<Vec<String>>, String> {
     let expand = |t: &str| Expander::new(view).expand(t).map_err(|e| e.0);
-    let non_blank = |text: &str| -> Vec<String> {
-        text.lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(String::from)
-            .collect()
-    };
     Ok(match &spec.source {
         ItemSource::None => None,
         ItemSource::In(items) => Some(items.clone()),
         ItemSource::FromLines(lines) => Some(lines.clone()),
-        ItemSource::FromFile(f) => {
-            let f = expand(f)?;
-            let p = file.dir.join(f.trim());
-            let text = std::fs::read_to_string(&p)
-                .map_err(|e| format!("cannot read queue item file {}: {e}", p.display()))?;
-            Some(non_blank(&text))
-        }
-        ItemSource::FromCommand(cmd) => {
-            let cmd = expand(cmd)?;
-            let out = super::parse::user_command(&cmd)
-                .current_dir(&file.dir)
-                .output()
-                .map_err(|e| format!("cannot run '{cmd}': {e}"))?;
-            if !out.status.success() {
-                return Err(format!("queue item command '{cmd}' failed: {}", out.status));
-            }
-            Some(non_blank(&String::from_utf8_lossy(&out.stdout)))
-        }
+        ItemSource::FromFile(f) => Some(inputs.file_lines(&file.dir.join(expand(f)?.trim()))?),
+        ItemSource::FromCommand(cmd) => Some(inputs.command_lines(&expand(cmd)?, &file.dir)?),
         ItemSource::Matching { globs, files, dirs } => {
             let globs: Vec<String> = globs.iter().map(|g| expand(g)).collect::<Result<_, _>>()?;
-            Some(queue::matching(&file.dir, &globs, *files, *dirs)?)
+            Some(inputs.matching(&file.dir, &globs, *files, *dirs)?)
         }
     })
 }

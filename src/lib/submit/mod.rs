@@ -14,6 +14,7 @@
 
 pub mod args;
 mod input_limit;
+mod inputs;
 pub mod job;
 mod materialize;
 mod parse;
@@ -21,7 +22,8 @@ pub mod queue;
 pub mod units;
 
 pub use input_limit::hold_over_input_limit;
-pub use materialize::{materialize, os_release};
+pub use inputs::Inputs;
+pub use materialize::{materialize, materialize_with, os_release};
 pub use parse::parse;
 
 use std::collections::HashSet;
@@ -79,6 +81,7 @@ pub struct SubmitFile {
 }
 
 /// Everything about a submission that is not in the file.
+#[derive(Clone, Debug)]
 pub struct SubmitOptions {
     pub cluster: i64,
     pub qdate: i64,

@@ -51,6 +51,90 @@ pub fn mkfifo(path: &Path, mode: libc::mode_t) -> io::Result<()> {
     Ok(())
 }
 
+/// Opens a path a job names (its In, Out or Err, its event log, a file it
+/// transfers) so that nothing found there can block the caller, a root
+/// pass or a shadow: the open itself is `O_NONBLOCK` (opening a FIFO
+/// nobody holds, or some devices, would otherwise wait forever) and
+/// close-on-exec; the descriptor is then made blocking again for the
+/// reads and writes that follow (a job's standard files must behave as
+/// usual). `flags` are open(2)'s access, creation and other flags; `mode`
+/// a new file's (cut by the umask).
+pub fn open_nonblocking(
+    path: &Path,
+    flags: libc::c_int,
+    mode: libc::mode_t,
+) -> io::Result<std::fs::File> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the path holds a NUL byte"))?;
+    // SAFETY: open reads the NUL-terminated path; the descriptor it
+    // returns is owned by the File made at once.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            flags | libc::O_NONBLOCK | libc::O_CLOEXEC,
+            libc::c_uint::from(mode),
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a descriptor we just opened and own.
+    let f = unsafe { std::fs::File::from_raw_fd(fd) };
+    // SAFETY: fcntl on our own descriptor.
+    let fl = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) };
+    if fl < 0 || unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(f)
+}
+
+/// [`open_nonblocking`] of what must be a regular file (an event log, a
+/// file to copy): never through a final symbolic link (`O_NOFOLLOW`), and
+/// anything that is not a regular file (a FIFO, a device, a socket) is
+/// refused with an error that says so, before a byte is read or written.
+pub fn open_regular(
+    path: &Path,
+    flags: libc::c_int,
+    mode: libc::mode_t,
+) -> io::Result<std::fs::File> {
+    let refused = |what: &str| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("refusing {}: {what}", path.display()),
+        )
+    };
+    let f = match open_nonblocking(path, flags | libc::O_NOFOLLOW, mode) {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(refused("it is a symbolic link"));
+        }
+        // A FIFO with no reader, opened for writing without blocking.
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+            return Err(refused("it is not a regular file"));
+        }
+        Err(e) => return Err(e),
+    };
+    if !f.metadata()?.file_type().is_file() {
+        return Err(refused("it is not a regular file"));
+    }
+    Ok(f)
+}
+
+/// Opens a file to be read whole (a file a job transfers): following
+/// links, as HTCondor's transfer does, but without waiting on whatever it
+/// is, and only a regular file (a FIFO or device is refused, saying so).
+pub fn open_regular_to_read(path: &Path) -> io::Result<std::fs::File> {
+    let f = open_nonblocking(path, libc::O_RDONLY, 0)?;
+    if !f.metadata()?.file_type().is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("refusing {}: it is not a regular file", path.display()),
+        ));
+    }
+    Ok(f)
+}
+
 /// Clears close-on-exec on `fd`, so a program started next inherits it.
 pub fn inherit_across_exec(fd: RawFd) -> io::Result<()> {
     // SAFETY: fcntl(2) on a descriptor number has no memory effects; a bad
@@ -338,6 +422,35 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
         remove_spool_file(&link).unwrap();
         assert!(target.exists());
+    }
+
+    #[test]
+    fn a_fifo_never_blocks_an_open_of_a_path_a_job_names() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        mkfifo(&fifo, 0o600).unwrap();
+        // Returns at once, where a plain open would wait for a writer or a
+        // reader forever.
+        let e = open_regular(&fifo, libc::O_RDONLY, 0).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        let e = open_regular(&fifo, libc::O_WRONLY | libc::O_APPEND, 0).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        let e = open_regular_to_read(&fifo).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        // A job's In may be a FIFO: open, and blocking again for the job.
+        let f = open_nonblocking(&fifo, libc::O_RDONLY, 0).unwrap();
+        use std::os::fd::AsRawFd;
+        // SAFETY: F_GETFL on our own descriptor.
+        let fl = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) };
+        assert_eq!(fl & libc::O_NONBLOCK, 0);
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(d.path().join("target"), &link).unwrap();
+        let e = open_regular(&link, libc::O_WRONLY | libc::O_CREAT, 0o644).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert!(!d.path().join("target").exists());
+        let plain = d.path().join("plain");
+        open_regular(&plain, libc::O_WRONLY | libc::O_CREAT, 0o644).unwrap();
+        assert!(plain.is_file());
     }
 
     #[test]

@@ -10,8 +10,26 @@ pub struct Group {
     pub members: Vec<String>,
 }
 
-/// getgrnam_r: the group called `name`, or `None` when there is none.
+/// The group called `name`, or `None` when there is none: getgrnam_r, or
+/// in a static build as `sys::nss` says.
 pub fn by_name(name: &str) -> Option<Group> {
+    if super::nss::in_use() {
+        return super::nss::lookup(
+            "group",
+            || getgrnam(name),
+            || {
+                super::nss::getent_group(name).map(|g| Group {
+                    gid: g.gid,
+                    members: g.members,
+                })
+            },
+        );
+    }
+    getgrnam(name)
+}
+
+/// getgrnam_r.
+fn getgrnam(name: &str) -> Option<Group> {
     let cname = CString::new(name).ok()?;
     // SAFETY: an all-zero group is a valid value to be overwritten.
     let mut gr: libc::group = unsafe { std::mem::zeroed() };

@@ -15,6 +15,12 @@ pub struct Identity {
     pub umask: libc::mode_t,
 }
 
+/// The calling process's effective uid.
+pub fn effective_uid() -> libc::uid_t {
+    // SAFETY: geteuid has no preconditions and no side effects.
+    unsafe { libc::geteuid() }
+}
+
 /// Whether the calling process runs as root (effective uid 0).
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and no side effects.
@@ -100,14 +106,17 @@ fn become_user(id: &Identity) -> std::io::Result<()> {
 /// Root acting as another user for file access: while this lives, the
 /// process's effective user, effective group and supplementary groups are
 /// the user's, so every open, create and lookup is checked as the user's
-/// and what is made belongs to the user. The real and saved ids stay
-/// root's, so the user cannot signal or trace the process meanwhile (a
-/// change of effective ids also makes it non-dumpable), and dropping the
-/// guard takes root's back. The ids are the process's, every thread's:
-/// nothing may rely on root's rights while a guard lives.
+/// and what is made belongs to the user, with the user's umask (a job's
+/// Out, Err and event log get the modes the submitter's own files would).
+/// The real and saved ids stay root's, so the user cannot signal or trace
+/// the process meanwhile (a change of effective ids also makes it
+/// non-dumpable), and dropping the guard takes root's back. The ids and
+/// the umask are the process's, every thread's: nothing may rely on
+/// root's rights while a guard lives.
 pub struct ActingAs {
     egid: libc::gid_t,
     groups: Vec<libc::gid_t>,
+    umask: libc::mode_t,
 }
 
 const KEEP: libc::uid_t = libc::uid_t::MAX;
@@ -125,7 +134,13 @@ pub fn act_as(id: &Identity) -> std::io::Result<ActingAs> {
     let groups = current_groups()?;
     // SAFETY: getegid has no preconditions.
     let egid = unsafe { libc::getegid() };
-    let saved = ActingAs { egid, groups };
+    // SAFETY: umask cannot fail; the old mask is kept to be put back.
+    let umask = unsafe { libc::umask(id.umask & 0o777) };
+    let saved = ActingAs {
+        egid,
+        groups,
+        umask,
+    };
     // SAFETY: plain system calls; on a failure the guard built above
     // restores whatever had changed.
     unsafe {
@@ -156,6 +171,7 @@ impl Drop for ActingAs {
                 );
                 std::process::abort();
             }
+            libc::umask(self.umask);
         }
     }
 }
@@ -198,6 +214,42 @@ pub struct OwnerRules {
     pub min_uid: libc::uid_t,
     /// The group of SPOOL in shared mode (`tern`): never one of a job's.
     pub spool_gid: Option<libc::gid_t>,
+    /// The queue's database file. In personal mode a queue whose database
+    /// root owns is root's own (root made it by submitting there), and
+    /// runs root's jobs as root; any other user's database could say
+    /// anything about its jobs' owners.
+    pub queue_db: Option<std::path::PathBuf>,
+}
+
+impl OwnerRules {
+    /// Whether a job whose owner is root may run as root: ALLOW_ROOT_JOBS,
+    /// or, in personal mode, root's own queue. The database is looked at
+    /// each time: a long-running pass may have made it after it started.
+    /// Without a queue (no configuration read, no SPOOL: a library caller
+    /// acting for itself) root stays root, as before shared mode.
+    fn root_may_run(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        if self.allow_root {
+            return true;
+        }
+        match (&self.queue_db, self.shared) {
+            (_, true) => false,
+            (None, false) => true,
+            (Some(db), false) => std::fs::symlink_metadata(db).is_ok_and(|m| m.uid() == 0),
+        }
+    }
+
+    /// Why a job of `owner` (uid `uid`, gid `gid`) may not run as root.
+    fn root_refused(&self, owner: &str, uid: libc::uid_t, gid: libc::gid_t) -> String {
+        let queue = match (&self.queue_db, self.shared) {
+            (Some(db), false) => format!(", and the queue {} is not root's own", db.display()),
+            _ => String::new(),
+        };
+        format!(
+            "Running a job as root is not permitted (the owner '{owner}' is uid {uid} gid {gid}; \
+             ALLOW_ROOT_JOBS is false{queue})"
+        )
+    }
 }
 
 static RULES: std::sync::RwLock<Option<OwnerRules>> = std::sync::RwLock::new(None);
@@ -220,7 +272,36 @@ pub fn owner_rules() -> OwnerRules {
             allow_root: false,
             min_uid: 1000,
             spool_gid: None,
+            queue_db: None,
         })
+}
+
+/// A job's owner as its ad records them (see `vocab::owner_of`): Owner,
+/// OwnerUid (the uid that submitted it) and OwnerUmask (the submitter's
+/// umask).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct JobOwner {
+    pub name: String,
+    pub uid: Option<i64>,
+    pub umask: Option<i64>,
+}
+
+impl JobOwner {
+    /// Whom a root process acts as for this job ([`job_owner`]), with the
+    /// submitter's umask when the ad has a valid one (else 022, HTCondor's).
+    pub fn identity(&self) -> Result<Option<Identity>, String> {
+        self.identity_under(&owner_rules())
+    }
+
+    fn identity_under(&self, rules: &OwnerRules) -> Result<Option<Identity>, String> {
+        let mut id = job_owner_under(rules, &self.name, self.uid)?;
+        if let (Some(id), Some(mask)) = (id.as_mut(), self.umask)
+            && (0..=0o777).contains(&mask)
+        {
+            id.umask = mask as libc::mode_t;
+        }
+        Ok(id)
+    }
 }
 
 /// Whom a root process acts as for a job of `owner` (the job's Owner)
@@ -239,8 +320,13 @@ fn job_owner_under(
     owner: &str,
     owner_uid: Option<i64>,
 ) -> Result<Option<Identity>, String> {
+    // Root's own personal queue records no OwnerUid worth checking: root
+    // wrote it. Anyone else's may claim root for any job.
     if !rules.shared && owner == "root" {
-        return Ok(None);
+        return match rules.root_may_run() {
+            true => Ok(None),
+            false => Err(rules.root_refused(owner, 0, 0)),
+        };
     }
     let Some(mut id) = user(owner).filter(|_| !owner.is_empty()) else {
         return Err(format!(
@@ -262,14 +348,10 @@ fn job_owner_under(
         _ => {}
     }
     if id.uid == 0 || id.gid == 0 {
-        if rules.allow_root {
+        if rules.root_may_run() {
             return Ok(None);
         }
-        return Err(format!(
-            "Running a job as root is not permitted (the owner '{owner}' is uid {} gid {}; \
-             ALLOW_ROOT_JOBS is false)",
-            id.uid, id.gid
-        ));
+        return Err(rules.root_refused(owner, id.uid, id.gid));
     }
     if id.uid < rules.min_uid {
         return Err(format!(
@@ -297,15 +379,41 @@ pub fn user(name: &str) -> Option<Identity> {
 
 /// A user's entry in the password database.
 pub(crate) struct Passwd {
+    pub name: String,
     pub uid: libc::uid_t,
     pub gid: libc::gid_t,
     /// `None` when the entry has no home directory.
     pub home: Option<String>,
 }
 
-/// getpwnam_r: the one password-database lookup (uid, primary gid, home),
-/// for running a job as its Owner and for the ClassAd `userHome()`.
+impl From<super::nss::PasswdEntry> for Passwd {
+    fn from(e: super::nss::PasswdEntry) -> Passwd {
+        Passwd {
+            name: e.name,
+            uid: e.uid,
+            gid: e.gid,
+            home: Some(e.home).filter(|h| !h.is_empty()),
+        }
+    }
+}
+
+/// The one password-database lookup (uid, primary gid, home), for running
+/// a job as its Owner and for the ClassAd `userHome()`: getpwnam_r, or in
+/// a static build as `sys::nss` says.
 pub(crate) fn passwd(name: &CStr) -> Option<Passwd> {
+    if super::nss::in_use() {
+        let text = name.to_str().ok()?;
+        return super::nss::lookup(
+            "passwd",
+            || getpwnam(name),
+            || super::nss::getent_passwd(text).map(Passwd::from),
+        );
+    }
+    getpwnam(name)
+}
+
+/// getpwnam_r.
+fn getpwnam(name: &CStr) -> Option<Passwd> {
     // SAFETY: an all-zero passwd is a valid value to be overwritten.
     let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
     let mut buf = vec![0 as libc::c_char; 16384];
@@ -321,7 +429,7 @@ pub(crate) fn passwd(name: &CStr) -> Option<Passwd> {
             &mut out,
         )
     };
-    if rc != 0 || out.is_null() {
+    if rc != 0 || out.is_null() || pw.pw_name.is_null() {
         return None;
     }
     let home = if pw.pw_dir.is_null() {
@@ -336,14 +444,31 @@ pub(crate) fn passwd(name: &CStr) -> Option<Passwd> {
         )
     };
     Some(Passwd {
+        // SAFETY: pw_name points to a NUL-terminated string inside `buf`.
+        name: unsafe { CStr::from_ptr(pw.pw_name) }
+            .to_string_lossy()
+            .into_owned(),
         uid: pw.pw_uid,
         gid: pw.pw_gid,
         home,
     })
 }
 
-/// getpwuid_r: the entry of a uid (the real user's home for `~`).
+/// The entry of a uid (the real user's home for `~`): getpwuid_r, or in a
+/// static build as `sys::nss` says.
 pub(crate) fn passwd_uid(uid: libc::uid_t) -> Option<Passwd> {
+    if super::nss::in_use() {
+        return super::nss::lookup(
+            "passwd",
+            || getpwuid(uid),
+            || super::nss::getent_passwd(&uid.to_string()).map(Passwd::from),
+        );
+    }
+    getpwuid(uid)
+}
+
+/// getpwuid_r.
+fn getpwuid(uid: libc::uid_t) -> Option<Passwd> {
     // SAFETY: an all-zero passwd is a valid value to be overwritten.
     let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
     let mut buf = vec![0 as libc::c_char; 16384];
@@ -351,10 +476,14 @@ pub(crate) fn passwd_uid(uid: libc::uid_t) -> Option<Passwd> {
     // SAFETY: getpwuid_r fills the passwd and the buffer we own, and sets
     // `out` to `&pw` or null; nothing outlives the call but what we copy.
     let rc = unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut out) };
-    if rc != 0 || out.is_null() {
+    if rc != 0 || out.is_null() || pw.pw_name.is_null() {
         return None;
     }
     Some(Passwd {
+        // SAFETY: pw_name points to a NUL-terminated string inside `buf`.
+        name: unsafe { CStr::from_ptr(pw.pw_name) }
+            .to_string_lossy()
+            .into_owned(),
         uid: pw.pw_uid,
         gid: pw.pw_gid,
         // SAFETY: pw_dir, when set, points to a NUL-terminated string in
@@ -380,9 +509,18 @@ pub fn group_members(name: &str) -> Option<Vec<String>> {
     super::group::by_name(name).map(|g| g.members)
 }
 
-/// getgrouplist: every group of the user, `gid` included, growing the
-/// list until it fits.
+/// Every group of the user, `gid` included: getgrouplist, or in a static
+/// build as `sys::nss` says.
 fn group_list(name: &CString, gid: libc::gid_t) -> Vec<libc::gid_t> {
+    if super::nss::in_use() {
+        let text = name.to_string_lossy();
+        return super::nss::group_list(&text, gid, || getgrouplist(name, gid));
+    }
+    getgrouplist(name, gid)
+}
+
+/// getgrouplist, growing the list until it fits.
+fn getgrouplist(name: &CString, gid: libc::gid_t) -> Vec<libc::gid_t> {
     let mut n: libc::c_int = 64;
     let mut groups: Vec<libc::gid_t> = vec![0; n as usize];
     loop {
@@ -417,15 +555,25 @@ mod tests {
             allow_root: false,
             min_uid: 1000,
             spool_gid: None,
+            queue_db: None,
         }
     }
 
     #[test]
     fn who_a_root_process_may_act_for() {
-        let personal = rules(false);
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("queue.db");
+        std::fs::write(&db, "").unwrap();
+        let personal = OwnerRules {
+            queue_db: Some(db),
+            ..rules(false)
+        };
         let shared = rules(true);
-        // Root's own personal queue runs root's jobs; shared mode never.
-        assert_eq!(job_owner_under(&personal, "root", None), Ok(None));
+        // Root's own personal queue runs root's jobs (when the test runs
+        // as root, its database is root's); shared mode never.
+        if is_root() {
+            assert_eq!(job_owner_under(&personal, "root", None), Ok(None));
+        }
         let e = job_owner_under(&shared, "root", Some(0)).unwrap_err();
         assert!(e.contains("ALLOW_ROOT_JOBS"), "{e}");
         let allowed = OwnerRules {
@@ -464,6 +612,56 @@ mod tests {
                 .unwrap()
                 .is_some()
         );
+    }
+
+    /// A user whose personal queue a root pass serves writes Owner="root"
+    /// (or OwnerUid 0) into their own database: root is refused unless
+    /// ALLOW_ROOT_JOBS says otherwise or the database is root's.
+    #[test]
+    fn a_root_owner_in_a_users_personal_queue_is_refused() {
+        let Some(nobody) = user("nobody") else { return };
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("queue.db");
+        std::fs::write(&db, "").unwrap();
+        if is_root() {
+            std::os::unix::fs::chown(&db, Some(nobody.uid), Some(nobody.gid)).unwrap();
+        }
+        let theirs = OwnerRules {
+            queue_db: Some(db.clone()),
+            ..rules(false)
+        };
+        for (owner, uid) in [("root", None), ("root", Some(0))] {
+            let e = job_owner_under(&theirs, owner, uid).unwrap_err();
+            assert!(e.contains("ALLOW_ROOT_JOBS is false"), "{e}");
+            assert!(
+                e.contains(&format!("{} is not root's own", db.display())),
+                "{e}"
+            );
+        }
+        let allowed = OwnerRules {
+            allow_root: true,
+            ..theirs
+        };
+        assert_eq!(job_owner_under(&allowed, "root", None), Ok(None));
+    }
+
+    #[test]
+    fn a_job_owner_carries_the_submitters_umask() {
+        let Some(nobody) = user("nobody") else { return };
+        let uid = Some(i64::from(nobody.uid));
+        let low = OwnerRules {
+            min_uid: 0,
+            ..rules(false)
+        };
+        let of = |umask| JobOwner {
+            name: "nobody".into(),
+            uid,
+            umask,
+        };
+        let mask = |o: JobOwner| o.identity_under(&low).unwrap().unwrap().umask;
+        assert_eq!(mask(of(Some(0o077))), 0o077);
+        assert_eq!(mask(of(None)), 0o022);
+        assert_eq!(mask(of(Some(0o1000))), 0o022, "out of range: 022");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Facts about the process and the machine that every layer may need.
 
+pub mod arena;
 pub mod env;
 pub mod fs;
 pub mod group;
@@ -7,28 +8,20 @@ pub mod host;
 pub mod identity;
 pub mod inherited;
 pub mod inotify;
+pub mod nss;
 pub mod pids;
 pub mod privilege;
 pub mod term;
 pub mod thp;
 pub mod time;
+pub mod tree;
 pub mod tz;
 
 /// The real user's login name (from the real uid, never from anything the
 /// caller can set), or the uid as text when it has no passwd entry.
 pub fn real_user_name() -> String {
-    // SAFETY: getuid has no preconditions; getpwuid returns a pointer into
-    // static storage that we copy out of before any other passwd call.
-    unsafe {
-        let uid = libc::getuid();
-        let pw = libc::getpwuid(uid);
-        if pw.is_null() || (*pw).pw_name.is_null() {
-            return uid.to_string();
-        }
-        std::ffi::CStr::from_ptr((*pw).pw_name)
-            .to_string_lossy()
-            .into_owned()
-    }
+    let uid = real_uid();
+    identity::passwd_uid(uid).map_or_else(|| uid.to_string(), |p| p.name)
 }
 
 /// The real user id.
@@ -50,6 +43,9 @@ pub struct Spawn<'a> {
     /// A new session (detached, as a daemon) rather than only a new
     /// process group.
     pub new_session: bool,
+    /// Close every descriptor above 2 in the child (a job's: it gets its
+    /// standard files only); otherwise what is not close-on-exec crosses.
+    pub only_stdio: bool,
 }
 
 /// Starts a program with posix_spawn: glibc's is clone+exec, without
@@ -133,6 +129,11 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<i32> {
             && let Some(d) = &cdir
         {
             rc = libc::posix_spawn_file_actions_addchdir_np(&mut fa, d.as_ptr());
+        }
+        // After the dup2s above: glibc's closefrom, close_range where the
+        // kernel has it, else each descriptor /proc/self/fd lists.
+        if rc == 0 && s.only_stdio {
+            rc = libc::posix_spawn_file_actions_addclosefrom_np(&mut fa, 3);
         }
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);

@@ -161,7 +161,7 @@ pub fn holders_of(paths: &[std::path::PathBuf]) -> Vec<Holder> {
 }
 
 /// The uid and state of `pid`, from `/proc/PID/status`.
-fn holder(pid: i32) -> Option<Holder> {
+pub fn holder(pid: i32) -> Option<Holder> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let field = |name: &str| {
         status
@@ -174,6 +174,130 @@ fn holder(pid: i32) -> Option<Holder> {
         state: field("State:")?.chars().next()?,
         uid: field("Uid:")?.split_whitespace().next()?.parse().ok()?,
     })
+}
+
+/// The process holding a POSIX (fcntl) write lock on byte `byte` of the
+/// file `path`, from `/proc/locks` (readable by everyone, and read without
+/// opening `path`: closing any descriptor of a file drops every fcntl lock
+/// this process holds on it, SQLite's included).
+pub fn posix_write_lock_holder(path: &std::path::Path, byte: u64) -> Option<i32> {
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::symlink_metadata(path).ok()?;
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    let dev = (libc::major(md.dev()), libc::minor(md.dev()));
+    find_write_lock(&locks, dev, md.ino(), byte)
+}
+
+/// The pid of the granted POSIX write lock of `/proc/locks` text `locks`
+/// on byte `byte` of the file (`dev`, `ino`). A line reads
+/// `1: POSIX  ADVISORY  WRITE 1234 fd:01:5678 120 120`; waiters (`->`)
+/// and open-file-description locks (pid -1) are no holder.
+fn find_write_lock(locks: &str, dev: (u32, u32), ino: u64, byte: u64) -> Option<i32> {
+    let file = format!("{:02x}:{:02x}:{ino}", dev.0, dev.1);
+    locks.lines().find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 8 || f[1] != "POSIX" || f[3] != "WRITE" || f[5] != file {
+            return None;
+        }
+        let start: u64 = f[6].parse().ok()?;
+        let covers = match f[7] {
+            "EOF" => byte >= start,
+            end => byte >= start && byte <= end.parse().ok()?,
+        };
+        let pid: i32 = f[4].parse().ok()?;
+        (covers && pid > 0).then_some(pid)
+    })
+}
+
+#[cfg(test)]
+mod lock_tests {
+    use super::*;
+
+    #[test]
+    fn the_write_lock_on_a_byte_is_found_in_proc_locks() {
+        let locks = "1: POSIX  ADVISORY  READ 900 fd:01:77 128 128\n\
+                     2: POSIX  ADVISORY  WRITE 901 fd:01:78 120 120\n\
+                     2: -> POSIX  ADVISORY  WRITE 903 fd:01:77 120 120\n\
+                     3: OFDLCK ADVISORY  WRITE -1 fd:01:77 120 120\n\
+                     4: POSIX  ADVISORY  WRITE 902 fd:01:77 120 120\n\
+                     5: POSIX  ADVISORY  WRITE 904 fd:01:79 100 EOF\n";
+        assert_eq!(find_write_lock(locks, (0xfd, 1), 77, 120), Some(902));
+        assert_eq!(
+            find_write_lock(locks, (0xfd, 1), 77, 128),
+            None,
+            "a read lock"
+        );
+        assert_eq!(find_write_lock(locks, (0xfd, 1), 77, 121), None);
+        assert_eq!(
+            find_write_lock(locks, (0xfd, 2), 77, 120),
+            None,
+            "another device"
+        );
+        assert_eq!(find_write_lock(locks, (0xfd, 1), 79, 120), Some(904));
+    }
+
+    #[test]
+    fn a_childs_fcntl_lock_is_seen_with_its_pid() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("locked");
+        std::fs::write(&f, vec![0u8; 200]).unwrap();
+        // flock(1) takes a whole-file flock, not fcntl: lock byte 120
+        // with a child of our own instead.
+        let Ok(mut child) = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "sys::pids::lock_tests::hold_a_lock_helper",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env("TERN_TEST_LOCK_FILE", &f)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+        else {
+            return;
+        };
+        let pid = child.id() as i32;
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let mut seen = None;
+        while std::time::Instant::now() < end && seen.is_none() {
+            seen = posix_write_lock_holder(&f, 120);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        signal_process(pid, libc::SIGKILL);
+        let _ = child.wait();
+        assert_eq!(seen, Some(pid));
+        assert_eq!(
+            posix_write_lock_holder(&f, 120),
+            None,
+            "gone with its holder"
+        );
+    }
+
+    /// Run by the test above in a process of its own: write-locks byte 120
+    /// of TERN_TEST_LOCK_FILE and sleeps.
+    #[test]
+    #[ignore = "a helper process of a_childs_fcntl_lock_is_seen_with_its_pid"]
+    fn hold_a_lock_helper() {
+        use std::os::fd::AsRawFd;
+        let Some(path) = std::env::var_os("TERN_TEST_LOCK_FILE") else {
+            return;
+        };
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .unwrap();
+        // SAFETY: an all-zero flock is a valid value to fill in.
+        let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+        fl.l_type = libc::F_WRLCK as libc::c_short;
+        fl.l_whence = libc::SEEK_SET as libc::c_short;
+        fl.l_start = 120;
+        fl.l_len = 1;
+        // SAFETY: F_SETLK with a valid flock on a descriptor we own.
+        assert_eq!(unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETLK, &fl) }, 0);
+        std::thread::sleep(std::time::Duration::from_secs(60));
+    }
 }
 
 #[cfg(test)]

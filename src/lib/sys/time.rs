@@ -52,3 +52,13 @@ pub fn local_midnight(year: i32, month: i32, day: i32) -> i64 {
         libc::mktime(&mut tm) as i64
     }
 }
+
+/// The time since boot, suspend included (CLOCK_BOOTTIME): the same in
+/// every process, and never set back, unlike the wall clock.
+pub fn boot_time() -> std::time::Duration {
+    // SAFETY: an all-zero timespec is valid for clock_gettime to fill.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: clock_gettime writes only into `ts`, which we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}

@@ -20,9 +20,7 @@ mod format;
 mod read;
 
 use std::collections::HashMap;
-use std::fs::OpenOptions;
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::OnceLock;
@@ -346,6 +344,10 @@ const WRITE_CHUNK: usize = 1 << 20;
 
 /// Appends `events` to the log at `path`, creating it (mode 0644, less the
 /// umask) if needed, and syncs it to disk as HTCondor does by default.
+/// The log must be a regular file reached without a final symbolic link:
+/// a FIFO or device in its place is refused at once, never waited on (a
+/// root pass writes events while it holds its lock), and a link is not
+/// followed ([`crate::sys::fs::open_regular`]).
 ///
 /// The file is opened `O_APPEND` and every write(2) carries whole events
 /// only: all events of a call go in one write unless they exceed about
@@ -357,11 +359,8 @@ pub fn append(path: &Path, events: &[Event]) -> io::Result<()> {
     if events.is_empty() {
         return Ok(());
     }
-    let mut file = OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o644)
-        .open(path)?;
+    let mut file =
+        crate::sys::fs::open_regular(path, libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT, 0o644)?;
     let mut buf = String::with_capacity(events.len().min(8192) * 128);
     let mut dates = format::Dates::new(DateForm::Iso);
     for e in events {
@@ -403,25 +402,19 @@ pub fn read_file(path: &Path) -> Result<Vec<Event>, UserLogError> {
     })
 }
 
-/// Where a job's events go: its log file, and the job's Owner, as whom a
-/// root process writes it.
+/// Where a job's events go: its log file, and the job's owner, as whom
+/// (and with whose umask) a root process writes it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct UserLog {
     pub path: PathBuf,
-    pub owner: String,
-    /// The job's OwnerUid: the uid that submitted it.
-    pub owner_uid: Option<i64>,
+    pub owner: crate::sys::identity::JobOwner,
 }
 
 /// The event log of a job ad ([`user_log_path`]) with the job's owner.
 pub fn user_log(ad: &ClassAd) -> Option<UserLog> {
     Some(UserLog {
         path: user_log_path(ad)?,
-        owner: string_attr(ad, "Owner").unwrap_or_default(),
-        owner_uid: ad.get("OwnerUid").and_then(|e| match e.literal_value() {
-            Some(Value::Int(i)) => Some(*i),
-            _ => None,
-        }),
+        owner: crate::vocab::owner_of(ad),
     })
 }
 
@@ -474,7 +467,9 @@ fn append_as_owner(log: &UserLog, events: &[Event]) -> io::Result<()> {
     if !identity::is_root() {
         return append(&log.path, events);
     }
-    let owner = identity::job_owner(&log.owner, log.owner_uid)
+    let owner = log
+        .owner
+        .identity()
         .map_err(|why| io::Error::new(io::ErrorKind::PermissionDenied, why))?;
     identity::as_user(owner.as_ref(), || append(&log.path, events))?
 }
@@ -588,8 +583,11 @@ pub fn log_submit(cluster: &crate::submit::Cluster, cluster_id: i64) -> Result<(
         .map(|(path, e)| {
             let log = UserLog {
                 path,
-                owner: me.0.clone(),
-                owner_uid: Some(me.1),
+                owner: crate::sys::identity::JobOwner {
+                    name: me.0.clone(),
+                    uid: Some(me.1),
+                    umask: None,
+                },
             };
             (log, e)
         })

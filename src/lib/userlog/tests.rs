@@ -725,8 +725,10 @@ fn large_batches_are_cut_between_events() {
 fn mine(path: PathBuf) -> UserLog {
     UserLog {
         path,
-        owner: crate::sys::real_user_name(),
-        owner_uid: None,
+        owner: crate::sys::identity::JobOwner {
+            name: crate::sys::real_user_name(),
+            ..Default::default()
+        },
     }
 }
 
@@ -824,4 +826,30 @@ fn user_log_path_is_made_absolute_against_iwd() {
     );
     ad.insert("UserLog", crate::classad::Expr::string("/abs/job.log"));
     assert_eq!(user_log_path(&ad), Some(PathBuf::from("/abs/job.log")));
+}
+
+/// `log = ~/fifo` hung every root pass that wrote the job an event (it
+/// writes them under its lock): a log that is not a regular file is
+/// refused at once, with the reason, and nothing is waited on.
+#[test]
+fn a_log_that_is_a_fifo_or_a_link_is_refused_without_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    crate::sys::fs::mkfifo(&fifo, 0o644).unwrap();
+    let e = ev(1, 0, EventKind::Aborted { reason: None });
+    let started = std::time::Instant::now();
+    let err = log_job_events(&[(mine(fifo.clone()), e.clone())]).unwrap_err();
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+    // Even with a reader holding it open, a FIFO is no log.
+    let reader = crate::sys::fs::open_nonblocking(&fifo, libc::O_RDONLY, 0).unwrap();
+    let err = log_job_events(&[(mine(fifo.clone()), e.clone())]).unwrap_err();
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+    drop(reader);
+    let target = dir.path().join("target.log");
+    let link = dir.path().join("link.log");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let err = log_job_events(&[(mine(link), e)]).unwrap_err();
+    assert!(err.to_string().contains("symbolic link"), "{err}");
+    assert!(!target.exists());
 }

@@ -268,10 +268,11 @@ pub fn claim_bound(
     }
     let mut locked = Vec::new();
     for b in waiting {
-        if let Some(l) =
-            joblock::try_acquire(spool, b.id).map_err(super::io("cannot take a job lock"))?
-        {
-            locked.push((b, l));
+        // As in launch::claim: a refused lock leaves its job waiting.
+        match joblock::try_acquire(spool, b.id) {
+            Ok(Some(l)) => locked.push((b, l)),
+            Ok(None) => {}
+            Err(e) => eprintln!("tern_negotiate: job {} not started: {e}", b.id),
         }
     }
     let host = machine.host.clone();

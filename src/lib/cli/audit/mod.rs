@@ -1,5 +1,6 @@
 //! `tern_status -check`: the audit of an installation's owners and modes
-//! (tern_security(7), "Auditing"). Every file whose owner or mode lets
+//! (tern_security(7), "Auditing"; `package` checks what the package
+//! installs beside SPOOL and /etc/tern). Every file whose owner or mode lets
 //! someone other than root (shared mode) or the user (personal mode)
 //! change the queue is one line: the path, what is wrong, what it should
 //! be. Nothing is changed and nothing is followed: a symlink where a file
@@ -7,6 +8,8 @@
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+mod package;
 
 /// Where a shared installation keeps its files, and its group.
 #[derive(Clone, Debug)]
@@ -23,12 +26,18 @@ pub struct Layout {
     pub binary: PathBuf,
     /// The group the tools are setgid to (`tern`).
     pub group: String,
+    /// EXECUTE, where each run's sandbox is made (`None`: not set).
+    pub execute: Option<PathBuf>,
+    /// The tools' names, each a symbolic link to `binary`.
+    pub links: Vec<PathBuf>,
+    /// The cron file and systemd units: root's, writable by nobody else.
+    pub package_files: Vec<PathBuf>,
 }
 
 impl Layout {
-    /// The installed layout: the package's paths, SPOOL and
-    /// LOCAL_CONFIG_DIR as configured.
-    pub fn installed(spool: &Path, local_dirs: Vec<PathBuf>) -> Layout {
+    /// The installed layout: the package's paths, and SPOOL,
+    /// LOCAL_CONFIG_DIR and EXECUTE as configured.
+    pub fn installed(spool: &Path, local_dirs: Vec<PathBuf>, execute: Option<PathBuf>) -> Layout {
         Layout {
             etc: PathBuf::from("/etc/tern"),
             config: PathBuf::from("/etc/tern/tern_config"),
@@ -36,6 +45,9 @@ impl Layout {
             spool: spool.to_path_buf(),
             binary: PathBuf::from("/usr/bin/tern"),
             group: "tern".into(),
+            execute,
+            links: package::installed_links(),
+            package_files: package::installed_files(),
         }
     }
 }
@@ -222,6 +234,7 @@ pub fn shared(l: &Layout) -> Vec<String> {
         },
         &mut out,
     );
+    package::check_package(l, &mut out);
     if let Some(g) = &group {
         // root may be listed: it can do everything anyway.
         let mut members: Vec<String> = Vec::new();
@@ -306,124 +319,4 @@ pub fn nosuid_mount(path: &Path) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::PermissionsExt;
-
-    fn chmod(p: &Path, m: u32) {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
-    }
-
-    /// A correct shared layout in a temp dir, owned root:root (group
-    /// `root` standing for `tern`): only as root, which owns what it makes.
-    fn good_layout(dir: &Path) -> Option<Layout> {
-        if crate::sys::real_uid() != 0 {
-            eprintln!("skipped: the shared layout needs root to own its files");
-            return None;
-        }
-        let etc = dir.join("etc");
-        std::fs::create_dir(&etc).unwrap();
-        chmod(&etc, 0o755);
-        std::fs::write(etc.join("tern_config"), "SHARED_QUEUE = True\n").unwrap();
-        chmod(&etc.join("tern_config"), 0o644);
-        let spool = dir.join("spool");
-        std::fs::create_dir(&spool).unwrap();
-        chmod(&spool, 0o2770);
-        for d in crate::queue::shared::directories(&spool) {
-            std::fs::create_dir(&d).unwrap();
-            chmod(&d, 0o2770);
-        }
-        let db = crate::queue::db_path(&spool);
-        std::fs::write(&db, "").unwrap();
-        chmod(&db, 0o660);
-        let bin = dir.join("tern");
-        std::fs::write(&bin, "").unwrap();
-        chmod(&bin, 0o2755);
-        // A group with no members but root: root's may list some on odd
-        // systems.
-        if crate::sys::group::by_name("root").is_some_and(|g| g.members.iter().any(|m| m != "root"))
-            || crate::sys::group::primary_members(0)
-                .iter()
-                .any(|m| m != "root")
-        {
-            eprintln!("skipped: group root has members here");
-            return None;
-        }
-        Some(Layout {
-            config: etc.join("tern_config"),
-            etc,
-            local_dirs: vec![],
-            spool,
-            binary: bin,
-            group: "root".into(),
-        })
-    }
-
-    #[test]
-    fn a_correct_shared_layout_has_no_problems_and_each_fault_is_one_line() {
-        let dir = tempfile::tempdir().unwrap();
-        chmod(dir.path(), 0o755);
-        let Some(l) = good_layout(dir.path()) else {
-            return;
-        };
-        // The temp dir's mount may be nosuid; that is the machine's, not the layout's.
-        let mount_note = nosuid_mount(&l.binary).is_some() as usize;
-        assert_eq!(shared(&l).len(), mount_note, "{:?}", shared(&l));
-        chmod(&l.spool, 0o2775);
-        chmod(&l.config, 0o664);
-        let found = shared(&l);
-        assert_eq!(found.len(), 2 + mount_note, "{found:?}");
-        assert!(
-            found[0].ends_with("tern_config: mode 0664, writable by its group"),
-            "{found:?}"
-        );
-        assert!(
-            found[1].ends_with("spool: mode 2775, want 2770"),
-            "{found:?}"
-        );
-        chmod(&l.spool, 0o2770);
-        chmod(&l.config, 0o644);
-        // A symlink where the database should be, and a world-writable
-        // -wal left by a user.
-        let db = crate::queue::db_path(&l.spool);
-        std::fs::remove_file(&db).unwrap();
-        std::os::unix::fs::symlink("/etc/shadow", &db).unwrap();
-        let wal = l.spool.join("queue.db-wal");
-        std::fs::write(&wal, "").unwrap();
-        chmod(&wal, 0o666);
-        let found = shared(&l);
-        assert!(
-            found
-                .iter()
-                .any(|f| f.ends_with("queue.db: a symbolic link, want a real regular file")),
-            "{found:?}"
-        );
-        assert!(
-            found
-                .iter()
-                .any(|f| f.ends_with("queue.db-wal: mode 0666, want 0660")),
-            "{found:?}"
-        );
-    }
-
-    #[test]
-    fn a_personal_spool_writable_by_others_is_reported() {
-        let dir = tempfile::tempdir().unwrap();
-        let spool = dir.path().join("spool");
-        let uid = crate::sys::real_uid();
-        assert!(personal(&spool, uid).is_empty(), "no SPOOL yet is fine");
-        std::fs::create_dir(&spool).unwrap();
-        chmod(&spool, 0o700);
-        std::fs::write(crate::queue::db_path(&spool), "").unwrap();
-        chmod(&crate::queue::db_path(&spool), 0o644);
-        assert!(personal(&spool, uid).is_empty());
-        chmod(&spool, 0o777);
-        let found = personal(&spool, uid);
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].ends_with("spool: mode 0777, writable by others"));
-        chmod(&spool, 0o700);
-        let found = personal(&spool, uid + 1);
-        assert_eq!(found.len(), 2, "{found:?}");
-        assert!(found[1].ends_with(&format!("queue.db: owner uid {uid}, want {}", uid + 1)));
-    }
-}
+mod tests;
