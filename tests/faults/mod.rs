@@ -146,7 +146,10 @@ fn round(seed: u64, kills: usize) -> Round {
         let _ = std::fs::write(world.path("kills.log"), tally.log.join("\n") + "\n");
         let kept = world.dir.with_extension("kept");
         let _ = std::fs::rename(&world.dir, &kept);
-        eprintln!("faults: the round's directory is kept in {}", kept.display());
+        eprintln!(
+            "faults: the round's directory is kept in {}",
+            kept.display()
+        );
     }
     Round {
         tally,
