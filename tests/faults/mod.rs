@@ -28,7 +28,7 @@
 //!
 //! Two forms:
 //! - `cargo test --test main faults::` runs at least 1,000 kills (rounds
-//!   of about 250), a couple of minutes on two cores;
+//!   of about 250), three to four minutes on two cores;
 //! - `cargo test --test main faults:: -- --ignored` runs the full form,
 //!   10,000 kills. `TERN_FAULTS_KILLS=<n>` sets the number for either.
 //!
