@@ -8,10 +8,13 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use std::process::Command;
+
 use crate::common::users::{
-    Group, root_with_user, shared_env, shared_pass, submit_as, wait_for, wait_gone,
+    Group, held_job, root_with_user, run_as, shared_env, shared_pass, submit_as, wait_for,
+    wait_gone,
 };
-use crate::common::{RunEnv, fake_job};
+use crate::common::{RunEnv, bin, fake_job};
 
 fn chmod(p: &Path, mode: u32) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
@@ -389,4 +392,135 @@ fn a_jobs_environment_holds_nothing_of_the_pass_or_the_shadow() {
         );
     }
     assert!(out.lines().any(|l| l == "JOBVAR=mine"), "{out}");
+}
+
+/// A `condor` grid job whose other queue's SPOOL is `remote`.
+fn remote_grid_job(remote: &Path, rest: &str) -> String {
+    format!(
+        "universe = grid\ngrid_resource = condor {} local\n{rest}queue\n",
+        remote.display()
+    )
+}
+
+/// A root gridmanager opened (and made) the other queue a user's grid job
+/// names as root: a user could have root make a queue in another user's
+/// private directory or in a directory only root may write. It now does
+/// so as the job's owner, whose rights refuse both: the job is held with
+/// the reason, and nothing appears there.
+#[test]
+fn in_shared_mode_a_grid_job_cannot_have_root_make_its_remote_queue() {
+    let Some(user) = root_with_user("terngridfar") else {
+        return;
+    };
+    let Some(other) = root_with_user("terngridother") else {
+        return;
+    };
+    let env = shared_env().knob("GRIDMANAGER_JOB_PROBE_INTERVAL", "1");
+    let roots = env.path("roots");
+    let theirs = env.path("theirs");
+    for d in [&roots, &theirs] {
+        std::fs::create_dir(d).unwrap();
+    }
+    chmod(&roots, 0o755);
+    std::os::unix::fs::chown(&theirs, Some(other.uid()), Some(other.gid())).unwrap();
+    chmod(&theirs, 0o700);
+    for dir in [&roots, &theirs] {
+        submit_as(
+            &env,
+            &user.name,
+            &remote_grid_job(&dir.join("spool"), "executable = /bin/true\n"),
+        );
+    }
+    shared_pass(&env, &[]);
+    for (job, dir) in [("1.0", &roots), ("2.0", &theirs)] {
+        let (_, reason) = held_job(&env, job);
+        let schedd = dir.join("spool");
+        assert!(
+            reason.starts_with(&format!(
+                "Failed to connect to schedd {}: ",
+                schedd.display()
+            )) && reason.contains("Permission denied"),
+            "{job}: {reason}"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
+        assert!(left.is_empty(), "{job}: made {left:?}");
+    }
+}
+
+/// Every file under `dir` (itself included), with its owner.
+fn owners_under(dir: &Path) -> Vec<(PathBuf, u32)> {
+    let mut out = vec![(
+        dir.to_path_buf(),
+        std::fs::symlink_metadata(dir).unwrap().uid(),
+    )];
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if e.file_type().unwrap().is_dir() {
+            out.extend(owners_under(&p));
+        } else {
+            out.push((p, e.metadata().unwrap().uid()));
+        }
+    }
+    out
+}
+
+/// The other queue of a user's grid job, in a directory of the user's, is
+/// made, written and woken as the user: its files are the user's, never
+/// root's, and removing the job removes the remote copy, as the user.
+#[test]
+fn in_shared_mode_a_grid_jobs_remote_queue_is_its_owners() {
+    let Some(user) = root_with_user("terngridmine") else {
+        return;
+    };
+    let env = shared_env().knob("GRIDMANAGER_JOB_PROBE_INTERVAL", "1");
+    let home = env.path("home");
+    std::fs::create_dir(&home).unwrap();
+    std::os::unix::fs::chown(&home, Some(user.uid()), Some(user.gid())).unwrap();
+    chmod(&home, 0o700);
+    let remote = home.join("spool");
+    submit_as(
+        &env,
+        &user.name,
+        &remote_grid_job(&remote, "executable = /bin/sleep\narguments = 600\n"),
+    );
+    shared_pass(&env, &[]);
+    wait_for("the job to reach the other queue", || {
+        matches!(
+            env.attr("1.0", "GridJobStatus").as_deref(),
+            Some("IDLE" | "RUNNING")
+        )
+    });
+    assert_eq!(
+        env.attr("1.0", "GridJobId").unwrap(),
+        format!("condor {} local 1.0", remote.display())
+    );
+    let mine = |when: &str| {
+        let files = owners_under(&home);
+        assert!(
+            files.iter().any(|(p, _)| p.ends_with("queue.db")),
+            "{when}: {files:?}"
+        );
+        let roots: Vec<_> = files.iter().filter(|(_, u)| *u != user.uid()).collect();
+        assert!(roots.is_empty(), "{when}: not the user's: {roots:?}");
+    };
+    mine("submitted");
+    let out = run_as(&env, &user.name, "tern_rm", &["1.0"]);
+    assert!(out.status.success(), "{out:?}");
+    wait_gone(&env, "1.0");
+    // The remote copy went too, read as the user.
+    let history = Command::new("/usr/sbin/runuser")
+        .args(["-u", &user.name, "--", bin("tern_history")])
+        .args(["1.0", "-af", "JobStatus", "Owner"])
+        .env_clear()
+        .envs(env.vars().iter().map(|(k, v)| (k, v)))
+        .env("_TERN_SPOOL", &remote)
+        .current_dir("/")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&history.stdout),
+        format!("3 {}\n", user.name),
+        "{history:?}"
+    );
+    mine("removed");
 }

@@ -33,7 +33,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             msg: e.to_string(),
             hint: Some("set SPOOL in the configuration or _TERN_SPOOL in the environment".into()),
         },
-        e @ GridError::Io { .. } => CliError::Failed {
+        e @ (GridError::Io { .. } | GridError::Unreachable(_)) => CliError::Failed {
             msg: e.to_string(),
             hint: None,
         },

@@ -8,6 +8,16 @@
 //! gridmanager". The file system is shared, so there is no stage-in or
 //! stage-out: the remote job is submitted Idle (StageInStart/StageInFinish
 //! set, no spooling hold) and writes its outputs in place.
+//!
+//! The remote queue is a path the job's owner named. A root gridmanager
+//! (shared mode) therefore does everything there as the job's owner
+//! ([`super::owner::as_owner`]): each operation opens the queue, does its
+//! work and closes it inside one scope with the owner's effective ids, so
+//! the owner's rights decide whether the SPOOL and its database may be
+//! made, read or written, whatever is made there is the owner's, and no
+//! handle opened as the owner outlives the scope (root never uses a file
+//! the owner could have swapped). The pass that wakes the remote queue
+//! runs as the owner too. A personal gridmanager acts as itself.
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -15,6 +25,7 @@ use std::rc::Rc;
 use crate::actions::{self, Action, JobAction, Named, Outcome};
 use crate::classad::{ClassAd, Expr, Value};
 use crate::queue::{Authority, Change, JobId, Queue, Selection};
+use crate::sys::identity::JobOwner;
 use crate::userlog::Exit;
 use crate::vocab::{JobStatus, Universe, hold_code};
 
@@ -156,19 +167,44 @@ fn remote_ad(ad: &Rc<ClassAd>, tag: &str, spool: &Path, now: i64) -> ClassAd {
     out
 }
 
+/// Runs `work` on the queue at `remote_spool` (made when `create`) with
+/// the rights of the job's `owner`: opened, used and closed in one
+/// [`super::owner::as_owner`] scope. `None` when there is no queue there
+/// (and `create` is false). [`GridError::Unreachable`] is why it could
+/// not be opened (or why root may not act for the owner); an error of
+/// `work` is returned as it is.
+fn on_remote<T>(
+    owner: &JobOwner,
+    remote_spool: &Path,
+    create: bool,
+    work: impl FnOnce(&mut Queue) -> Result<T, GridError>,
+) -> Result<Option<T>, GridError> {
+    let scoped = super::owner::as_owner(owner, || {
+        let mut rq = match Queue::open(remote_spool, create) {
+            Ok(Some(q)) => q,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(GridError::Unreachable(e.to_string())),
+        };
+        let done = work(&mut rq);
+        // Closed here, as the owner: closing checkpoints the log.
+        drop(rq);
+        done.map(Some)
+    });
+    scoped.map_err(|e| GridError::Unreachable(crate::sys::io_error_text(&e)))?
+}
+
 /// Does `action` "by gridmanager" to job `rid` in the queue at
-/// `remote_spool` as `owner`; NotFound when that queue or job is gone.
+/// `remote_spool` as `owner` (the job's; `user` its name); NotFound when
+/// that queue or job is gone.
 fn act_remote(
     remote_spool: &Path,
-    owner: &str,
+    owner: &JobOwner,
+    user: &str,
     action: Action,
     rid: JobId,
     now: i64,
 ) -> Result<Outcome, GridError> {
-    let Some(mut rq) = Queue::open(remote_spool, false)? else {
-        return Ok(Outcome::NotFound);
-    };
-    let authority = Authority::new(owner, Vec::new());
+    let authority = Authority::new(user, Vec::new());
     let what = JobAction {
         action,
         reason: "by gridmanager".into(),
@@ -178,11 +214,11 @@ fn act_remote(
         jobs: vec![rid],
         ..Selection::default()
     };
-    let done = actions::act(&mut rq, &authority, &what, &sel, Named::ById, now)?;
+    let done = on_remote(owner, remote_spool, false, |rq| {
+        Ok(actions::act(rq, &authority, &what, &sel, Named::ById, now)?)
+    })?;
     Ok(done
-        .outcomes
-        .get(&rid)
-        .copied()
+        .and_then(|d| d.outcomes.get(&rid).copied())
         .unwrap_or(Outcome::NotFound))
 }
 
@@ -280,7 +316,7 @@ impl Round<'_> {
         // stop there too, so the remote job is looked for by its tag.
         let remote = match remote {
             None if stopping && j.managed_externally() && remote_spool.is_absolute() => {
-                let found = self.left_there(&remote_spool, &tag)?;
+                let found = self.left_there(j, &remote_spool, &tag)?;
                 if let Some(rid) = found {
                     self.record_remote(j, schedd, pool, rid)?;
                 }
@@ -318,8 +354,16 @@ impl Round<'_> {
         remote: Option<JobId>,
     ) -> Result<(), GridError> {
         if let Some(rid) = remote {
-            act_remote(remote_spool, self.owner, Action::Remove, rid, self.now)?;
-            wake_remote(remote_spool);
+            let owner = j.owner();
+            act_remote(
+                remote_spool,
+                &owner,
+                self.owner,
+                Action::Remove,
+                rid,
+                self.now,
+            )?;
+            wake_remote(&owner, remote_spool);
         }
         self.commit(j.row.id, j.row.status, |ad| {
             (super::changes::leave_removed(ad), vec![])
@@ -336,7 +380,14 @@ impl Round<'_> {
         remote: Option<JobId>,
     ) -> Result<(), GridError> {
         if let Some(rid) = remote {
-            act_remote(remote_spool, self.owner, Action::Hold, rid, self.now)?;
+            act_remote(
+                remote_spool,
+                &j.owner(),
+                self.owner,
+                Action::Hold,
+                rid,
+                self.now,
+            )?;
         }
         self.commit(j.row.id, j.row.status, |_| {
             (
@@ -352,10 +403,11 @@ impl Round<'_> {
     fn condor_follow(&mut self, j: &Job, remote_spool: &Path, rid: JobId) -> Result<(), GridError> {
         let now = self.now;
         let id = j.row.id;
-        let Some(mut rq) = Queue::open(remote_spool, false)? else {
+        let Some(state) = on_remote(&j.owner(), remote_spool, false, |rq| remote_state(rq, rid))?
+        else {
             return Ok(());
         };
-        let Some((rstatus, rad)) = remote_state(&mut rq, rid)? else {
+        let Some((rstatus, rad)) = state else {
             let running = j.status() == Some(JobStatus::Running);
             self.commit(id, j.row.status, |ad| {
                 grid_hold(
@@ -378,7 +430,9 @@ impl Round<'_> {
                 self.condor_remote_running(j, s)?
             }
             Some(JobStatus::Held) => self.condor_remote_held(j, remote_spool, rid, &rad, s)?,
-            Some(JobStatus::Completed) => self.condor_remote_completed(j, &mut rq, rid, &rad, s)?,
+            Some(JobStatus::Completed) => {
+                self.condor_remote_completed(j, remote_spool, rid, &rad, s)?
+            }
             _ => {}
         }
         Ok(())
@@ -432,8 +486,9 @@ impl Round<'_> {
         let id = j.row.id;
         if !j.managed_externally() {
             // Released here after our hold: release it there too.
-            act_remote(remote_spool, self.owner, Action::Release, rid, now)?;
-            wake_remote(remote_spool);
+            let owner = j.owner();
+            act_remote(remote_spool, &owner, self.owner, Action::Release, rid, now)?;
+            wake_remote(&owner, remote_spool);
             s.push(("Managed".into(), Expr::string("External")));
             self.commit(id, j.row.status, |_| (Change::Set(s), vec![]))?;
             return Ok(());
@@ -458,7 +513,7 @@ impl Round<'_> {
     fn condor_remote_completed(
         &mut self,
         j: &Job,
-        rq: &mut Queue,
+        remote_spool: &Path,
         rid: JobId,
         rad: &Rc<ClassAd>,
         s: Vec<(String, Expr)>,
@@ -468,7 +523,9 @@ impl Round<'_> {
         let gr = j.str("GridResource").unwrap_or_default();
         let local_running = j.status() == Some(JobStatus::Running);
         let exit = remote_exit(rad);
-        let_remote_go(rq, rid, now)?;
+        on_remote(&j.owner(), remote_spool, false, |rq| {
+            let_remote_go(rq, rid, now)
+        })?;
         self.commit(id, j.row.status, |ad| {
             let mut evs = Vec::new();
             if !local_running {
@@ -485,11 +542,16 @@ impl Round<'_> {
 
     /// The job a gridmanager that died after submitting left in the
     /// remote queue for ours (tagged `tag`), if any.
-    fn left_there(&self, remote_spool: &Path, tag: &str) -> Result<Option<JobId>, GridError> {
-        match Queue::open(remote_spool, false)? {
-            Some(rq) => tagged(&rq, self.owner, tag),
-            None => Ok(None),
-        }
+    fn left_there(
+        &self,
+        j: &Job,
+        remote_spool: &Path,
+        tag: &str,
+    ) -> Result<Option<JobId>, GridError> {
+        let found = on_remote(&j.owner(), remote_spool, false, |rq| {
+            tagged(rq, self.owner, tag)
+        })?;
+        Ok(found.flatten())
     }
 
     /// Claims the job, then submits it to the remote queue (or adopts the
@@ -517,40 +579,50 @@ impl Round<'_> {
                 return Ok(());
             }
         }
-        let mut rq = match Queue::open(remote_spool, true) {
-            Ok(Some(q)) => q,
-            Ok(None) | Err(_) => {
-                let why = format!("Failed to connect to schedd {schedd}: no tern queue there");
-                self.commit(id, j.row.status, |ad| {
-                    grid_hold(ad, id, now, &why, hold_code::UNSPECIFIED, 0, false, false)
-                })?;
-                return Ok(());
+        let user = self.owner.to_string();
+        let ad = remote_ad(&j.ad, tag, self.spool, now);
+        let owner = j.owner();
+        // Made, looked in and written as the job's owner.
+        let placed = on_remote(&owner, remote_spool, true, |rq| {
+            if claimed_before && let Some(rid) = tagged(rq, &user, tag)? {
+                return Ok(rid);
             }
+            let authority = Authority::new(&user, Vec::new());
+            let (cluster, _) = rq.submit(&authority, &user, |_| {
+                let mut proc0 = ClassAd::new();
+                proc0.insert("ProcId", Expr::int(0));
+                Ok::<_, crate::queue::QueueError>(crate::submit::Cluster {
+                    cluster_ad: ad,
+                    procs: vec![proc0],
+                    warnings: Vec::new(),
+                })
+            })?;
+            Ok(JobId { cluster, proc: 0 })
+        });
+        let why = match placed {
+            Ok(Some(rid)) => return self.condor_submitted(j, remote_spool, schedd, pool, rid),
+            Ok(None) => "no tern queue there".to_string(),
+            Err(GridError::Unreachable(why)) => why,
+            Err(e) => return Err(e),
         };
-        let found = match claimed_before {
-            true => tagged(&rq, self.owner, tag)?,
-            false => None,
-        };
-        let rid = match found {
-            Some(r) => r,
-            None => {
-                let ad = remote_ad(&j.ad, tag, self.spool, now);
-                let authority = Authority::new(self.owner, Vec::new());
-                let owner = self.owner.to_string();
-                let (cluster, _) = rq.submit(&authority, &owner, |_| {
-                    let mut proc0 = ClassAd::new();
-                    proc0.insert("ProcId", Expr::int(0));
-                    Ok::<_, crate::queue::QueueError>(crate::submit::Cluster {
-                        cluster_ad: ad,
-                        procs: vec![proc0],
-                        warnings: Vec::new(),
-                    })
-                })?;
-                JobId { cluster, proc: 0 }
-            }
-        };
-        drop(rq);
-        wake_remote(remote_spool);
+        let why = format!("Failed to connect to schedd {schedd}: {why}");
+        self.commit(id, j.row.status, |ad| {
+            grid_hold(ad, id, now, &why, hold_code::UNSPECIFIED, 0, false, false)
+        })?;
+        Ok(())
+    }
+
+    /// The job is in the remote queue as `rid`: wakes that queue, records
+    /// the remote id and writes 027.
+    fn condor_submitted(
+        &mut self,
+        j: &Job,
+        remote_spool: &Path,
+        schedd: &str,
+        pool: &str,
+        rid: JobId,
+    ) -> Result<(), GridError> {
+        wake_remote(&j.owner(), remote_spool);
         self.record_remote(j, schedd, pool, rid)
     }
 
@@ -597,8 +669,10 @@ fn tagged(rq: &Queue, owner: &str, tag: &str) -> Result<Option<JobId>, GridError
 }
 
 /// Asks the remote queue for a negotiation pass, as its own tern_submit
-/// would: its tern_negotiate, with its SPOOL.
-fn wake_remote(remote_spool: &Path) {
+/// would: its tern_negotiate, with its SPOOL, run as the job's `owner`
+/// (a root gridmanager never starts a root pass over a queue a user
+/// named).
+fn wake_remote(owner: &JobOwner, remote_spool: &Path) {
     let prog = crate::negotiator::launch::sibling(
         &crate::config::Config::defaults(),
         None,
@@ -608,16 +682,7 @@ fn wake_remote(remote_spool: &Path) {
         "_TERN_SPOOL".to_string(),
         remote_spool.display().to_string(),
     )];
-    let _ = crate::sys::spawn(&crate::sys::Spawn {
-        exe: &prog,
-        args: &[],
-        env: None,
-        extra_env: &extra,
-        dir: None,
-        stdio: [None, None, None],
-        new_session: true,
-        only_stdio: false,
-    });
+    let _ = super::owner::start_detached(owner, &prog, &extra);
 }
 
 #[cfg(test)]

@@ -51,6 +51,10 @@ pub enum GridError {
     Config(#[from] ConfigError),
     #[error("SPOOL is not set")]
     NoSpool,
+    /// Another tern queue (a `condor` GridResource's SPOOL) that could
+    /// not be opened with the job owner's rights, and why.
+    #[error("{0}")]
+    Unreachable(String),
     #[error("{what} {path}: {msg}")]
     Io {
         what: &'static str,

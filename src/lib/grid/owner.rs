@@ -38,8 +38,52 @@ fn acting_for(owner: &JobOwner) -> std::io::Result<Option<crate::sys::identity::
 /// Whether `owner` may use `dir` as a job's working directory (the check
 /// sbatch would make as the owner, made before anything is submitted).
 pub fn can_enter(owner: &JobOwner, dir: &Path) -> Result<(), std::io::Error> {
+    as_owner(owner, || std::fs::read_dir(dir).map(|_| ()))?
+}
+
+/// Runs `f` with `owner`'s rights: a root gridmanager acts as the owner
+/// ([`crate::sys::identity::act_as`]) until `f` returns, so every path `f`
+/// opens or creates is checked as the owner's and what it makes is the
+/// owner's; any other gridmanager runs `f` as itself. Whatever `f` opens
+/// must be closed before it returns: nothing opened as the owner is used
+/// with root's ids, and nothing opened as root is used as the owner. The
+/// error is why root may not act for the owner (`f` did not run).
+pub fn as_owner<T>(owner: &JobOwner, f: impl FnOnce() -> T) -> std::io::Result<T> {
     let id = acting_for(owner)?;
-    crate::sys::identity::as_user(id.as_ref(), || std::fs::read_dir(dir).map(|_| ()))?
+    crate::sys::identity::as_user(id.as_ref(), f)
+}
+
+/// Starts `program` detached (a session of its own, standard files on
+/// /dev/null, not waited for) with our environment and `extra_env`, as
+/// the job's `owner` for good when this is a root gridmanager (and with
+/// root's supplementary groups and tern's given up), else as ourselves.
+pub fn start_detached(
+    owner: &JobOwner,
+    program: &Path,
+    extra_env: &[(String, String)],
+) -> std::io::Result<()> {
+    let Some(id) = acting_for(owner)? else {
+        crate::sys::spawn(&crate::sys::Spawn {
+            exe: program,
+            args: &[],
+            env: None,
+            extra_env,
+            dir: None,
+            stdio: [None, None, None],
+            new_session: true,
+            only_stdio: false,
+        })?;
+        return Ok(());
+    };
+    let mut c = Command::new(program);
+    c.envs(extra_env.iter().map(|(k, v)| (k, v)))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    crate::sys::child_starts_session(&mut c);
+    crate::sys::identity::child_runs_as(&mut c, Some(id), None);
+    crate::sys::privilege::child_drops_group(&mut c);
+    c.spawn().map(drop)
 }
 
 #[cfg(test)]
@@ -101,6 +145,25 @@ mod tests {
         .unwrap();
         let e = can_enter(&owner, closed.path()).unwrap_err();
         assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied);
+        // What is made as the owner is the owner's, where the owner may
+        // write only; root's ids come back after.
+        let open = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(
+            open.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o777),
+        )
+        .unwrap();
+        let made = open.path().join("made");
+        as_owner(&owner, || std::fs::write(&made, "x"))
+            .unwrap()
+            .unwrap();
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(std::fs::metadata(&made).unwrap().uid(), nobody.uid);
+        let e = as_owner(&owner, || std::fs::write(closed.path().join("f"), "x"))
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied);
+        assert!(crate::sys::identity::is_root(), "root's ids are back");
         // Without the OwnerUid shared mode refuses, with the reason.
         let bare = JobOwner { uid: None, ..owner };
         let e = command(&bare, "/usr/bin/id", None).unwrap_err();

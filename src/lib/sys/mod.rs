@@ -30,6 +30,21 @@ pub fn real_uid() -> u32 {
     unsafe { libc::getuid() }
 }
 
+/// Makes the child `cmd` starts lead a session of its own (detached from
+/// ours, as [`Spawn::new_session`] does), between fork and exec.
+pub fn child_starts_session(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setsid is async-signal-safe and touches no memory.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// How [`spawn`] starts a program.
 pub struct Spawn<'a> {
     pub exe: &'a std::path::Path,
