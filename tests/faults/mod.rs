@@ -126,12 +126,13 @@ fn round(seed: u64, kills: usize) -> Round {
         }
         Err(e) => problems.push(format!("cannot read the queues: {e}")),
     }
-    problems.extend(checks::event_log(&world));
+    let (log_problems, torn) = checks::event_log(&world, tally.total());
+    problems.extend(log_problems);
     problems.extend(checks::soundness(&world.spool()));
     problems.extend(checks::soundness(&world.remote_spool()));
     let summary = format!(
         "{} kills {:?} in {ran:.1?}; {}; {} tools, {} submits, {} work items; {stats}; \
-         unexpected tool errors: {:?}",
+         {torn} events torn by kills; unexpected tool errors: {:?}",
         tally.total(),
         tally.by_category,
         rest.unwrap_or_default(),
