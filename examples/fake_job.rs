@@ -18,6 +18,15 @@
 //!   (one line), or to stdout without one.
 //! - `write F TEXT`: write TEXT and a newline to F (replacing it).
 //! - `touch F`: append `run <pid>` to F, so the lines count the runs.
+//! - `stamp F WORD`: append `WORD <pid> <unix time in ns>` to F in one
+//!   write, so runs of many jobs can share one file of stamps.
+//! - `beat F WORD S`: for S seconds, stamp F with WORD every 20 ms: a run
+//!   that outlives its supervisor keeps leaving stamps, which shows it.
+//! - `lock L F WORD`: take an exclusive flock on L for the rest of the
+//!   run; when another process holds it, stamp F with WORD first (and go
+//!   on without it). A run that starts while an earlier one of the same
+//!   job still lives says so, to the instant: the kernel drops the lock
+//!   only when its holder dies.
 //! - `echo TEXT` / `stderr TEXT`: TEXT and a newline to stdout / stderr.
 //! - `grow MiB`: allocate MiB mebibytes, touch every page, and keep them.
 //! - `env NAME`: print `NAME=value`, or `NAME unset`.
@@ -48,6 +57,8 @@ fn main() {
     let mut pidfile: Option<String> = None;
     // Memory `grow` keeps until the process exits.
     let mut kept: Vec<Vec<u8>> = Vec::new();
+    // Locks `lock` holds until the process exits.
+    let mut locked: Vec<std::fs::File> = Vec::new();
     while let Some(verb) = it.next() {
         let mut arg = || {
             it.next()
@@ -84,6 +95,22 @@ fn main() {
                     .unwrap_or_else(|e| fail(&format!("cannot write {file}: {e}")));
             }
             "touch" => append(&arg(), &format!("run {}\n", std::process::id())),
+            "stamp" => {
+                let (file, word) = (arg(), arg());
+                stamp(&file, &word);
+            }
+            "lock" => {
+                let (lock, file, word) = (arg(), arg(), arg());
+                locked.push(take_lock(&lock, &file, &word));
+            }
+            "beat" => {
+                let (file, word) = (arg(), arg());
+                let end = std::time::Instant::now() + seconds(&arg());
+                while std::time::Instant::now() < end {
+                    stamp(&file, &word);
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
             "echo" => println!("{}", arg()),
             "stderr" => eprintln!("{}", arg()),
             "grow" => kept.push(grow(number(&arg()) as usize)),
@@ -118,6 +145,7 @@ fn main() {
         std::io::stdout().flush().ok();
     }
     drop(kept);
+    drop(locked);
 }
 
 /// How many arguments `verb` takes (`args` takes the rest, so cannot be
@@ -125,7 +153,8 @@ fn main() {
 fn arity(verb: &str) -> usize {
     match verb {
         "ignore-term" | "cwd" | "stdin" | "fds" => 0,
-        "write" | "if-missing" => 2,
+        "write" | "if-missing" | "stamp" => 2,
+        "beat" | "lock" => 3,
         "args" => fail("if-missing cannot skip args"),
         "exit" | "sleep" | "spin" | "pidfile" | "fork-sleep" | "touch" | "echo" | "stderr"
         | "grow" | "env" | "kill-self" | "record-signal" => 1,
@@ -185,6 +214,27 @@ fn append(file: &str, text: &str) {
         .unwrap_or_else(|e| fail(&format!("cannot open {file}: {e}")));
     f.write_all(text.as_bytes())
         .unwrap_or_else(|e| fail(&format!("cannot write {file}: {e}")));
+}
+
+fn take_lock(lock: &str, file: &str, word: &str) -> std::fs::File {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(lock)
+        .unwrap_or_else(|e| fail(&format!("cannot open {lock}: {e}")));
+    // SAFETY: flock on a descriptor we own.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        stamp(file, word);
+    }
+    f
+}
+
+fn stamp(file: &str, word: &str) {
+    let ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    append(file, &format!("{word} {} {ns}\n", std::process::id()));
 }
 
 fn spin(d: Duration) {

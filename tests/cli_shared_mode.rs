@@ -558,9 +558,12 @@ fn a_planted_job_lock_is_refused_and_the_rest_of_the_queue_runs() {
     env.wait_history(&format!("{c}.1"), Duration::from_secs(60));
     assert_eq!(env.status(&format!("{c}.0")), Some(1), "the job stays idle");
     assert_eq!(std::fs::read_to_string(&canary).unwrap(), "canary\n");
-    std::fs::remove_file(&planted).unwrap();
-    let made = Command::new("mkfifo").arg(&planted).status().unwrap();
+    // The FIFO replaces the link in one rename: with the name free for a
+    // moment, a pass asked for by job 1's end took job 0 in between.
+    let fifo = env.path("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
+    std::fs::rename(&fifo, &planted).unwrap();
     let r = env.run("tern_negotiate", ["-wait"]);
     assert!(
         r.stderr.contains(&format!(

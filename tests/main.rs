@@ -43,6 +43,7 @@ mod completions;
 mod config_man;
 mod disk_full;
 mod e2e_dask_jobqueue;
+mod faults;
 mod grid_slurm;
 mod help_layout;
 mod listing_agree;

@@ -308,6 +308,22 @@ impl Round<'_> {
         let remote_spool = PathBuf::from(schedd);
         let gid = j.str("GridJobId");
         let remote = gid.as_deref().and_then(ids::condor_remote);
+        let qdate = j.ad.eval_int("QDate").unwrap_or(j.row.qdate);
+        let tag = submitter_tag(spool, id, qdate);
+        let stopping = matches!(j.status(), Some(JobStatus::Removed | JobStatus::Held));
+        // Claimed without a remote id: a gridmanager may have died between
+        // the remote submit and recording the id. A job stopped here must
+        // stop there too, so the remote job is looked for by its tag.
+        let remote = match remote {
+            None if stopping && j.managed_externally() && remote_spool.is_absolute() => {
+                let found = self.left_there(j, &remote_spool, &tag)?;
+                if let Some(rid) = found {
+                    self.record_remote(j, schedd, pool, rid)?;
+                }
+                found
+            }
+            r => r,
+        };
         match j.status() {
             Some(JobStatus::Removed) => return self.condor_removed(j, &remote_spool, remote),
             Some(JobStatus::Held) => return self.condor_held(j, &remote_spool, remote),
@@ -323,8 +339,6 @@ impl Round<'_> {
             })?;
             return Ok(());
         }
-        let qdate = j.ad.eval_int("QDate").unwrap_or(j.row.qdate);
-        let tag = submitter_tag(spool, id, qdate);
         let Some(rid) = remote else {
             return self.condor_submit(j, &remote_spool, schedd, pool, &tag);
         };
@@ -490,8 +504,12 @@ impl Round<'_> {
         Ok(())
     }
 
-    /// Remote completed: completes the job here with the remote exit (and
-    /// the execute event it never logged), then lets the remote job go.
+    /// Remote completed: lets the remote job go, then completes the job
+    /// here with the remote exit (and the execute event it never logged).
+    /// In this order a gridmanager killed between the two leaves the
+    /// remote job in its history, where the next one finds it completed
+    /// ([`remote_state`]); the other way round it left the remote job in
+    /// its queue (LeaveJobInQueue) for good, with no job here to let it go.
     fn condor_remote_completed(
         &mut self,
         j: &Job,
@@ -505,7 +523,10 @@ impl Round<'_> {
         let gr = j.str("GridResource").unwrap_or_default();
         let local_running = j.status() == Some(JobStatus::Running);
         let exit = remote_exit(rad);
-        let done = self.commit(id, j.row.status, |ad| {
+        on_remote(&j.owner(), remote_spool, false, |rq| {
+            let_remote_go(rq, rid, now)
+        })?;
+        self.commit(id, j.row.status, |ad| {
             let mut evs = Vec::new();
             if !local_running {
                 let start = rad.eval_int("JobCurrentStartDate").unwrap_or(now);
@@ -516,12 +537,21 @@ impl Round<'_> {
             evs.append(&mut more);
             (c, evs)
         })?;
-        if done {
-            on_remote(&j.owner(), remote_spool, false, |rq| {
-                let_remote_go(rq, rid, now)
-            })?;
-        }
         Ok(())
+    }
+
+    /// The job a gridmanager that died after submitting left in the
+    /// remote queue for ours (tagged `tag`), if any.
+    fn left_there(
+        &self,
+        j: &Job,
+        remote_spool: &Path,
+        tag: &str,
+    ) -> Result<Option<JobId>, GridError> {
+        let found = on_remote(&j.owner(), remote_spool, false, |rq| {
+            tagged(rq, self.owner, tag)
+        })?;
+        Ok(found.flatten())
     }
 
     /// Claims the job, then submits it to the remote queue (or adopts the
@@ -554,20 +584,8 @@ impl Round<'_> {
         let owner = j.owner();
         // Made, looked in and written as the job's owner.
         let placed = on_remote(&owner, remote_spool, true, |rq| {
-            if claimed_before {
-                let c = crate::classad::parse_expr(&format!(
-                    "SubmitterGlobalJobId == {}",
-                    crate::classad::unparse::unparse(&Expr::string(tag))
-                ))
-                .expect("constraint parses");
-                let sel = Selection {
-                    owners: vec![user.clone()],
-                    constraint: Some(c),
-                    ..Selection::default()
-                };
-                if let Some((r, _)) = rq.select(&sel)?.first() {
-                    return Ok(r.id);
-                }
+            if claimed_before && let Some(rid) = tagged(rq, &user, tag)? {
+                return Ok(rid);
             }
             let authority = Authority::new(&user, Vec::new());
             let (cluster, _) = rq.submit(&authority, &user, |_| {
@@ -604,9 +622,20 @@ impl Round<'_> {
         pool: &str,
         rid: JobId,
     ) -> Result<(), GridError> {
-        let now = self.now;
-        let id = j.row.id;
         wake_remote(&j.owner(), remote_spool);
+        self.record_remote(j, schedd, pool, rid)
+    }
+
+    /// Records the remote job `rid` as the job's (GridJobId) and writes
+    /// 027.
+    fn record_remote(
+        &mut self,
+        j: &Job,
+        schedd: &str,
+        pool: &str,
+        rid: JobId,
+    ) -> Result<(), GridError> {
+        let (id, now) = (j.row.id, self.now);
         let gid = format!("condor {schedd} {pool} {rid}");
         let gr = j.str("GridResource").unwrap_or_default();
         self.commit(id, j.row.status, |_| {
@@ -621,6 +650,22 @@ impl Round<'_> {
         })?;
         Ok(())
     }
+}
+
+/// `owner`'s job in the remote queue `rq` that carries `tag`
+/// (SubmitterGlobalJobId), if any.
+fn tagged(rq: &Queue, owner: &str, tag: &str) -> Result<Option<JobId>, GridError> {
+    let c = crate::classad::parse_expr(&format!(
+        "SubmitterGlobalJobId == {}",
+        crate::classad::unparse::unparse(&Expr::string(tag))
+    ))
+    .expect("constraint parses");
+    let sel = Selection {
+        owners: vec![owner.to_string()],
+        constraint: Some(c),
+        ..Selection::default()
+    };
+    Ok(rq.select(&sel)?.first().map(|(r, _)| r.id))
 }
 
 /// Asks the remote queue for a negotiation pass, as its own tern_submit

@@ -647,6 +647,13 @@ fn reconcile(
         if let Some((pgid, Some(started))) = lock.recorded_job_group() {
             crate::sys::pids::signal_group_started(pgid, started, libc::SIGKILL);
         }
+        // A shadow killed while it started the job, before it could record
+        // the job's group, left the job running in its session (the pass
+        // starts each shadow in one of its own): that goes too, once the
+        // shadow is gone, and only if it is that shadow's.
+        if let Some((shadow, Some(started))) = lock.recorded_holder() {
+            crate::sys::pids::signal_dead_session(shadow, started, libc::SIGKILL);
+        }
         put_right(q, id, now, report, events)?;
         joblock::remove(spool, lock);
     }

@@ -17,6 +17,7 @@ use std::rc::Rc;
 use crate::classad::{ClassAd, Evaluator, Expr, MatchContext};
 use crate::machine::{self, Machine, SlotRow};
 use crate::queue::{Change, JobId, JobRow, QueueError, Writer, joblock};
+use crate::vocab::Universe;
 
 use super::accountant::Knobs;
 use super::{dollar, launch, matchmaking};
@@ -75,6 +76,9 @@ pub fn match_one(
             continue;
         }
         let ad = Rc::new(w.full_ad(&row)?);
+        if !runs_on_a_slot(&ad) {
+            continue;
+        }
         // The same submitter only (an owner's accounting groups are
         // submitters of their own).
         if matchmaking::submitter_of_job(&ad, owner, slot.uid_domain) != submitter {
@@ -137,6 +141,19 @@ impl Match {
         let set = launch::claim_attrs(&self.ad, &s.name, host, now, &self.match_attrs);
         w.change(&self.row, &self.ad, &Change::Set(set))
     }
+}
+
+/// Whether the pass would ever give the job a slot: not a grid universe
+/// job (its gridmanager runs it elsewhere), not a job the router manages
+/// (its routed copy runs in its place), not a scheduler universe job (it
+/// needs no slot). A routed copy whose route sets `Requirements = true`
+/// matches any slot: taken by a reuse, it ran here under a shadow while
+/// its gridmanager ran it in the other queue.
+fn runs_on_a_slot(ad: &Rc<ClassAd>) -> bool {
+    let universe = ad.eval_int("JobUniverse");
+    let elsewhere = [Universe::Grid.code(), Universe::Scheduler.code()];
+    !universe.is_some_and(|u| elsewhere.contains(&u))
+        && ad.eval_str("Managed").as_deref() != Some("External")
 }
 
 /// A dynamic slot is reused only for a job that fits in it.

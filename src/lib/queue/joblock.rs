@@ -69,35 +69,59 @@ impl JobLock {
     /// Writes the holder's pid into the file, so tools can wake it, and
     /// the job's process group once it runs, with its leader's start time,
     /// so that the pass can kill what a dead shadow left running and only
-    /// that (a process group id is reused once the group is gone).
+    /// that (a process group id is reused once the group is gone). A third
+    /// line has the holder's start time: its pid is also its session (the
+    /// pass starts each shadow in a session of its own), and a shadow
+    /// killed while it started the job, before it could write the job's
+    /// group, left the job in that session.
     pub fn write_pid(&mut self, pid: u32, job_pgid: Option<i32>) -> io::Result<()> {
         use std::os::unix::fs::FileExt;
         // One fixed-width write in place: no truncation, which costs more
         // than the write on a busy shadow.
-        let text = match job_pgid {
+        let group = match job_pgid {
             Some(g) => match crate::sys::pids::start_time(g) {
-                Some(t) => format!("{pid}\n{g} {t}\n"),
-                None => format!("{pid}\n{g}\n"),
+                Some(t) => format!("{g} {t}"),
+                None => format!("{g}"),
             },
-            None => format!("{pid}\n"),
+            None => String::new(),
         };
+        let started = crate::sys::pids::start_time(pid as i32)
+            .map(|t| t.to_string())
+            .unwrap_or_default();
+        let text = format!("{pid}\n{group}\n{started}\n");
+        // Padded past the longest record, so a shorter one leaves nothing
+        // of a longer one behind.
         self.file
-            .write_all_at(format!("{text:<40}").as_bytes(), 0)?;
+            .write_all_at(format!("{text:<64}").as_bytes(), 0)?;
         Ok(())
+    }
+
+    /// The (now dead) holder's pid, and when it started when it could
+    /// tell.
+    pub fn recorded_holder(&self) -> Option<(i32, Option<u64>)> {
+        let text = self.record()?;
+        let mut lines = text.lines();
+        let pid = lines.next()?.trim().parse().ok()?;
+        let started = lines.nth(1).and_then(|l| l.trim().parse().ok());
+        Some((pid, started))
     }
 
     /// The job process group a (now dead) holder recorded, and when its
     /// leader started when the holder could tell.
     pub fn recorded_job_group(&self) -> Option<(i32, Option<u64>)> {
-        use std::os::unix::fs::FileExt;
-        // Read through the held descriptor: the name may have been
-        // replaced since.
-        let mut buf = vec![0u8; 256];
-        let n = self.file.read_at(&mut buf, 0).ok()?;
-        let text = String::from_utf8_lossy(&buf[..n]);
+        let text = self.record()?;
         let mut words = text.lines().nth(1)?.split_whitespace();
         let pgid = words.next()?.parse().ok()?;
         Some((pgid, words.next().and_then(|t| t.parse().ok())))
+    }
+
+    /// The record, read through the held descriptor: the name may have
+    /// been replaced since.
+    fn record(&self) -> Option<String> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0u8; 256];
+        let n = self.file.read_at(&mut buf, 0).ok()?;
+        Some(String::from_utf8_lossy(&buf[..n]).into_owned())
     }
 }
 
@@ -240,6 +264,25 @@ mod tests {
         assert!(!dead.exists());
         remove_doorbell(d.path(), me);
         assert!(!doorbell_path(d.path(), me).exists());
+    }
+
+    #[test]
+    fn the_record_names_the_holder_with_its_start_and_the_job_group() {
+        let d = tempfile::tempdir().unwrap();
+        let id = JobId {
+            cluster: 1,
+            proc: 0,
+        };
+        let mut l = try_acquire(d.path(), id).unwrap().unwrap();
+        let me = std::process::id();
+        let started = crate::sys::pids::start_time(me as i32);
+        l.write_pid(me, Some(me as i32)).unwrap();
+        assert_eq!(l.recorded_holder(), Some((me as i32, started)));
+        assert_eq!(l.recorded_job_group(), Some((me as i32, started)));
+        // A run's end forgets the group and keeps the holder.
+        l.write_pid(me, None).unwrap();
+        assert_eq!(l.recorded_job_group(), None);
+        assert_eq!(l.recorded_holder(), Some((me as i32, started)));
     }
 
     #[test]

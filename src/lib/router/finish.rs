@@ -10,22 +10,34 @@ use std::rc::Rc;
 use crate::classad::{ClassAd, Expr, Value};
 use crate::queue::{Change, JobId, JobRow};
 use crate::userlog::{EventKind, Exit, Rusage, Termination};
-use crate::vocab::{JobStatus, Request};
+use crate::vocab::{JobStatus, Request, Universe};
 
 use super::hooks::{self, Hook, Ran};
 use super::mirror;
-use super::pass::{Pass, status_of};
+use super::pass::{Pass, status_of, text_of};
 use super::state::{self, Managed, Outcome, Stage};
 use super::{ABORT_REASON, RouterError, attr};
 
-/// The change that removes a routed copy: a running one is marked and its
-/// shadow asked to stop it; any other leaves the queue now.
-fn remove_change(ad: &ClassAd, reason: &str) -> (Change, bool) {
+/// The change that removes a routed copy, and whether its shadow must be
+/// asked to stop it: a copy a shadow runs is marked and its shadow asked;
+/// a grid copy its gridmanager manages is marked and left to the
+/// gridmanager, which removes its remote job and then lets it leave (as
+/// tern_rm leaves one); any other leaves the queue now. A grid copy that
+/// left at once, idle here while its remote job ran (the gridmanager had
+/// not polled yet), left that job running in the other queue for good.
+pub(super) fn remove_change(ad: &ClassAd, reason: &str) -> (Change, bool) {
     let set = vec![
         ("RemoveReason".to_string(), Expr::string(reason)),
         ("JobStatus".to_string(), JobStatus::Removed.expr()),
         ("LeaveJobInQueue".to_string(), Expr::Lit(Value::Bool(false))),
     ];
+    let grid = matches!(
+        ad.get("JobUniverse").and_then(|e| e.literal_value()),
+        Some(Value::Int(u)) if *u == Universe::Grid.code()
+    );
+    if grid && text_of(ad, attr::MANAGED).as_deref() == Some("External") {
+        return (Change::Set(set), false);
+    }
     let s = status_of(ad);
     if matches!(
         JobStatus::from_code(s),

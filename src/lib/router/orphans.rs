@@ -13,8 +13,8 @@ use crate::classad::{ClassAd, Value};
 use crate::queue::{JobId, JobRow, Queue};
 
 use super::config::RouterConfig;
-use super::finish::yield_change;
-use super::pass::Report;
+use super::finish::{remove_change, yield_change};
+use super::pass::{Report, change_unmoved};
 use super::state::{self, Managed, Outcome, Stage};
 use super::{ORPHAN_REASON, RouterError, attr};
 
@@ -122,33 +122,19 @@ pub fn adopt(
             }
             (Some(_), Some(_)) => {}
             _ => {
-                let status = row.status;
-                let running = matches!(status, 2 | 6 | 7);
-                let set = vec![
-                    (
-                        "RemoveReason".to_string(),
-                        crate::classad::Expr::string(ORPHAN_REASON),
-                    ),
-                    (
-                        "JobStatus".to_string(),
-                        crate::vocab::JobStatus::Removed.expr(),
-                    ),
-                    (
-                        "LeaveJobInQueue".to_string(),
-                        crate::classad::Expr::Lit(Value::Bool(false)),
-                    ),
-                ];
-                if status == crate::vocab::JobStatus::Removed.code() {
+                if row.status == crate::vocab::JobStatus::Removed.code() {
                     continue;
                 }
-                q.write(now, |w| {
+                let (change, running) = remove_change(&ad, ORPHAN_REASON);
+                let done = change_unmoved(q, now, row.id, row.status, |w, cur, ad| {
                     if running {
-                        w.request(row.id, crate::vocab::Request::Remove)?;
-                        w.change(&row, &ad, &crate::queue::Change::Set(set))
-                    } else {
-                        w.change(&row, &ad, &crate::queue::Change::Leave { set })
+                        w.request(cur.id, crate::vocab::Request::Remove)?;
                     }
+                    w.change(cur, ad, &change)
                 })?;
+                if !done {
+                    continue;
+                }
                 if running {
                     crate::queue::joblock::wake(q.spool(), row.id);
                 }
@@ -169,7 +155,11 @@ pub fn adopt(
             continue;
         }
         let (change, _) = yield_change(&ad, false, rc.release_on_hold);
-        q.write(now, |w| w.change(&row, &ad, &change))?;
+        if !change_unmoved(q, now, row.id, row.status, |w, cur, ad| {
+            w.change(cur, ad, &change)
+        })? {
+            continue;
+        }
         report.lines.push(format!(
             "job {}: managed by us with no routed copy; yielded",
             row.id

@@ -137,6 +137,36 @@ fn source_interrupted(src: &ClassAd) -> Option<&'static str> {
     }
 }
 
+/// Runs `f` on job `id` as it is now, in one transaction, if it is still
+/// in the queue with the status `status` it had when the pass read it;
+/// whether it did. The router reads a job, runs hooks, then changes it:
+/// meanwhile a user may remove, hold or release it, and a change made
+/// from the old row once wrote the log records of a job that had left
+/// (and, from an old ad, would undo what changed meanwhile).
+pub(super) fn change_unmoved(
+    q: &mut Queue,
+    now: i64,
+    id: JobId,
+    status: i64,
+    f: impl FnOnce(
+        &mut crate::queue::Writer<'_>,
+        &JobRow,
+        &ClassAd,
+    ) -> Result<(), crate::queue::QueueError>,
+) -> Result<bool, RouterError> {
+    Ok(q.write(now, |w| {
+        let Some(row) = w.row(id)? else {
+            return Ok(false);
+        };
+        if row.status != status {
+            return Ok(false);
+        }
+        let ad = w.full_ad(&row)?;
+        f(w, &row, &ad)?;
+        Ok(true)
+    })?)
+}
+
 pub(super) fn status_of(ad: &ClassAd) -> i64 {
     match ad.get("JobStatus").and_then(|e| e.literal_value()) {
         Some(Value::Int(s)) => *s,
@@ -327,7 +357,10 @@ impl Pass<'_> {
             // Being removed: it leaves the queue once stopped.
             return Ok(());
         }
-        let src_now = self.mirror_to_source(m.src, &src_row, &src, &dest, dest_row.id)?;
+        let Some(src_now) = self.mirror_to_source(m.src, &src_row, &src, &dest, dest_row.id)?
+        else {
+            return Ok(());
+        };
         if ds == JobStatus::Completed.code() {
             return self.finalize(m, src_row, src_now, dest_row, dest);
         }
@@ -371,11 +404,14 @@ impl Pass<'_> {
                     .map(|(n, e)| (n.to_string(), e.clone()))
                     .collect();
                 if !set.is_empty() {
-                    let row = dest_row.clone();
-                    let before = dest.clone();
-                    self.q.write(self.now, |w| {
-                        w.change(&row, &before, &Change::Set(set.clone()))
-                    })?;
+                    let change = Change::Set(set.clone());
+                    let (id, status) = (dest_row.id, dest_row.status);
+                    if !change_unmoved(&mut self.q, self.now, id, status, |w, row, ad| {
+                        w.change(row, ad, &change)
+                    })? {
+                        // Moved while the hook ran: the next pass.
+                        return Ok(false);
+                    }
                     for (n, e) in set {
                         dest.insert(&n, e);
                     }
@@ -388,7 +424,8 @@ impl Pass<'_> {
 
     /// Mirrors the routed copy `dest_id` into the source (one
     /// transaction, its events queued, a status change logged); the
-    /// source's ad as it is now.
+    /// source's ad as it is now, or None when the source left or changed
+    /// status since this pass read it (the next pass mirrors afresh).
     fn mirror_to_source(
         &mut self,
         src_id: JobId,
@@ -396,18 +433,25 @@ impl Pass<'_> {
         src: &ClassAd,
         dest: &ClassAd,
         dest_id: JobId,
-    ) -> Result<ClassAd, RouterError> {
+    ) -> Result<Option<ClassAd>, RouterError> {
         let mut src_now = src.clone();
         let mm = mirror::mirror(src, dest, dest_id);
         if mm.is_empty() {
-            return Ok(src_now);
+            return Ok(Some(src_now));
         }
         let change = Change::Update {
             set: mm.set.clone(),
             delete: mm.delete.clone(),
         };
-        self.q
-            .write(self.now, |w| w.change(src_row, src, &change))?;
+        if !change_unmoved(
+            &mut self.q,
+            self.now,
+            src_id,
+            src_row.status,
+            |w, row, ad| w.change(row, ad, &change),
+        )? {
+            return Ok(None);
+        }
         for (n, e) in &mm.set {
             src_now.insert(n, e.clone());
         }
@@ -425,7 +469,7 @@ impl Pass<'_> {
                 JobStatus::from_code(*to).map_or("?", |s| s.name())
             ));
         }
-        Ok(src_now)
+        Ok(Some(src_now))
     }
 
     /// Each route's jobs and running jobs now; the throttles move once

@@ -50,6 +50,54 @@ pub fn signal_group_started(pgid: i32, started: u64, sig: i32) -> bool {
     }
 }
 
+/// State letter, session id and start time of process `pid` (fields 3,
+/// 6 and 22 of `/proc/PID/stat`).
+fn state_session_start(pid: i32) -> Option<(char, i32, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let state = f.first()?.chars().next()?;
+    Some((
+        state,
+        f.get(6 - 3)?.parse().ok()?,
+        f.get(22 - 3)?.parse().ok()?,
+    ))
+}
+
+/// Sends `sig` to every process left in the session of a leader that is
+/// gone: the session `sid` whose leader (pid `sid`) started at `started`,
+/// once that leader has exited (or is a zombie). A live leader is left
+/// alone, and so is a live process with that pid and another start time
+/// (Linux gives a pid out again only once no process has it as its
+/// session, so that session is someone else's). Looks again while it
+/// finds members (one may fork as it dies). Returns how many it signalled.
+pub fn signal_dead_session(sid: i32, started: u64, sig: i32) -> usize {
+    if sid <= 1 {
+        return 0;
+    }
+    match state_session_start(sid) {
+        Some((state, _, t)) if t != started || !matches!(state, 'Z' | 'X') => return 0,
+        _ => {}
+    }
+    let me = std::process::id() as i32;
+    let mut total = 0;
+    for _ in 0..10 {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            break;
+        };
+        let members: Vec<i32> = dir
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|&pid| pid != me && pid != sid)
+            .filter(|&pid| state_session_start(pid).is_some_and(|(st, s, _)| s == sid && st != 'Z'))
+            .collect();
+        if members.is_empty() {
+            break;
+        }
+        total += members.iter().filter(|&&p| signal_process(p, sig)).count();
+    }
+    total
+}
+
 /// Whether our child `pid` has exited, without reaping it (waitid with
 /// WNOWAIT): while it is a zombie its pid, and so its process group id,
 /// cannot be given out again, so the group can still be signalled safely.
