@@ -39,6 +39,7 @@ mod cli_transform_ads;
 mod cli_userprio;
 mod cli_vacate;
 mod cli_watch_q;
+mod clock_jumps;
 mod completions;
 mod config_man;
 mod disk_full;

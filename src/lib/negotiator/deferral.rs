@@ -43,6 +43,23 @@ pub fn schedule(ad: &ClassAd) -> Result<crate::cron::Schedule, String> {
     crate::cron::Schedule::parse(refs).map_err(|e| e.to_string())
 }
 
+/// The rows without the cron jobs marked for their next time: one that
+/// came back from a run after this pass gave out times waits for the next
+/// pass, whose DeferralTime it still has the run's own (with a window, the
+/// match would run it again for the same time).
+pub fn without_marked(q: &Queue, rows: Vec<JobRow>) -> Result<Vec<JobRow>, QueueError> {
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let maybe =
+            row.diff.len() > 4 && super::matchmaking::contains_lower(&row.diff, b"cronrecompute");
+        if maybe && Rc::new(q.full_ad(&row)?).eval(RECOMPUTE).is_true() {
+            continue;
+        }
+        out.push(row);
+    }
+    Ok(out)
+}
+
 /// Decides the new times (changes nothing).
 pub fn decide(
     q: &Queue,
@@ -70,37 +87,7 @@ pub fn decide(
             continue;
         }
         let ad = Rc::new(q.full_ad(row)?);
-        if !policy::is_cron(&ad) {
-            continue;
-        }
-        let sched = match schedule(&ad) {
-            Ok(s) => s,
-            Err(e) => {
-                out.push(Decision::Invalid(row.id, e));
-                continue;
-            }
-        };
-        let old = ad.eval_int("DeferralTime");
-        let window = ad.eval_int("DeferralWindow").unwrap_or(0);
-        let marked = ad.eval(RECOMPUTE).is_true();
-        let due = match old {
-            None => true,
-            Some(t) => now > t + window,
-        };
-        if !(force || marked || due) {
-            continue;
-        }
-        match sched.next_after(now, &chrono::Local) {
-            Some(t) => {
-                if old != Some(t) || marked {
-                    out.push(Decision::Schedule(row.id, t));
-                }
-            }
-            None => out.push(Decision::Invalid(
-                row.id,
-                "the schedule matches no time in the next years".into(),
-            )),
-        }
+        out.extend(decide_one(&ad, row.id, now, force));
     }
     Ok(out)
 }
@@ -111,6 +98,7 @@ pub fn apply(
     q: &mut Queue,
     decisions: &[Decision],
     now: i64,
+    force: bool,
     events: &mut Vec<(crate::userlog::UserLog, Event)>,
 ) -> Result<(), QueueError> {
     if decisions.is_empty() {
@@ -126,7 +114,13 @@ pub fn apply(
                 continue;
             }
             let ad = Rc::new(w.full_ad(&row)?);
-            match d {
+            // Decided again on the job as it is now: another pass or a
+            // shadow may have changed it since it was read (a cron job
+            // that ran for the time read is marked for its next one).
+            let Some(d) = decide_one(&ad, id, now, force) else {
+                continue;
+            };
+            match &d {
                 Decision::Schedule(_, t) => {
                     let delete = if ad.contains(RECOMPUTE) {
                         vec![RECOMPUTE.to_string()]
@@ -187,4 +181,66 @@ pub fn rewrite_schedd_interval(
         Ok(())
     })?;
     Ok(stale.len())
+}
+
+/// The decision for one idle job's ad, if it needs one.
+fn decide_one(ad: &Rc<ClassAd>, id: JobId, now: i64, force: bool) -> Option<Decision> {
+    if !policy::is_cron(ad) {
+        return None;
+    }
+    let sched = match schedule(ad) {
+        Ok(s) => s,
+        Err(e) => return Some(Decision::Invalid(id, e)),
+    };
+    let old = ad.eval_int("DeferralTime");
+    let window = ad.eval_int("DeferralWindow").unwrap_or(0);
+    let marked = ad.eval(RECOMPUTE).is_true();
+    let due = match old {
+        None => true,
+        Some(t) => now > t + window,
+    };
+    if !(force || marked || due) {
+        return None;
+    }
+    let next = match old {
+        Some(t) if (marked || due) && !force => next_time(&sched, t, now, window),
+        _ => sched.next_after(now, &chrono::Local),
+    };
+    match next {
+        Some(t) if old != Some(t) || marked => Some(Decision::Schedule(id, t)),
+        Some(_) => None,
+        None => Some(Decision::Invalid(
+            id,
+            "the schedule matches no time in the next years".into(),
+        )),
+    }
+}
+
+/// A cron job's next time after a run, or after it missed its time `old`:
+/// the latest time of the schedule after `old` that can still start now
+/// (within `window` seconds of it), else the first after now. A pass that
+/// comes at the very minute of the next time (cron's every minute) does not
+/// skip it, and a job that missed many times (the clock jumped) runs once,
+/// for the latest. With no window it is the first after now, as the schedd
+/// computes it.
+fn next_time(sched: &crate::cron::Schedule, old: i64, now: i64, window: i64) -> Option<i64> {
+    let tz = &chrono::Local;
+    if window > 0 {
+        let mut found = None;
+        let mut t = old.max(now - window);
+        // At most a window's worth of minutes; bounded all the same.
+        for _ in 0..100_000 {
+            match sched.next_after(t, tz) {
+                Some(n) if n <= now => {
+                    found = Some(n);
+                    t = n;
+                }
+                _ => break,
+            }
+        }
+        if found.is_some() {
+            return found;
+        }
+    }
+    sched.next_after(now, tz)
 }

@@ -135,7 +135,7 @@ fn claim_one(
     let Some(row) = w.row(p.id)? else {
         return Ok(None);
     };
-    if row.status() != Some(JobStatus::Idle) {
+    if row.status() != Some(JobStatus::Idle) || row.diff != p.seen {
         return Ok(None);
     }
     if p.slot == SCHEDULER {

@@ -34,6 +34,11 @@ pub struct Planned {
     pub match_attrs: Vec<(String, Expr)>,
     /// The slot weight the match costs its submitter.
     pub cost: f64,
+    /// The job's own attributes as the plan read them. The claim takes
+    /// the job only if they are the same still: one that ran and came back
+    /// idle meanwhile (a cron job a shadow just ran, when two passes meet)
+    /// waits for the next pass, which sees it as it is.
+    pub seen: String,
 }
 
 /// A job that found no slot.
@@ -361,6 +366,7 @@ fn order_jobs(
                 carve: None,
                 match_attrs: Vec::new(),
                 cost: 0.0,
+                seen: row.diff.clone(),
             });
             continue;
         }
@@ -565,6 +571,7 @@ impl Pie<'_> {
                 carve,
                 match_attrs,
                 cost,
+                seen: entry.row.diff.clone(),
             });
         }
         Ok(matched)

@@ -308,6 +308,7 @@ fn one_pass(cfg: &Config, spool: &Path, opts: &Options) -> Result<Report, Negoti
     let idle = gridjobs::without_grid(&q, idle)?;
     // Fetched jobs run on the slot that fetched them, claimed first.
     let idle = fetch::without_bound(&q, idle)?;
+    let idle = deferral::without_marked(&q, idle)?;
     let fetched = if opts.dry_run {
         Vec::new()
     } else {
@@ -466,7 +467,7 @@ fn schedule_cron(
             .push(format!("ScheddInterval = {interval} in {n} job(s)"));
     }
     if !opts.dry_run {
-        deferral::apply(q, &decisions, now, events)?;
+        deferral::apply(q, &decisions, now, opts.reconfig, events)?;
     }
     Ok(!decisions.is_empty())
 }

@@ -79,6 +79,12 @@ pub fn match_one(
         if !runs_on_a_slot(&ad) {
             continue;
         }
+        // A cron job back from a run waits for the pass to give it its next
+        // time: its DeferralTime is still the one it just ran for, which
+        // a window would let it run for again.
+        if ad.eval(super::policy::RECOMPUTE).is_true() {
+            continue;
+        }
         // The same submitter only (an owner's accounting groups are
         // submitters of their own).
         if matchmaking::submitter_of_job(&ad, owner, slot.uid_domain) != submitter {
