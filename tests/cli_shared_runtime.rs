@@ -36,7 +36,7 @@ fn with_fake_slurm(env: RunEnv) -> (RunEnv, PathBuf) {
     let env = env
         .knob("GRIDMANAGER_JOB_PROBE_INTERVAL", "1")
         .var_env("PATH", &format!("{}:/usr/bin:/bin", bin.display()))
-        .var_env("FAKE_SLURM", state.to_str().unwrap());
+        .var_env("SLURM_FAKE_STATE", state.to_str().unwrap());
     (env, state)
 }
 
@@ -99,22 +99,12 @@ fn recorded(env: &RunEnv, name: &str) -> Vec<String> {
         .collect()
 }
 
-/// A root router refused every hook of another user's job ("cannot yet
-/// act as ... (no shared mode)"); in shared mode it runs the hook as the
-/// job's owner, as the shadow runs its hooks.
-#[test]
-fn in_shared_mode_a_router_hook_runs_as_the_jobs_owner() {
-    let Some(user) = root_with_user("ternroutehook") else {
-        return;
-    };
+/// A shared environment whose router has one route and a translate hook
+/// that runs `record`, then hands the job back as the copy (the part after
+/// the route).
+fn with_translate_hook(record: &str) -> RunEnv {
     let env = shared_env();
-    // It hands the job back as the copy (the part after the route).
-    let translate = hook_program(
-        &env,
-        "translate",
-        "{ id -u; umask; } > \"$OUT/translate\"",
-        "sed '1,/^------$/d'",
-    );
+    let translate = hook_program(&env, "translate", record, "sed '1,/^------$/d'");
     let cfg = env.write(
         "router.config",
         &format!(
@@ -125,7 +115,19 @@ fn in_shared_mode_a_router_hook_runs_as_the_jobs_owner() {
         ),
     );
     chmod(&cfg, 0o644);
-    let env = env.var_env("TERN_CONFIG", cfg.to_str().unwrap());
+    env.var_env("TERN_CONFIG", cfg.to_str().unwrap())
+}
+
+/// A root router refused every hook of another user's job ("cannot yet
+/// act as ... (no shared mode)"); in shared mode it runs the hook as the
+/// job's owner, as the shadow runs its hooks.
+#[test]
+fn in_shared_mode_a_router_hook_runs_as_the_jobs_owner() {
+    let Some(user) = root_with_user("ternroutehook") else {
+        return;
+    };
+    // It hands the job back as the copy (the part after the route).
+    let env = with_translate_hook("{ id -u; umask; } > \"$OUT/translate\"");
     submit_as(&env, &user.name, "executable = /bin/true\nqueue\n");
     let out = env
         .command("tern_job_router")
@@ -157,24 +159,7 @@ fn a_root_routers_hook_gets_none_of_roots_environment_or_directory() {
     let Some(user) = root_with_user("ternroutenv") else {
         return;
     };
-    let env = shared_env();
-    let translate = hook_program(
-        &env,
-        "translate",
-        "{ env | sort; echo \"cwd=$(pwd)\"; } > \"$OUT/translate\"",
-        "sed '1,/^------$/d'",
-    );
-    let cfg = env.write(
-        "router.config",
-        &format!(
-            "JOB_ROUTER_HOOK_KEYWORD = TEST\nJOB_ROUTER_ROUTE_NAMES = A\n\
-             JOB_ROUTER_ROUTE_A @=end\n  UNIVERSE vanilla\n  REQUIREMENTS true\n@end\n\
-             TEST_HOOK_TRANSLATE_JOB = {}\n",
-            translate.display()
-        ),
-    );
-    chmod(&cfg, 0o644);
-    let env = env.var_env("TERN_CONFIG", cfg.to_str().unwrap());
+    let env = with_translate_hook("{ env | sort; echo \"cwd=$(pwd)\"; } > \"$OUT/translate\"");
     // A job in a directory its owner may enter.
     let iwd = env.path("iwd");
     std::fs::create_dir(&iwd).unwrap();

@@ -68,6 +68,35 @@ fn as_root() -> bool {
     crate::common::users::is_root() || skip::<()>("mounting a tmpfs needs root").is_some()
 }
 
+/// A test environment whose SPOOL (`knob` "SPOOL", in a directory of the
+/// mount) or EXECUTE (the mount itself) is on a `size` tmpfs; None, having
+/// said why, where this process may not mount. Its fields drop in order:
+/// the mount goes before the environment's directory is removed.
+struct Small {
+    m: Mount,
+    env: RunEnv,
+    /// The SPOOL or EXECUTE directory.
+    dir: PathBuf,
+}
+
+fn on_tmpfs(knob: &str, size: &str) -> Option<Small> {
+    if !as_root() {
+        return None;
+    }
+    let base = RunEnv::new();
+    let mnt = base.path("mnt");
+    let dir = if knob == "SPOOL" {
+        mnt.join("spool")
+    } else {
+        mnt.clone()
+    };
+    let env = base
+        .knob(knob, dir.to_str().unwrap())
+        .knob("NEGOTIATE_ON_SUBMIT", "false");
+    let m = Mount::tmpfs(&mnt, size)?;
+    Some(Small { m, env, dir })
+}
+
 /// Fills the file system holding `dir` with one file; the file.
 fn fill(dir: &Path) -> PathBuf {
     use std::io::Write;
@@ -95,22 +124,12 @@ fn integrity(spool: &Path) -> String {
 
 #[test]
 fn a_full_spool_fails_each_write_whole_and_work_resumes_when_space_returns() {
-    if !as_root() {
-        return;
-    }
-    let base = RunEnv::new();
-    let dir = base.path("small");
-    let spool = dir.join("spool");
-    let env = base
-        .var_env("_TERN_SPOOL", spool.to_str().unwrap())
-        .knob("NEGOTIATE_ON_SUBMIT", "false");
-    // Declared after the environment, so unmounted before its directory
-    // is removed.
-    let Some(m) = Mount::tmpfs(&dir, "2m") else {
+    let Some(t) = on_tmpfs("SPOOL", "2m") else {
         return;
     };
+    let (m, env, spool) = (&t.m, &t.env, &t.dir);
     let c = env.submit("a.sub", "executable = /bin/true\nqueue 3\n");
-    let before = jobs(&env);
+    let before = jobs(env);
     assert_eq!(before.len(), 3);
 
     let filler = fill(&m.dir);
@@ -129,7 +148,7 @@ fn a_full_spool_fails_each_write_whole_and_work_resumes_when_space_returns() {
     );
     assert!(r.stderr.contains(&want), "{}", r.stderr);
     // The queue tools still read, and each write is all or nothing.
-    assert_eq!(jobs(&env), before);
+    assert_eq!(jobs(env), before);
     for (tool, args) in [
         (
             "tern_qedit",
@@ -144,7 +163,7 @@ fn a_full_spool_fails_each_write_whole_and_work_resumes_when_space_returns() {
             "{tool}: {r:?}"
         );
     }
-    assert_eq!(integrity(&spool), "ok");
+    assert_eq!(integrity(spool), "ok");
 
     // Space returns: the refused cluster goes in, and every job runs.
     std::fs::remove_file(filler).unwrap();
@@ -154,7 +173,7 @@ fn a_full_spool_fails_each_write_whole_and_work_resumes_when_space_returns() {
     env.negotiate();
     env.wait_for("every job done", Duration::from_secs(120), || {
         let _ = env.run("tern_negotiate", ["-wait"]);
-        jobs(&env).is_empty()
+        jobs(env).is_empty()
     });
     let done = env.run_ok("tern_history", ["-af", "ClusterId", "ExitCode"]);
     assert_eq!(
@@ -163,26 +182,18 @@ fn a_full_spool_fails_each_write_whole_and_work_resumes_when_space_returns() {
         "{done}"
     );
     assert!(done.lines().any(|l| l.starts_with(&format!("{d} "))));
-    assert_eq!(integrity(&spool), "ok");
+    assert_eq!(integrity(spool), "ok");
 }
 
 #[test]
 fn a_read_only_spool_still_reads_and_refuses_writes_by_name() {
-    if !as_root() {
-        return;
-    }
-    let base = RunEnv::new();
-    let dir = base.path("ro");
-    let spool = dir.join("spool");
-    let env = base
-        .var_env("_TERN_SPOOL", spool.to_str().unwrap())
-        .knob("NEGOTIATE_ON_SUBMIT", "false");
-    let Some(m) = Mount::tmpfs(&dir, "4m") else {
+    let Some(t) = on_tmpfs("SPOOL", "4m") else {
         return;
     };
+    let (m, env, spool) = (&t.m, &t.env, &t.dir);
     let c = env.submit("a.sub", "executable = /bin/true\nqueue 2\n");
     m.remount("ro");
-    assert_eq!(jobs(&env).len(), 2);
+    assert_eq!(jobs(env).len(), 2);
     env.run_ok("tern_history", Vec::<&str>::new());
     let db = spool.join("queue.db");
     let want = format!("the queue database {} cannot be written", db.display());
@@ -204,25 +215,18 @@ fn a_read_only_spool_still_reads_and_refuses_writes_by_name() {
         r.stderr
     );
     m.remount("rw");
-    assert_eq!(jobs(&env).len(), 2);
+    assert_eq!(jobs(env).len(), 2);
     env.submit("a.sub", "executable = /bin/true\nqueue 2\n");
-    assert_eq!(jobs(&env).len(), 4);
-    assert_eq!(integrity(&spool), "ok");
+    assert_eq!(jobs(env).len(), 4);
+    assert_eq!(integrity(spool), "ok");
 }
 
 #[test]
 fn a_full_execute_holds_the_job_whose_input_does_not_fit_and_it_runs_once_there_is_room() {
-    if !as_root() {
-        return;
-    }
-    let base = RunEnv::new();
-    let dir = base.path("execute");
-    let env = base
-        .knob("EXECUTE", dir.to_str().unwrap())
-        .knob("NEGOTIATE_ON_SUBMIT", "false");
-    let Some(m) = Mount::tmpfs(&dir, "2m") else {
+    let Some(t) = on_tmpfs("EXECUTE", "2m") else {
         return;
     };
+    let (m, env) = (&t.m, &t.env);
     let input: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
     std::fs::write(env.path("big.in"), &input).unwrap();
     // request_disk small enough to match the 2 MB slot, input too big to
@@ -255,18 +259,10 @@ fn a_full_execute_holds_the_job_whose_input_does_not_fit_and_it_runs_once_there_
 
 #[test]
 fn a_run_that_ends_while_spool_is_full_is_recorded_once_there_is_room_not_run_again() {
-    if !as_root() {
-        return;
-    }
-    let base = RunEnv::new();
-    let dir = base.path("small");
-    let spool = dir.join("spool");
-    let env = base
-        .var_env("_TERN_SPOOL", spool.to_str().unwrap())
-        .knob("NEGOTIATE_ON_SUBMIT", "false");
-    let Some(m) = Mount::tmpfs(&dir, "2m") else {
+    let Some(t) = on_tmpfs("SPOOL", "2m") else {
         return;
     };
+    let (m, env, spool) = (&t.m, &t.env, &t.dir);
     let log = env.path("job.log");
     let c = env.submit(
         "s.sub",
@@ -303,5 +299,5 @@ fn a_run_that_ends_while_spool_is_full_is_recorded_once_there_is_room_not_run_ag
         .map(|l| l[..3].to_string())
         .collect();
     assert_eq!(events, ["000", "001", "005"]);
-    assert_eq!(integrity(&spool), "ok");
+    assert_eq!(integrity(spool), "ok");
 }

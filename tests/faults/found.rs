@@ -259,6 +259,23 @@ fn routing_env() -> (RunEnv, std::path::PathBuf) {
     (env, remote)
 }
 
+/// A long job submitted for the route, and routed: its cluster and the
+/// copy's id (`RoutedToJobId`).
+fn routed_source(env: &RunEnv, fake: &str) -> (i64, String) {
+    let src = env.submit(
+        "src.sub",
+        &format!(
+            "executable = {fake}\narguments = \"sleep 300\"\n+WantOther = true\n\
+             requirements = false\nqueue\n"
+        ),
+    );
+    env.run_ok("tern_job_router", [] as [&str; 0]);
+    let copy = env
+        .q_af(&format!("{src}.0"), &["RoutedToJobId"])
+        .expect("the source is routed");
+    (src, copy)
+}
+
 /// Found as a routed copy's job left running in the other queue: the
 /// source was removed while its copy was idle here, its job there already
 /// submitted (the gridmanager had not polled it since), and the router
@@ -271,17 +288,7 @@ fn a_routed_copy_removed_by_the_router_has_its_job_there_removed_first() {
     use tern::classad::Expr;
     let (env, remote) = routing_env();
     let fake = fake_job().display().to_string();
-    let src = env.submit(
-        "src.sub",
-        &format!(
-            "executable = {fake}\narguments = \"sleep 300\"\n+WantOther = true\n\
-             requirements = false\nqueue\n"
-        ),
-    );
-    env.run_ok("tern_job_router", [] as [&str; 0]);
-    let copy = env
-        .q_af(&format!("{src}.0"), &["RoutedToJobId"])
-        .expect("the source is routed");
+    let (src, copy) = routed_source(&env, &fake);
     // The copy's gridmanager submitted its job there and recorded it;
     // the job is idle there and the copy idle here.
     env.write(
@@ -348,17 +355,7 @@ fn the_router_never_mirrors_into_a_source_removed_while_its_hooks_ran() {
     use tern::classad::Expr;
     let (env, _remote) = routing_env();
     let fake = fake_job().display().to_string();
-    let src = env.submit(
-        "src.sub",
-        &format!(
-            "executable = {fake}\narguments = \"sleep 300\"\n+WantOther = true\n\
-             requirements = false\nqueue\n"
-        ),
-    );
-    env.run_ok("tern_job_router", [] as [&str; 0]);
-    let copy = env
-        .q_af(&format!("{src}.0"), &["RoutedToJobId"])
-        .expect("the source is routed");
+    let (src, copy) = routed_source(&env, &fake);
     // The copy runs (as its gridmanager would report it): there is
     // something to mirror.
     let c = crate::common::router::parse_id(&copy);
