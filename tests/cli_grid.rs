@@ -21,7 +21,7 @@ fn fake_env() -> (RunEnv, PathBuf) {
     let state = env.path("slurm");
     let env = env
         .var_env("PATH", &format!("{}:/usr/bin:/bin", bin.display()))
-        .var_env("FAKE_SLURM", state.to_str().unwrap());
+        .var_env("SLURM_FAKE_STATE", state.to_str().unwrap());
     (env, state)
 }
 

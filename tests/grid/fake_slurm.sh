@@ -1,11 +1,11 @@
 #!/bin/bash
 # A fake Slurm for the gridmanager's tests: sbatch, squeue, scontrol, sacct
 # and scancel in one script, chosen by the name it runs under, keeping its
-# jobs in $FAKE_SLURM (one file a job: `state|exitcode|start|end|name`).
-# Every call is appended to $FAKE_SLURM/calls. The test drives the jobs by
+# jobs in $SLURM_FAKE_STATE (one file a job: `state|exitcode|start|end|name`).
+# Every call is appended to $SLURM_FAKE_STATE/calls. The test drives the jobs by
 # rewriting their files; `down` makes every command fail as with the
 # controller unreachable; `sbatch_fail` holds what a failing sbatch says.
-d=${FAKE_SLURM:?}
+d=${SLURM_FAKE_STATE:?}
 mkdir -p "$d/jobs" "$d/scripts"
 me=$(basename "$0")
 echo "$me $*" >>"$d/calls"

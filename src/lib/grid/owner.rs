@@ -19,8 +19,25 @@ use crate::sys::identity::JobOwner;
 /// shared mode refuses a job without one), entering `dir` as the owner.
 pub fn command(owner: &JobOwner, program: &str, dir: Option<&Path>) -> std::io::Result<Command> {
     let mut c = Command::new(program);
+    let ident = acting_for(owner)?;
+    // A root gridmanager hands the owner's Slurm commands only the owner's
+    // bare environment, as the router's hooks get (sbatch passes its own
+    // on to the batch job), with the administrator's PATH and SLURM_*
+    // settings, which find and configure Slurm; `/` rather than root's
+    // working directory.
+    let dir = match &ident {
+        Some(i) => {
+            c.env_clear()
+                .envs(crate::router::hooks::owner_env(i, &owner.name))
+                .envs(std::env::vars_os().filter(|(k, _)| {
+                    k == "PATH" || k.to_str().is_some_and(|k| k.starts_with("SLURM_"))
+                }));
+            Some(dir.unwrap_or(Path::new("/")))
+        }
+        None => dir,
+    };
     c.env("SLURM_TIME_FORMAT", "%s");
-    crate::sys::identity::child_runs_as(&mut c, acting_for(owner)?, dir);
+    crate::sys::identity::child_runs_as(&mut c, ident, dir);
     crate::sys::privilege::child_drops_group(&mut c);
     Ok(c)
 }
@@ -54,9 +71,10 @@ pub fn as_owner<T>(owner: &JobOwner, f: impl FnOnce() -> T) -> std::io::Result<T
 }
 
 /// Starts `program` detached (a session of its own, standard files on
-/// /dev/null, not waited for) with our environment and `extra_env`, as
-/// the job's `owner` for good when this is a root gridmanager (and with
-/// root's supplementary groups and tern's given up), else as ourselves.
+/// /dev/null, not waited for) with `extra_env`, as the job's `owner` for
+/// good when this is a root gridmanager (with the owner's bare environment
+/// in `/`, root's supplementary groups and tern's given up), else as
+/// ourselves with our environment.
 pub fn start_detached(
     owner: &JobOwner,
     program: &Path,
@@ -76,12 +94,14 @@ pub fn start_detached(
         return Ok(());
     };
     let mut c = Command::new(program);
-    c.envs(extra_env.iter().map(|(k, v)| (k, v)))
+    c.env_clear()
+        .envs(crate::router::hooks::owner_env(&id, &owner.name))
+        .envs(extra_env.iter().map(|(k, v)| (k, v)))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     crate::sys::child_starts_session(&mut c);
-    crate::sys::identity::child_runs_as(&mut c, Some(id), None);
+    crate::sys::identity::child_runs_as(&mut c, Some(id), Some(Path::new("/")));
     crate::sys::privilege::child_drops_group(&mut c);
     c.spawn().map(drop)
 }
