@@ -37,6 +37,15 @@ pub fn claim_id(now: i64) -> String {
     )
 }
 
+/// A job's NumShadowStarts (0 before its first claim): each claim counts
+/// one.
+pub fn shadow_starts(ad: &crate::classad::ClassAd) -> i64 {
+    match ad.get("NumShadowStarts").and_then(|e| e.literal_value()) {
+        Some(Value::Int(i)) => *i,
+        _ => 0,
+    }
+}
+
 /// The attributes a claim sets on its job: Running, where, the match, and
 /// the shadow's start (JobStartDate the first time, JobCurrentStartDate,
 /// NumShadowStarts and JobRunCount).
@@ -55,7 +64,7 @@ pub fn claim_attrs(
         Some(Value::Int(i)) => Some(*i),
         _ => None,
     };
-    let shadow_starts = int("NumShadowStarts").unwrap_or(0) + 1;
+    let shadow_starts = shadow_starts(ad) + 1;
     let mut set = vec![
         ("JobStatus".to_string(), JobStatus::Running.expr()),
         (
@@ -135,11 +144,14 @@ fn claim_one(
     let Some(row) = w.row(p.id)? else {
         return Ok(None);
     };
-    if row.status() != Some(JobStatus::Idle) || row.diff != p.seen {
+    if row.status() != Some(JobStatus::Idle) {
+        return Ok(None);
+    }
+    let ad = Rc::new(w.full_ad(&row)?);
+    if shadow_starts(&ad) != p.shadow_starts {
         return Ok(None);
     }
     if p.slot == SCHEDULER {
-        let ad = Rc::new(w.full_ad(&row)?);
         let set = claim_attrs(&ad, SCHEDULER, host, now, &[]);
         w.change(&row, &ad, &Change::Set(set))?;
         return Ok(Some(Claim {
@@ -157,7 +169,6 @@ fn claim_one(
     if slot.state != "Unclaimed" {
         return Ok(None);
     }
-    let ad = Rc::new(w.full_ad(&row)?);
     let cid = claim_id(now);
     machine::set_claim(
         w.conn(),

@@ -34,11 +34,12 @@ pub struct Planned {
     pub match_attrs: Vec<(String, Expr)>,
     /// The slot weight the match costs its submitter.
     pub cost: f64,
-    /// The job's own attributes as the plan read them. The claim takes
-    /// the job only if they are the same still: one that ran and came back
-    /// idle meanwhile (a cron job a shadow just ran, when two passes meet)
-    /// waits for the next pass, which sees it as it is.
-    pub seen: String,
+    /// The job's NumShadowStarts as the plan read it. The claim takes the
+    /// job only if it is the same still: one that ran and came back idle
+    /// meanwhile (a cron job a shadow just ran, when two passes meet) waits
+    /// for the next pass, which sees it as it is. (Other changes, such as
+    /// another pass noting a rejection, do not stop the claim.)
+    pub shadow_starts: i64,
 }
 
 /// A job that found no slot.
@@ -366,7 +367,7 @@ fn order_jobs(
                 carve: None,
                 match_attrs: Vec::new(),
                 cost: 0.0,
-                seen: row.diff.clone(),
+                shadow_starts: super::launch::shadow_starts(&q.full_ad(&row)?),
             });
             continue;
         }
@@ -571,7 +572,7 @@ impl Pie<'_> {
                 carve,
                 match_attrs,
                 cost,
-                seen: entry.row.diff.clone(),
+                shadow_starts: super::launch::shadow_starts(&job),
             });
         }
         Ok(matched)
