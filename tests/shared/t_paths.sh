@@ -72,9 +72,30 @@ expect_held "output in another home" 7 "executable = /bin/echo
 arguments = planted
 output = $hb/made-by-a.out
 queue"
-expect_held "the event log -> a file in another home" 22 'executable = /bin/true
+# The event log is checked at submit, as condor_submit does, and a link in
+# its place is refused there: nothing is queued.
+printf '%s\n' 'executable = /bin/true
 log = log_b.lnk
-queue'
+queue' | as_user_sh $A 'cat > job.sub'
+queued_before=$(/usr/bin/tern_q -allusers -af ClusterId | wc -l)
+out=$(as_user $A /usr/bin/tern_submit job.sub 2>&1)
+check_eq "the event log -> a file in another home is refused at submit" "$? $out" \
+    "1 ERROR: Invalid log file: \"$ha/log_b.lnk\" (refusing $ha/log_b.lnk: it is a symbolic link)"
+check_eq "and nothing is queued" "$(/usr/bin/tern_q -allusers -af ClusterId | wc -l)" "$queued_before"
+# A link put in the log's place after submit is refused when the job runs.
+j=$(submit_as $A 'executable = /bin/true
+log = own.log
+hold = true
+queue')
+as_user_sh $A "ln -sfn $hb/b.log own.log"
+as_user $A /usr/bin/tern_release "$j" >/dev/null
+root_pass
+if wait_for_status "$j.0" 5 30; then
+    check_eq "the event log -> a file in another home is held with code 22" "$(held_code "$j.0")" 22
+else
+    fail "the event log -> a file in another home is held (status $(job_status "$j.0"))"
+fi
+/usr/bin/tern_rm "$j" >/dev/null
 check_not "nothing of /etc/shadow or B's files leaked to A" \
     as_user_sh $A 'grep -qs -e "^root:" -e b-secret leak.out'
 check_not "nothing was made in B's home" test -e "$hb/made-by-a.out"
