@@ -168,9 +168,9 @@ pub fn install_doorbell(spool: &Path, pid: u32) -> io::Result<File> {
     if !d.is_dir() {
         std::fs::create_dir_all(&d)?;
     }
-    sweep_doorbells(&d);
+    sweep_doorbells(spool);
+    remove_doorbell(spool, pid);
     let p = doorbell_path(spool, pid);
-    let _ = std::fs::remove_file(&p);
     crate::sys::fs::mkfifo(&p, 0o600)?;
     let f = std::fs::OpenOptions::new()
         .read(true)
@@ -187,23 +187,33 @@ pub fn install_doorbell(spool: &Path, pid: u32) -> io::Result<File> {
 
 /// Removes the doorbell of shadow `pid`.
 pub fn remove_doorbell(spool: &Path, pid: u32) {
-    let _ = std::fs::remove_file(doorbell_path(spool, pid));
+    if let Some(d) = open_dir(spool) {
+        let _ = d.remove(&format!("{pid}.bell"));
+    }
 }
 
-/// Removes the doorbells whose shadow is gone.
-fn sweep_doorbells(d: &Path) {
-    let Ok(rd) = std::fs::read_dir(d) else { return };
-    for e in rd.flatten() {
-        let name = e.file_name();
+/// SPOOL's `shadow` directory, opened by descriptor and never through a
+/// link (SPOOL itself may be one), so what is removed in it is removed
+/// there, whatever someone planted in its place.
+fn open_dir(spool: &Path) -> Option<crate::sys::tree::Dir> {
+    crate::sys::tree::Dir::open(spool, true)
+        .and_then(|s| s.sub("shadow"))
+        .ok()
+}
+
+/// Removes the doorbells whose shadow is gone, by descriptor: each entry
+/// as what it is, a planted link as a link.
+fn sweep_doorbells(spool: &Path) {
+    let Some(d) = open_dir(spool) else { return };
+    for name in d.entries().unwrap_or_default() {
         let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_suffix(".bell"))
+            .strip_suffix(".bell")
             .and_then(|n| n.parse::<i32>().ok())
         else {
             continue;
         };
         if crate::sys::pids::start_time(pid).is_none() {
-            let _ = std::fs::remove_file(e.path());
+            let _ = d.remove(&name);
         }
     }
 }
@@ -264,6 +274,37 @@ mod tests {
         assert!(!dead.exists());
         remove_doorbell(d.path(), me);
         assert!(!doorbell_path(d.path(), me).exists());
+    }
+
+    #[test]
+    fn the_doorbell_sweep_removes_a_planted_link_and_never_follows_one() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("precious");
+        std::fs::write(&target, "keep").unwrap();
+        std::fs::create_dir_all(dir(d.path())).unwrap();
+        // A dead shadow's "doorbell" that is a link: the link goes, what
+        // it points at stays.
+        let planted = doorbell_path(d.path(), 999_999_998);
+        symlink(&target, &planted).unwrap();
+        let me = std::process::id();
+        let bell = install_doorbell(d.path(), me).unwrap();
+        assert!(std::fs::symlink_metadata(&planted).is_err());
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        drop(bell);
+        remove_doorbell(d.path(), me);
+        // `shadow` itself replaced by a link to another directory: no sweep
+        // lists or removes in it.
+        let other = d.path().join("elsewhere");
+        std::fs::create_dir(&other).unwrap();
+        let there = other.join("999999997.bell");
+        std::fs::write(&there, "").unwrap();
+        std::fs::remove_dir_all(dir(d.path())).unwrap();
+        symlink(&other, dir(d.path())).unwrap();
+        sweep_doorbells(d.path());
+        remove_doorbell(d.path(), 999_999_997);
+        assert!(there.exists());
     }
 
     #[test]
