@@ -1,8 +1,9 @@
 //! CronTab jobs in the pass: each idle cron job's next DeferralTime, as the
 //! schedd's `calculateCronTabSchedules` computes it (spec 1.5). A job gets
 //! a new time when it has none, when its old time and window have passed,
-//! when a run or a missed time asked for one (`CronRecompute`), and for
-//! every idle cron job on `tern_negotiate -reconfig`. The time is the next
+//! when a run or a missed time asked for one (`CronRecompute`), when a
+//! later time of its schedule has come as well (it runs once, for the
+//! latest), and for every idle cron job on `tern_negotiate -reconfig`. The time is the next
 //! matching minute strictly after now, in local time (TZ). A schedule that
 //! does not parse (a bad value that arrived by tern_qedit) holds the job
 //! with HoldReasonCode 25.
@@ -199,11 +200,21 @@ fn decide_one(ad: &Rc<ClassAd>, id: JobId, now: i64, force: bool) -> Option<Deci
         None => true,
         Some(t) => now > t + window,
     };
-    if !(force || marked || due) {
+    // A later time of the schedule has come too (the job waited past a
+    // minute, or the clock jumped): it runs once, for the latest, as cron
+    // runs a missed job once, not for the old time and then again at once
+    // for the new one.
+    let superseded = old.is_some_and(|t| {
+        t < now
+            && sched
+                .next_after(t, &chrono::Local)
+                .is_some_and(|n| n <= now)
+    });
+    if !(force || marked || due || superseded) {
         return None;
     }
     let next = match old {
-        Some(t) if (marked || due) && !force => next_time(&sched, t, now, window),
+        Some(t) if (marked || due || superseded) && !force => next_time(&sched, t, now, window),
         _ => sched.next_after(now, &chrono::Local),
     };
     match next {
@@ -227,7 +238,9 @@ fn next_time(sched: &crate::cron::Schedule, old: i64, now: i64, window: i64) -> 
     let tz = &chrono::Local;
     if window > 0 {
         let mut found = None;
-        let mut t = old.max(now - window);
+        // After `old`, and at or after `now - window` (the earliest time
+        // that can still start now).
+        let mut t = old.max(now - window - 1);
         // At most a window's worth of minutes; bounded all the same.
         for _ in 0..100_000 {
             match sched.next_after(t, tz) {
@@ -243,4 +256,67 @@ fn next_time(sched: &crate::cron::Schedule, old: i64, now: i64, window: i64) -> 
         }
     }
     sched.next_after(now, tz)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2023-11-14 22:14:00 UTC, a minute boundary.
+    const T: i64 = 1_700_000_040;
+
+    fn cron_job(deferral: i64, window: i64, marked: bool) -> Rc<ClassAd> {
+        let text = format!(
+            "[CronMinute = \"*\"; DeferralTime = {deferral}; DeferralWindow = {window}; {}]",
+            if marked { "CronRecompute = true" } else { "" }
+        );
+        Rc::new(crate::classad::parse_ad(&text).unwrap())
+    }
+
+    fn decided(ad: &Rc<ClassAd>, now: i64) -> Option<i64> {
+        let id = JobId {
+            cluster: 1,
+            proc: 0,
+        };
+        match decide_one(ad, id, now, false) {
+            Some(Decision::Schedule(_, t)) => Some(t),
+            Some(Decision::Invalid(_, why)) => panic!("invalid: {why}"),
+            None => None,
+        }
+    }
+
+    #[test]
+    fn a_job_waiting_for_its_time_keeps_it() {
+        // Its time has come, no later one: it runs for it.
+        assert_eq!(decided(&cron_job(T, 3600, false), T), None);
+        assert_eq!(decided(&cron_job(T, 3600, false), T + 59), None);
+        // Not yet come.
+        assert_eq!(decided(&cron_job(T + 60, 3600, false), T), None);
+    }
+
+    #[test]
+    fn a_cron_job_whose_later_time_has_come_runs_once_for_the_latest() {
+        // Found a minute late (its lock was held at its minute): the new
+        // minute, not the missed one and then the new one.
+        assert_eq!(decided(&cron_job(T, 3600, false), T + 60), Some(T + 60));
+        // The clock jumped a day ahead, within a two-day window: once, for
+        // the latest time.
+        let day = 86_400;
+        assert_eq!(
+            decided(&cron_job(T, 2 * day, false), T + day + 30),
+            Some(T + day)
+        );
+        // Past its window: the latest time the window allows.
+        assert_eq!(decided(&cron_job(T, 30, false), T + 90), Some(T + 60));
+    }
+
+    #[test]
+    fn a_run_asks_for_the_next_time_after_now_or_the_one_come_meanwhile() {
+        // Ran at its minute: the next minute.
+        assert_eq!(decided(&cron_job(T, 3600, true), T), Some(T + 60));
+        // Ran late, into the next minute: that minute, within the window.
+        assert_eq!(decided(&cron_job(T, 3600, true), T + 70), Some(T + 60));
+        // Without a window: the first after now.
+        assert_eq!(decided(&cron_job(T, 0, true), T + 70), Some(T + 120));
+    }
 }
