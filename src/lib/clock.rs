@@ -14,6 +14,11 @@
 //! the real instant given and runs from there. A tool started with the
 //! plain `N+` form anchors it and passes the anchored form to the programs
 //! it starts.
+//!
+//! Either running form may end in `*<rate>`: the clock runs `rate` times as
+//! fast as real time (`TERN_NOW=1700000000+*48` lives a day in half an
+//! hour), for soaks and simulations. Waits that are real (a shadow's
+//! linger, a pass's lock wait) stay real.
 
 use std::sync::OnceLock;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -26,11 +31,13 @@ pub enum ClockMode {
     Running {
         start: i64,
         origin: Instant,
+        rate: f64,
     },
     /// Reads `start` at the real instant `anchor` (unix seconds).
     Anchored {
         start: i64,
         anchor: f64,
+        rate: f64,
     },
 }
 
@@ -38,28 +45,43 @@ static MODE: OnceLock<ClockMode> = OnceLock::new();
 
 /// Parses a `TERN_NOW` value: `N` is a fixed instant, `N+` a running clock.
 pub fn parse_tern_now(text: &str) -> Result<ClockMode, String> {
+    let bad = || {
+        format!(
+            "TERN_NOW must be unix seconds, optionally followed by '+' or \
+             '+@<real unix seconds>', and then by '*<rate>' for a running clock; got '{text}'"
+        )
+    };
     let t = text.trim();
+    let (t, rate) = match t.split_once('*') {
+        Some((clock, rate)) if clock.ends_with('+') || clock.contains("+@") => {
+            let rate: f64 = rate.parse().map_err(|_| bad())?;
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(bad());
+            }
+            (clock, rate)
+        }
+        Some(_) => return Err(bad()),
+        None => (t, 1.0),
+    };
     if let Some((digits, anchor)) = t.split_once("+@") {
-        let bad = || {
-            format!(
-                "TERN_NOW must be unix seconds, optionally followed by '+' or '+@<real unix seconds>'; got '{text}'"
-            )
-        };
         let start: i64 = digits.parse().map_err(|_| bad())?;
         let anchor: f64 = anchor.parse().map_err(|_| bad())?;
-        return Ok(ClockMode::Anchored { start, anchor });
+        return Ok(ClockMode::Anchored {
+            start,
+            anchor,
+            rate,
+        });
     }
     let (digits, running) = match t.strip_suffix('+') {
         Some(d) => (d, true),
         None => (t, false),
     };
-    let secs: i64 = digits.parse().map_err(|_| {
-        format!("TERN_NOW must be unix seconds, optionally followed by '+'; got '{text}'")
-    })?;
+    let secs: i64 = digits.parse().map_err(|_| bad())?;
     Ok(if running {
         ClockMode::Running {
             start: secs,
             origin: Instant::now(),
+            rate,
         }
     } else {
         ClockMode::Fixed(secs)
@@ -103,8 +125,16 @@ pub fn now_f64() -> f64 {
     match mode() {
         ClockMode::System => system_now(),
         ClockMode::Fixed(s) => s as f64,
-        ClockMode::Running { start, origin } => start as f64 + origin.elapsed().as_secs_f64(),
-        ClockMode::Anchored { start, anchor } => start as f64 + (system_now() - anchor),
+        ClockMode::Running {
+            start,
+            origin,
+            rate,
+        } => start as f64 + origin.elapsed().as_secs_f64() * rate,
+        ClockMode::Anchored {
+            start,
+            anchor,
+            rate,
+        } => start as f64 + (system_now() - anchor) * rate,
     }
 }
 
@@ -113,9 +143,17 @@ pub fn now_f64() -> f64 {
 /// value already does.
 pub fn for_children() -> Option<String> {
     match mode() {
-        ClockMode::Running { start, origin } => {
+        ClockMode::Running {
+            start,
+            origin,
+            rate,
+        } => {
             let anchor = system_now() - origin.elapsed().as_secs_f64();
-            Some(format!("{start}+@{anchor:.6}"))
+            Some(if rate == 1.0 {
+                format!("{start}+@{anchor:.6}")
+            } else {
+                format!("{start}+@{anchor:.6}*{rate}")
+            })
         }
         _ => None,
     }
@@ -131,6 +169,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_fast_clock_runs_at_its_rate_and_is_passed_on_anchored() {
+        let origin = Instant::now() - std::time::Duration::from_secs(10);
+        let mode = ClockMode::Running {
+            start: 1000,
+            origin,
+            rate: 48.0,
+        };
+        // What for_children would print for it reads the same clock.
+        let anchor = system_now() - origin.elapsed().as_secs_f64();
+        let child = parse_tern_now(&format!("1000+@{anchor:.6}*48")).unwrap();
+        let ClockMode::Anchored {
+            start,
+            anchor,
+            rate,
+        } = child
+        else {
+            panic!("{child:?}")
+        };
+        let here = 1000.0 + 10.0 * 48.0;
+        let there = start as f64 + (system_now() - anchor) * rate;
+        assert!((there - here).abs() < 48.0, "{there} vs {here} ({mode:?})");
+    }
+
+    #[test]
     fn parses_fixed_and_running() {
         assert_eq!(
             parse_tern_now("1700000000").unwrap(),
@@ -144,9 +206,30 @@ mod tests {
             parse_tern_now("100+@50.5").unwrap(),
             ClockMode::Anchored {
                 start: 100,
-                anchor: 50.5
+                anchor: 50.5,
+                rate: 1.0
             }
         );
+        assert_eq!(
+            parse_tern_now("100+@50.5*48").unwrap(),
+            ClockMode::Anchored {
+                start: 100,
+                anchor: 50.5,
+                rate: 48.0
+            }
+        );
+        assert!(matches!(
+            parse_tern_now("5+*2.5").unwrap(),
+            ClockMode::Running {
+                start: 5,
+                rate: 2.5,
+                ..
+            }
+        ));
+        assert!(parse_tern_now("5*2").is_err(), "a fixed clock has no rate");
+        assert!(parse_tern_now("5+*0").is_err());
+        assert!(parse_tern_now("5+*-1").is_err());
+        assert!(parse_tern_now("5+*x").is_err());
         assert!(parse_tern_now("100+@x").is_err());
         assert!(parse_tern_now("soon").is_err());
         assert!(parse_tern_now("+").is_err());
