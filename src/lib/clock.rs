@@ -76,7 +76,9 @@ pub fn parse_tern_now(text: &str) -> Result<ClockMode, String> {
         Some(d) => (d, true),
         None => (t, false),
     };
-    let secs: i64 = digits.parse().map_err(|_| bad())?;
+    let secs: i64 = digits.parse().map_err(|_| {
+        format!("TERN_NOW must be unix seconds, optionally followed by '+'; got '{text}'")
+    })?;
     Ok(if running {
         ClockMode::Running {
             start: secs,
