@@ -27,6 +27,7 @@
 #   the submit rows add N one-job clusters; then one cluster of N
 #   `priority = 20` jobs is started by one `tern_negotiate` on N slots, as
 #   the targets of vacate (and is the last thing timed).
+# HISTORY_MAX_JOBS is set above $jobs, so the history keeps them all.
 # NEGOTIATE_ON_SUBMIT and NEGOTIATE_ON_EXIT are off, so no pass runs while
 # the clock runs. The WAL is checkpointed before timing.
 #
@@ -70,7 +71,8 @@ trap 'exit 130' INT TERM
 envv() {
     E=(env -i PATH=/usr/bin:/bin HOME="$work" TZ=UTC TERN_CONFIG=/dev/null _TERN_SPOOL="$1"
         _TERN_NUM_CPUS="$reps" _TERN_NUM_SLOTS="$reps" _TERN_MEMORY=$((reps * 1024))
-        _TERN_NEGOTIATE_ON_SUBMIT=false _TERN_NEGOTIATE_ON_EXIT=false)
+        _TERN_NEGOTIATE_ON_SUBMIT=false _TERN_NEGOTIATE_ON_EXIT=false
+        _TERN_HISTORY_MAX_JOBS=$((jobs + 1000)))
 }
 tern_env() {
     envv "$1"
