@@ -121,6 +121,20 @@ fn with_translate_hook(record: &str) -> RunEnv {
 /// A root router refused every hook of another user's job ("cannot yet
 /// act as ... (no shared mode)"); in shared mode it runs the hook as the
 /// job's owner, as the shadow runs its hooks.
+/// One `tern_job_router -verbose` round in shared mode, which must
+/// succeed; what it printed.
+fn shared_router(cmd: &mut std::process::Command) -> String {
+    let out = cmd
+        .env("_TERN_SHARED_QUEUE", "true")
+        .arg("-verbose")
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    said
+}
+
 #[test]
 fn in_shared_mode_a_router_hook_runs_as_the_jobs_owner() {
     let Some(user) = root_with_user("ternroutehook") else {
@@ -129,15 +143,7 @@ fn in_shared_mode_a_router_hook_runs_as_the_jobs_owner() {
     // It hands the job back as the copy (the part after the route).
     let env = with_translate_hook("{ id -u; umask; } > \"$OUT/translate\"");
     submit_as(&env, &user.name, "executable = /bin/true\nqueue\n");
-    let out = env
-        .command("tern_job_router")
-        .env("_TERN_SHARED_QUEUE", "true")
-        .arg("-verbose")
-        .output()
-        .unwrap();
-    let said =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{said}");
+    let said = shared_router(&mut env.command("tern_job_router"));
     let mask: u32 = env.attr("1.0", "OwnerUmask").unwrap().parse().unwrap();
     assert_eq!(
         recorded(&env, "translate"),
@@ -175,18 +181,12 @@ fn a_root_routers_hook_gets_none_of_roots_environment_or_directory() {
     let rootonly = env.path("rootonly");
     std::fs::create_dir(&rootonly).unwrap();
     chmod(&rootonly, 0o700);
-    let out = env
-        .command("tern_job_router")
-        .current_dir(&rootonly)
-        .env("_TERN_SHARED_QUEUE", "true")
-        .env("ROOTS_SECRET", "only-root-may-see-this")
-        .env("HOME", "/root")
-        .arg("-verbose")
-        .output()
-        .unwrap();
-    let said =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{said}");
+    let said = shared_router(
+        env.command("tern_job_router")
+            .current_dir(&rootonly)
+            .env("ROOTS_SECRET", "only-root-may-see-this")
+            .env("HOME", "/root"),
+    );
     let home = std::fs::read_to_string("/etc/passwd")
         .unwrap()
         .lines()
@@ -232,16 +232,7 @@ fn a_root_routers_hook_gets_none_of_roots_environment_or_directory() {
         ),
     );
     chmod(&iwd, 0o700);
-    let out = env
-        .command("tern_job_router")
-        .current_dir(&rootonly)
-        .env("_TERN_SHARED_QUEUE", "true")
-        .arg("-verbose")
-        .output()
-        .unwrap();
-    let said =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{said}");
+    let said = shared_router(env.command("tern_job_router").current_dir(&rootonly));
     assert!(
         recorded(&env, "translate").contains(&"cwd=/".to_string()),
         "{said}"

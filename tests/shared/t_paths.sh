@@ -19,6 +19,17 @@ as_user_sh $B 'echo b-secret > secret.txt; echo victim > victim.txt; echo b-log 
 b_files() { sha256sum "$hb/secret.txt" "$hb/victim.txt" "$hb/b.log"; }
 b_before=$(b_files)
 
+# held_by_pass DESC CODE CLUSTER: a root pass holds job CLUSTER.0 with
+# CODE.
+held_by_pass() {
+    root_pass
+    if wait_for_status "$3.0" 5 30; then
+        check_eq "$1 is held with code $2" "$(held_code "$3.0")" "$2"
+    else
+        fail "$1 is held (status $(job_status "$3.0"))"
+    fi
+}
+
 # expect_held DESC CODE SUBMIT-TEXT: A's job is held with CODE by a root
 # pass, and removed.
 expect_held() {
@@ -27,12 +38,7 @@ expect_held() {
         fail "$1: the submit failed"
         return
     fi
-    root_pass
-    if wait_for_status "$j.0" 5 30; then
-        check_eq "$1 is held with code $2" "$(held_code "$j.0")" "$2"
-    else
-        fail "$1 is held (status $(job_status "$j.0"))"
-    fi
+    held_by_pass "$1" "$2" "$j"
     /usr/bin/tern_rm "$j" >/dev/null
 }
 
@@ -89,12 +95,7 @@ hold = true
 queue')
 as_user_sh $A "ln -sfn $hb/b.log own.log"
 as_user $A /usr/bin/tern_release "$j" >/dev/null
-root_pass
-if wait_for_status "$j.0" 5 30; then
-    check_eq "the event log -> a file in another home is held with code 22" "$(held_code "$j.0")" 22
-else
-    fail "the event log -> a file in another home is held (status $(job_status "$j.0"))"
-fi
+held_by_pass "the event log -> a file in another home" 22 "$j"
 /usr/bin/tern_rm "$j" >/dev/null
 check_not "nothing of /etc/shadow or B's files leaked to A" \
     as_user_sh $A 'grep -qs -e "^root:" -e b-secret leak.out'
@@ -108,12 +109,7 @@ hold = true
 queue")
 check "A may qedit Iwd of A's own job" as_user $A /usr/bin/tern_qedit "$j" Iwd "\"$hb\""
 as_user $A /usr/bin/tern_release "$j" >/dev/null
-root_pass
-if wait_for_status "$j.0" 5 30; then
-    check_eq "Iwd moved into B's home is held with code 14" "$(held_code "$j.0")" 14
-else
-    fail "Iwd moved into B's home is held (status $(job_status "$j.0"))"
-fi
+held_by_pass "Iwd moved into B's home" 14 "$j"
 check_not "nothing was made in B's home by the job" test -e "$hb/made-by-a"
 /usr/bin/tern_rm "$j" >/dev/null
 

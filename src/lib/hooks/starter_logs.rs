@@ -48,7 +48,7 @@ pub fn remove_stale(spool: &Path, in_queue: impl Fn(JobId) -> bool) -> usize {
 /// each entry is removed as what it is, a link as a link
 /// ([`crate::sys::tree::Dir::remove`]).
 fn remove_where(spool: &Path, gone: impl Fn(JobId) -> bool) -> usize {
-    let Ok(logs) = crate::sys::tree::Dir::open(spool, true).and_then(|d| d.sub("hooks")) else {
+    let Ok(logs) = crate::sys::tree::Dir::in_spool(spool, "hooks") else {
         return 0;
     };
     let mut n = 0;

@@ -51,17 +51,9 @@ pub(super) fn open_lock(spool: &Path) -> Result<File, NegotiatorError> {
         create: true,
         append: false,
     };
-    let path = lock_path(spool);
-    crate::sys::fs::open_spool_file(&path, how).map_err(|e| {
-        // A refusal already names the file; other errors (no room, a
-        // read-only SPOOL) do not.
-        let what = if e.kind() == std::io::ErrorKind::InvalidData {
-            "cannot open the negotiator lock file".to_string()
-        } else {
-            format!("cannot open the negotiator lock file {}", path.display())
-        };
-        io(what)(e)
-    })
+    // Its errors name the file.
+    crate::sys::fs::open_spool_file(&lock_path(spool), how)
+        .map_err(io("cannot open the negotiator lock file"))
 }
 
 /// Takes the lock, waiting at most `bound` for its holder; whether it is

@@ -155,7 +155,11 @@ pub fn wake(spool: &Path, id: JobId) -> bool {
 /// The doorbell of the shadow `pid`: a FIFO beside the job locks that
 /// wakes the shadow as SIGUSR1 does, for the users who may not signal it.
 pub fn doorbell_path(spool: &Path, pid: u32) -> PathBuf {
-    dir(spool).join(format!("{pid}.bell"))
+    dir(spool).join(bell_name(pid))
+}
+
+fn bell_name(pid: u32) -> String {
+    format!("{pid}.bell")
 }
 
 /// Makes this shadow's doorbell (mode 0660: in shared mode the directory
@@ -168,8 +172,10 @@ pub fn install_doorbell(spool: &Path, pid: u32) -> io::Result<File> {
     if !d.is_dir() {
         std::fs::create_dir_all(&d)?;
     }
-    sweep_doorbells(spool);
-    remove_doorbell(spool, pid);
+    if let Some(shadows) = open_dir(spool) {
+        sweep_doorbells(&shadows);
+        let _ = shadows.remove(&bell_name(pid));
+    }
     let p = doorbell_path(spool, pid);
     crate::sys::fs::mkfifo(&p, 0o600)?;
     let f = std::fs::OpenOptions::new()
@@ -188,7 +194,7 @@ pub fn install_doorbell(spool: &Path, pid: u32) -> io::Result<File> {
 /// Removes the doorbell of shadow `pid`.
 pub fn remove_doorbell(spool: &Path, pid: u32) {
     if let Some(d) = open_dir(spool) {
-        let _ = d.remove(&format!("{pid}.bell"));
+        let _ = d.remove(&bell_name(pid));
     }
 }
 
@@ -196,15 +202,12 @@ pub fn remove_doorbell(spool: &Path, pid: u32) {
 /// link (SPOOL itself may be one), so what is removed in it is removed
 /// there, whatever someone planted in its place.
 fn open_dir(spool: &Path) -> Option<crate::sys::tree::Dir> {
-    crate::sys::tree::Dir::open(spool, true)
-        .and_then(|s| s.sub("shadow"))
-        .ok()
+    crate::sys::tree::Dir::in_spool(spool, "shadow").ok()
 }
 
 /// Removes the doorbells whose shadow is gone, by descriptor: each entry
 /// as what it is, a planted link as a link.
-fn sweep_doorbells(spool: &Path) {
-    let Some(d) = open_dir(spool) else { return };
+fn sweep_doorbells(d: &crate::sys::tree::Dir) {
     for name in d.entries().unwrap_or_default() {
         let Some(pid) = name
             .strip_suffix(".bell")
@@ -302,7 +305,9 @@ mod tests {
         std::fs::write(&there, "").unwrap();
         std::fs::remove_dir_all(dir(d.path())).unwrap();
         symlink(&other, dir(d.path())).unwrap();
-        sweep_doorbells(d.path());
+        if let Some(shadows) = open_dir(d.path()) {
+            sweep_doorbells(&shadows);
+        }
         remove_doorbell(d.path(), 999_999_997);
         assert!(there.exists());
     }

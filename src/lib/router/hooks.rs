@@ -178,8 +178,7 @@ pub fn run(
 /// a link as a link, so a root router never removes through a link
 /// planted in a SPOOL someone else may write.
 pub fn forget(spool: &Path, id: JobId) {
-    let Ok(dir) = crate::sys::tree::Dir::open(spool, true).and_then(|d| d.sub("router-hooks"))
-    else {
+    let Ok(dir) = crate::sys::tree::Dir::in_spool(spool, "router-hooks") else {
         return;
     };
     let suffix = format!(".{id}.stderr");

@@ -180,8 +180,9 @@ pub struct SpoolOpen {
 /// and only a regular file with one link (fstat after the open; a hard
 /// link to another file has two). A new file is made with `O_EXCL`, and in
 /// a shared SPOOL (a set-group-id directory) set to mode 0660 on its
-/// descriptor, as the umask would cut the open's mode. The error says what
-/// was refused.
+/// descriptor, as the umask would cut the open's mode. Every error names
+/// the file: a refusal says what was refused, a system error is the
+/// system's after the path.
 pub fn open_spool_file(path: &Path, how: SpoolOpen) -> io::Result<std::fs::File> {
     use std::os::fd::FromRawFd;
     use std::os::unix::fs::MetadataExt;
@@ -198,6 +199,7 @@ pub fn open_spool_file(path: &Path, how: SpoolOpen) -> io::Result<std::fs::File>
             format!("refusing {}: {what}", path.display()),
         )
     };
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
     // Two rounds: a file removed between a failed O_EXCL create and the
     // open of the existing one is created on the second.
     for _ in 0..2 {
@@ -220,24 +222,24 @@ pub fn open_spool_file(path: &Path, how: SpoolOpen) -> io::Result<std::fs::File>
                         if e.raw_os_error() == Some(libc::EEXIST) {
                             continue;
                         }
-                        return Err(e);
+                        return Err(named(e));
                     }
                     // SAFETY: fd is a descriptor we just opened and own.
                     let f = unsafe { std::fs::File::from_raw_fd(fd) };
                     if shared_dir(path) {
                         // SAFETY: fchmod on our own descriptor.
                         if unsafe { libc::fchmod(fd, 0o660) } != 0 {
-                            return Err(io::Error::last_os_error());
+                            return Err(named(io::Error::last_os_error()));
                         }
                     }
                     return Ok(f);
                 }
-                _ => return Err(e),
+                _ => return Err(named(e)),
             }
         };
         // SAFETY: fd is a descriptor we just opened and own.
         let f = unsafe { std::fs::File::from_raw_fd(fd) };
-        let m = f.metadata()?;
+        let m = f.metadata().map_err(named)?;
         if !m.file_type().is_file() {
             return Err(refused("it is not a regular file".into()));
         }

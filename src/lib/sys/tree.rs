@@ -157,6 +157,12 @@ impl Dir {
 /// What root does with a directory it trusts (SPOOL and the levels it
 /// made in it), by name, never following a link.
 impl Dir {
+    /// SPOOL's own directory `name` (`hooks`, `shadow`, ...): SPOOL may be
+    /// a link, `name` never is.
+    pub fn in_spool(spool: &Path, name: &str) -> io::Result<Dir> {
+        Dir::open(spool, true)?.sub(name)
+    }
+
     /// The subdirectory `name`.
     pub fn sub(&self, name: &str) -> io::Result<Dir> {
         self.child(&cstr(OsStr::new(name))?)
