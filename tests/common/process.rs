@@ -34,7 +34,17 @@ pub fn fake_job() -> PathBuf {
 
 /// Polls `cond` every 50 ms until it holds (true) or `timeout` passes
 /// (false).
-pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+pub fn wait_until(timeout: Duration, cond: impl FnMut() -> bool) -> bool {
+    wait_until_every(timeout, Duration::from_millis(50), cond)
+}
+
+/// [`wait_until`], looking every `every`: for a loop that waits for short
+/// jobs many hundred times.
+pub fn wait_until_every(
+    timeout: Duration,
+    every: Duration,
+    mut cond: impl FnMut() -> bool,
+) -> bool {
     let end = Instant::now() + timeout;
     loop {
         if cond() {
@@ -43,7 +53,7 @@ pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
         if Instant::now() >= end {
             return false;
         }
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(every);
     }
 }
 

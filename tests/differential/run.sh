@@ -4,37 +4,19 @@
 # into a virtual environment, builds tern_eval and the round-trip helper
 # (tern_roundtrip.rs), and runs driver.py. Extra arguments go to driver.py (see its --help), e.g.
 #   tests/differential/run.sh --seed 7 --count 20000 --report /tmp/diff.txt
-# Environment: TERN_ORACLE_VENV (where the virtual environment lives, default
-# target/oracle-venv; reused when it already has the right version),
-# TERN_DIFF_SEED (the random seed), TERN_DIFF_PROFILE (cargo profile of the
-# tern build: release, or dev to share a CI's test build; default release),
-# PYTHON (the interpreter that creates the environment, default python3;
-# needs 3.11+).
+# Environment: TERN_ORACLE_VENV and PYTHON (the virtual environment, see
+# tests/oracle-venv.sh), TERN_DIFF_SEED (the random seed), TERN_DIFF_PROFILE
+# (cargo profile of the tern build: release, or dev to share a CI's test
+# build; default release).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HERE=$ROOT/tests/differential
-HTCONDOR_VERSION=24.0.24
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-VENV=${TERN_ORACLE_VENV:-$TARGET/oracle-venv}
-PYTHON=${PYTHON:-python3}
 PROFILE=${TERN_DIFF_PROFILE:-release}
 OUT=$TARGET/$([ "$PROFILE" = dev ] && echo debug || echo "$PROFILE")
 
-have_oracle() {
-    "$VENV/bin/python" - "$HTCONDOR_VERSION" 2>/dev/null <<'PY'
-import importlib.metadata, sys
-sys.exit(importlib.metadata.version("htcondor") != sys.argv[1] or sys.version_info < (3, 11))
-PY
-}
-
-if ! have_oracle; then
-    echo "differential: installing htcondor==$HTCONDOR_VERSION into $VENV"
-    rm -rf "$VENV"
-    "$PYTHON" -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "htcondor==$HTCONDOR_VERSION"
-    have_oracle || { echo "differential: $VENV has no usable htcondor $HTCONDOR_VERSION (Python 3.11+ needed)" >&2; exit 2; }
-fi
+VENV=$("$ROOT/tests/oracle-venv.sh")
 
 cd "$ROOT"
 # Build tern_eval, noting where cargo put the tern library ...

@@ -12,37 +12,18 @@
 # (old-syntax routes) converted as -convertoldroutes converts them; the
 # outputs (split at blank lines, each part's lines sorted) must be equal, or
 # both runs must fail. A case listed in allowlist.txt is a known, documented difference.
-# Uses the virtualenv in $TERN_ORACLE_VENV, else /tmp/oracle or
-# /tmp/oracle-submit if they hold the bindings, else creates one under the
-# cargo target directory. Prints one line per case and "N passed, M
-# failed"; exits 1 on failures.
+# The virtualenv with the wheel is tests/oracle-venv.sh's. Prints one line
+# per case and "N passed, M failed"; exits 1 on failures.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
-version=24.0.24
 export CONDOR_CONFIG=/dev/null
 verbose=0
 if [ "${1:-}" = "-v" ]; then verbose=1; shift; fi
 
-has_bindings() {
-    [ -x "$1/bin/python" ] &&
-        "$1/bin/python" -c "import htcondor, sys; sys.exit(0 if '$version' in htcondor.version() else 1)" 2>/dev/null
-}
-
-venv=${TERN_ORACLE_VENV:-}
-if [ -z "$venv" ]; then
-    venv=$target/submit-diff-venv
-    for v in /tmp/oracle /tmp/oracle-submit; do
-        if has_bindings "$v"; then venv=$v; break; fi
-    done
-fi
-if ! has_bindings "$venv"; then
-    echo "creating $venv with htcondor==$version" >&2
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet "htcondor==$version"
-fi
+venv=$("$root/tests/oracle-venv.sh")
 libs=$(echo "$venv"/lib/python*/site-packages/htcondor.libs)
 utils=$(cd "$libs" && ls libcondor_utils_*.so)
 classad=$(cd "$libs" && ls libclassad-*.so.*)

@@ -7,41 +7,18 @@
 # JobEventLog reports with what was written. Prints `N passed, M failed`;
 # exits non-zero on any failure. Arguments go to check.py (see its --help):
 #   tests/userlog/run.sh [-v] [--zones UTC,Asia/Kolkata]
-# Environment: TERN_ORACLE_VENV (the virtual environment with htcondor;
-# default /tmp/oracle if it has the right version, else target/oracle-venv,
-# created when missing), TERN_USERLOG_PROFILE (cargo profile, default dev),
-# PYTHON (interpreter that creates the environment, default python3).
+# Environment: TERN_ORACLE_VENV and PYTHON (the virtual environment with
+# htcondor, see tests/oracle-venv.sh), TERN_USERLOG_PROFILE (cargo
+# profile, default dev).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HERE=$ROOT/tests/userlog
-HTCONDOR_VERSION=24.0.24
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-PYTHON=${PYTHON:-python3}
 PROFILE=${TERN_USERLOG_PROFILE:-dev}
 OUT=$TARGET/$([ "$PROFILE" = dev ] && echo debug || echo "$PROFILE")
 
-have_oracle() {
-    "$1/bin/python" - "$HTCONDOR_VERSION" 2>/dev/null <<'PY'
-import importlib.metadata, sys
-sys.exit(importlib.metadata.version("htcondor") != sys.argv[1])
-PY
-}
-
-if [ -n "${TERN_ORACLE_VENV:-}" ]; then
-    VENV=$TERN_ORACLE_VENV
-elif have_oracle /tmp/oracle; then
-    VENV=/tmp/oracle
-else
-    VENV=$TARGET/oracle-venv
-fi
-if ! have_oracle "$VENV"; then
-    echo "userlog: installing htcondor==$HTCONDOR_VERSION into $VENV"
-    rm -rf "$VENV"
-    "$PYTHON" -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "htcondor==$HTCONDOR_VERSION"
-    have_oracle "$VENV" || { echo "userlog: $VENV has no usable htcondor $HTCONDOR_VERSION" >&2; exit 2; }
-fi
+VENV=$("$ROOT/tests/oracle-venv.sh")
 
 cd "$ROOT"
 # The tools the check runs: tern_submit, and the others once they exist.

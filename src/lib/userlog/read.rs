@@ -317,12 +317,22 @@ impl<'a> Body<'a> {
     }
 }
 
+/// A usage line's two times in seconds; `None` when it is not one, or when
+/// a time does not fit in seconds (the fuzzer's `Usr 0 111111111113111100:00:00`).
 fn parse_rusage(l: &str) -> Option<Rusage> {
     let c = rusage_re().captures(l)?;
-    let n = |i: usize| -> i64 { c[i].parse().unwrap_or(0) };
+    let seconds = |first: usize| -> Option<i64> {
+        [86400, 3600, 60, 1]
+            .iter()
+            .enumerate()
+            .try_fold(0i64, |sum, (k, unit)| {
+                let n: i64 = c[first + k].parse().ok()?;
+                sum.checked_add(n.checked_mul(*unit)?)
+            })
+    };
     Some(Rusage {
-        user: n(1) * 86400 + n(2) * 3600 + n(3) * 60 + n(4),
-        sys: n(5) * 86400 + n(6) * 3600 + n(7) * 60 + n(8),
+        user: seconds(1)?,
+        sys: seconds(5)?,
     })
 }
 

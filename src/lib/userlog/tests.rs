@@ -589,6 +589,17 @@ fn errors_name_their_line() {
 }
 
 #[test]
+fn fuzz_a_usage_time_past_what_seconds_hold_is_refused_not_overflowed() {
+    // Found by the `userlog` target once it ran with overflow checks.
+    let text = "005 (001.000.000) 2023-11-14 10:00:00 Job terminated.\n\t(1) Normal termination (return value 0)\n\
+                \t\tUsr 0 111111111113111100:00:00, Sys 0 00:00:00  -  Run Remote Usage\n...\n";
+    assert_eq!(
+        read(text).unwrap_err().to_string(),
+        "line 3: event 005: expected the Run Remote Usage line, found '\t\tUsr 0 111111111113111100:00:00, Sys 0 00:00:00  -  Run Remote Usage'"
+    );
+}
+
+#[test]
 fn crlf_logs_and_blank_lines_between_events_read() {
     let text = "011 (001.000.000) 2023-11-14 10:00:00 Job was unsuspended.\r\n...\r\n\n\
                 013 (001.000.000) 2023-11-14 10:00:01 Job was released.\r\n\tok\r\n...";
