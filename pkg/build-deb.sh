@@ -33,12 +33,16 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 [ -n "$version" ] || die "no version in Cargo.toml"
 arch=$(dpkg --print-architecture)
 
-# Position-independent (build.rs links the tools without PIE for speed):
-# a setgid program keeps its own code's randomised load address.
+# Position-independent (build.rs links optimised tools without PIE for
+# speed): a setgid program keeps its own code's randomised load address.
 # TERN_DEB_PROFILE=dev packages the debug build instead (CI, to reuse what
-# cargo test built, as its differential suite does).
+# cargo test built, as its differential suite does); that build is always
+# PIE, and setting TERN_BUILD_PIE would make cargo build the crate again.
 profile=${TERN_DEB_PROFILE:-release}
-TERN_BUILD_PIE=1 cargo build --profile "$profile" --locked --bin tern
+case $profile in
+dev) cargo build --profile dev --locked --bin tern ;;
+*) TERN_BUILD_PIE=1 cargo build --profile "$profile" --locked --bin tern ;;
+esac
 case $profile in
 dev) bin=target/debug/tern ;;
 *) bin=target/$profile/tern ;;

@@ -28,6 +28,7 @@ is 1 when any case failed.
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
 import pwd
@@ -289,51 +290,50 @@ def main():
     if a.names:
         want = {n.removesuffix(".sub") for n in a.names}
         cases = [c for c in cases if c.removesuffix(".sub") in want]
-    passed = failed = 0
-    for c in cases:
-        path = os.path.join(os.path.abspath(a.cases), c)
+    tern = os.path.abspath(a.tern)
+    case_dir = os.path.abspath(a.cases)
+
+    def check(c):
+        """One case: (passed, the lines to print)."""
+        path = os.path.join(case_dir, c)
         o = run_oracle(path)
-        t = run_tern(os.path.abspath(a.tern), path)
+        t = run_tern(tern, path)
         name = c.removesuffix(".sub")
         if name.startswith("err_"):
             problem = compare_errors(o, t)
             if problem:
-                failed += 1
-                print(f"FAIL {name}: {problem}")
-            else:
-                passed += 1
-                print(f"ok   {name} (refused alike)")
-            continue
+                return False, [f"FAIL {name}: {problem}"]
+            return True, [f"ok   {name} (refused alike)"]
         if not o["ok"] and not t["ok"]:
             # The corpus holds valid files; both rejecting one is a bad case.
-            failed += 1
-            print(f"FAIL {name}: both rejected it\n    oracle: {o['error']}\n    tern:   {t['error']}")
-            continue
+            return False, [f"FAIL {name}: both rejected it\n    oracle: {o['error']}\n    tern:   {t['error']}"]
         if not o["ok"]:
-            failed += 1
-            print(f"FAIL {name}: the oracle rejected it, tern did not\n    oracle: {o['error']}")
-            continue
+            return False, [f"FAIL {name}: the oracle rejected it, tern did not\n    oracle: {o['error']}"]
         if not t["ok"]:
-            failed += 1
-            print(f"FAIL {name}: tern rejected it\n    tern: {t['error']}")
-            continue
+            return False, [f"FAIL {name}: tern rejected it\n    tern: {t['error']}"]
         problems, excused = compare_ads(o["ads"], t["ads"], allowed | dict.fromkeys(per_case.get(name, ())))
-        old = run_tern_old(os.path.abspath(a.tern), path)
+        old = run_tern_old(tern, path)
         if old != t["ads"]:
             problems.append("tern's -dry-run (old syntax) and -dry-run:json give different ads")
         if problems:
-            failed += 1
-            print(f"FAIL {name}")
-            for p in problems:
-                print(f"    {p}")
+            lines = [f"FAIL {name}"] + [f"    {p}" for p in problems]
         else:
-            passed += 1
-            print(f"ok   {name} ({len(o['ads'])} jobs)")
+            lines = [f"ok   {name} ({len(o['ads'])} jobs)"]
         if a.verbose:
             if excused:
-                print(f"    allowed to differ: {', '.join(sorted(excused))}")
-            for w in t.get("stderr", "").splitlines():
-                print(f"    tern stderr: {w}")
+                lines.append(f"    allowed to differ: {', '.join(sorted(excused))}")
+            lines += [f"    tern stderr: {w}" for w in t.get("stderr", "").splitlines()]
+        return not problems, lines
+
+    # Each case runs two processes that mostly wait on each other's
+    # start-up: one case per cpu at a time, printed in order.
+    passed = failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for ok, lines in pool.map(check, cases):
+            passed += ok
+            failed += not ok
+            for line in lines:
+                print(line)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
