@@ -167,6 +167,14 @@ pub struct Queue {
 /// 2.3 s, 4 MB 2.6 s, a checkpoint on every close 3.0 s.)
 const WAL_KEEP_BYTES: u64 = 256 << 10;
 
+/// The size of log past which a writer's periodic check starts it again
+/// (see [`Queue::restart_log`]).
+const WAL_RESTART_BYTES: u64 = 1 << 20;
+
+/// How long that check waits for readers (a long one, a tern_q over a
+/// million jobs, makes it give up until the next check).
+const RESTART_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
+
 impl Drop for Queue {
     fn drop(&mut self) {
         let wal = self.path.with_extension("db-wal");
@@ -613,7 +621,33 @@ impl Queue {
         if self.writes % 64 == 1 {
             self.keep_within_limits()?;
         }
+        if self.writes.is_multiple_of(64) {
+            self.restart_log();
+        }
         Ok(out)
+    }
+
+    /// Every 64th write of a handle (the long-lived ones matter: shadows,
+    /// passes, the router): when the log's file is past
+    /// [`WAL_RESTART_BYTES`], copies the log into the database and makes
+    /// the next write start it again from its first block
+    /// (`wal_checkpoint(RESTART)`), waiting at most [`RESTART_WAIT`] for the
+    /// readers of the moment. SQLite's own checkpoints copy the log but,
+    /// with writers taking turns and short readers always about, never
+    /// start it again: it grew to 72 MB over 2,000 short jobs, every commit
+    /// extending the file, which on ext4 was a quarter of the run
+    /// (bench/README.md, "Running jobs").
+    fn restart_log(&mut self) {
+        let wal = self.path.with_extension("db-wal");
+        if !std::fs::metadata(wal).is_ok_and(|m| m.len() > WAL_RESTART_BYTES) {
+            return;
+        }
+        if self.conn.busy_timeout(RESTART_WAIT).is_ok() {
+            let _ = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()));
+        }
+        let _ = self.conn.busy_handler(Some(busy::handler));
     }
 
     /// The connection, for reads of tables other modules own (slots).
