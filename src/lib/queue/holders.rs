@@ -174,6 +174,7 @@ impl super::Queue {
         let wait = super::busy::TIMEOUT.max(limit + Duration::from_secs(5));
         let mut w = StaleWriters::new(&self.path, limit, wait, report);
         self.conn.busy_handler(Some(move |count| w.busy(count)))?;
+        self.own_busy_handler = true;
         Ok(())
     }
 }

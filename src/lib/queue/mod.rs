@@ -156,6 +156,11 @@ pub struct Queue {
     /// The database is the shared layout's (group-writable): its `-wal`
     /// and `-shm`, made by root at install, are never removed on close.
     shared: bool,
+    /// A busy handler of its own is installed ([`Queue::kill_stale_writers`]):
+    /// [`Queue::restart_log`], which sets a short timeout and then puts the
+    /// plain handler back, would drop it, so such a handle leaves the log
+    /// to the others.
+    own_busy_handler: bool,
 }
 
 /// The size of write-ahead log past which a closing handle copies the log
@@ -343,6 +348,7 @@ impl Queue {
             writes: 0,
             own_log: Vec::new(),
             shared,
+            own_busy_handler: false,
         }))
     }
 
@@ -639,7 +645,9 @@ impl Queue {
     /// (bench/README.md, "Running jobs").
     fn restart_log(&mut self) {
         let wal = self.path.with_extension("db-wal");
-        if !std::fs::metadata(wal).is_ok_and(|m| m.len() > WAL_RESTART_BYTES) {
+        if self.own_busy_handler
+            || !std::fs::metadata(wal).is_ok_and(|m| m.len() > WAL_RESTART_BYTES)
+        {
             return;
         }
         if self.conn.busy_timeout(RESTART_WAIT).is_ok() {
