@@ -9,7 +9,8 @@
 //! the way: the startd cron hook at once (tern_cron stays while a hook is
 //! due within a minute, and this one is due every two seconds), the
 //! fetch hook once its work is all fetched (an idle slot fetches every
-//! second).
+//! second), and back again should a fetch still under way when it went
+//! give its item back (REPLY_FETCH reject puts it in `work/` again).
 
 use std::time::{Duration, Instant};
 
@@ -107,14 +108,19 @@ pub fn settle(world: &World, limit: Duration) -> Result<String, String> {
     );
     let mut last = None;
     let mut fetched = None;
+    let mut hook = None;
     let mut rounds = 0;
     loop {
         rounds += 1;
-        if fetched.is_none()
-            && std::fs::read_dir(world.path("work")).is_ok_and(|mut d| d.next().is_none())
-        {
-            world.unconfigure("STARTD_JOB_HOOK_KEYWORD");
-            fetched = Some(began.elapsed());
+        let waiting = std::fs::read_dir(world.path("work")).map_or(0, |d| d.count());
+        match (hook.take(), waiting) {
+            (None, 0) => {
+                hook = Some(world.unconfigure("STARTD_JOB_HOOK_KEYWORD"));
+                fetched = Some(began.elapsed());
+            }
+            (Some(lines), 0) => hook = Some(lines),
+            (Some(lines), _) => world.reconfigure(&lines),
+            (None, _) => {}
         }
         run(world, "tern_negotiate", &["-wait"], false);
         run(world, "tern_job_router", &[], false);

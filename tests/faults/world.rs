@@ -154,15 +154,27 @@ impl World {
     /// Takes the lines starting with `prefix` out of the configuration,
     /// as an administrator would edit it (written aside and renamed in,
     /// so no process reads half of it).
-    pub fn unconfigure(&self, prefix: &str) {
+    /// Takes the lines starting with `prefix` out of the configuration:
+    /// they are returned, for [`World::reconfigure`].
+    pub fn unconfigure(&self, prefix: &str) -> String {
         let text = std::fs::read_to_string(&self.config).unwrap();
-        let kept: String = text
-            .lines()
-            .filter(|l| !l.starts_with(prefix))
-            .map(|l| format!("{l}\n"))
-            .collect();
+        let (gone, kept): (Vec<&str>, Vec<&str>) =
+            text.lines().partition(|l| l.starts_with(prefix));
+        self.write_config(&kept);
+        gone.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    /// Puts lines taken out by [`World::unconfigure`] back.
+    pub fn reconfigure(&self, lines: &str) {
+        let text = std::fs::read_to_string(&self.config).unwrap();
+        let all: Vec<&str> = text.lines().chain(lines.lines()).collect();
+        self.write_config(&all);
+    }
+
+    fn write_config(&self, lines: &[&str]) {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         let aside = self.config.with_extension("new");
-        std::fs::write(&aside, kept).unwrap();
+        std::fs::write(&aside, text).unwrap();
         std::fs::rename(&aside, &self.config).unwrap();
     }
 
