@@ -27,6 +27,7 @@ mod rows;
 pub mod schema;
 pub mod shared;
 mod txlog;
+mod wal;
 mod writer;
 
 use std::cell::RefCell;
@@ -161,49 +162,14 @@ pub struct Queue {
     /// plain handler back, would drop it, so such a handle leaves the log
     /// to the others.
     own_busy_handler: bool,
+    /// The log's length in frames after this handle's last commit
+    /// (see [`wal`]).
+    log_frames: std::sync::Arc<std::sync::atomic::AtomicU32>,
 }
-
-/// The size of write-ahead log past which a closing handle copies the log
-/// into the database and empties it. Each process's first open reads the
-/// whole log to rebuild its index, so it is kept to what a few single-job
-/// writes leave behind (about 50 KB each): the copy then costs each of
-/// them a share of one checkpoint, where a checkpoint on every close cost
-/// each tool three fsyncs. (A loop of 500 submits: 256 KB 2.2 s, 1 MB
-/// 2.3 s, 4 MB 2.6 s, a checkpoint on every close 3.0 s.)
-const WAL_KEEP_BYTES: u64 = 256 << 10;
-
-/// The size of log past which a writer's periodic check starts it again
-/// (see [`Queue::restart_log`]).
-const WAL_RESTART_BYTES: u64 = 1 << 20;
-
-/// How long that check waits for readers (a long one, a tern_q over a
-/// million jobs, makes it give up until the next check).
-const RESTART_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
 
 impl Drop for Queue {
     fn drop(&mut self) {
-        let wal = self.path.with_extension("db-wal");
-        match std::fs::metadata(&wal).map(|m| m.len()) {
-            // Nothing was ever written to it (a reader, or a tool that
-            // met a damaged queue): closing removes it and its index, as
-            // SQLite does by default, so nothing new is left in SPOOL.
-            Ok(0) if !self.shared => {
-                let _ = self.conn.set_db_config(
-                    rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-                    false,
-                );
-            }
-            // Never wait for readers here: when another process reads or
-            // writes, the checkpoint backs off and a later close, or
-            // SQLite's own automatic checkpoint, does it.
-            Ok(n) if n > WAL_KEEP_BYTES => {
-                let _ = self.conn.busy_timeout(std::time::Duration::ZERO);
-                let _ = self
-                    .conn
-                    .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
-            }
-            _ => {}
-        }
+        self.close_log();
     }
 }
 
@@ -327,11 +293,12 @@ impl Queue {
         // The last handle to close leaves the log for the next one rather
         // than copying it into the database and deleting it (three fsyncs
         // and the log re-created by the next write, on every run of every
-        // tool); `Drop` keeps the log short instead.
+        // tool); `Drop` keeps the log short instead (see [`wal`]).
         conn.set_db_config(
             rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
             true,
         )?;
+        let log_frames = wal::watch(&mut conn)?;
         schema::migrate(&mut conn).map_err(|e| match e {
             QueueError::Sqlite(s) => corrupt(&path, s),
             other => other,
@@ -349,6 +316,7 @@ impl Queue {
             own_log: Vec::new(),
             shared,
             own_busy_handler: false,
+            log_frames,
         }))
     }
 
@@ -631,31 +599,6 @@ impl Queue {
             self.restart_log();
         }
         Ok(out)
-    }
-
-    /// Every 64th write of a handle (the long-lived ones matter: shadows,
-    /// passes, the router): when the log's file is past
-    /// [`WAL_RESTART_BYTES`], copies the log into the database and makes
-    /// the next write start it again from its first block
-    /// (`wal_checkpoint(RESTART)`), waiting at most [`RESTART_WAIT`] for the
-    /// readers of the moment. SQLite's own checkpoints copy the log but,
-    /// with writers taking turns and short readers always about, never
-    /// start it again: it grew to 72 MB over 2,000 short jobs, every commit
-    /// extending the file, which on ext4 was a quarter of the run
-    /// (bench/README.md, "Running jobs").
-    fn restart_log(&mut self) {
-        let wal = self.path.with_extension("db-wal");
-        if self.own_busy_handler
-            || !std::fs::metadata(wal).is_ok_and(|m| m.len() > WAL_RESTART_BYTES)
-        {
-            return;
-        }
-        if self.conn.busy_timeout(RESTART_WAIT).is_ok() {
-            let _ = self
-                .conn
-                .query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()));
-        }
-        let _ = self.conn.busy_handler(Some(busy::handler));
     }
 
     /// The connection, for reads of tables other modules own (slots).

@@ -1,0 +1,160 @@
+//! Upkeep of the write-ahead log (`queue.db-wal`): short, so that each
+//! process's first open, which reads the whole log to rebuild its index,
+//! stays cheap; and left in place, so that a commit writes over blocks the
+//! file already has instead of extending it (on ext4 the durable commit of
+//! a submit that extends the file costs about four times the one that
+//! does not: the new blocks and the file's size go through the journal).
+//!
+//! SQLite starts the log again from its first block only when a writer
+//! begins with everything copied into the database and no reader in the
+//! log; a process that opens the queue alone rebuilds the index from the
+//! file and forgets what was copied, so between one-process tools that
+//! moment never comes by itself. Each handle therefore tracks the log's
+//! length after its own commits (SQLite's commit hook for the log), and:
+//!
+//! - a closing handle that saw the log past [`KEEP_FRAMES`] copies it into
+//!   the database (`wal_checkpoint(RESTART)`, not waiting for anyone) and
+//!   writes one small record, which starts the log again in place; the
+//!   file keeps its blocks, cut to [`FILE_LIMIT`] when longer;
+//! - a long-lived handle does the same every 64th write once the file is
+//!   past [`RESTART_BYTES`] ([`Queue::restart_log`]), waiting a moment for
+//!   the readers of the moment;
+//! - a closing handle that wrote nothing only bounds the file: past
+//!   [`FILE_LIMIT`] it empties it (`wal_checkpoint(TRUNCATE)`).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+use super::{Queue, busy};
+
+/// Frames of log (4 KB pages) past which a closing handle starts the log
+/// again: about 256 KB, what a few single-job writes leave behind (about
+/// 14 frames each), so each of them pays a share of one checkpoint, where
+/// a checkpoint on every close cost each tool three fsyncs. (A loop of 500
+/// submits, when this was a file size: 256 KB 2.2 s, 1 MB 2.3 s, 4 MB
+/// 2.6 s, a checkpoint on every close 3.0 s.)
+pub(super) const KEEP_FRAMES: u32 = 64;
+
+/// The longest the log's file is left by a closing handle: it is cut to
+/// this when a restart or an emptying finds it longer.
+pub(super) const FILE_LIMIT: u64 = 1 << 20;
+
+/// The size of log past which a writer's periodic check starts it again
+/// (see [`Queue::restart_log`]).
+const RESTART_BYTES: u64 = 1 << 20;
+
+/// How long that check waits for readers (a long one, a tern_q over a
+/// million jobs, makes it give up until the next check).
+const RESTART_WAIT: Duration = Duration::from_millis(20);
+
+/// Frames at which a commit copies the log into the database: what
+/// SQLite's own hook, which [`watch`] replaces, does (its
+/// `wal_autocheckpoint` default).
+const AUTOCHECKPOINT_FRAMES: i32 = 1000;
+
+/// Installs the hook that records the log's length (in frames) after each
+/// commit of `conn`, and keeps SQLite's automatic checkpoint, which the
+/// hook replaces. The returned counter is 0 until the first commit.
+pub(super) fn watch(conn: &mut Connection) -> Result<Arc<AtomicU32>, rusqlite::Error> {
+    let frames = Arc::new(AtomicU32::new(0));
+    let seen = Arc::clone(&frames);
+    conn.wal_hook(Some(move |wal: &mut rusqlite::hooks::Wal, pages: i32| {
+        seen.store(u32::try_from(pages).unwrap_or(0), Ordering::Relaxed);
+        if pages >= AUTOCHECKPOINT_FRAMES {
+            // As SQLite's own hook: a checkpoint that cannot copy
+            // everything now leaves the rest to a later commit.
+            let _ = wal.checkpoint();
+        }
+        Ok(())
+    }))?;
+    Ok(frames)
+}
+
+impl Queue {
+    fn log_path(&self) -> std::path::PathBuf {
+        self.path.with_extension("db-wal")
+    }
+
+    /// The log's length in frames after this handle's last commit (0
+    /// before its first).
+    pub(super) fn log_frames(&self) -> u32 {
+        self.log_frames.load(Ordering::Relaxed)
+    }
+
+    /// Every 64th write of a handle (the long-lived ones matter: shadows,
+    /// passes, the router): when the log's file is past [`RESTART_BYTES`],
+    /// copies the log into the database and makes the next write start it
+    /// again from its first block (`wal_checkpoint(RESTART)`), waiting at
+    /// most [`RESTART_WAIT`] for the readers of the moment. SQLite's own
+    /// checkpoints copy the log but, with writers taking turns and short
+    /// readers always about, never start it again: it grew to 72 MB over
+    /// 2,000 short jobs, every commit extending the file, which on ext4 was
+    /// a quarter of the run (bench/README.md, "Running jobs").
+    pub(super) fn restart_log(&mut self) {
+        if self.own_busy_handler
+            || !std::fs::metadata(self.log_path()).is_ok_and(|m| m.len() > RESTART_BYTES)
+        {
+            return;
+        }
+        if self.conn.busy_timeout(RESTART_WAIT).is_ok() {
+            let _ = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()));
+        }
+        let _ = self.conn.busy_handler(Some(busy::handler));
+    }
+
+    /// What a closing handle does to the log (see the module's text).
+    /// Never waits for readers: when another process reads or writes, the
+    /// checkpoint backs off and a later close, or a periodic check, does
+    /// it.
+    pub(super) fn close_log(&mut self) {
+        let len = match std::fs::metadata(self.log_path()) {
+            Ok(m) => m.len(),
+            Err(_) => return,
+        };
+        // Nothing was ever written to it (a reader, or a tool that met a
+        // damaged queue): closing removes it and its index, as SQLite does
+        // by default, so nothing new is left in SPOOL.
+        if len == 0 {
+            if !self.shared {
+                let _ = self.conn.set_db_config(
+                    rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                    false,
+                );
+            }
+            return;
+        }
+        let _ = self.conn.busy_timeout(Duration::ZERO);
+        if self.log_frames() > KEEP_FRAMES {
+            self.start_log_again();
+        } else if len > FILE_LIMIT {
+            let _ = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        }
+    }
+
+    /// Copies the log into the database and, when that left no frame
+    /// uncopied and no reader in the log, writes one record, which starts
+    /// the log again at its first block; that commit cuts the file to
+    /// [`FILE_LIMIT`] if it is longer, and otherwise leaves it as it is.
+    fn start_log_again(&mut self) {
+        let limit = format!("PRAGMA journal_size_limit = {FILE_LIMIT}");
+        let copied = self.conn.query_row(&limit, [], |_| Ok(())).and_then(|()| {
+            self.conn
+                .query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get::<_, i64>(0))
+        });
+        if !matches!(copied, Ok(0)) {
+            return;
+        }
+        let _ = self.conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('log_restarts', 1) \
+             ON CONFLICT (key) DO UPDATE SET value = value + 1",
+            [],
+        );
+    }
+}
