@@ -18,10 +18,22 @@ pub mod tree;
 pub mod tz;
 
 /// The real user's login name (from the real uid, never from anything the
-/// caller can set), or the uid as text when it has no passwd entry.
+/// caller can set), or the uid as text when it has no passwd entry. The
+/// answer is kept for the process's real uid (a tool asks for it while
+/// reading the configuration and again when it starts a pass, and each
+/// look reads the whole passwd file).
 pub fn real_user_name() -> String {
+    static KNOWN: std::sync::Mutex<Option<(u32, String)>> = std::sync::Mutex::new(None);
     let uid = real_uid();
-    identity::passwd_uid(uid).map_or_else(|| uid.to_string(), |p| p.name)
+    let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+    match &*known {
+        Some((u, name)) if *u == uid => name.clone(),
+        _ => {
+            let name = identity::passwd_uid(uid).map_or_else(|| uid.to_string(), |p| p.name);
+            *known = Some((uid, name.clone()));
+            name
+        }
+    }
 }
 
 /// The real user id.
