@@ -290,6 +290,11 @@ fn a_run_that_ends_while_spool_is_full_is_recorded_once_there_is_room_not_run_ag
     env.wait_for("the job started", Duration::from_secs(30), || {
         env.path("started").exists()
     });
+    // The shadow records the start a moment after it: that commit must be
+    // in before the log is emptied, or it would land in the log again.
+    env.wait_for("the start recorded", Duration::from_secs(30), || {
+        env.q_af(&job, &["NumJobStarts"]).as_deref() == Some("1")
+    });
     empty_log(spool);
     let filler = fill(&m.dir);
     // The job ends; its shadow cannot record it, and waits.

@@ -10,17 +10,22 @@
 //! log; a process that opens the queue alone rebuilds the index from the
 //! file and forgets what was copied, so between one-process tools that
 //! moment never comes by itself. Each handle therefore tracks the log's
-//! length after its own commits (SQLite's commit hook for the log), and:
+//! length after its own commits (SQLite's commit hook for the log, which
+//! also does SQLite's automatic checkpoint, as the hook it replaces did),
+//! and:
 //!
 //! - a closing handle that saw the log past [`KEEP_FRAMES`] copies it into
 //!   the database (`wal_checkpoint(RESTART)`, not waiting for anyone) and
-//!   writes one small record, which starts the log again in place; the
-//!   file keeps its blocks, cut to [`FILE_LIMIT`] when longer;
-//! - a long-lived handle does the same every 64th write once the file is
-//!   past [`RESTART_BYTES`] ([`Queue::restart_log`]), waiting a moment for
-//!   the readers of the moment;
-//! - a closing handle that wrote nothing only bounds the file: past
-//!   [`FILE_LIMIT`] it empties it (`wal_checkpoint(TRUNCATE)`).
+//!   writes one small record, which starts the log again in place;
+//! - a long-lived handle, every 64th write, copies it once it saw it past
+//!   [`RESTART_FRAMES`] ([`Queue::restart_log`]), waiting a moment for the
+//!   readers of the moment, so that its next write starts it again;
+//! - whoever starts the log again cuts its file to [`FILE_LIMIT`] if it is
+//!   longer (`journal_size_limit`, set on every handle), and otherwise
+//!   leaves the file as it is;
+//! - a closing handle that saw the log short (or wrote nothing) only
+//!   bounds the file: past [`FILE_LIMIT`] it empties it
+//!   (`wal_checkpoint(TRUNCATE)`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -38,13 +43,13 @@ use super::{Queue, busy};
 /// 2.6 s, a checkpoint on every close 3.0 s.)
 pub(super) const KEEP_FRAMES: u32 = 64;
 
-/// The longest the log's file is left by a closing handle: it is cut to
-/// this when a restart or an emptying finds it longer.
+/// The longest the log's file is left: a restart that finds it longer cuts
+/// it to this, and so does a closing handle.
 pub(super) const FILE_LIMIT: u64 = 1 << 20;
 
-/// The size of log past which a writer's periodic check starts it again
-/// (see [`Queue::restart_log`]).
-const RESTART_BYTES: u64 = 1 << 20;
+/// Frames of log (about 1 MB) past which a writer's periodic check starts
+/// it again (see [`Queue::restart_log`]).
+const RESTART_FRAMES: u32 = 256;
 
 /// How long that check waits for readers (a long one, a tern_q over a
 /// million jobs, makes it give up until the next check).
@@ -57,8 +62,14 @@ const AUTOCHECKPOINT_FRAMES: i32 = 1000;
 
 /// Installs the hook that records the log's length (in frames) after each
 /// commit of `conn`, and keeps SQLite's automatic checkpoint, which the
-/// hook replaces. The returned counter is 0 until the first commit.
+/// hook replaces; bounds the file a restart of this handle leaves. The
+/// returned counter is 0 until the first commit.
 pub(super) fn watch(conn: &mut Connection) -> Result<Arc<AtomicU32>, rusqlite::Error> {
+    conn.query_row(
+        &format!("PRAGMA journal_size_limit = {FILE_LIMIT}"),
+        [],
+        |_| Ok(()),
+    )?;
     let frames = Arc::new(AtomicU32::new(0));
     let seen = Arc::clone(&frames);
     conn.wal_hook(Some(move |wal: &mut rusqlite::hooks::Wal, pages: i32| {
@@ -85,18 +96,17 @@ impl Queue {
     }
 
     /// Every 64th write of a handle (the long-lived ones matter: shadows,
-    /// passes, the router): when the log's file is past [`RESTART_BYTES`],
-    /// copies the log into the database and makes the next write start it
-    /// again from its first block (`wal_checkpoint(RESTART)`), waiting at
-    /// most [`RESTART_WAIT`] for the readers of the moment. SQLite's own
-    /// checkpoints copy the log but, with writers taking turns and short
-    /// readers always about, never start it again: it grew to 72 MB over
-    /// 2,000 short jobs, every commit extending the file, which on ext4 was
-    /// a quarter of the run (bench/README.md, "Running jobs").
+    /// passes, the router): when its last commit left the log past
+    /// [`RESTART_FRAMES`], copies the log into the database and makes the
+    /// next write start it again from its first block
+    /// (`wal_checkpoint(RESTART)`), waiting at most [`RESTART_WAIT`] for the
+    /// readers of the moment. SQLite's own checkpoints copy the log but,
+    /// with writers taking turns and short readers always about, never
+    /// start it again: it grew to 72 MB over 2,000 short jobs, every commit
+    /// extending the file, which on ext4 was a quarter of the run
+    /// (bench/README.md, "Running jobs").
     pub(super) fn restart_log(&mut self) {
-        if self.own_busy_handler
-            || !std::fs::metadata(self.log_path()).is_ok_and(|m| m.len() > RESTART_BYTES)
-        {
+        if self.own_busy_handler || self.log_frames() <= RESTART_FRAMES {
             return;
         }
         if self.conn.busy_timeout(RESTART_WAIT).is_ok() {
@@ -143,11 +153,9 @@ impl Queue {
     /// the log again at its first block; that commit cuts the file to
     /// [`FILE_LIMIT`] if it is longer, and otherwise leaves it as it is.
     fn start_log_again(&mut self) {
-        let limit = format!("PRAGMA journal_size_limit = {FILE_LIMIT}");
-        let copied = self.conn.query_row(&limit, [], |_| Ok(())).and_then(|()| {
-            self.conn
-                .query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get::<_, i64>(0))
-        });
+        let copied = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get::<_, i64>(0));
         if !matches!(copied, Ok(0)) {
             return;
         }
@@ -155,6 +163,41 @@ impl Queue {
             "INSERT INTO meta (key, value) VALUES ('log_restarts', 1) \
              ON CONFLICT (key) DO UPDATE SET value = value + 1",
             [],
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hook that replaces SQLite's own keeps its automatic checkpoint:
+    /// one handle committing on and on, with no reader about, sees the log
+    /// reach 1,000 frames and then start again (the write after a full
+    /// copy does), never growing far past it.
+    #[test]
+    fn the_hook_keeps_the_automatic_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("t.db")).unwrap();
+        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+            .unwrap();
+        conn.execute_batch("CREATE TABLE t (x BLOB)").unwrap();
+        let frames = watch(&mut conn).unwrap();
+        let (mut most, mut restarts, mut last) = (0, 0, 0);
+        for _ in 0..3000 {
+            conn.execute("INSERT INTO t VALUES (zeroblob(3000))", [])
+                .unwrap();
+            let now = frames.load(Ordering::Relaxed);
+            if now < last {
+                restarts += 1;
+            }
+            (most, last) = (most.max(now), now);
+        }
+        assert!(restarts >= 2, "the log started again {restarts} times");
+        let cap = AUTOCHECKPOINT_FRAMES as u32;
+        assert!(
+            (cap..cap + 10).contains(&most),
+            "the log reached {most} frames"
         );
     }
 }
