@@ -153,9 +153,8 @@ impl World {
 
     /// Takes the lines starting with `prefix` out of the configuration,
     /// as an administrator would edit it (written aside and renamed in,
-    /// so no process reads half of it).
-    /// Takes the lines starting with `prefix` out of the configuration:
-    /// they are returned, for [`World::reconfigure`].
+    /// so no process reads half of it), and returns them for
+    /// [`World::reconfigure`].
     pub fn unconfigure(&self, prefix: &str) -> String {
         let text = std::fs::read_to_string(&self.config).unwrap();
         let (gone, kept): (Vec<&str>, Vec<&str>) =

@@ -659,6 +659,9 @@ fn changes_since_a_position_name_the_changed_jobs_and_skip_our_own() {
     assert!(q.rows_changed_since(mid + 1).unwrap().is_some());
 }
 
+/// A frame of the write-ahead log: its 24-byte header and a 4 KB page.
+const FRAME_BYTES: u64 = 24 + 4096;
+
 /// Closing leaves the write-ahead log for the next process, but never
 /// lets it grow past [`wal::KEEP_FRAMES`] and one write: it is started
 /// again in place, the file keeping its blocks (a commit then writes over
@@ -691,7 +694,7 @@ fn closing_keeps_the_log_short_and_in_place_and_a_reader_leaves_none() {
     }
     assert!(restarts >= 2, "the log was started again {restarts} times");
     assert!(
-        most < u64::from(wal::KEEP_FRAMES) * 4120 + (200 << 10),
+        most < u64::from(wal::KEEP_FRAMES) * FRAME_BYTES + (200 << 10),
         "log grew to {most}"
     );
     let first_long = lengths.iter().position(|&n| n > 200 << 10).unwrap();
@@ -723,7 +726,7 @@ fn a_long_log_is_cut_to_the_limit_when_closed() {
     let frames = q.log_frames();
     drop(q);
     assert!(
-        u64::from(frames) * 4120 > wal::FILE_LIMIT,
+        u64::from(frames) * FRAME_BYTES > wal::FILE_LIMIT,
         "{frames} frames"
     );
     let n = std::fs::metadata(&wal).unwrap().len();
