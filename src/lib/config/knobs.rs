@@ -442,7 +442,7 @@ pub static KNOBS: &[Knob] = &[
         "QUEUE_LOG_MAX_RECORDS",
         "1000000",
         Int,
-        "Records kept in the queue's transaction log; never trimmed below a registered follower.",
+        "Records kept in the queue's transaction log; never trimmed below a registered follower, and the newest record always stays (it carries the log's sequence on).",
     ),
     k(
         "QUEUE_SUPER_USERS",

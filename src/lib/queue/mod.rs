@@ -345,7 +345,8 @@ impl Queue {
             [],
             |r| r.get(0),
         )?;
-        if last - first + 1 > self.limits.log_max_records || history > self.limits.history_max_jobs
+        if last - first + 1 > self.limits.log_max_records.max(1)
+            || history > self.limits.history_max_jobs
         {
             let limits = self.limits.clone();
             self.trim(&limits)?;
@@ -686,7 +687,9 @@ impl Queue {
                 .query_row("SELECT min(position) FROM followers", [], |r| r.get(0))
                 .optional()?
                 .flatten();
-            let mut cut = max_seq - after_trim(limits.log_max_records);
+            // The newest record stays whatever the limit: the next record's
+            // seq is the largest in the log plus one, and must never go back.
+            let mut cut = (max_seq - after_trim(limits.log_max_records)).min(max_seq - 1);
             if let Some(f) = min_follower {
                 cut = cut.min(f);
             }

@@ -259,6 +259,29 @@ pub const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX fetch_jobs_slot ON fetch_jobs (slot);
     "#,
+    // 8: the transaction log without AUTOINCREMENT, which made every
+    // record's INSERT read and rewrite its row of sqlite_sequence (about
+    // 4,000 instructions a record; a one-job submit writes 67 records, a
+    // short job's run about 40). seq still only grows: Queue::trim always
+    // keeps the newest record, so SQLite's next rowid (the largest plus
+    // one) never goes back; a log trimmed empty before this step gets one
+    // END record at the sequence's end to hold that place.
+    r#"
+    CREATE TABLE txlog_next (
+        seq   INTEGER PRIMARY KEY,
+        op    INTEGER NOT NULL,
+        key   TEXT NOT NULL DEFAULT '',
+        name  TEXT NOT NULL DEFAULT '',
+        value TEXT NOT NULL DEFAULT ''
+    );
+    INSERT INTO txlog_next (seq, op, key, name, value)
+        SELECT seq, op, key, name, value FROM txlog;
+    INSERT INTO txlog_next (seq, op)
+        SELECT seq, 106 FROM sqlite_sequence
+        WHERE name = 'txlog' AND seq > (SELECT coalesce(max(seq), 0) FROM txlog);
+    DROP TABLE txlog;
+    ALTER TABLE txlog_next RENAME TO txlog;
+    "#,
 ];
 
 /// The schema version this build writes.

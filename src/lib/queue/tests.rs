@@ -187,13 +187,19 @@ fn the_log_is_never_cut_below_a_follower() {
     .unwrap();
     assert_eq!(q.log_start().unwrap(), 4);
     q.remove_follower("router").unwrap();
+    let end = q.log_end().unwrap();
     q.trim(&Limits {
         log_max_records: 0,
         history_max_jobs: 10,
         ..Limits::default()
     })
     .unwrap();
-    assert!(q.log_since(0).unwrap().is_empty());
+    // Only the newest record stays, and the sequence goes on after it.
+    let left: Vec<i64> = q.log_since(0).unwrap().iter().map(|r| r.seq).collect();
+    assert_eq!(left, vec![end]);
+    assert_eq!(q.log_end().unwrap(), end);
+    submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+    assert_eq!(q.log_since(end).unwrap()[0].seq, end + 1);
 }
 
 #[test]
@@ -567,6 +573,62 @@ fn a_database_of_every_older_schema_opens_migrated_with_its_rows() {
         // And it takes new jobs after the old ones.
         let c = submit_text(&mut q, "executable = /bin/echo\nqueue\n", "carol");
         assert_eq!(c, 3, "schema {k}: the next cluster");
+    }
+}
+
+/// Schema 8 rebuilt the transaction log without AUTOINCREMENT: the records
+/// keep their numbers, and a log an older tern trimmed to nothing keeps its
+/// place in the sequence, so a follower's position stays meaningful.
+#[test]
+fn the_log_keeps_its_sequence_across_the_rebuild_of_schema_8() {
+    for emptied in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = dir.path().join("spool");
+        std::fs::create_dir_all(&spool).unwrap();
+        let mut conn = Connection::open(db_path(&spool)).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        for (i, step) in schema::MIGRATIONS[..7].iter().enumerate() {
+            let tx = conn.transaction().unwrap();
+            tx.execute_batch(step).unwrap();
+            tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))
+                .unwrap();
+            tx.commit().unwrap();
+        }
+        for n in 1..=40 {
+            conn.execute(
+                "INSERT INTO txlog (op, key) VALUES (103, ?1)",
+                [format!("1.{n}")],
+            )
+            .unwrap();
+        }
+        let kept = if emptied { 41 } else { 31 };
+        conn.execute("DELETE FROM txlog WHERE seq < ?1", [kept])
+            .unwrap();
+        drop(conn);
+
+        let mut q = Queue::open(&spool, false).unwrap().unwrap();
+        assert_eq!(q.log_end().unwrap(), 40, "emptied: {emptied}");
+        let seqs: Vec<i64> = q.log_since(0).unwrap().iter().map(|r| r.seq).collect();
+        let want: Vec<i64> = if emptied {
+            vec![40]
+        } else {
+            (31..=40).collect()
+        };
+        assert_eq!(seqs, want, "emptied: {emptied}");
+        if !emptied {
+            assert_eq!(q.log_since(39).unwrap()[0].key, "1.40");
+        }
+        submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+        assert_eq!(q.log_since(40).unwrap()[0].seq, 41, "emptied: {emptied}");
+        let autoinc: i64 = q
+            .conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE sql LIKE '%AUTOINCREMENT%'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(autoinc, 0);
     }
 }
 

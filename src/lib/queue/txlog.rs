@@ -3,7 +3,7 @@
 //! since a position (the pass evaluates the periodic policies of those
 //! between its full evaluations).
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 
 use super::rows::row_from;
 use super::writer::row_by_id;
@@ -64,14 +64,9 @@ impl Queue {
     }
 
     /// The sequence number of the newest record ever written (0 before the
-    /// first); trimming the log does not lower it.
+    /// first): the last record in the log, which trimming always keeps.
     pub fn log_end(&self) -> Result<i64, QueueError> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT seq FROM sqlite_sequence WHERE name = 'txlog'")?
-            .query_row([], |r| r.get(0))
-            .optional()?
-            .unwrap_or(0))
+        Ok(log_bounds(&self.conn)?.1)
     }
 
     /// How far the log holds nothing new to this handle after `since`: the
