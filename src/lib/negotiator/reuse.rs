@@ -61,67 +61,107 @@ pub fn match_one(
     if super::fetch::is_fetched_claim(w.conn(), &srow)? {
         return Ok(None);
     }
+    // The best idle job is nearly always the one: read it alone, and the
+    // rest of the look only when it does not fit (each row read is
+    // parsed); with none, nothing else needs building.
+    let first = w.idle_rows_of(owner, 0, 1)?;
+    if first.is_empty() {
+        return Ok(None);
+    }
     let submitter = srow.remote_user.clone().unwrap_or_default();
     if super::owed_elsewhere(w.conn(), &submitter, owner, slot.knobs, slot.uid_domain)? {
         return Ok(None);
     }
     let slot_ad = Rc::new(machine::slot_ad(slot.machine, &srow, now));
-    let mut ev = Evaluator::new();
-    // Per cluster: whether its plain jobs (no per-proc requests) match.
-    let mut tried: HashMap<i64, bool> = HashMap::new();
-    // Fetched jobs run only on their own slots: read once, not per row.
-    let fetched = super::fetch::fetched_ids(w.conn())?;
-    for row in w.idle_rows_of(owner, LOOK_AT)? {
-        if fetched.contains(&row.id) {
-            continue;
+    let mut look = Look {
+        slot,
+        submitter,
+        owner,
+        slot_ad,
+        srow,
+        ev: Evaluator::new(),
+        tried: HashMap::new(),
+        // Fetched jobs run only on their own slots: read once, not per row.
+        fetched: super::fetch::fetched_ids(w.conn())?,
+    };
+    for row in first {
+        if let Some(m) = look.at(w, row)? {
+            return Ok(Some(m));
+        }
+    }
+    for row in w.idle_rows_of(owner, 1, LOOK_AT - 1)? {
+        if let Some(m) = look.at(w, row)? {
+            return Ok(Some(m));
+        }
+    }
+    Ok(None)
+}
+
+/// One reuse's look at the owner's idle jobs, row by row.
+struct Look<'a> {
+    slot: &'a Slot<'a>,
+    submitter: String,
+    owner: &'a str,
+    slot_ad: Rc<ClassAd>,
+    srow: SlotRow,
+    ev: Evaluator,
+    /// Per cluster: whether its plain jobs (no per-proc requests) match.
+    tried: HashMap<i64, bool>,
+    fetched: std::collections::HashSet<JobId>,
+}
+
+impl Look<'_> {
+    /// The match for `row`, its lock taken, if the job can go on the claim.
+    fn at(&mut self, w: &mut Writer<'_>, row: JobRow) -> Result<Option<Match>, QueueError> {
+        if self.fetched.contains(&row.id) {
+            return Ok(None);
         }
         let ad = Rc::new(w.full_ad(&row)?);
         if !runs_on_a_slot(&ad) {
-            continue;
+            return Ok(None);
         }
         // A cron job back from a run waits for the pass to give it its next
         // time: its DeferralTime is still the one it just ran for, which
         // a window would let it run for again.
         if ad.eval(super::policy::RECOMPUTE).is_true() {
-            continue;
+            return Ok(None);
         }
         // The same submitter only (an owner's accounting groups are
         // submitters of their own).
-        if matchmaking::submitter_of_job(&ad, owner, slot.uid_domain) != submitter {
-            continue;
+        if matchmaking::submitter_of_job(&ad, self.owner, self.slot.uid_domain) != self.submitter {
+            return Ok(None);
         }
         // Jobs of one cluster without per-proc differences match alike.
         let plain = row.diff.len() <= 4 || !matchmaking::contains_lower(&row.diff, b"request");
-        if plain && tried.get(&row.id.cluster) == Some(&false) {
-            continue;
+        if plain && self.tried.get(&row.id.cluster) == Some(&false) {
+            return Ok(None);
         }
-        let ok = MatchContext::new(ad.clone(), slot_ad.clone()).symmetric(&mut ev)
-            && fits_dynamic(&ad, &slot_ad, &srow);
+        let ok = MatchContext::new(ad.clone(), self.slot_ad.clone()).symmetric(&mut self.ev)
+            && fits_dynamic(&ad, &self.slot_ad, &self.srow);
         if plain {
-            tried.insert(row.id.cluster, ok);
+            self.tried.insert(row.id.cluster, ok);
         }
         if !ok {
-            continue;
+            return Ok(None);
         }
         // A lock that cannot be taken, held or refused (a link or FIFO
         // planted in SPOOL), is another job's business: failing here
         // would roll back the finishing shadow's own transaction.
-        let Ok(Some(lock)) = joblock::try_acquire(slot.spool, row.id) else {
-            continue;
+        let Ok(Some(lock)) = joblock::try_acquire(self.slot.spool, row.id) else {
+            return Ok(None);
         };
-        let Ok(match_attrs) = dollar::match_attrs(&ad, &slot_ad) else {
-            continue;
+        let Ok(match_attrs) = dollar::match_attrs(&ad, &self.slot_ad) else {
+            return Ok(None);
         };
-        return Ok(Some(Match {
+        Ok(Some(Match {
             id: row.id,
             lock,
-            slot: srow,
+            slot: self.srow.clone(),
             row,
             ad,
             match_attrs,
-        }));
+        }))
     }
-    Ok(None)
 }
 
 impl Match {

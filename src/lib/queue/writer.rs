@@ -199,15 +199,22 @@ impl<A> Writer<'_, A> {
         row_by_id(&self.tx, id)
     }
 
-    /// Idle jobs of `owner`, best JobPrio first, at most `limit`.
-    /// The owner and the limit are written into the statement, not bound:
-    /// SQLite compiles a statement again whenever a value compared with an
-    /// indexed column is bound anew, and a shadow asks this once per job
-    /// with the same owner (one cached statement per owner).
-    pub fn idle_rows_of(&self, owner: &str, limit: i64) -> Result<Vec<JobRow>, QueueError> {
+    /// Idle jobs of `owner`, best JobPrio first, at most `limit` after
+    /// the first `skip`. The owner and the bounds are written into the
+    /// statement, not bound: SQLite compiles a statement again whenever a
+    /// value compared with an indexed column is bound anew, and a shadow
+    /// asks this once per job with the same owner (cached statements per
+    /// owner).
+    pub fn idle_rows_of(
+        &self,
+        owner: &str,
+        skip: i64,
+        limit: i64,
+    ) -> Result<Vec<JobRow>, QueueError> {
         let mut st = self.tx.prepare_cached(&format!(
             "SELECT cluster, proc, status, owner, prio, qdate, entered, ad FROM procs \
-             WHERE status = 1 /* Idle */ AND owner = {} ORDER BY prio DESC, cluster, proc LIMIT {limit}",
+             WHERE status = 1 /* Idle */ AND owner = {} ORDER BY prio DESC, cluster, proc \
+             LIMIT {limit} OFFSET {skip}",
             sql_text(owner)
         ))?;
         let rows = st.query_map([], row_from)?;
