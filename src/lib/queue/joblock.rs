@@ -85,9 +85,12 @@ impl JobLock {
             },
             None => String::new(),
         };
-        let started = crate::sys::pids::start_time(pid as i32)
-            .map(|t| t.to_string())
-            .unwrap_or_default();
+        let started = if pid == std::process::id() {
+            crate::sys::pids::own_start_time()
+        } else {
+            crate::sys::pids::start_time(pid as i32)
+        };
+        let started = started.map(|t| t.to_string()).unwrap_or_default();
         let text = format!("{pid}\n{group}\n{started}\n");
         // Padded past the longest record, so a shorter one leaves nothing
         // of a longer one behind.

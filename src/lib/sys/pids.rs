@@ -37,6 +37,18 @@ pub fn start_time(pid: i32) -> Option<u64> {
     rest.split_whitespace().nth(22 - 3)?.parse().ok()
 }
 
+/// [`start_time`] of this process, read once per process (a lingering
+/// shadow records it with every job it runs); a child forked since the
+/// read reads its own.
+pub fn own_start_time() -> Option<u64> {
+    static OWN: std::sync::OnceLock<(u32, Option<u64>)> = std::sync::OnceLock::new();
+    let me = std::process::id();
+    match OWN.get_or_init(|| (me, start_time(me as i32))) {
+        &(pid, started) if pid == me => started,
+        _ => start_time(me as i32),
+    }
+}
+
 /// Sends `sig` to the group `pgid` only if it is still the group whose
 /// leader (pid `pgid`) started at `started`. A live process with that pid
 /// and another start time means the pid was given out again, which Linux
@@ -333,5 +345,19 @@ mod holder_tests {
         assert_eq!(h.state, 'T');
         // SAFETY: getuid has no preconditions.
         assert_eq!(h.uid, unsafe { libc::getuid() });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_start_time_is_this_process_and_stays() {
+        let me = std::process::id() as i32;
+        let read = start_time(me);
+        assert!(read.is_some());
+        assert_eq!(own_start_time(), read);
+        assert_eq!(own_start_time(), read);
     }
 }
