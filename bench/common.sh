@@ -3,6 +3,11 @@
 # run names in its environment) before calling them, and `jobs` and
 # `timeout_s` before the peer cases (run_tsp, run_nq) and `deadline`.
 
+# The clocks below read $EPOCHREALTIME, which bash writes with the
+# locale's decimal separator, and compute with awk, which reads and prints
+# with it: one locale for every script, whatever the caller's.
+export LC_ALL=C
+
 # ---- this run's processes and the cleanup -----------------------------------
 
 # The processes of this run (shadows, passes, jobs, peers' servers): those
