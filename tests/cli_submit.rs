@@ -785,3 +785,86 @@ fn a_personal_queue_has_no_per_submission_limit_by_default() {
     let r = env.run("tern_submit", ["-terse", "big.sub"]);
     assert_eq!((r.code, r.stdout.as_str()), (0, "1.0 - 1.20000\n"), "{r:?}");
 }
+
+/// Whether strace can trace a program here; without it the sync test is
+/// skipped with a message, unless TERN_REQUIRE_STRACE is set (CI installs
+/// it).
+fn have_strace() -> bool {
+    let ok = Command::new("strace")
+        .args(["-qq", "-o", "/dev/null", "/bin/true"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("TERN_REQUIRE_STRACE").is_none(),
+            "strace is required (TERN_REQUIRE_STRACE) but cannot trace here"
+        );
+        eprintln!("skipped: strace is not installed or cannot trace");
+    }
+    ok
+}
+
+/// CONDOR_FSYNC: by default a submit syncs the queue's write-ahead log
+/// before it reports success, and the job's event log after writing the
+/// submit event; with CONDOR_FSYNC = false it syncs neither (counted with
+/// strace, each sync with the file it names).
+#[test]
+fn condor_fsync_false_leaves_out_the_submit_syncs() {
+    if !have_strace() {
+        return;
+    }
+    let env = TestEnv::with_spool();
+    env.write("job.sub", "executable = /bin/true\nlog = job.log\nqueue\n");
+    let trace = env.path("trace");
+    let synced = |fsync: Option<&str>| -> Vec<String> {
+        let mut c = Command::new("strace");
+        c.args(["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o"])
+            .arg(&trace)
+            .arg(bin("tern_submit"))
+            .arg("job.sub")
+            .env_clear()
+            .current_dir(env.path(""));
+        for (n, v) in env.vars() {
+            c.env(n, v);
+        }
+        if let Some(v) = fsync {
+            c.env("_TERN_CONDOR_FSYNC", v);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let text = std::fs::read_to_string(&trace).unwrap();
+        let mut files: Vec<String> = text
+            .lines()
+            .filter_map(|l| {
+                let name = l.split_once('<')?.1.split_once('>')?.0;
+                Some(name.rsplit('/').next()?.to_string())
+            })
+            .collect();
+        files.sort();
+        files.dedup();
+        files
+    };
+    // The first submit makes the database (and syncs it as it does). A
+    // closing handle that finds the log long copies it into the database
+    // (which syncs the log and the database whatever CONDOR_FSYNC says: it
+    // keeps the database whole, not only durable); a commit syncs the log
+    // alone.
+    synced(None);
+    let has = |files: &[String], name: &str| files.iter().any(|f| f == name);
+    let mut quiet = 0;
+    for _ in 0..3 {
+        let files = synced(Some("false"));
+        assert!(!has(&files, "job.log"), "{files:?}");
+        assert!(
+            !has(&files, "queue.db-wal") || has(&files, "queue.db"),
+            "a commit was synced: {files:?}"
+        );
+        quiet += usize::from(files.is_empty());
+    }
+    assert!(quiet >= 1, "every submit checkpointed");
+    let default = synced(None);
+    assert!(
+        has(&default, "queue.db-wal") && has(&default, "job.log"),
+        "{default:?}"
+    );
+}

@@ -94,7 +94,11 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     };
     if !(args.dry_run || args.dry_run_json) {
         let mut queue = env.queue_created()?;
-        queue.set_durable()?;
+        // A job reported submitted survives a power cut (unless
+        // CONDOR_FSYNC = false).
+        if crate::sys::fs::fsync_on() {
+            queue.set_durable()?;
+        }
         let authority = Authority::from_config(cfg, owner.as_str())?;
         // The schedd's JOB_TRANSFORM_NAMES, read before the queue is locked.
         let (xforms, load_warnings) = crate::transform::jobs::load(cfg);

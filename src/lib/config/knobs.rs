@@ -73,6 +73,12 @@ pub static KNOBS: &[Knob] = &[
         "This machine's architecture as HTCondor names it (X86_64, aarch64, ...).",
     ),
     k(
+        "CONDOR_FSYNC",
+        "true",
+        Bool,
+        "Whether tern syncs to disk what must survive a power cut: tern_submit's commit (the write-ahead log is synced before it reports success) and each write of a job event log. False trades the last moments before a power cut or kernel crash for speed (on tmpfs, or where jobs can be resubmitted); the queue is never left corrupt either way.",
+    ),
+    k(
         "CONDOR_Q_ONLY_MY_JOBS",
         "true",
         Bool,

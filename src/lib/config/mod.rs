@@ -179,11 +179,13 @@ impl Config {
 
     /// Loads the configuration the way every tool does.
     /// The rules for acting as a job's owner
-    /// ([`crate::sys::identity::OwnerRules`]) are set from it, for the
-    /// whole process.
+    /// ([`crate::sys::identity::OwnerRules`]) and whether to sync to disk
+    /// (CONDOR_FSYNC, [`crate::sys::fs::set_fsync`]) are set from it, for
+    /// the whole process, as HTCondor's `config()` does.
     pub fn load() -> Result<Config, ConfigError> {
         let c = Config::load_with(&Environment::from_process())?;
         crate::sys::identity::set_owner_rules(c.owner_rules()?);
+        crate::sys::fs::set_fsync(c.get_bool("CONDOR_FSYNC", true)?);
         Ok(c)
     }
 

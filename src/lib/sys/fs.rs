@@ -10,6 +10,22 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
+/// Whether syncs that only guard against a power cut are made (the knob
+/// CONDOR_FSYNC; on until the configuration says otherwise).
+static FSYNC: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Sets [`fsync_on`] for the whole process (from CONDOR_FSYNC).
+pub fn set_fsync(on: bool) {
+    FSYNC.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether to sync: tern_submit's durable commit and each job event log
+/// write ask this (a sync that keeps a file consistent, not only durable,
+/// is made whatever it says).
+pub fn fsync_on() -> bool {
+    FSYNC.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// KiB free to unprivileged users on the file system holding `path`
 /// (statvfs's `f_bavail` blocks of `f_frsize` bytes).
 pub fn free_kib(path: &Path) -> io::Result<i64> {
