@@ -262,7 +262,7 @@ pub const MIGRATIONS: &[&str] = &[
     // 8: the transaction log without AUTOINCREMENT, which made every
     // record's INSERT read and rewrite its row of sqlite_sequence (about
     // 4,000 instructions a record; a one-job submit writes 67 records, a
-    // short job's run about 40). seq still only grows: Queue::trim always
+    // short job's run about 29). seq still only grows: Queue::trim always
     // keeps the newest record, so SQLite's next rowid (the largest plus
     // one) never goes back; a log trimmed empty before this step gets one
     // END record at the sequence's end to hold that place.

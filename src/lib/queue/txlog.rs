@@ -66,7 +66,7 @@ impl Queue {
     /// The sequence number of the newest record ever written (0 before the
     /// first): the last record in the log, which trimming always keeps.
     pub fn log_end(&self) -> Result<i64, QueueError> {
-        Ok(log_bounds(&self.conn)?.1)
+        Ok(log_edge(&self.conn, "SELECT max(seq) FROM txlog")?)
     }
 
     /// How far the log holds nothing new to this handle after `since`: the
@@ -94,8 +94,7 @@ impl Queue {
     /// trimmed past `since`, so that what changed is no longer known. The
     /// cost is the records after `since` and the jobs they name.
     pub fn rows_changed_since(&self, since: i64) -> Result<Option<Vec<JobRow>>, QueueError> {
-        let (first, _) = log_bounds(&self.conn)?;
-        let end = self.log_end()?;
+        let (first, end) = log_bounds(&self.conn)?;
         if end > since && first > since + 1 {
             return Ok(None);
         }
@@ -148,8 +147,7 @@ impl Queue {
         } else {
             None
         };
-        let (first, _) = log_bounds(&self.conn)?;
-        let end = self.log_end()?;
+        let (first, end) = log_bounds(&self.conn)?;
         let mut touched = Touched {
             end,
             trimmed: end > since && first > since + 1,
@@ -194,16 +192,18 @@ impl Queue {
 /// Two statements: SQLite reads a lone min() or max() of the key from
 /// one end of the b-tree, but scans the table for both in one SELECT.
 pub(super) fn log_bounds(conn: &Connection) -> Result<(i64, i64), QueueError> {
-    let end = |sql: &str| -> rusqlite::Result<i64> {
-        Ok(conn
-            .prepare_cached(sql)?
-            .query_row([], |r| r.get::<_, Option<i64>>(0))?
-            .unwrap_or(0))
-    };
     Ok((
-        end("SELECT min(seq) FROM txlog")?,
-        end("SELECT max(seq) FROM txlog")?,
+        log_edge(conn, "SELECT min(seq) FROM txlog")?,
+        log_edge(conn, "SELECT max(seq) FROM txlog")?,
     ))
+}
+
+/// One end of the log (`sql` a lone min() or max() of seq); 0 when empty.
+fn log_edge(conn: &Connection, sql: &str) -> rusqlite::Result<i64> {
+    Ok(conn
+        .prepare_cached(sql)?
+        .query_row([], |r| r.get::<_, Option<i64>>(0))?
+        .unwrap_or(0))
 }
 
 #[cfg(test)]
