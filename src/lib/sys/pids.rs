@@ -39,13 +39,18 @@ pub fn start_time(pid: i32) -> Option<u64> {
 
 /// [`start_time`] of this process, read once per process (a lingering
 /// shadow records it with every job it runs); a child forked since the
-/// read reads its own.
+/// read reads its own, and a read that failed is tried again next time.
 pub fn own_start_time() -> Option<u64> {
-    static OWN: std::sync::OnceLock<(u32, Option<u64>)> = std::sync::OnceLock::new();
+    static OWN: std::sync::OnceLock<(u32, u64)> = std::sync::OnceLock::new();
     let me = std::process::id();
-    match OWN.get_or_init(|| (me, start_time(me as i32))) {
-        &(pid, started) if pid == me => started,
-        _ => start_time(me as i32),
+    match OWN.get() {
+        Some(&(pid, started)) if pid == me => Some(started),
+        Some(_) => start_time(me as i32),
+        None => {
+            let started = start_time(me as i32)?;
+            let _ = OWN.set((me, started));
+            Some(started)
+        }
     }
 }
 
