@@ -116,6 +116,56 @@ fn one_pass_runs_a_whole_cluster_through_one_slot_by_claim_reuse() {
     assert_eq!(runs.lines().count(), 3, "{runs}");
 }
 
+/// Claim reuse looks past an owner's best idle job that does not fit the
+/// slot: the best (JobPrio 10) asks for more memory than the machine has,
+/// so the one pass starts the next best (5), and the last (0) can only
+/// run when that job's reuse reads on past the first row.
+#[test]
+fn claim_reuse_reads_on_past_a_best_job_that_does_not_fit() {
+    let env = RunEnv::new()
+        .knob("NEGOTIATE_ON_SUBMIT", "false")
+        .knob("NEGOTIATE_ON_EXIT", "false")
+        .knob("NUM_CPUS", "1");
+    let job = |file: &str, extra: &str| {
+        format!(
+            "executable = {}\narguments = \"touch {file}\"\n{extra}queue\n",
+            fake_job().display()
+        )
+    };
+    let last = format!(
+        "{}.0",
+        env.submit("last.sub", &job("last", "priority = 0\n"))
+    );
+    let big = format!(
+        "{}.0",
+        env.submit(
+            "big.sub",
+            &job("big", "priority = 10\nrequest_memory = 1000000000\n")
+        )
+    );
+    let next = format!(
+        "{}.0",
+        env.submit("next.sub", &job("next", "priority = 5\n"))
+    );
+    env.negotiate();
+    env.wait_for("both jobs that fit done", TIMEOUT, || {
+        env.status(&next).is_none() && env.status(&last).is_none()
+    });
+    assert_eq!(
+        env.history_af(&last, &["JobStatus"]),
+        Some("4".into()),
+        "{}",
+        env.diagnosis()
+    );
+    assert!(env.path("next").exists() && env.path("last").exists());
+    assert_eq!(
+        env.status(&big),
+        Some(1),
+        "the job that does not fit stays idle"
+    );
+    assert!(!env.path("big").exists());
+}
+
 /// tern_shadow run by hand: its errors name what is missing.
 #[test]
 fn a_shadow_started_by_hand_says_what_it_lacks() {

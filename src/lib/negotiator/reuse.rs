@@ -11,7 +11,7 @@
 //! of a cluster. [`Match::claim`] then moves the claim to the job, in the
 //! caller's transaction, as [`super::launch::claim`] would have.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::classad::{ClassAd, Evaluator, Expr, MatchContext};
@@ -107,7 +107,7 @@ struct Look<'a> {
     ev: Evaluator,
     /// Per cluster: whether its plain jobs (no per-proc requests) match.
     tried: HashMap<i64, bool>,
-    fetched: std::collections::HashSet<JobId>,
+    fetched: HashSet<JobId>,
 }
 
 impl Look<'_> {
