@@ -867,4 +867,11 @@ fn condor_fsync_false_leaves_out_the_submit_syncs() {
         has(&default, "queue.db-wal") && has(&default, "job.log"),
         "{default:?}"
     );
+    // Unsynced, the submit events were written all the same.
+    let log = std::fs::read_to_string(env.path("job.log")).unwrap();
+    assert_eq!(
+        log.lines().filter(|l| l.starts_with("000 (")).count(),
+        5,
+        "{log}"
+    );
 }
