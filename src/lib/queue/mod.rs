@@ -354,6 +354,13 @@ impl Queue {
         Ok(())
     }
 
+    /// [`QueueError::NewerSchema`] when a newer tern migrated the database
+    /// since this handle opened it: a handle kept open for long (a
+    /// follower) asks before it reads.
+    pub fn check_schema(&self) -> Result<(), QueueError> {
+        schema::check_current(&self.conn)
+    }
+
     /// `PRAGMA integrity_check`: "ok" or the problems found.
     /// A page too damaged to read is [`QueueError::Corrupt`].
     pub fn integrity_check(&self) -> Result<String, QueueError> {

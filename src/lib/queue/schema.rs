@@ -287,6 +287,21 @@ pub const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
+/// For a handle that stays open while other tools run: a newer tern may
+/// have migrated the database since it was opened, and this process's
+/// reads would no longer be right (schema 8, for one, took the log's end
+/// out of `sqlite_sequence`). [`super::QueueError::NewerSchema`] then.
+pub fn check_current(conn: &Connection) -> Result<(), super::QueueError> {
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found > VERSION {
+        return Err(super::QueueError::NewerSchema {
+            found,
+            supported: VERSION,
+        });
+    }
+    Ok(())
+}
+
 /// Brings the database up to [`VERSION`]. A newer database is refused.
 pub fn migrate(conn: &mut Connection) -> Result<(), super::QueueError> {
     let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;

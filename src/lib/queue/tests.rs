@@ -231,8 +231,17 @@ fn bad_databases_are_refused_without_damage() {
     );
     let spool2 = dir.path().join("spool2");
     {
+        // A handle opened before a newer tern migrated the database
+        // finds out when it asks.
         let q = Queue::open(&spool2, true).unwrap().unwrap();
-        q.conn.execute_batch("PRAGMA user_version = 99").unwrap();
+        q.check_schema().unwrap();
+        let other = Connection::open(db_path(&spool2)).unwrap();
+        other.execute_batch("PRAGMA user_version = 99").unwrap();
+        let e = q.check_schema().err().unwrap();
+        assert!(
+            matches!(e, QueueError::NewerSchema { found: 99, .. }),
+            "{e}"
+        );
     }
     let e = Queue::open(&spool2, true).err().unwrap();
     assert!(

@@ -157,6 +157,8 @@ impl QueueFollower {
 
     /// Reads what changed since the last poll; whether anything did.
     pub fn poll(&mut self, q: &Queue, tracker: &mut Tracker) -> Result<bool, QueueError> {
+        // Upgraded under us: our reading of the log may no longer hold.
+        q.check_schema()?;
         let touched = q.touched_since(self.position)?;
         let jobs: Vec<JobId> = if touched.trimmed {
             // The records in between are gone: read every watched job again.
