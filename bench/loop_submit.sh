@@ -19,6 +19,11 @@
 #                 `nq -w` on each.
 #   loop          the same shell loop running /bin/true itself: what the
 #                 loop and N fork/exec/waits cost, nothing queued.
+#   write         the same loop running examples/durable_write.rs: one
+#                 row written to a one-table SQLite database per process,
+#                 durably and kept as tern keeps its queue (WAL, the commit
+#                 synced, no checkpoint at close): the floor under any
+#                 design with a process per submit, nothing run.
 #
 # Runs are interleaved (loop, tern, tsp, nq, then again) so a load spike
 # hits every case alike; the best and the median are printed with jobs/s,
@@ -39,12 +44,14 @@ timeout_s=${TIMEOUT:-300}
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/pkg/release-build.sh"
 tern_release_build "$root"
+tern_release_build "$root" --example durable_write
 
 work=$(mktemp -d /tmp/tern-loopsubmit.XXXXXX)
 # Copies, so a concurrent rebuild cannot swap them mid-run; tern_submit
 # finds tern_negotiate, and that finds tern_shadow, beside itself.
 mkdir "$work/bin"
 cp "$tern_release_dir"/tern_{submit,negotiate,shadow,q,history} "$work/bin/"
+cp "$tern_release_dir/examples/durable_write" "$work/bin/"
 bin=$work/bin
 
 . "$root/bench/common.sh"
@@ -61,6 +68,16 @@ run_loop() {
     t0=$(now)
     for ((i = 0; i < jobs; i++)); do /bin/true; done
     elapsed "$t0" "$(now)"
+}
+
+run_write() {
+    local db=$work/write.$1 t0
+    t0=$(now)
+    env -i PATH=/usr/bin:/bin N="$jobs" W="$bin/durable_write" DB="$db/t.db" bash -c \
+        'mkdir -p "${DB%/*}"; for ((i = 0; i < N; i++)); do "$W" "$DB" || exit 1; done' ||
+        { fail write "a durable_write failed"; return 1; }
+    elapsed "$t0" "$(now)"
+    rm -rf "$db"
 }
 
 printf 'executable = /bin/true\nqueue\n' >"$work/one.sub"
@@ -83,13 +100,14 @@ run_tern() {
     elapsed "$t0" "$t1"
 }
 # ---- running them -------------------------------------------------------
-cases=(loop tern "${peers[@]}")
+cases=(loop write tern "${peers[@]}")
 declare -A times
 run_interleaved
 
 
 declare -A label=(
     [loop]="loop: /bin/true itself"
+    [write]="floor: a durable write each"
     [tern]="tern: tern_submit one.sub"
     [tsp]="task-spooler (tsp -S 2)"
     [nq]="nq (two queues)"
