@@ -264,15 +264,11 @@ impl Queue {
         // anything writes to it.
         conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
             .map_err(|e| corrupt(&path, e))?;
-        let found: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| corrupt(&path, e))?;
-        if found > schema::VERSION {
-            return Err(QueueError::NewerSchema {
-                found,
-                supported: schema::VERSION,
-            });
-        }
+        let damaged = |e| match e {
+            QueueError::Sqlite(s) => corrupt(&path, s),
+            other => other,
+        };
+        schema::known_version(&conn).map_err(damaged)?;
         // Switching a brand-new file to WAL answers busy at once (no busy
         // handler) while another process does the same: retry.
         let start = std::time::Instant::now();
@@ -299,10 +295,7 @@ impl Queue {
             true,
         )?;
         let log_frames = wal::watch(&mut conn)?;
-        schema::migrate(&mut conn).map_err(|e| match e {
-            QueueError::Sqlite(s) => corrupt(&path, s),
-            other => other,
-        })?;
+        schema::migrate(&mut conn).map_err(damaged)?;
         let shared = {
             use std::os::unix::fs::PermissionsExt;
             std::fs::metadata(&path).is_ok_and(|m| m.permissions().mode() & 0o020 != 0)
@@ -358,7 +351,7 @@ impl Queue {
     /// since this handle opened it: a handle kept open for long (a
     /// follower) asks before it reads.
     pub fn check_schema(&self) -> Result<(), QueueError> {
-        schema::check_current(&self.conn)
+        schema::known_version(&self.conn).map(|_| ())
     }
 
     /// `PRAGMA integrity_check`: "ok" or the problems found.

@@ -287,11 +287,13 @@ pub const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// For a handle that stays open while other tools run: a newer tern may
-/// have migrated the database since it was opened, and this process's
-/// reads would no longer be right (schema 8, for one, took the log's end
-/// out of `sqlite_sequence`). [`super::QueueError::NewerSchema`] then.
-pub fn check_current(conn: &Connection) -> Result<(), super::QueueError> {
+/// The database's schema version, or [`super::QueueError::NewerSchema`]
+/// when it is newer than this build understands: asked when the queue is
+/// opened, and again by a handle that stays open while other tools run (a
+/// newer tern may have migrated the database since, and this process's
+/// reads would no longer be right: schema 8, for one, took the log's end
+/// out of `sqlite_sequence`).
+pub fn known_version(conn: &Connection) -> Result<i64, super::QueueError> {
     let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if found > VERSION {
         return Err(super::QueueError::NewerSchema {
@@ -299,18 +301,12 @@ pub fn check_current(conn: &Connection) -> Result<(), super::QueueError> {
             supported: VERSION,
         });
     }
-    Ok(())
+    Ok(found)
 }
 
 /// Brings the database up to [`VERSION`]. A newer database is refused.
 pub fn migrate(conn: &mut Connection) -> Result<(), super::QueueError> {
-    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    if found > VERSION {
-        return Err(super::QueueError::NewerSchema {
-            found,
-            supported: VERSION,
-        });
-    }
+    let found = known_version(conn)?;
     for (i, step) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         // Another process may have migrated meanwhile.
