@@ -198,22 +198,45 @@ pub fn holder(pid: i32) -> Option<Holder> {
 /// opening `path`: closing any descriptor of a file drops every fcntl lock
 /// this process holds on it, SQLite's included).
 pub fn posix_write_lock_holder(path: &std::path::Path, byte: u64) -> Option<i32> {
+    let (locks, dev, ino) = proc_locks_for(path)?;
+    posix_locks_on(&locks, dev, ino, byte)
+        .find(|&(write, _)| write)
+        .map(|(_, pid)| pid)
+}
+
+/// Whether a process other than this one holds a POSIX (fcntl) lock, read
+/// or write, on byte `byte` of the file `path`; read from `/proc/locks`
+/// for the reason [`posix_write_lock_holder`] gives. `None` when that
+/// cannot be told (no such file, no `/proc/locks`).
+pub fn others_lock_byte(path: &std::path::Path, byte: u64) -> Option<bool> {
+    let (locks, dev, ino) = proc_locks_for(path)?;
+    let me = std::process::id() as i32;
+    Some(posix_locks_on(&locks, dev, ino, byte).any(|(_, pid)| pid != me))
+}
+
+/// `/proc/locks` and the device and inode of `path`, to find its lines.
+fn proc_locks_for(path: &std::path::Path) -> Option<(String, (u32, u32), u64)> {
     use std::os::unix::fs::MetadataExt;
     let md = std::fs::symlink_metadata(path).ok()?;
     let locks = std::fs::read_to_string("/proc/locks").ok()?;
     let dev = (libc::major(md.dev()), libc::minor(md.dev()));
-    find_write_lock(&locks, dev, md.ino(), byte)
+    Some((locks, dev, md.ino()))
 }
 
-/// The pid of the granted POSIX write lock of `/proc/locks` text `locks`
-/// on byte `byte` of the file (`dev`, `ino`). A line reads
-/// `1: POSIX  ADVISORY  WRITE 1234 fd:01:5678 120 120`; waiters (`->`)
-/// and open-file-description locks (pid -1) are no holder.
-fn find_write_lock(locks: &str, dev: (u32, u32), ino: u64, byte: u64) -> Option<i32> {
+/// The granted POSIX locks of `/proc/locks` text `locks` that cover byte
+/// `byte` of the file (`dev`, `ino`), as (whether a write lock, pid). A
+/// line reads `1: POSIX  ADVISORY  WRITE 1234 fd:01:5678 120 120`; waiters
+/// (`->`) and open-file-description locks (pid -1) hold nothing.
+fn posix_locks_on<'a>(
+    locks: &'a str,
+    dev: (u32, u32),
+    ino: u64,
+    byte: u64,
+) -> impl Iterator<Item = (bool, i32)> + 'a {
     let file = format!("{:02x}:{:02x}:{ino}", dev.0, dev.1);
-    locks.lines().find_map(|line| {
+    locks.lines().filter_map(move |line| {
         let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 8 || f[1] != "POSIX" || f[3] != "WRITE" || f[5] != file {
+        if f.len() < 8 || f[1] != "POSIX" || f[5] != file {
             return None;
         }
         let start: u64 = f[6].parse().ok()?;
@@ -222,7 +245,7 @@ fn find_write_lock(locks: &str, dev: (u32, u32), ino: u64, byte: u64) -> Option<
             end => byte >= start && byte <= end.parse().ok()?,
         };
         let pid: i32 = f[4].parse().ok()?;
-        (covers && pid > 0).then_some(pid)
+        (covers && pid > 0).then_some((f[3] == "WRITE", pid))
     })
 }
 
@@ -238,19 +261,22 @@ mod lock_tests {
                      3: OFDLCK ADVISORY  WRITE -1 fd:01:77 120 120\n\
                      4: POSIX  ADVISORY  WRITE 902 fd:01:77 120 120\n\
                      5: POSIX  ADVISORY  WRITE 904 fd:01:79 100 EOF\n";
-        assert_eq!(find_write_lock(locks, (0xfd, 1), 77, 120), Some(902));
+        let find_write_lock = |dev, ino, byte| {
+            posix_locks_on(locks, dev, ino, byte)
+                .find(|&(write, _)| write)
+                .map(|(_, pid)| pid)
+        };
+        assert_eq!(find_write_lock((0xfd, 1), 77, 120), Some(902));
+        assert_eq!(find_write_lock((0xfd, 1), 77, 128), None, "a read lock");
+        assert_eq!(find_write_lock((0xfd, 1), 77, 121), None);
+        assert_eq!(find_write_lock((0xfd, 2), 77, 120), None, "another device");
+        assert_eq!(find_write_lock((0xfd, 1), 79, 120), Some(904));
+        // Every lock on the byte, read locks too (SQLite's connections
+        // each hold one on byte 128 of the -shm file).
         assert_eq!(
-            find_write_lock(locks, (0xfd, 1), 77, 128),
-            None,
-            "a read lock"
+            posix_locks_on(locks, (0xfd, 1), 77, 128).collect::<Vec<_>>(),
+            vec![(false, 900)]
         );
-        assert_eq!(find_write_lock(locks, (0xfd, 1), 77, 121), None);
-        assert_eq!(
-            find_write_lock(locks, (0xfd, 2), 77, 120),
-            None,
-            "another device"
-        );
-        assert_eq!(find_write_lock(locks, (0xfd, 1), 79, 120), Some(904));
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::config::Config;
 use crate::submit::{self, SubmitOptions};
 
 mod old_schemas;
+mod wal_upkeep;
 
 fn submit_text(q: &mut Queue, text: &str, owner: &str) -> i64 {
     submit_text_as(q, &Authority::new(owner, vec![]), text, owner).unwrap()
@@ -523,84 +524,6 @@ fn changes_since_a_position_name_the_changed_jobs_and_skip_our_own() {
         .unwrap();
     assert!(q.rows_changed_since(mid).unwrap().is_none());
     assert!(q.rows_changed_since(mid + 1).unwrap().is_some());
-}
-
-/// A frame of the write-ahead log: its 24-byte header and a 4 KB page.
-const FRAME_BYTES: u64 = 24 + 4096;
-
-/// Closing leaves the write-ahead log for the next process, but never
-/// lets it grow past [`wal::KEEP_FRAMES`] and one write: it is started
-/// again in place, the file keeping its blocks (a commit then writes over
-/// them rather than extending the file); a handle that wrote nothing to it
-/// leaves no log behind.
-#[test]
-fn closing_keeps_the_log_short_and_in_place_and_a_reader_leaves_none() {
-    let dir = tempfile::tempdir().unwrap();
-    let spool = dir.path().join("spool");
-    let wal = db_path(&spool).with_extension("db-wal");
-    let (mut most, mut restarts, mut last) = (0, 0, 0);
-    let mut lengths = Vec::new();
-    for _ in 0..40 {
-        let mut q = Queue::open(&spool, true).unwrap().unwrap();
-        submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
-        let frames = q.log_frames();
-        assert!(frames > 0, "the hook saw the commit");
-        assert!(
-            frames <= wal::KEEP_FRAMES + 40,
-            "log grew to {frames} frames"
-        );
-        if frames < last {
-            restarts += 1;
-        }
-        last = frames;
-        drop(q);
-        let n = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
-        most = most.max(n);
-        lengths.push(n);
-    }
-    assert!(restarts >= 2, "the log was started again {restarts} times");
-    assert!(
-        most < u64::from(wal::KEEP_FRAMES) * FRAME_BYTES + (200 << 10),
-        "log grew to {most}"
-    );
-    let first_long = lengths.iter().position(|&n| n > 200 << 10).unwrap();
-    assert!(
-        lengths[first_long..].iter().all(|&n| n > 200 << 10),
-        "the log's file was cut: {lengths:?}"
-    );
-    // Copy everything into queue.db: then a reader writes nothing.
-    Connection::open(db_path(&spool))
-        .unwrap()
-        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-        .unwrap();
-    let q = Queue::open(&spool, false).unwrap().unwrap();
-    assert_eq!(q.idle_rows().unwrap().len(), 40);
-    drop(q);
-    assert!(!wal.exists(), "a reader left a log behind");
-}
-
-/// A big write leaves a long log: the closing handle starts it again and
-/// cuts its file to [`wal::FILE_LIMIT`], and the next process reads only
-/// what was written since.
-#[test]
-fn a_long_log_is_cut_to_the_limit_when_closed() {
-    let dir = tempfile::tempdir().unwrap();
-    let spool = dir.path().join("spool");
-    let wal = db_path(&spool).with_extension("db-wal");
-    let mut q = Queue::open(&spool, true).unwrap().unwrap();
-    submit_text(&mut q, "executable = /bin/echo\nqueue 10000\n", "alice");
-    let frames = q.log_frames();
-    drop(q);
-    assert!(
-        u64::from(frames) * FRAME_BYTES > wal::FILE_LIMIT,
-        "{frames} frames"
-    );
-    let n = std::fs::metadata(&wal).unwrap().len();
-    assert!(n > 0 && n <= wal::FILE_LIMIT, "the log's file is {n} bytes");
-    let mut q = Queue::open(&spool, true).unwrap().unwrap();
-    submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
-    assert!(q.log_frames() < 40, "{} frames", q.log_frames());
-    assert_eq!(q.idle_rows().unwrap().len(), 10001);
 }
 
 /// The refusal a submission of `text` by `authority` (for its own user)

@@ -1,0 +1,153 @@
+//! Upkeep of the write-ahead log as handles close: short while a process
+//! may open the queue alone, longer while another holds it open, started
+//! again in place, and never left behind by a reader.
+
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use super::super::*;
+use super::submit_text;
+
+/// A frame of the write-ahead log: its 24-byte header and a 4 KB page.
+const FRAME_BYTES: u64 = 24 + 4096;
+
+/// Closing leaves the write-ahead log for the next process, but never
+/// lets it grow past [`wal::KEEP_FRAMES`] and one write: it is started
+/// again in place, the file keeping its blocks (a commit then writes over
+/// them rather than extending the file); a handle that wrote nothing to it
+/// leaves no log behind.
+#[test]
+fn closing_keeps_the_log_short_and_in_place_and_a_reader_leaves_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    let wal = db_path(&spool).with_extension("db-wal");
+    let (mut most, mut restarts, mut last) = (0, 0, 0);
+    let mut lengths = Vec::new();
+    for _ in 0..40 {
+        let mut q = Queue::open(&spool, true).unwrap().unwrap();
+        submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+        let frames = q.log_frames();
+        assert!(frames > 0, "the hook saw the commit");
+        assert!(
+            frames <= wal::KEEP_FRAMES + 40,
+            "log grew to {frames} frames"
+        );
+        if frames < last {
+            restarts += 1;
+        }
+        last = frames;
+        drop(q);
+        let n = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        most = most.max(n);
+        lengths.push(n);
+    }
+    assert!(restarts >= 2, "the log was started again {restarts} times");
+    assert!(
+        most < u64::from(wal::KEEP_FRAMES) * FRAME_BYTES + (200 << 10),
+        "log grew to {most}"
+    );
+    let first_long = lengths.iter().position(|&n| n > 200 << 10).unwrap();
+    assert!(
+        lengths[first_long..].iter().all(|&n| n > 200 << 10),
+        "the log's file was cut: {lengths:?}"
+    );
+    // Copy everything into queue.db: then a reader writes nothing.
+    Connection::open(db_path(&spool))
+        .unwrap()
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    let q = Queue::open(&spool, false).unwrap().unwrap();
+    assert_eq!(q.idle_rows().unwrap().len(), 40);
+    drop(q);
+    assert!(!wal.exists(), "a reader left a log behind");
+}
+
+/// A big write leaves a long log: the closing handle starts it again and
+/// cuts its file to [`wal::FILE_LIMIT`], and the next process reads only
+/// what was written since.
+#[test]
+fn a_long_log_is_cut_to_the_limit_when_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    let wal = db_path(&spool).with_extension("db-wal");
+    let mut q = Queue::open(&spool, true).unwrap().unwrap();
+    submit_text(&mut q, "executable = /bin/echo\nqueue 10000\n", "alice");
+    let frames = q.log_frames();
+    drop(q);
+    assert!(
+        u64::from(frames) * FRAME_BYTES > wal::FILE_LIMIT,
+        "{frames} frames"
+    );
+    let n = std::fs::metadata(&wal).unwrap().len();
+    assert!(n > 0 && n <= wal::FILE_LIMIT, "the log's file is {n} bytes");
+    let mut q = Queue::open(&spool, true).unwrap().unwrap();
+    submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+    assert!(q.log_frames() < 40, "{} frames", q.log_frames());
+    assert_eq!(q.idle_rows().unwrap().len(), 10001);
+}
+
+/// While another process holds the queue open (a shadow, a pass), no one
+/// rebuilds the log's index from the file, so a closing handle lets the
+/// log grow to [`wal::RESTART_FRAMES`] before it starts it again, not
+/// [`wal::KEEP_FRAMES`]: each start costs the closer checkpoint fsyncs.
+#[test]
+fn closing_beside_another_process_leaves_the_log_longer() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    drop(Queue::open(&spool, true).unwrap().unwrap());
+    let Ok(mut holder) = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "queue::tests::wal_upkeep::hold_the_queue_open_helper",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env("TERN_TEST_SPOOL", &spool)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+    else {
+        return;
+    };
+    let shm = db_path(&spool).with_extension("db-shm");
+    let end = Instant::now() + Duration::from_secs(30);
+    while crate::sys::pids::others_lock_byte(&shm, 128) != Some(true) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (mut most, mut restarts, mut last) = (0, 0, 0);
+    for _ in 0..60 {
+        let mut q = Queue::open(&spool, true).unwrap().unwrap();
+        submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+        let frames = q.log_frames();
+        if frames < last {
+            restarts += 1;
+        }
+        (most, last) = (most.max(frames), frames);
+        drop(q);
+    }
+    crate::sys::pids::signal_process(holder.id() as i32, libc::SIGKILL);
+    let _ = holder.wait();
+    assert!(
+        most > wal::KEEP_FRAMES + 40,
+        "the log was started again at {most} frames"
+    );
+    assert!(
+        most <= wal::RESTART_FRAMES + 40,
+        "log grew to {most} frames"
+    );
+    assert!(restarts >= 1, "the log was never started again");
+}
+
+/// Run by the test above in a process of its own: opens the queue of
+/// TERN_TEST_SPOOL and keeps it open.
+#[test]
+#[ignore = "a helper process of closing_beside_another_process_leaves_the_log_longer"]
+fn hold_the_queue_open_helper() {
+    let Some(spool) = std::env::var_os("TERN_TEST_SPOOL") else {
+        return;
+    };
+    let q = Queue::open(std::path::Path::new(&spool), false).unwrap();
+    std::thread::sleep(Duration::from_secs(60));
+    drop(q);
+}
