@@ -1,13 +1,13 @@
 //! One malloc arena for the whole process.
 //!
-//! Every tool runs its body on a worker thread (for its large stack, see
-//! `cli::run_tool`). glibc gives a thread its own arena, a 64 MB reservation
-//! whose heap grows by `mprotect`, one system call and one split of the
-//! mapping for every step: about 40 of them for one `tern_submit`, against
-//! a handful of `brk` calls for the main arena. tern's tools do their work
-//! on that one thread (the others only feed pipes), so nothing contends
-//! for a single arena, and [`START_WITH_ONE_ARENA`] sets `M_ARENA_MAX` to 1
-//! before any thread starts. The setting lives in this process's memory
+//! glibc gives every thread that allocates an arena of its own, a 64 MB
+//! reservation whose heap grows by `mprotect`, one system call and one
+//! split of the mapping for every step: about 40 of them for one
+//! `tern_submit` when its body ran on a worker thread, against a handful
+//! of `brk` calls for the main arena. tern's tools do their work on one
+//! thread (the others only feed pipes), so nothing contends for a single
+//! arena, and [`START_WITH_ONE_ARENA`] sets `M_ARENA_MAX` to 1 before any
+//! thread starts. The setting lives in this process's memory
 //! only: a program it execs starts with glibc's default.
 
 extern "C" fn one_arena_at_start() {

@@ -1,7 +1,7 @@
 //! Transparent huge pages at start-up.
 //!
 //! On a machine whose THP setting is `always`, a large anonymous mapping
-//! (a tool's worker-thread stack, an allocator's arena) is backed by huge
+//! (a tool's large stack, an allocator's arena) is backed by huge
 //! pages, so its first touch faults in a whole huge page and the kernel
 //! zeroes 2 MB for a process that needs a few hundred KB: about a fifth of
 //! a short tool's run (tern_submit spent 13% of its samples in
