@@ -18,7 +18,7 @@
 //!   the database (`wal_checkpoint(RESTART)`, not waiting for anyone) and
 //!   writes one small record, which starts the log again in place; while
 //!   another process holds the queue open, no one rebuilds the index from
-//!   the log, so the closing handle leaves it until [`RESTART_FRAMES`]
+//!   the log, so the closing handle leaves it until [`KEEP_FRAMES_BESIDE`]
 //!   (see [`Queue::keep_frames`]);
 //! - a long-lived handle, every 64th write, copies it once it saw it past
 //!   [`RESTART_FRAMES`] ([`Queue::restart_log`]), waiting a moment for the
@@ -51,9 +51,19 @@ pub(super) const KEEP_FRAMES: u32 = 64;
 pub(super) const FILE_LIMIT: u64 = 1 << 20;
 
 /// Frames of log (about 1 MB) past which a writer's periodic check starts
-/// it again (see [`Queue::restart_log`]), and a closing handle does while
-/// another process holds the queue open.
-pub(super) const RESTART_FRAMES: u32 = 256;
+/// it again (see [`Queue::restart_log`]).
+const RESTART_FRAMES: u32 = 256;
+
+/// Frames past which a closing handle starts the log again while another
+/// process holds the queue open (see [`Queue::keep_frames`]): three
+/// quarters of what [`FILE_LIMIT`] holds, so that the log's file, which
+/// every restart cuts back to that limit, need not grow past it between
+/// restarts (a durable commit that extends the file costs several that do
+/// not).
+pub(super) const KEEP_FRAMES_BESIDE: u32 = (FILE_LIMIT / FRAME_BYTES * 3 / 4) as u32;
+
+/// A frame of the log: its 24-byte header and a 4 KB page.
+pub(super) const FRAME_BYTES: u64 = 24 + 4096;
 
 /// The byte of the `-shm` file on which every connection holds a read
 /// lock while it has the database open (os_unix.c: UNIX_SHM_DMS, that is
@@ -160,7 +170,7 @@ impl Queue {
     /// The frames a closing handle leaves in the log: [`KEEP_FRAMES`] when
     /// it may be the queue's last connection, for the next process opens
     /// the queue alone and reads the whole log to rebuild its index; and
-    /// [`RESTART_FRAMES`] while another process holds the queue open (a
+    /// [`KEEP_FRAMES_BESIDE`] while another process holds the queue open (a
     /// shadow, a pass), for then the index stays in shared memory and a
     /// new process reads none of the log to open it. Each start costs its
     /// closer three or four fsyncs: in a shell loop of single submits
@@ -172,7 +182,7 @@ impl Queue {
     fn keep_frames(&self) -> u32 {
         let shm = self.path.with_extension("db-shm");
         match crate::sys::pids::others_lock_byte(&shm, SHM_DMS_BYTE) {
-            Some(true) => RESTART_FRAMES,
+            Some(true) => KEEP_FRAMES_BESIDE,
             _ => KEEP_FRAMES,
         }
     }

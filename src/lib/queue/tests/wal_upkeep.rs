@@ -9,9 +9,6 @@ use rusqlite::Connection;
 use super::super::*;
 use super::submit_text;
 
-/// A frame of the write-ahead log: its 24-byte header and a 4 KB page.
-const FRAME_BYTES: u64 = 24 + 4096;
-
 /// Closing leaves the write-ahead log for the next process, but never
 /// lets it grow past [`wal::KEEP_FRAMES`] and one write: it is started
 /// again in place, the file keeping its blocks (a commit then writes over
@@ -44,7 +41,7 @@ fn closing_keeps_the_log_short_and_in_place_and_a_reader_leaves_none() {
     }
     assert!(restarts >= 2, "the log was started again {restarts} times");
     assert!(
-        most < u64::from(wal::KEEP_FRAMES) * FRAME_BYTES + (200 << 10),
+        most < u64::from(wal::KEEP_FRAMES) * wal::FRAME_BYTES + (200 << 10),
         "log grew to {most}"
     );
     let first_long = lengths.iter().position(|&n| n > 200 << 10).unwrap();
@@ -76,7 +73,7 @@ fn a_long_log_is_cut_to_the_limit_when_closed() {
     let frames = q.log_frames();
     drop(q);
     assert!(
-        u64::from(frames) * FRAME_BYTES > wal::FILE_LIMIT,
+        u64::from(frames) * wal::FRAME_BYTES > wal::FILE_LIMIT,
         "{frames} frames"
     );
     let n = std::fs::metadata(&wal).unwrap().len();
@@ -89,8 +86,9 @@ fn a_long_log_is_cut_to_the_limit_when_closed() {
 
 /// While another process holds the queue open (a shadow, a pass), no one
 /// rebuilds the log's index from the file, so a closing handle lets the
-/// log grow to [`wal::RESTART_FRAMES`] before it starts it again, not
+/// log grow to [`wal::KEEP_FRAMES_BESIDE`] before it starts it again, not
 /// [`wal::KEEP_FRAMES`]: each start costs the closer checkpoint fsyncs.
+/// The file stays within [`wal::FILE_LIMIT`] all along.
 #[test]
 fn closing_beside_another_process_leaves_the_log_longer() {
     let dir = tempfile::tempdir().unwrap();
@@ -133,10 +131,16 @@ fn closing_beside_another_process_leaves_the_log_longer() {
         "the log was started again at {most} frames"
     );
     assert!(
-        most <= wal::RESTART_FRAMES + 40,
+        most <= wal::KEEP_FRAMES_BESIDE + 40,
         "log grew to {most} frames"
     );
     assert!(restarts >= 1, "the log was never started again");
+    let file = std::fs::metadata(db_path(&spool).with_extension("db-wal")).unwrap();
+    assert!(
+        file.len() <= wal::FILE_LIMIT,
+        "the log's file is {} bytes",
+        file.len()
+    );
 }
 
 /// Run by the test above in a process of its own: opens the queue of
