@@ -68,7 +68,7 @@ pub(super) const FRAME_BYTES: u64 = 24 + 4096;
 /// The byte of the `-shm` file on which every connection holds a read
 /// lock while it has the database open (os_unix.c: UNIX_SHM_DMS, that is
 /// UNIX_SHM_BASE, 120, plus SQLITE_SHM_NLOCK, 8).
-const SHM_DMS_BYTE: u64 = 128;
+pub(super) const SHM_DMS_BYTE: u64 = 128;
 
 /// How long that check waits for readers (a long one, a tern_q over a
 /// million jobs, makes it give up until the next check).
@@ -158,6 +158,8 @@ impl Queue {
             return;
         }
         let _ = self.conn.busy_timeout(Duration::ZERO);
+        // The short limit first: only a log past it is worth a look at
+        // who else has the queue open.
         if self.log_frames() > KEEP_FRAMES && self.log_frames() > self.keep_frames() {
             self.start_log_again();
         } else if len > FILE_LIMIT {

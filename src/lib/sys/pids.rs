@@ -249,6 +249,24 @@ fn posix_locks_on<'a>(
     })
 }
 
+/// Starts the ignored test `name` of this test binary in a process of its
+/// own, with `var` set to `value` (a helper that holds a lock or the queue
+/// while the calling test looks on); `None` when it cannot be started.
+#[cfg(test)]
+pub(crate) fn spawn_helper_test(
+    name: &str,
+    var: &str,
+    value: &std::path::Path,
+) -> Option<std::process::Child> {
+    std::process::Command::new(std::env::current_exe().ok()?)
+        .args(["--exact", name, "--ignored", "--nocapture"])
+        .env(var, value)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()
+}
+
 #[cfg(test)]
 mod lock_tests {
     use super::*;
@@ -286,18 +304,11 @@ mod lock_tests {
         std::fs::write(&f, vec![0u8; 200]).unwrap();
         // flock(1) takes a whole-file flock, not fcntl: lock byte 120
         // with a child of our own instead.
-        let Ok(mut child) = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "sys::pids::lock_tests::hold_a_lock_helper",
-                "--ignored",
-                "--nocapture",
-            ])
-            .env("TERN_TEST_LOCK_FILE", &f)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-        else {
+        let Some(mut child) = spawn_helper_test(
+            "sys::pids::lock_tests::hold_a_lock_helper",
+            "TERN_TEST_LOCK_FILE",
+            &f,
+        ) else {
             return;
         };
         let pid = child.id() as i32;

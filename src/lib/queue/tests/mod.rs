@@ -255,22 +255,18 @@ fn bad_databases_are_refused_without_damage() {
 
 /// The kept job counts are what counting the rows gives.
 fn assert_counts_agree(q: &Queue) {
-    let counted: Vec<(String, i64, i64)> = q
-        .conn
-        .prepare("SELECT owner, status, count(*) FROM procs GROUP BY owner, status ORDER BY 1, 2")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    let kept: Vec<(String, i64, i64)> = q
-        .conn
-        .prepare("SELECT owner, status, n FROM job_counts WHERE n > 0 ORDER BY 1, 2")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let rows = |sql: &str| -> Vec<(String, i64, i64)> {
+        q.conn
+            .prepare(sql)
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    let counted =
+        rows("SELECT owner, status, count(*) FROM procs GROUP BY owner, status ORDER BY 1, 2");
+    let kept = rows("SELECT owner, status, n FROM job_counts WHERE n > 0 ORDER BY 1, 2");
     assert_eq!(kept, counted);
 }
 

@@ -94,23 +94,18 @@ fn closing_beside_another_process_leaves_the_log_longer() {
     let dir = tempfile::tempdir().unwrap();
     let spool = dir.path().join("spool");
     drop(Queue::open(&spool, true).unwrap().unwrap());
-    let Ok(mut holder) = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "queue::tests::wal_upkeep::hold_the_queue_open_helper",
-            "--ignored",
-            "--nocapture",
-        ])
-        .env("TERN_TEST_SPOOL", &spool)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-    else {
+    let Some(mut holder) = crate::sys::pids::spawn_helper_test(
+        "queue::tests::wal_upkeep::hold_the_queue_open_helper",
+        "TERN_TEST_SPOOL",
+        &spool,
+    ) else {
         return;
     };
     let shm = db_path(&spool).with_extension("db-shm");
     let end = Instant::now() + Duration::from_secs(30);
-    while crate::sys::pids::others_lock_byte(&shm, 128) != Some(true) && Instant::now() < end {
+    while crate::sys::pids::others_lock_byte(&shm, wal::SHM_DMS_BYTE) != Some(true)
+        && Instant::now() < end
+    {
         std::thread::sleep(Duration::from_millis(20));
     }
     let (mut most, mut restarts, mut last) = (0, 0, 0);
