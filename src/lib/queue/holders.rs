@@ -119,7 +119,8 @@ impl StaleWriters {
         // The holder is looked for once the short waits are over: most
         // holders let go within them.
         if super::busy::pause(count) >= Duration::from_millis(1)
-            && let Some(pid) = pids::posix_write_lock_holder(&self.shm, WAL_WRITE_LOCK_BYTE)
+            && let Some(pid) =
+                crate::sys::lockprobe::write_lock_holder(&self.shm, WAL_WRITE_LOCK_BYTE)
             && let Some(h) = holder_of(pid)
             && let Verdict::Kill(why) = self.judge(&h, now)
             && pids::signal_process(h.holder.pid, libc::SIGKILL)

@@ -178,12 +178,12 @@ impl Queue {
     /// closer three or four fsyncs: in a shell loop of single submits
     /// beside a lingering shadow, with the log growing by a submit's and a
     /// run's frames per job, two submits in five paid them at 64 frames.
-    /// Who else has the queue open is read from `/proc/locks` (SQLite's
-    /// read lock on [`SHM_DMS_BYTE`]), without opening the `-shm` file:
-    /// closing a descriptor of it would drop SQLite's own locks.
+    /// Who else has the queue open is asked of the kernel: SQLite's read
+    /// lock on [`SHM_DMS_BYTE`] (`sys::lockprobe`, which says why not
+    /// `/proc/locks`, and how it asks without dropping SQLite's locks).
     fn keep_frames(&self) -> u32 {
         let shm = self.path.with_extension("db-shm");
-        match crate::sys::pids::others_lock_byte(&shm, SHM_DMS_BYTE) {
+        match crate::sys::lockprobe::others_lock_byte(&shm, SHM_DMS_BYTE) {
             Some(true) => KEEP_FRAMES_BESIDE,
             _ => KEEP_FRAMES,
         }

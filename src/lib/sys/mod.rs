@@ -8,6 +8,7 @@ pub mod host;
 pub mod identity;
 pub mod inherited;
 pub mod inotify;
+pub mod lockprobe;
 pub mod nss;
 pub mod pids;
 pub mod privilege;

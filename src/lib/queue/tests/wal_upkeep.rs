@@ -103,7 +103,7 @@ fn closing_beside_another_process_leaves_the_log_longer() {
     };
     let shm = db_path(&spool).with_extension("db-shm");
     let end = Instant::now() + Duration::from_secs(30);
-    while crate::sys::pids::others_lock_byte(&shm, wal::SHM_DMS_BYTE) != Some(true)
+    while crate::sys::lockprobe::others_lock_byte(&shm, wal::SHM_DMS_BYTE) != Some(true)
         && Instant::now() < end
     {
         std::thread::sleep(Duration::from_millis(20));
