@@ -45,8 +45,10 @@ static PROBES: Mutex<Vec<Probe>> = Mutex::new(Vec::new());
 /// A lock another process holds covering byte `byte` of `path` (when
 /// several do, the kernel names one of them); `Some(None)` when none does,
 /// `None` when that cannot be told (no such file, not a regular file, or
-/// not readable by this process).
+/// not readable by this process). A set-group-id tool holds its group for
+/// the look and the open: SPOOL's files are the group's.
 pub fn other_holder(path: &Path, byte: u64) -> Option<Option<Held>> {
+    let _group = super::privilege::raise_group();
     let md = std::fs::metadata(path).ok()?;
     if !md.is_file() {
         return None;
@@ -55,12 +57,7 @@ pub fn other_holder(path: &Path, byte: u64) -> Option<Option<Held>> {
     let mut probes = PROBES.lock().unwrap_or_else(|e| e.into_inner());
     let fd = match probes.iter().find(|(p, i, _)| p == path && *i == id) {
         Some((_, _, f)) => f.as_raw_fd(),
-        None => {
-            let f = open_probe(path, id)?;
-            let fd = f.as_raw_fd();
-            probes.push((path.to_path_buf(), id, f));
-            fd
-        }
+        None => open_probe(path, &mut probes)?,
     };
     // A write lock on the byte conflicts with every lock of another
     // process on it, read or write; the kernel never reports our own.
@@ -84,20 +81,25 @@ pub fn other_holder(path: &Path, byte: u64) -> Option<Option<Held>> {
     })
 }
 
-/// Opens `path` to ask about its locks: read-only, not following a link,
-/// not waiting on a FIFO planted there, and only when it is still the file
-/// `id` names.
-fn open_probe(path: &Path, id: (u64, u64)) -> Option<File> {
-    // SPOOL's files need the group a set-group-id tool holds only when it
-    // opens them.
-    let _group = super::privilege::raise_group();
+/// Opens `path` to ask about its locks (read-only, not following a link,
+/// not waiting on a FIFO planted there) and keeps the descriptor under the
+/// file it opened, which is the one at the path now even if the path
+/// changed since it was looked at; `None` when it is not a regular file.
+/// Whatever it opened stays open: closing it would drop this process's
+/// locks on that file.
+fn open_probe(path: &Path, probes: &mut Vec<Probe>) -> Option<i32> {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
         .ok()?;
-    let md = f.metadata().ok()?;
-    (md.is_file() && (md.dev(), md.ino()) == id).then_some(f)
+    let fd = f.as_raw_fd();
+    let Ok(md) = f.metadata() else {
+        std::mem::forget(f);
+        return None;
+    };
+    probes.push((path.to_path_buf(), (md.dev(), md.ino()), f));
+    md.is_file().then_some(fd)
 }
 
 /// Whether a process other than this one holds a lock, read or write, on
@@ -159,16 +161,26 @@ mod tests {
                 .count()
         };
         assert_eq!(held(&path), 1);
-        // Our lock is still there: a child of ours would see it. Without
-        // one, /proc/locks shows it with our pid.
-        let me = std::process::id().to_string();
-        let ino = std::fs::metadata(&path).unwrap().ino().to_string();
-        let locks = std::fs::read_to_string("/proc/locks").unwrap();
-        assert!(
-            locks.lines().any(|l| l.contains(&format!(":{ino} 120 120"))
-                && l.split_whitespace().nth(4) == Some(me.as_str())),
-            "our lock survived the probe: {locks}"
+        // Our lock is still there: asked as another owner would (an
+        // open-file-description lock of `ours`), the kernel reports it
+        // with our pid.
+        // SAFETY: an all-zero flock is a valid value to fill in.
+        let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+        fl.l_type = libc::F_WRLCK as libc::c_short;
+        fl.l_whence = libc::SEEK_SET as libc::c_short;
+        fl.l_start = 120;
+        fl.l_len = 1;
+        // SAFETY: F_OFD_GETLK on a descriptor we own, with a valid flock.
+        assert_eq!(
+            unsafe { libc::fcntl(ours.as_raw_fd(), libc::F_OFD_GETLK, &mut fl) },
+            0
         );
+        assert_eq!(
+            i32::from(fl.l_type),
+            libc::F_WRLCK,
+            "our lock survived the probe"
+        );
+        assert_eq!(fl.l_pid, std::process::id() as i32);
         // A file put in its place is asked about through a new descriptor.
         std::fs::remove_file(&path).unwrap();
         std::fs::write(&path, "").unwrap();
@@ -209,9 +221,9 @@ mod tests {
         assert_eq!(others_lock_byte(&f, 128), Some(false));
     }
 
-    /// Run by the test above in a process of its own: write-locks byte 120
-    /// and read-locks byte 128 of TERN_TEST_LOCK_FILE, as SQLite's writer
-    /// and its DMS byte, and sleeps.
+    /// Run by the test above in a process of its own: read-locks byte 128
+    /// and write-locks byte 120 of TERN_TEST_LOCK_FILE, as SQLite's DMS
+    /// byte and its writer, and sleeps.
     #[test]
     #[ignore = "a helper process of a_childs_locks_are_seen_with_its_pid_and_go_with_it"]
     fn hold_locks_helper() {
@@ -223,8 +235,9 @@ mod tests {
             .write(true)
             .open(path)
             .unwrap();
-        lock(&f, true, 120);
+        // The read lock first: the test waits for the write lock only.
         lock(&f, false, 128);
+        lock(&f, true, 120);
         std::thread::sleep(std::time::Duration::from_secs(60));
     }
 }
