@@ -61,12 +61,7 @@ pub fn other_holder(path: &Path, byte: u64) -> Option<Option<Held>> {
     };
     // A write lock on the byte conflicts with every lock of another
     // process on it, read or write; the kernel never reports our own.
-    // SAFETY: an all-zero flock is a valid value to fill in.
-    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
-    fl.l_type = libc::F_WRLCK as libc::c_short;
-    fl.l_whence = libc::SEEK_SET as libc::c_short;
-    fl.l_start = i64::try_from(byte).ok()?;
-    fl.l_len = 1;
+    let mut fl = one_byte(libc::F_WRLCK, i64::try_from(byte).ok()?);
     // SAFETY: F_GETLK on a descriptor this process keeps open, with a
     // valid flock it writes into.
     if unsafe { libc::fcntl(fd, libc::F_GETLK, &mut fl) } != 0 {
@@ -79,6 +74,18 @@ pub fn other_holder(path: &Path, byte: u64) -> Option<Option<Held>> {
             pid: fl.l_pid,
         }),
     })
+}
+
+/// A lock of type `l_type` (`F_RDLCK`, `F_WRLCK`) on byte `byte` alone,
+/// as fcntl's lock calls take it.
+fn one_byte(l_type: i32, byte: i64) -> libc::flock {
+    // SAFETY: an all-zero flock is a valid value to fill in.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = l_type as libc::c_short;
+    fl.l_whence = libc::SEEK_SET as libc::c_short;
+    fl.l_start = byte;
+    fl.l_len = 1;
+    fl
 }
 
 /// Opens `path` to ask about its locks (read-only, not following a link,
@@ -124,12 +131,7 @@ mod tests {
 
     /// Locks a byte of `f` for this process (F_SETLK).
     fn lock(f: &File, write: bool, byte: i64) {
-        // SAFETY: an all-zero flock is a valid value to fill in.
-        let mut fl: libc::flock = unsafe { std::mem::zeroed() };
-        fl.l_type = if write { libc::F_WRLCK } else { libc::F_RDLCK } as libc::c_short;
-        fl.l_whence = libc::SEEK_SET as libc::c_short;
-        fl.l_start = byte;
-        fl.l_len = 1;
+        let fl = one_byte(if write { libc::F_WRLCK } else { libc::F_RDLCK }, byte);
         // SAFETY: F_SETLK with a valid flock on a descriptor we own.
         assert_eq!(unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETLK, &fl) }, 0);
     }
@@ -164,12 +166,7 @@ mod tests {
         // Our lock is still there: asked as another owner would (an
         // open-file-description lock of `ours`), the kernel reports it
         // with our pid.
-        // SAFETY: an all-zero flock is a valid value to fill in.
-        let mut fl: libc::flock = unsafe { std::mem::zeroed() };
-        fl.l_type = libc::F_WRLCK as libc::c_short;
-        fl.l_whence = libc::SEEK_SET as libc::c_short;
-        fl.l_start = 120;
-        fl.l_len = 1;
+        let mut fl = one_byte(libc::F_WRLCK, 120);
         // SAFETY: F_OFD_GETLK on a descriptor we own, with a valid flock.
         assert_eq!(
             unsafe { libc::fcntl(ours.as_raw_fd(), libc::F_OFD_GETLK, &mut fl) },
