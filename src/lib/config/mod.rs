@@ -128,7 +128,13 @@ impl Environment {
 /// A loaded configuration.
 #[derive(Clone, Debug, Default)]
 pub struct Config {
-    table: HashMap<String, Entry>,
+    /// By lower-cased name. Fx, not std's SipHash: every tool builds it at
+    /// start with every knob's default, and the names come from the
+    /// configuration, not from an adversary.
+    table: rustc_hash::FxHashMap<String, Entry>,
+    /// Whether any `TOOL.NAME` entry is set: a lookup tries that name
+    /// first only then.
+    tool_scoped: bool,
     files: Vec<String>,
     warnings: Vec<String>,
     /// The environment `$ENV()` reads; the process's when `None`.
@@ -153,6 +159,7 @@ impl Config {
     /// The defaults alone.
     pub fn defaults() -> Config {
         let mut c = Config::default();
+        c.table.reserve(knobs::KNOBS.len() + 2);
         for k in knobs::KNOBS {
             c.table.insert(
                 k.name.to_ascii_lowercase(),
@@ -300,6 +307,7 @@ impl Config {
 
     fn set(&mut self, name: &str, raw: &str, source: ValueSource) {
         let key = name.to_ascii_lowercase();
+        self.tool_scoped |= key.starts_with("tool.");
         let first = self
             .table
             .get(&key)
@@ -318,7 +326,8 @@ impl Config {
     /// The entry for `name`, trying `TOOL.NAME` first as HTCondor's tools do.
     pub fn lookup_entry(&self, name: &str) -> Option<&Entry> {
         let key = name.to_ascii_lowercase();
-        if !key.contains('.')
+        if self.tool_scoped
+            && !key.contains('.')
             && let Some(e) = self.table.get(&format!("tool.{key}"))
         {
             return Some(e);
@@ -857,10 +866,7 @@ fn detected() -> (String, String) {
         other => other,
     }
     .to_string();
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "localhost".into());
-    (arch, host)
+    (arch, crate::sys::hostname().to_string())
 }
 
 #[cfg(test)]
