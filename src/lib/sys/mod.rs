@@ -37,6 +37,20 @@ pub fn real_user_name() -> String {
     }
 }
 
+/// This machine's name (from the kernel; `localhost` if unreadable or
+/// empty), read once per process: the configuration's DETECTED_HOSTNAME
+/// and the event logs' addresses both ask.
+pub fn hostname() -> &'static str {
+    static HOST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HOST.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "localhost".into())
+    })
+}
+
 /// The real user id.
 pub fn real_uid() -> u32 {
     // SAFETY: getuid has no preconditions and cannot fail.

@@ -23,7 +23,6 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::OnceLock;
 
 use crate::classad::{ClassAd, Value};
 use crate::queue::JobId;
@@ -298,14 +297,7 @@ pub fn by_user_reason(tool: &str, user: &str) -> String {
 
 /// This machine's name (from the kernel; `localhost` if unreadable).
 pub fn hostname() -> &'static str {
-    static HOST: OnceLock<String> = OnceLock::new();
-    HOST.get_or_init(|| {
-        std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|s| s.trim().to_string())
-            .ok()
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "localhost".into())
-    })
+    crate::sys::hostname()
 }
 
 /// What tern writes where HTCondor writes a daemon's address:
