@@ -131,7 +131,7 @@ impl StaleWriters {
             ));
             self.watched = None;
         }
-        std::thread::sleep(super::busy::pause(count));
+        super::busy::sleep(count);
         true
     }
 
