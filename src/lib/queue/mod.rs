@@ -162,6 +162,9 @@ pub struct Queue {
     /// plain handler back, would drop it, so such a handle leaves the log
     /// to the others.
     own_busy_handler: bool,
+    /// The write count before which [`Queue::restart_log`] does not try
+    /// again (after an attempt that readers held off).
+    restart_after: u64,
     /// The log's length in frames after this handle's last commit
     /// (see [`wal`]).
     log_frames: std::sync::Arc<std::sync::atomic::AtomicU32>,
@@ -309,6 +312,7 @@ impl Queue {
             own_log: Vec::new(),
             shared,
             own_busy_handler: false,
+            restart_after: 0,
             log_frames,
         }))
     }
@@ -596,9 +600,7 @@ impl Queue {
         if self.writes % 64 == 1 {
             self.keep_within_limits()?;
         }
-        if self.writes.is_multiple_of(64) {
-            self.restart_log();
-        }
+        self.restart_log();
         Ok(out)
     }
 

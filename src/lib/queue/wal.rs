@@ -20,9 +20,10 @@
 //!   another process holds the queue open, no one rebuilds the index from
 //!   the log, so the closing handle leaves it until [`KEEP_FRAMES_BESIDE`]
 //!   (see [`Queue::keep_frames`]);
-//! - a long-lived handle, every 64th write, copies it once it saw it past
-//!   [`RESTART_FRAMES`] ([`Queue::restart_log`]), waiting a moment for the
-//!   readers of the moment, so that its next write starts it again;
+//! - a writer whose commit left the log past [`RESTART_FRAMES`] copies it
+//!   ([`Queue::restart_log`]), waiting a moment for the readers of the
+//!   moment, so that its next write starts it again; readers that hold it
+//!   off make it wait 64 writes before it tries again;
 //! - whoever starts the log again cuts its file to [`FILE_LIMIT`] if it is
 //!   longer (`journal_size_limit`, set on every handle), and otherwise
 //!   leaves the file as it is;
@@ -47,12 +48,19 @@ use super::{Queue, busy};
 pub(super) const KEEP_FRAMES: u32 = 64;
 
 /// The longest the log's file is left: a restart that finds it longer cuts
-/// it to this, and so does a closing handle.
-pub(super) const FILE_LIMIT: u64 = 1 << 20;
+/// it to this, and so does a closing handle. The restarts below come
+/// before the log fills it, so in steady work a commit writes over blocks
+/// the file has and the file keeps its size. (At 1 MB, with restarts
+/// past 1 MB checked every 64th write, the file was cut back and extended
+/// again every cycle, and a reader closing while the log stood past the
+/// limit copied it, with two fsyncs: a third of the fsyncs of a
+/// 2,000-job run came from the `tern_q` polling it.)
+pub(super) const FILE_LIMIT: u64 = 4 << 20;
 
-/// Frames of log (about 1 MB) past which a writer's periodic check starts
-/// it again (see [`Queue::restart_log`]).
-const RESTART_FRAMES: u32 = 256;
+/// Frames of log (about 3 MB) past which a writer starts it again after
+/// its commit (see [`Queue::restart_log`]): under [`FILE_LIMIT`] by more
+/// than one short write's frames.
+pub(super) const RESTART_FRAMES: u32 = 768;
 
 /// Frames past which a closing handle starts the log again while another
 /// process holds the queue open (see [`Queue::keep_frames`]): three
@@ -114,26 +122,40 @@ impl Queue {
         self.log_frames.load(Ordering::Relaxed)
     }
 
-    /// Every 64th write of a handle (the long-lived ones matter: shadows,
-    /// passes, the router): when its last commit left the log past
+    /// After each write of a handle (the long-lived ones matter: shadows,
+    /// passes, the router): when its commit left the log past
     /// [`RESTART_FRAMES`], copies the log into the database and makes the
     /// next write start it again from its first block
     /// (`wal_checkpoint(RESTART)`), waiting at most [`RESTART_WAIT`] for the
-    /// readers of the moment. SQLite's own checkpoints copy the log but,
+    /// readers of the moment; when they hold it off, the handle tries
+    /// again 64 writes later, not at every write. SQLite's own checkpoints copy the log but,
     /// with writers taking turns and short readers always about, never
     /// start it again: it grew to 72 MB over 2,000 short jobs, every commit
     /// extending the file, which on ext4 was a quarter of the run
     /// (bench/README.md, "Running jobs").
     pub(super) fn restart_log(&mut self) {
-        if self.own_busy_handler || self.log_frames() <= RESTART_FRAMES {
+        if self.own_busy_handler
+            || self.log_frames() <= RESTART_FRAMES
+            || self.writes < self.restart_after
+        {
             return;
         }
+        let mut done = false;
         if self.conn.busy_timeout(RESTART_WAIT).is_ok() {
-            let _ = self
-                .conn
-                .query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()));
+            done = matches!(
+                self.conn
+                    .query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get::<_, i64>(0)),
+                Ok(0)
+            );
         }
         let _ = self.conn.busy_handler(Some(busy::handler));
+        if done {
+            // The next write starts the log again; until it commits, the
+            // length last seen is stale.
+            self.log_frames.store(0, Ordering::Relaxed);
+        } else {
+            self.restart_after = self.writes + 64;
+        }
     }
 
     /// What a closing handle does to the log (see the module's text).

@@ -69,7 +69,10 @@ fn a_long_log_is_cut_to_the_limit_when_closed() {
     let spool = dir.path().join("spool");
     let wal = db_path(&spool).with_extension("db-wal");
     let mut q = Queue::open(&spool, true).unwrap().unwrap();
-    submit_text(&mut q, "executable = /bin/echo\nqueue 10000\n", "alice");
+    // Each job's own ad holds a kilobyte: the log passes the limit.
+    let pad = "x".repeat(1000);
+    let text = format!("executable = /bin/echo\n+Pad = \"$(Process){pad}\"\nqueue 5000\n");
+    submit_text(&mut q, &text, "alice");
     let frames = q.log_frames();
     drop(q);
     assert!(
@@ -81,7 +84,7 @@ fn a_long_log_is_cut_to_the_limit_when_closed() {
     let mut q = Queue::open(&spool, true).unwrap().unwrap();
     submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
     assert!(q.log_frames() < 40, "{} frames", q.log_frames());
-    assert_eq!(q.idle_rows().unwrap().len(), 10001);
+    assert_eq!(q.idle_rows().unwrap().len(), 5001);
 }
 
 /// While another process holds the queue open (a shadow, a pass), no one
@@ -109,7 +112,9 @@ fn closing_beside_another_process_leaves_the_log_longer() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let (mut most, mut restarts, mut last) = (0, 0, 0);
-    for _ in 0..60 {
+    // About 14 frames a submit: enough to pass KEEP_FRAMES_BESIDE.
+    let submits = wal::KEEP_FRAMES_BESIDE / 10 + 10;
+    for _ in 0..submits {
         let mut q = Queue::open(&spool, true).unwrap().unwrap();
         submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
         let frames = q.log_frames();
@@ -149,4 +154,48 @@ fn hold_the_queue_open_helper() {
     let q = Queue::open(std::path::Path::new(&spool), false).unwrap();
     std::thread::sleep(Duration::from_secs(60));
     drop(q);
+}
+
+/// A long-lived writer (a shadow, a pass) starts the log again after the
+/// write whose commit takes it past [`wal::RESTART_FRAMES`], while another handle
+/// has the queue open: the log never grows far past that, and its file
+/// never past [`wal::FILE_LIMIT`], so commits write over blocks the file
+/// has.
+#[test]
+fn a_long_lived_writer_starts_the_log_again_before_the_file_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    let wal_path = db_path(&spool).with_extension("db-wal");
+    let mut q = Queue::open(&spool, true).unwrap().unwrap();
+    let cluster = submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+    // Another handle with the queue open, as a reader between reads.
+    let other = Queue::open(&spool, false).unwrap().unwrap();
+    let id = JobId { cluster, proc: 0 };
+    let pad = "x".repeat(3000);
+    let (mut most, mut restarts, mut last, mut file) = (0, 0, 0, 0);
+    for i in 0..400 {
+        let row = q.row(id).unwrap().unwrap();
+        let ad = q.full_ad(&row).unwrap();
+        let value = crate::classad::parse_expr(&format!("\"{i}{pad}\"")).unwrap();
+        q.write(10, |w| {
+            w.set_attrs(&row, &ad, &[("Pad".to_string(), value)])
+        })
+        .unwrap();
+        let frames = q.log_frames();
+        if frames < last {
+            restarts += 1;
+        }
+        (most, last) = (most.max(frames), frames);
+        file = file.max(std::fs::metadata(&wal_path).unwrap().len());
+    }
+    assert!(restarts >= 2, "the log was started again {restarts} times");
+    assert!(
+        most <= wal::RESTART_FRAMES + 40,
+        "the log grew to {most} frames"
+    );
+    assert!(
+        file <= wal::FILE_LIMIT,
+        "the log's file grew to {file} bytes"
+    );
+    assert!(other.row(id).unwrap().is_some());
 }
