@@ -128,11 +128,11 @@ impl Queue {
     /// next write start it again from its first block
     /// (`wal_checkpoint(RESTART)`), waiting at most [`RESTART_WAIT`] for the
     /// readers of the moment; when they hold it off, the handle tries
-    /// again 64 writes later, not at every write. SQLite's own checkpoints copy the log but,
-    /// with writers taking turns and short readers always about, never
-    /// start it again: it grew to 72 MB over 2,000 short jobs, every commit
-    /// extending the file, which on ext4 was a quarter of the run
-    /// (bench/README.md, "Running jobs").
+    /// again 64 writes later, not at every write. SQLite's own checkpoints
+    /// copy the log but, with writers taking turns and short readers always
+    /// about, never start it again: it grew to 72 MB over 2,000 short jobs,
+    /// every commit extending the file, which on ext4 was a quarter of the
+    /// run (bench/README.md, "Running jobs").
     pub(super) fn restart_log(&mut self) {
         if self.own_busy_handler
             || self.log_frames() <= RESTART_FRAMES

@@ -157,10 +157,10 @@ fn hold_the_queue_open_helper() {
 }
 
 /// A long-lived writer (a shadow, a pass) starts the log again after the
-/// write whose commit takes it past [`wal::RESTART_FRAMES`], while another handle
-/// has the queue open: the log never grows far past that, and its file
-/// never past [`wal::FILE_LIMIT`], so commits write over blocks the file
-/// has.
+/// write whose commit takes it past [`wal::RESTART_FRAMES`], while another
+/// handle has the queue open: the log never grows far past that, and its
+/// file never past [`wal::FILE_LIMIT`], so commits write over blocks the
+/// file has.
 #[test]
 fn a_long_lived_writer_starts_the_log_again_before_the_file_limit() {
     let dir = tempfile::tempdir().unwrap();
