@@ -36,13 +36,20 @@ pub fn pause(n: i32) -> Duration {
 /// SQLite's busy handler: sleeps [`pause`]`(n)` and asks to be called again
 /// (`true`) until [`TIMEOUT`] has passed since the first call of this wait.
 pub fn handler(n: i32) -> bool {
+    wait(n, TIMEOUT)
+}
+
+/// A busy handler's body for a wait of at most `limit`: sleeps
+/// [`pause`]`(n)` and asks to be called again until `limit` has passed
+/// since the first call of this wait.
+pub fn wait(n: i32, limit: Duration) -> bool {
     let since = SINCE.with(|s| {
         if n == 0 || s.get().is_none() {
             s.set(Some(Instant::now()));
         }
         s.get().unwrap_or_else(Instant::now)
     });
-    if since.elapsed() >= TIMEOUT {
+    if since.elapsed() >= limit {
         return false;
     }
     sleep(n);

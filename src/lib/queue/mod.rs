@@ -162,9 +162,15 @@ pub struct Queue {
     /// plain handler back, would drop it, so such a handle leaves the log
     /// to the others.
     own_busy_handler: bool,
-    /// The write count before which [`Queue::restart_log`] does not try
-    /// again (after an attempt that readers held off).
+    /// The write count before which [`Queue::restart_log`] does not try:
+    /// 2 at open (a handle's first write leaves the log to its close,
+    /// which never waits), later 64 writes past an attempt that readers
+    /// held off.
     restart_after: u64,
+    /// The log's length (in frames, as [`Queue::log_frames`] says) when
+    /// this handle's last restart copied it all: no new attempt until a
+    /// commit changes it.
+    restarted_at: Option<u32>,
     /// The log's length in frames after this handle's last commit
     /// (see [`wal`]).
     log_frames: std::sync::Arc<std::sync::atomic::AtomicU32>,
@@ -312,7 +318,8 @@ impl Queue {
             own_log: Vec::new(),
             shared,
             own_busy_handler: false,
-            restart_after: 0,
+            restart_after: 2,
+            restarted_at: None,
             log_frames,
         }))
     }

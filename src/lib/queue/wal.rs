@@ -78,8 +78,9 @@ pub(super) const FRAME_BYTES: u64 = 24 + 4096;
 /// UNIX_SHM_BASE, 120, plus SQLITE_SHM_NLOCK, 8).
 pub(super) const SHM_DMS_BYTE: u64 = 128;
 
-/// How long that check waits for readers (a long one, a tern_q over a
-/// million jobs, makes it give up until the next check).
+/// How long a writer's restart waits for the readers and the writer of
+/// the moment, holding the write lock meanwhile (a long reader, a tern_q
+/// over a million jobs, makes it give up and try again 64 writes later).
 const RESTART_WAIT: Duration = Duration::from_millis(20);
 
 /// Frames at which a commit copies the log into the database: what
@@ -111,6 +112,12 @@ pub(super) fn watch(conn: &mut Connection) -> Result<Arc<AtomicU32>, rusqlite::E
     Ok(frames)
 }
 
+/// The busy handler of a restart ([`Queue::restart_log`]): the plain
+/// handler's pauses, giving up after [`RESTART_WAIT`].
+fn within_restart_wait(n: i32) -> bool {
+    busy::wait(n, RESTART_WAIT)
+}
+
 impl Queue {
     fn log_path(&self) -> std::path::PathBuf {
         self.path.with_extension("db-wal")
@@ -134,25 +141,29 @@ impl Queue {
     /// every commit extending the file, which on ext4 was a quarter of the
     /// run (bench/README.md, "Running jobs").
     pub(super) fn restart_log(&mut self) {
+        let frames = self.log_frames();
         if self.own_busy_handler
-            || self.log_frames() <= RESTART_FRAMES
+            || frames <= RESTART_FRAMES
             || self.writes < self.restart_after
+            || self.restarted_at == Some(frames)
         {
             return;
         }
-        let mut done = false;
-        if self.conn.busy_timeout(RESTART_WAIT).is_ok() {
-            done = matches!(
-                self.conn
-                    .query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get::<_, i64>(0)),
-                Ok(0)
-            );
-        }
+        // The plain handler's short pauses, for at most RESTART_WAIT
+        // (SQLite's own timeout sleeps 1, 2, 5, 10 ms, with the write
+        // lock held).
+        let _ = self.conn.busy_handler(Some(within_restart_wait));
+        let done = matches!(
+            self.conn
+                .query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get::<_, i64>(0)),
+            Ok(0)
+        );
         let _ = self.conn.busy_handler(Some(busy::handler));
         if done {
-            // The next write starts the log again; until it commits, the
-            // length last seen is stale.
-            self.log_frames.store(0, Ordering::Relaxed);
+            // Everything is copied; the next write starts the log again.
+            // The length stays as seen, so that a close before that write
+            // still starts it (`close_log`).
+            self.restarted_at = Some(frames);
         } else {
             self.restart_after = self.writes + 64;
         }
@@ -160,8 +171,8 @@ impl Queue {
 
     /// What a closing handle does to the log (see the module's text).
     /// Never waits for readers: when another process reads or writes, the
-    /// checkpoint backs off and a later close, or a periodic check, does
-    /// it.
+    /// checkpoint backs off and a later close, or a writer's check after
+    /// its write, does it.
     pub(super) fn close_log(&mut self) {
         let len = match std::fs::metadata(self.log_path()) {
             Ok(m) => m.len(),

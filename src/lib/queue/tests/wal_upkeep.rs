@@ -1,6 +1,6 @@
-//! Upkeep of the write-ahead log as handles close: short while a process
-//! may open the queue alone, longer while another holds it open, started
-//! again in place, and never left behind by a reader.
+//! Upkeep of the write-ahead log as handles write and close: short while
+//! a process may open the queue alone, longer while another holds it
+//! open, started again in place, and never left behind by a reader.
 
 use std::time::{Duration, Instant};
 
@@ -112,9 +112,9 @@ fn closing_beside_another_process_leaves_the_log_longer() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let (mut most, mut restarts, mut last) = (0, 0, 0);
-    // About 14 frames a submit: enough to pass KEEP_FRAMES_BESIDE.
-    let submits = wal::KEEP_FRAMES_BESIDE / 10 + 10;
-    for _ in 0..submits {
+    // Until the log is started again once (about 11 frames a submit), and
+    // one submit more; at most as many submits as the limit has frames.
+    for _ in 0..wal::KEEP_FRAMES_BESIDE {
         let mut q = Queue::open(&spool, true).unwrap().unwrap();
         submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
         let frames = q.log_frames();
@@ -123,6 +123,9 @@ fn closing_beside_another_process_leaves_the_log_longer() {
         }
         (most, last) = (most.max(frames), frames);
         drop(q);
+        if restarts >= 1 {
+            break;
+        }
     }
     crate::sys::pids::signal_process(holder.id() as i32, libc::SIGKILL);
     let _ = holder.wait();
@@ -156,6 +159,19 @@ fn hold_the_queue_open_helper() {
     drop(q);
 }
 
+/// Sets `Pad` on job `id` to a 3 KB string through the handle's write
+/// path, a few frames of log each time.
+fn pad_write(q: &mut Queue, id: JobId, i: usize) {
+    let row = q.row(id).unwrap().unwrap();
+    let ad = q.full_ad(&row).unwrap();
+    let pad = "x".repeat(3000);
+    let value = crate::classad::parse_expr(&format!("\"{i}{pad}\"")).unwrap();
+    q.write(10, |w| {
+        w.set_attrs(&row, &ad, &[("Pad".to_string(), value)])
+    })
+    .unwrap();
+}
+
 /// A long-lived writer (a shadow, a pass) starts the log again after the
 /// write whose commit takes it past [`wal::RESTART_FRAMES`], while another
 /// handle has the queue open: the log never grows far past that, and its
@@ -168,27 +184,24 @@ fn a_long_lived_writer_starts_the_log_again_before_the_file_limit() {
     let wal_path = db_path(&spool).with_extension("db-wal");
     let mut q = Queue::open(&spool, true).unwrap().unwrap();
     let cluster = submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
-    // Another handle with the queue open, as a reader between reads.
+    // Another handle with the queue open (not reading meanwhile).
     let other = Queue::open(&spool, false).unwrap().unwrap();
     let id = JobId { cluster, proc: 0 };
-    let pad = "x".repeat(3000);
     let (mut most, mut restarts, mut last, mut file) = (0, 0, 0, 0);
-    for i in 0..400 {
-        let row = q.row(id).unwrap().unwrap();
-        let ad = q.full_ad(&row).unwrap();
-        let value = crate::classad::parse_expr(&format!("\"{i}{pad}\"")).unwrap();
-        q.write(10, |w| {
-            w.set_attrs(&row, &ad, &[("Pad".to_string(), value)])
-        })
-        .unwrap();
+    // Three restarts: a frame a write is the least a write adds.
+    for i in 0..3 * wal::RESTART_FRAMES as usize {
+        pad_write(&mut q, id, i);
         let frames = q.log_frames();
         if frames < last {
             restarts += 1;
         }
         (most, last) = (most.max(frames), frames);
         file = file.max(std::fs::metadata(&wal_path).unwrap().len());
+        if restarts >= 3 {
+            break;
+        }
     }
-    assert!(restarts >= 2, "the log was started again {restarts} times");
+    assert!(restarts >= 3, "the log was started again {restarts} times");
     assert!(
         most <= wal::RESTART_FRAMES + 40,
         "the log grew to {most} frames"
@@ -198,4 +211,65 @@ fn a_long_lived_writer_starts_the_log_again_before_the_file_limit() {
         "the log's file grew to {file} bytes"
     );
     assert!(other.row(id).unwrap().is_some());
+}
+
+/// A restart that a reader holds off is tried again 64 writes later, not
+/// at every write; and a handle's first write never tries (its close
+/// starts the log again, without waiting).
+#[test]
+fn a_held_off_restart_waits_64_writes_and_a_first_write_never_tries() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    let mut q = Queue::open(&spool, true).unwrap().unwrap();
+    let cluster = submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+    let id = JobId { cluster, proc: 0 };
+    // A reader inside a read transaction, on a snapshot the log must keep.
+    let reader = Connection::open(db_path(&spool)).unwrap();
+    reader
+        .execute_batch("BEGIN; SELECT count(*) FROM procs;")
+        .unwrap();
+    let mut i = 0;
+    while q.log_frames() <= wal::RESTART_FRAMES {
+        pad_write(&mut q, id, i);
+        i += 1;
+        assert!(i < 10 * wal::RESTART_FRAMES as usize, "the log never grew");
+    }
+    assert_eq!(
+        q.restart_after,
+        q.writes + 64,
+        "the held-off restart backs off"
+    );
+    assert_eq!(q.restarted_at, None);
+    let before = q.restart_after;
+    pad_write(&mut q, id, i);
+    assert_eq!(q.restart_after, before, "no new attempt before 64 writes");
+    // A new handle's one write, with the log past the threshold.
+    let mut one = Queue::open(&spool, false).unwrap().unwrap();
+    pad_write(&mut one, id, i + 1);
+    assert!(one.log_frames() > wal::RESTART_FRAMES);
+    assert_eq!(one.restart_after, 2, "a first write tried a restart");
+    reader.execute_batch("COMMIT").unwrap();
+}
+
+/// A long-lived writer that restarted the log and then closes, as the
+/// queue's last handle, still starts it again: the next process to open
+/// the queue alone reads only what was written since.
+#[test]
+fn a_writer_that_restarted_and_closes_leaves_a_short_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    let mut q = Queue::open(&spool, true).unwrap().unwrap();
+    let cluster = submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+    let id = JobId { cluster, proc: 0 };
+    let mut i = 0;
+    while q.restarted_at.is_none() {
+        pad_write(&mut q, id, i);
+        i += 1;
+        assert!(i < 10 * wal::RESTART_FRAMES as usize, "never restarted");
+    }
+    assert!(q.log_frames() > wal::RESTART_FRAMES);
+    drop(q);
+    let mut q = Queue::open(&spool, false).unwrap().unwrap();
+    submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+    assert!(q.log_frames() < 40, "{} frames", q.log_frames());
 }
