@@ -187,7 +187,7 @@ fn a_restarted_gridmanager_adopts_the_submission_instead_of_submitting_twice() {
     let env = env.var_env("_TERN_NEGOTIATE_ON_SUBMIT", "false");
     env.submit("j.sub", &format!("{GRID_JOB}queue\n"));
     let qdate = env.attr("1.0", "QDate").unwrap();
-    let sandbox = format!("NoPool_{}_1.0_{qdate}", tern::userlog::hostname());
+    let sandbox = format!("NoPool_{}_1.0_{qdate}", tern::sys::hostname());
     env.run_ok(
         "tern_qedit",
         [

@@ -65,7 +65,7 @@ impl Round<'_> {
     /// Slurm already has), then the 4-token id and event 027.
     fn submit(&mut self, j: &Job, gid: Option<SlurmId>) -> Result<(), GridError> {
         let qdate = j.ad.eval_int("QDate").unwrap_or(j.row.qdate);
-        let sandbox = ids::sandbox_id(userlog::hostname(), j.row.id, qdate);
+        let sandbox = ids::sandbox_id(crate::sys::hostname(), j.row.id, qdate);
         let count = j.ad.eval_int("GridSubmitCount").unwrap_or(0);
         // A 3-token id on a job we manage: a submission may have reached
         // Slurm before the last gridmanager died. Otherwise a new one.

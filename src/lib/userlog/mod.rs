@@ -295,15 +295,10 @@ pub fn by_user_reason(tool: &str, user: &str) -> String {
     format!("via {tool} (by user {user})")
 }
 
-/// This machine's name (from the kernel; `localhost` if unreadable).
-pub fn hostname() -> &'static str {
-    crate::sys::hostname()
-}
-
 /// What tern writes where HTCondor writes a daemon's address:
 /// `<127.0.0.1:0?alias=HOSTNAME>`.
 pub fn local_sinful() -> String {
-    format!("<127.0.0.1:0?alias={}>", hostname())
+    format!("<127.0.0.1:0?alias={}>", crate::sys::hostname())
 }
 
 /// Failure to write or read a job event log, naming the file.

@@ -159,6 +159,16 @@ fn hold_the_queue_open_helper() {
     drop(q);
 }
 
+/// A new queue in a temporary SPOOL holding one job: the directory (kept
+/// alive), SPOOL, a handle and the job's id.
+fn queue_with_one_job() -> (tempfile::TempDir, std::path::PathBuf, Queue, JobId) {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    let mut q = Queue::open(&spool, true).unwrap().unwrap();
+    let cluster = submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+    (dir, spool, q, JobId { cluster, proc: 0 })
+}
+
 /// Sets `Pad` on job `id` to a 3 KB string through the handle's write
 /// path, a few frames of log each time.
 fn pad_write(q: &mut Queue, id: JobId, i: usize) {
@@ -179,14 +189,10 @@ fn pad_write(q: &mut Queue, id: JobId, i: usize) {
 /// file has.
 #[test]
 fn a_long_lived_writer_starts_the_log_again_before_the_file_limit() {
-    let dir = tempfile::tempdir().unwrap();
-    let spool = dir.path().join("spool");
+    let (_dir, spool, mut q, id) = queue_with_one_job();
     let wal_path = db_path(&spool).with_extension("db-wal");
-    let mut q = Queue::open(&spool, true).unwrap().unwrap();
-    let cluster = submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
     // Another handle with the queue open (not reading meanwhile).
     let other = Queue::open(&spool, false).unwrap().unwrap();
-    let id = JobId { cluster, proc: 0 };
     let (mut most, mut restarts, mut last, mut file) = (0, 0, 0, 0);
     // Three restarts: a frame a write is the least a write adds.
     for i in 0..3 * wal::RESTART_FRAMES as usize {
@@ -218,11 +224,7 @@ fn a_long_lived_writer_starts_the_log_again_before_the_file_limit() {
 /// starts the log again, without waiting).
 #[test]
 fn a_held_off_restart_waits_64_writes_and_a_first_write_never_tries() {
-    let dir = tempfile::tempdir().unwrap();
-    let spool = dir.path().join("spool");
-    let mut q = Queue::open(&spool, true).unwrap().unwrap();
-    let cluster = submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
-    let id = JobId { cluster, proc: 0 };
+    let (_dir, spool, mut q, id) = queue_with_one_job();
     // A reader inside a read transaction, on a snapshot the log must keep.
     let reader = Connection::open(db_path(&spool)).unwrap();
     reader
@@ -256,11 +258,7 @@ fn a_held_off_restart_waits_64_writes_and_a_first_write_never_tries() {
 /// the queue alone reads only what was written since.
 #[test]
 fn a_writer_that_restarted_and_closes_leaves_a_short_log() {
-    let dir = tempfile::tempdir().unwrap();
-    let spool = dir.path().join("spool");
-    let mut q = Queue::open(&spool, true).unwrap().unwrap();
-    let cluster = submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
-    let id = JobId { cluster, proc: 0 };
+    let (_dir, spool, mut q, id) = queue_with_one_job();
     let mut i = 0;
     while q.restarted_at.is_none() {
         pad_write(&mut q, id, i);
