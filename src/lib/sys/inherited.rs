@@ -142,11 +142,14 @@ mod tests {
         let null = std::fs::File::open("/dev/null").unwrap();
         let mut cmd = std::process::Command::new("/bin/sh");
         cmd.args(["-c", "[ -e /proc/self/fd/7 ] && echo open || echo closed"]);
-        // SAFETY: dup2 is async-signal-safe; the closure owns `null`, so it
-        // is open for as long as the command can be spawned.
+        // SAFETY: dup2 and fcntl are async-signal-safe; the closure owns
+        // `null`, so it is open for as long as the command can be spawned.
+        // When `null` itself got descriptor 7 (the test process's lowest
+        // free one at the time), dup2 leaves its close-on-exec flag as it
+        // is, so the flag is cleared explicitly.
         unsafe {
             cmd.pre_exec(move || {
-                if libc::dup2(null.as_raw_fd(), 7) < 0 {
+                if libc::dup2(null.as_raw_fd(), 7) < 0 || libc::fcntl(7, libc::F_SETFD, 0) < 0 {
                     return Err(io::Error::last_os_error());
                 }
                 Ok(())
