@@ -26,6 +26,7 @@ pub fn set_owner(env: &TestEnv, c: i64, p: i64, owner: &str) {
         rusqlite::params![c, p, owner],
     )
     .unwrap();
+    recount(&db);
     db.execute(
         "UPDATE clusters SET owner = ?2, ad = replace(ad, ?3, ?4) WHERE cluster = ?1",
         rusqlite::params![
@@ -40,12 +41,24 @@ pub fn set_owner(env: &TestEnv, c: i64, p: i64, owner: &str) {
 
 /// Sets job `c.p`'s JobStatus, as a shadow would.
 pub fn set_status(env: &TestEnv, c: i64, p: i64, status: i64) {
-    db(env)
-        .execute(
-            "UPDATE procs SET status = ?3 WHERE cluster = ?1 AND proc = ?2",
-            rusqlite::params![c, p, status],
-        )
-        .unwrap();
+    let db = db(env);
+    db.execute(
+        "UPDATE procs SET status = ?3 WHERE cluster = ?1 AND proc = ?2",
+        rusqlite::params![c, p, status],
+    )
+    .unwrap();
+    recount(&db);
+}
+
+/// Counts the jobs by owner and status again, as tern's own writes keep
+/// them (`job_counts`), after a change made around them.
+fn recount(db: &rusqlite::Connection) {
+    db.execute_batch(
+        "DELETE FROM job_counts; \
+         INSERT INTO job_counts (owner, status, n) \
+         SELECT owner, status, count(*) FROM procs GROUP BY owner, status;",
+    )
+    .unwrap();
 }
 
 /// Submits `n` jobs of `/bin/sleep 100` with tern_submit (logging to

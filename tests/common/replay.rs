@@ -77,17 +77,17 @@ impl Replay {
                         return Err(format!("record {}: destroys missing ad {}", r.seq, r.key));
                     }
                 }
-                op::SET_ATTR => match self.ads.get_mut(&r.key) {
-                    Some(ad) => {
-                        ad.insert(r.name.to_ascii_lowercase(), r.value.clone());
+                op::SET_ATTR | op::SET_ATTRS => {
+                    let sets = r
+                        .sets()
+                        .map_err(|e| format!("record {}: {e}", r.seq))?;
+                    let Some(ad) = self.ads.get_mut(&r.key) else {
+                        return Err(format!("record {}: sets attributes of missing ad {}", r.seq, r.key));
+                    };
+                    for (name, value) in sets {
+                        ad.insert(name.to_ascii_lowercase(), value);
                     }
-                    None => {
-                        return Err(format!(
-                            "record {}: sets {} of missing ad {}",
-                            r.seq, r.name, r.key
-                        ));
-                    }
-                },
+                }
                 op::DELETE_ATTR => {
                     // A job's ad is chained to its cluster ad: deleting an
                     // attribute the cluster ad has masks it with undefined,

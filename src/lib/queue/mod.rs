@@ -60,6 +60,12 @@ pub mod op {
     pub const DELETE_ATTR: i64 = 104;
     pub const BEGIN: i64 = 105;
     pub const END: i64 = 106;
+    /// tern's own record: sets every attribute of the ad in `value`
+    /// (`[ Name = expr; ... ]`, new syntax) as that many SET_ATTR records
+    /// would, `name` empty. A new ad's attributes, and those one change
+    /// sets on a job, go in one record: each record is a row to insert,
+    /// and a one-job submit wrote 67 (schema step 9).
+    pub const SET_ATTRS: i64 = 111;
 }
 
 /// Compiled statements one handle keeps (see [`Queue::open`]).
@@ -128,6 +134,21 @@ pub struct LogRecord {
     pub key: String,
     pub name: String,
     pub value: String,
+}
+
+impl LogRecord {
+    /// The attributes a SET_ATTR or SET_ATTRS record sets, as names and
+    /// expressions in new syntax; none for other records.
+    pub fn sets(&self) -> Result<Vec<(String, String)>, QueueError> {
+        match self.op {
+            op::SET_ATTR => Ok(vec![(self.name.clone(), self.value.clone())]),
+            op::SET_ATTRS => Ok(parse_stored(Path::new("txlog"), &self.value)?
+                .iter()
+                .map(|(n, e)| (n.to_string(), unparse(e)))
+                .collect()),
+            _ => Ok(Vec::new()),
+        }
+    }
 }
 
 /// The key of a job's ad in the log (`c.p`) and of a cluster ad (`0c.-1`),

@@ -282,6 +282,24 @@ pub const MIGRATIONS: &[&str] = &[
     DROP TABLE txlog;
     ALTER TABLE txlog_next RENAME TO txlog;
     "#,
+    // 9: the job counts and the history count kept by the writes
+    // themselves (queue::writer), not by triggers: every process parsed
+    // the five triggers with the schema, and every statement that changed
+    // procs or history compiled them in (together a tenth of a one-job
+    // submit's instructions). The counts are made exact here once. From
+    // this version on, the log also holds SET_ATTRS records (queue::op),
+    // which an older build would not read.
+    r#"
+    DROP TRIGGER history_jobs_insert;
+    DROP TRIGGER history_jobs_delete;
+    DROP TRIGGER job_counts_insert;
+    DROP TRIGGER job_counts_delete;
+    DROP TRIGGER job_counts_update;
+    DELETE FROM job_counts;
+    INSERT INTO job_counts (owner, status, n)
+        SELECT owner, status, count(*) FROM procs GROUP BY owner, status;
+    UPDATE meta SET value = (SELECT count(*) FROM history) WHERE key = 'history_jobs';
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -444,8 +444,9 @@ pub(super) fn apply(
         }
     }
     let (mut status, mut prio, mut entered) = (row.status, row.prio, row.entered);
+    let mut logged = ClassAd::new();
     for (name, e) in set {
-        log_record(tx, op::SET_ATTR, &key, name, &unparse(e))?;
+        logged.insert(name, e.clone());
         match name.to_ascii_lowercase().as_str() {
             "jobstatus" => {
                 if let Expr::Lit(Value::Int(s)) = e
@@ -453,13 +454,7 @@ pub(super) fn apply(
                 {
                     status = *s;
                     entered = now;
-                    log_record(
-                        tx,
-                        op::SET_ATTR,
-                        &key,
-                        "EnteredCurrentStatus",
-                        &now.to_string(),
-                    )?;
+                    logged.insert("EnteredCurrentStatus", Expr::int(now));
                 }
             }
             "jobprio" => {
@@ -480,6 +475,9 @@ pub(super) fn apply(
             _ => diff.insert(name, e.clone()),
         }
     }
+    if !logged.is_empty() {
+        log_record(tx, op::SET_ATTRS, &key, "", &ad_to_string(&logged))?;
+    }
     if leave {
         let mut final_diff = diff;
         final_diff.insert("JobStatus", Expr::int(status));
@@ -496,19 +494,58 @@ pub(super) fn apply(
             "INSERT OR REPLACE INTO history (cluster, proc, owner, status, completed, ad) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )?
         .execute(params![row.id.cluster, row.id.proc, row.owner, status, completed, ad_to_string(&final_diff)])?;
+        // As schema step 4's trigger counted: a REPLACE counts too, and
+        // Queue::trim sets the count back to the exact number.
+        count_history(tx, 1)?;
         tx.prepare_cached(
             "INSERT OR IGNORE INTO history_clusters (cluster, ad) SELECT cluster, ad FROM clusters WHERE cluster = ?1",
         )?
         .execute([row.id.cluster])?;
-        tx.prepare_cached("DELETE FROM procs WHERE cluster = ?1 AND proc = ?2")?
-            .execute([row.id.cluster, row.id.proc])?;
+        let gone: Option<(String, i64)> = tx
+            .prepare_cached(
+                "DELETE FROM procs WHERE cluster = ?1 AND proc = ?2 RETURNING owner, status",
+            )?
+            .query_row([row.id.cluster, row.id.proc], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        if let Some((owner, old)) = gone {
+            count_jobs(tx, &owner, old, -1)?;
+        }
         log_record(tx, op::DESTROY_AD, &key, "", "")?;
     } else {
+        // The stored status, not the row's: the counts follow the table.
+        let stored: Option<(String, i64)> = tx
+            .prepare_cached("SELECT owner, status FROM procs WHERE cluster = ?1 AND proc = ?2")?
+            .query_row([row.id.cluster, row.id.proc], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
         tx.prepare_cached(
             "UPDATE procs SET status = ?3, prio = ?4, entered = ?5, ad = ?6 WHERE cluster = ?1 AND proc = ?2",
         )?
         .execute(params![row.id.cluster, row.id.proc, status, prio, entered, ad_to_string(&diff)])?;
+        if let Some((owner, old)) = stored
+            && old != status
+        {
+            count_jobs(tx, &owner, old, -1)?;
+            count_jobs(tx, &owner, status, 1)?;
+        }
     }
+    Ok(())
+}
+
+/// Adds `delta` to the count of `owner`'s jobs in `status` (`job_counts`,
+/// which every write of procs keeps: schema step 9).
+fn count_jobs(tx: &Connection, owner: &str, status: i64, delta: i64) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO job_counts (owner, status, n) VALUES (?1, ?2, ?3) \
+         ON CONFLICT (owner, status) DO UPDATE SET n = n + ?3",
+    )?
+    .execute(params![owner, status, delta])?;
+    Ok(())
+}
+
+/// Adds `delta` to the count of jobs in history (meta's `history_jobs`).
+fn count_history(tx: &Connection, delta: i64) -> rusqlite::Result<()> {
+    tx.prepare_cached("UPDATE meta SET value = value + ?1 WHERE key = 'history_jobs'")?
+        .execute([delta])?;
     Ok(())
 }
 
@@ -554,12 +591,11 @@ fn insert_cluster_records(
     cad.insert("Owner", Expr::string(owner));
     // As the schedd records it: how many procs the cluster was submitted with.
     cad.insert("TotalSubmitProcs", Expr::int(cluster.procs.len() as i64));
-    for (n, e) in cad.iter() {
-        log.execute(params![op::SET_ATTR, ckey, n, unparse(e)])?;
-    }
+    let cad_text = ad_to_string(&cad);
+    log.execute(params![op::SET_ATTRS, ckey, "", cad_text])?;
     tx.execute(
         "INSERT INTO clusters (cluster, owner, ad) VALUES (?1, ?2, ?3)",
-        params![id, owner, ad_to_string(&cad)],
+        params![id, owner, cad_text],
     )?;
     let hot = |ad: &ClassAd, name: &str| -> Option<i64> {
         match ad.get(name)?.literal_value()? {
@@ -571,6 +607,8 @@ fn insert_cluster_records(
     let mut ins = tx.prepare(
         "INSERT INTO procs (cluster, proc, status, owner, prio, qdate, entered, ad) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
+    // Jobs per status, counted into job_counts once for the cluster.
+    let mut counts: Vec<(i64, i64)> = Vec::new();
     for diff in &cluster.procs {
         let proc = hot(diff, "ProcId").unwrap_or(0);
         let pick = |n: &str| hot(diff, n).or_else(|| hot(&cad, n));
@@ -596,11 +634,18 @@ fn insert_cluster_records(
             entered,
             ad_to_string(&stored)
         ])?;
+        match counts.iter_mut().find(|(s, _)| *s == status) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((status, 1)),
+        }
         let key = job_key(JobId { cluster: id, proc });
         log.execute(params![op::NEW_AD, key, "Job", "Machine"])?;
-        for (n, e) in diff.iter() {
-            log.execute(params![op::SET_ATTR, key, n, unparse(e)])?;
+        if !diff.is_empty() {
+            log.execute(params![op::SET_ATTRS, key, "", ad_to_string(diff)])?;
         }
+    }
+    for (status, n) in counts {
+        count_jobs(tx, owner, status, n)?;
     }
     if framed {
         log.execute(params![op::END, "", "", ""])?;

@@ -151,7 +151,7 @@ fn modify_sets_attributes_logs_and_moves_to_history() {
     assert!(ops.starts_with(&[op::BEGIN]) || ops.contains(&op::BEGIN));
     assert!(
         log.iter()
-            .any(|r| r.op == op::SET_ATTR && r.name == "HoldReason" && r.value == "\"why\"")
+            .any(|r| r.sets().unwrap().contains(&("HoldReason".into(), "\"why\"".into())))
     );
     q.modify(
         &Selection {
@@ -293,11 +293,67 @@ fn job_counts_follow_every_write() {
     })
     .unwrap();
     assert_counts_agree(&q);
+    assert_eq!(q.meta("history_jobs").unwrap(), Some(1));
+    q.modify(&one(1, 2), 12, |_, _| Change::Update {
+        set: vec![("JobStatus".into(), JobStatus::Held.expr())],
+        delete: vec!["Cmd".into()],
+    })
+    .unwrap();
+    q.modify(&one(1, 2), 13, |_, _| {
+        Change::Set(vec![("JobStatus".into(), JobStatus::Idle.expr())])
+    })
+    .unwrap();
+    assert_counts_agree(&q);
     let (all, mine) = q.job_counts("alice").unwrap();
     assert_eq!(all[JobStatus::Idle as usize], 3);
     assert_eq!(all[JobStatus::Held as usize], 1);
     assert_eq!(mine[JobStatus::Idle as usize], 2);
     assert_eq!(mine.iter().sum::<i64>(), 3);
+}
+
+/// A submit logs each new ad's attributes in one record, and a change
+/// the attributes it sets in one, which read back as the attributes.
+#[test]
+fn new_ads_and_changes_log_their_attributes_in_one_record() {
+    let (_d, mut q) = queue();
+    submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+    let log = q.log_since(0).unwrap();
+    let shape: Vec<(i64, &str)> = log.iter().map(|r| (r.op, r.key.as_str())).collect();
+    assert_eq!(
+        shape,
+        [
+            (op::BEGIN, ""),
+            (op::NEW_AD, "01.-1"),
+            (op::SET_ATTRS, "01.-1"),
+            (op::NEW_AD, "1.0"),
+            (op::SET_ATTRS, "1.0"),
+            (op::END, ""),
+        ]
+    );
+    let cluster = log[2].sets().unwrap();
+    assert!(cluster.contains(&("Owner".into(), "\"alice\"".into())), "{cluster:?}");
+    assert!(cluster.contains(&("Cmd".into(), "\"/bin/echo\"".into())), "{cluster:?}");
+    let end = log.last().unwrap().seq;
+    q.modify(&Selection::default(), 10, |_, _| {
+        Change::Set(vec![
+            ("JobStatus".into(), JobStatus::Held.expr()),
+            ("HoldReason".into(), Expr::string("why")),
+        ])
+    })
+    .unwrap();
+    let log = q.log_since(end).unwrap();
+    let ops: Vec<i64> = log.iter().map(|r| r.op).collect();
+    assert_eq!(ops, [op::BEGIN, op::SET_ATTRS, op::END]);
+    let mut sets = log[1].sets().unwrap();
+    sets.sort();
+    assert_eq!(
+        sets,
+        [
+            ("EnteredCurrentStatus".to_string(), "10".to_string()),
+            ("HoldReason".into(), "\"why\"".into()),
+            ("JobStatus".into(), "5".into()),
+        ]
+    );
 }
 
 #[test]
