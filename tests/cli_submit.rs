@@ -804,64 +804,6 @@ fn have_strace() -> bool {
     ok
 }
 
-/// The files a `tern_submit job.sub` in `env` syncs (fsync or fdatasync,
-/// counted with strace), by name, each once; `fsync` sets CONDOR_FSYNC.
-fn submit_syncs(env: &TestEnv, fsync: Option<&str>) -> Vec<String> {
-    let trace = env.path("trace");
-    let mut c = Command::new("strace");
-    c.args(["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o"])
-        .arg(&trace)
-        .arg(bin("tern_submit"))
-        .arg("job.sub")
-        .env_clear()
-        .current_dir(env.path(""));
-    for (n, v) in env.vars() {
-        c.env(n, v);
-    }
-    if let Some(v) = fsync {
-        c.env("_TERN_CONDOR_FSYNC", v);
-    }
-    let out = c.output().unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let text = std::fs::read_to_string(&trace).unwrap();
-    let mut files: Vec<String> = text
-        .lines()
-        .filter_map(|l| {
-            let name = l.split_once('<')?.1.split_once('>')?.0;
-            Some(name.rsplit('/').next()?.to_string())
-        })
-        .collect();
-    files.sort();
-    files.dedup();
-    files
-}
-
-/// SPOOL's directory is synced by the first commit to a write-ahead log
-/// no one has written (so that the log's entry survives a power cut), not
-/// by every process that opens the log, as SQLite itself would.
-#[test]
-fn only_the_first_write_to_a_new_log_syncs_spool() {
-    if !have_strace() {
-        return;
-    }
-    let env = TestEnv::with_spool();
-    env.write("job.sub", "executable = /bin/true\nqueue\n");
-    let spool = env.spool();
-    let dir = spool.file_name().unwrap().to_str().unwrap().to_string();
-    let first = submit_syncs(&env, None);
-    assert!(first.contains(&dir), "{first:?}");
-    for _ in 0..3 {
-        let next = submit_syncs(&env, None);
-        assert!(next.contains(&"queue.db-wal".to_string()), "{next:?}");
-        assert!(!next.contains(&dir), "{next:?}");
-    }
-    // A log emptied (here by hand, as a close past the size limit does)
-    // is new again.
-    std::fs::File::create(spool.join("queue.db-wal")).unwrap();
-    let again = submit_syncs(&env, None);
-    assert!(again.contains(&dir), "{again:?}");
-}
-
 /// CONDOR_FSYNC: by default a submit syncs the queue's write-ahead log
 /// before it reports success, and the job's event log after writing the
 /// submit event; with CONDOR_FSYNC = false it syncs neither (counted with
@@ -873,7 +815,35 @@ fn condor_fsync_false_leaves_out_the_submit_syncs() {
     }
     let env = TestEnv::with_spool();
     env.write("job.sub", "executable = /bin/true\nlog = job.log\nqueue\n");
-    let synced = |fsync: Option<&str>| submit_syncs(&env, fsync);
+    let trace = env.path("trace");
+    let synced = |fsync: Option<&str>| -> Vec<String> {
+        let mut c = Command::new("strace");
+        c.args(["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o"])
+            .arg(&trace)
+            .arg(bin("tern_submit"))
+            .arg("job.sub")
+            .env_clear()
+            .current_dir(env.path(""));
+        for (n, v) in env.vars() {
+            c.env(n, v);
+        }
+        if let Some(v) = fsync {
+            c.env("_TERN_CONDOR_FSYNC", v);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let text = std::fs::read_to_string(&trace).unwrap();
+        let mut files: Vec<String> = text
+            .lines()
+            .filter_map(|l| {
+                let name = l.split_once('<')?.1.split_once('>')?.0;
+                Some(name.rsplit('/').next()?.to_string())
+            })
+            .collect();
+        files.sort();
+        files.dedup();
+        files
+    };
     // The first submit makes the database (and syncs it as it does). A
     // closing handle that finds the log long copies it into the database
     // (which syncs the log and the database whatever CONDOR_FSYNC says: it

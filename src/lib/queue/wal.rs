@@ -31,7 +31,6 @@
 //!   bounds the file: past [`FILE_LIMIT`] it empties it
 //!   (`wal_checkpoint(TRUNCATE)`).
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -93,8 +92,7 @@ const AUTOCHECKPOINT_FRAMES: i32 = 1000;
 /// commit of `conn`, and keeps SQLite's automatic checkpoint, which the
 /// hook replaces; bounds the file a restart of this handle leaves. The
 /// returned counter is 0 until the first commit.
-pub(super) fn watch(conn: &mut Connection, log: &Path) -> Result<Arc<AtomicU32>, rusqlite::Error> {
-    sync_new_log(conn, log.to_path_buf())?;
+pub(super) fn watch(conn: &mut Connection) -> Result<Arc<AtomicU32>, rusqlite::Error> {
     conn.query_row(
         &format!("PRAGMA journal_size_limit = {FILE_LIMIT}"),
         [],
@@ -112,36 +110,6 @@ pub(super) fn watch(conn: &mut Connection, log: &Path) -> Result<Arc<AtomicU32>,
         Ok(())
     }))?;
     Ok(frames)
-}
-
-/// Makes the log's entry in SPOOL durable before a handle's first commit
-/// to a log no one has written to. SQLite would sync the directory once in
-/// every process that opens the log, an fsync of SPOOL for every tool that
-/// writes (its flush waits for everything the shadows wrote meanwhile:
-/// 0.06-0.27 ms of a submit); the build turns that off
-/// (`SQLITE_DISABLE_DIRSYNC`, .cargo/config.toml) for this.
-///
-/// The commit hook runs with the write lock held and before the commit
-/// writes anything. A log with content was empty when its first writer
-/// committed, and that writer synced the directory then; and the file is
-/// never replaced while a handle has the queue open (SQLite deletes the
-/// log only at the close of the last handle, which [`Queue::close_log`]
-/// allows only for an empty log). So one look at the first commit is
-/// enough. A failed sync is left alone, as SQLite leaves its own.
-fn sync_new_log(conn: &mut Connection, log: PathBuf) -> Result<(), rusqlite::Error> {
-    let mut first = true;
-    conn.commit_hook(Some(move || {
-        if std::mem::take(&mut first)
-            && crate::sys::fs::fsync_on()
-            && std::fs::metadata(&log).map_or(true, |m| m.len() == 0)
-            && let Some(dir) = log.parent()
-            && let Ok(d) = std::fs::File::open(dir)
-        {
-            let _ = d.sync_data();
-        }
-        // Never turns the commit into a rollback.
-        false
-    }))
 }
 
 /// The busy handler of a restart ([`Queue::restart_log`]): the plain
@@ -292,7 +260,7 @@ mod tests {
         conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
             .unwrap();
         conn.execute_batch("CREATE TABLE t (x BLOB)").unwrap();
-        let frames = watch(&mut conn, &dir.path().join("t.db-wal")).unwrap();
+        let frames = watch(&mut conn).unwrap();
         let (mut most, mut restarts, mut last) = (0, 0, 0);
         for _ in 0..3000 {
             conn.execute("INSERT INTO t VALUES (zeroblob(3000))", [])

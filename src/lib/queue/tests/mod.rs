@@ -149,11 +149,10 @@ fn modify_sets_attributes_logs_and_moves_to_history() {
     let log = q.log_since(start).unwrap();
     let ops: Vec<i64> = log.iter().filter(|r| r.seq > start).map(|r| r.op).collect();
     assert!(ops.starts_with(&[op::BEGIN]) || ops.contains(&op::BEGIN));
-    assert!(log.iter().any(|r| {
-        r.sets()
-            .unwrap()
-            .contains(&("HoldReason".into(), "\"why\"".into()))
-    }));
+    assert!(
+        log.iter()
+            .any(|r| r.sets().unwrap().contains(&("HoldReason".into(), "\"why\"".into())))
+    );
     q.modify(
         &Selection {
             clusters: vec![1],
@@ -332,14 +331,8 @@ fn new_ads_and_changes_log_their_attributes_in_one_record() {
         ]
     );
     let cluster = log[2].sets().unwrap();
-    assert!(
-        cluster.contains(&("Owner".into(), "\"alice\"".into())),
-        "{cluster:?}"
-    );
-    assert!(
-        cluster.contains(&("Cmd".into(), "\"/bin/echo\"".into())),
-        "{cluster:?}"
-    );
+    assert!(cluster.contains(&("Owner".into(), "\"alice\"".into())), "{cluster:?}");
+    assert!(cluster.contains(&("Cmd".into(), "\"/bin/echo\"".into())), "{cluster:?}");
     let end = log.last().unwrap().seq;
     q.modify(&Selection::default(), 10, |_, _| {
         Change::Set(vec![
