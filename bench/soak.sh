@@ -44,7 +44,8 @@ rate=${2:-4}
 probe_n=${3:-200}
 hist_max=$((real * rate / 3))
 [[ $hist_max -ge 100 ]] || hist_max=100
-# About 60 records a short job (each change of each attribute).
+# A short job writes about 10 records (one per new ad and per change);
+# the limit leaves room for 60.
 txlog_max=$((hist_max * 60))
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/pkg/release-build.sh"

@@ -5,10 +5,11 @@
 //! these.
 //!
 //! - submit floor: the cluster row, every proc row and every transaction
-//!   log record of the cluster, and the next-cluster counter.
+//!   log record of the cluster, the next-cluster counter and the kept job
+//!   count.
 //! - rm floor: what removing every job writes: per job a history row, the
-//!   proc row deleted, and four log records (JobStatus,
-//!   EnteredCurrentStatus, RemoveReason, destroy); then the cluster moves to
+//!   proc row deleted, and two log records (the attributes set, then
+//!   destroy); the kept counts once; then the cluster moves to
 //!   history_clusters and is destroyed.
 //!
 //! The rows are read from a queue tern made (`--db PATH`, as the script
@@ -160,6 +161,12 @@ fn insert_submit(conn: &mut Connection, rows: &Rows) {
             [c + 1],
         )
         .unwrap();
+        tx.execute(
+            "INSERT INTO job_counts (owner, status, n) VALUES (?1, 1, ?2) \
+             ON CONFLICT (owner, status) DO UPDATE SET n = n + ?2",
+            params![owner, rows.procs.len() as i64],
+        )
+        .unwrap();
     }
     tx.commit().unwrap();
 }
@@ -184,29 +191,30 @@ fn remove_all(conn: &mut Connection, rows: &Rows) {
         let now = 1_700_000_100_i64;
         log.execute(params![tern::queue::op::BEGIN, "", "", ""])
             .unwrap();
+        let set = format!(
+            "[ EnteredCurrentStatus = {now}; JobStatus = 3; RemoveReason = \"via tern_rm\" ]"
+        );
         for p in &rows.procs {
             let key = format!("{}.{}", p.0, p.1);
-            log.execute(params![
-                tern::queue::op::SET_ATTR,
-                key,
-                "RemoveReason",
-                "\"via tern_rm\""
-            ])
-            .unwrap();
-            log.execute(params![tern::queue::op::SET_ATTR, key, "JobStatus", "3"])
+            log.execute(params![tern::queue::op::SET_ATTRS, key, "", set])
                 .unwrap();
-            log.execute(params![
-                tern::queue::op::SET_ATTR,
-                key,
-                "EnteredCurrentStatus",
-                now.to_string()
-            ])
-            .unwrap();
             hist.execute(params![p.0, p.1, p.3, 3, now, p.7]).unwrap();
             del.execute(params![p.0, p.1]).unwrap();
             log.execute(params![tern::queue::op::DESTROY_AD, key, "", ""])
                 .unwrap();
         }
+        // The kept counts, once for the cluster.
+        let n = rows.procs.len() as i64;
+        tx.execute(
+            "UPDATE job_counts SET n = n - ?1 WHERE owner = ?2 AND status = 1",
+            params![n, rows.cluster.1],
+        )
+        .unwrap();
+        tx.execute(
+            "UPDATE meta SET value = value + ?1 WHERE key = 'history_jobs'",
+            [n],
+        )
+        .unwrap();
         tx.execute(
             "INSERT OR REPLACE INTO history_clusters (cluster, ad) SELECT cluster, ad FROM clusters WHERE cluster = ?1",
             [c],

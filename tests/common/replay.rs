@@ -78,11 +78,12 @@ impl Replay {
                     }
                 }
                 op::SET_ATTR | op::SET_ATTRS => {
-                    let sets = r
-                        .sets()
-                        .map_err(|e| format!("record {}: {e}", r.seq))?;
+                    let sets = r.sets().map_err(|e| format!("record {}: {e}", r.seq))?;
                     let Some(ad) = self.ads.get_mut(&r.key) else {
-                        return Err(format!("record {}: sets attributes of missing ad {}", r.seq, r.key));
+                        return Err(format!(
+                            "record {}: sets attributes of missing ad {}",
+                            r.seq, r.key
+                        ));
                     };
                     for (name, value) in sets {
                         ad.insert(name.to_ascii_lowercase(), value);

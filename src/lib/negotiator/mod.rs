@@ -420,7 +420,8 @@ fn open_queue(
 /// database (`PRAGMA quick_check`) before it writes anything, and a
 /// damaged database stops it with the damage error (which cron mails).
 /// The tools' own writes do not check: a check reads the whole database,
-/// and SQLite refuses a damaged page that any read reaches.
+/// and SQLite refuses a damaged page that any read reaches. The kept job
+/// counts are checked against the jobs then too ([`Queue::recount`]).
 fn check_when_due(cfg: &Config, q: &mut Queue, now: i64) -> Result<(), NegotiatorError> {
     let interval = cfg.get_int("QUEUE_CHECK_INTERVAL", 3600)?;
     if interval <= 0 {
@@ -434,6 +435,7 @@ fn check_when_due(cfg: &Config, q: &mut Queue, now: i64) -> Result<(), Negotiato
         return Ok(());
     }
     q.quick_check()?;
+    q.recount()?;
     q.write(now, |w| w.set_meta("last_check", now))?;
     Ok(())
 }

@@ -142,10 +142,16 @@ impl LogRecord {
     pub fn sets(&self) -> Result<Vec<(String, String)>, QueueError> {
         match self.op {
             op::SET_ATTR => Ok(vec![(self.name.clone(), self.value.clone())]),
-            op::SET_ATTRS => Ok(parse_stored(Path::new("txlog"), &self.value)?
-                .iter()
-                .map(|(n, e)| (n.to_string(), unparse(e)))
-                .collect()),
+            op::SET_ATTRS => match classad::parse_ad(&self.value) {
+                Ok(ad) => Ok(ad
+                    .iter()
+                    .map(|(n, e)| (n.to_string(), unparse(e)))
+                    .collect()),
+                Err(e) => Err(QueueError::Invalid(format!(
+                    "transaction log record {} does not parse: {e}",
+                    self.seq
+                ))),
+            },
             _ => Ok(Vec::new()),
         }
     }
@@ -412,6 +418,46 @@ impl Queue {
         self.conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(busy)
+    }
+
+    /// Counts the jobs by owner and status, and the jobs in history, from
+    /// their tables, and puts right the kept counts (`job_counts`, meta's
+    /// `history_jobs`) when they differ. The writes keep them (schema step
+    /// 9); a process of an older build that was still running when a newer
+    /// tool migrated the database changes jobs without them. A read of
+    /// both tables, and a write only when a count is off: the pass does it
+    /// with its periodic check (QUEUE_CHECK_INTERVAL). Returns whether it
+    /// put anything right.
+    pub fn recount(&mut self) -> Result<bool, QueueError> {
+        const COUNTED: &str = "SELECT owner, status, count(*) FROM procs \
+             GROUP BY owner, status ORDER BY owner, status";
+        const KEPT: &str =
+            "SELECT owner, status, n FROM job_counts WHERE n != 0 ORDER BY owner, status";
+        const HISTORY: &str = "SELECT (SELECT count(*) FROM history), \
+             (SELECT value FROM meta WHERE key = 'history_jobs')";
+        let agree = |conn: &Connection| -> Result<bool, QueueError> {
+            let rows = |sql: &str| -> Result<Vec<(String, i64, i64)>, QueueError> {
+                let mut st = conn.prepare(sql)?;
+                let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            };
+            let (history, kept): (i64, Option<i64>) =
+                conn.query_row(HISTORY, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows(COUNTED)? == rows(KEPT)? && kept == Some(history))
+        };
+        if agree(&self.conn)? {
+            return Ok(false);
+        }
+        let tx = self.immediate()?;
+        tx.execute_batch(
+            "DELETE FROM job_counts; \
+             INSERT INTO job_counts (owner, status, n) \
+                 SELECT owner, status, count(*) FROM procs GROUP BY owner, status; \
+             INSERT OR REPLACE INTO meta (key, value) \
+                 SELECT 'history_jobs', count(*) FROM history;",
+        )?;
+        tx.commit()?;
+        Ok(true)
     }
 
     /// `PRAGMA quick_check`: every page of the database read and checked

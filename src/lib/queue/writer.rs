@@ -505,7 +505,9 @@ pub(super) fn apply(
             .prepare_cached(
                 "DELETE FROM procs WHERE cluster = ?1 AND proc = ?2 RETURNING owner, status",
             )?
-            .query_row([row.id.cluster, row.id.proc], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row([row.id.cluster, row.id.proc], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
             .optional()?;
         if let Some((owner, old)) = gone {
             count_jobs(tx, &owner, old, -1)?;
@@ -515,7 +517,9 @@ pub(super) fn apply(
         // The stored status, not the row's: the counts follow the table.
         let stored: Option<(String, i64)> = tx
             .prepare_cached("SELECT owner, status FROM procs WHERE cluster = ?1 AND proc = ?2")?
-            .query_row([row.id.cluster, row.id.proc], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row([row.id.cluster, row.id.proc], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
             .optional()?;
         tx.prepare_cached(
             "UPDATE procs SET status = ?3, prio = ?4, entered = ?5, ad = ?6 WHERE cluster = ?1 AND proc = ?2",
