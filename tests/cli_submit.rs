@@ -804,6 +804,79 @@ fn have_strace() -> bool {
     ok
 }
 
+/// The files a `tern_submit job.sub` in `env` syncs (fsync or fdatasync,
+/// counted with strace), by name, each once; `fsync` sets CONDOR_FSYNC.
+fn submit_syncs(env: &TestEnv, fsync: Option<&str>) -> Vec<String> {
+    let trace = env.path("trace");
+    let mut c = Command::new("strace");
+    c.args(["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o"])
+        .arg(&trace)
+        .arg(bin("tern_submit"))
+        .arg("job.sub")
+        .env_clear()
+        .current_dir(env.path(""));
+    for (n, v) in env.vars() {
+        c.env(n, v);
+    }
+    if let Some(v) = fsync {
+        c.env("_TERN_CONDOR_FSYNC", v);
+    }
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let mut files: Vec<String> = text
+        .lines()
+        .filter_map(|l| {
+            let name = l.split_once('<')?.1.split_once('>')?.0;
+            Some(name.rsplit('/').next()?.to_string())
+        })
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// SPOOL's directory is synced before the first commit to a write-ahead
+/// log file whose entry no one synced (so that the log's entry survives a
+/// power cut), not by every process that syncs the log, as SQLite itself
+/// would; a log made again is a new file, and its first writer syncs it
+/// whatever its CONDOR_FSYNC says.
+#[test]
+fn only_the_first_write_to_a_new_log_syncs_spool() {
+    if !have_strace() {
+        return;
+    }
+    let env = TestEnv::with_spool();
+    env.write("job.sub", "executable = /bin/true\nqueue\n");
+    let spool = env.spool();
+    let log = spool.join("queue.db-wal");
+    let dir = spool.file_name().unwrap().to_str().unwrap().to_string();
+    let first = submit_syncs(&env, None);
+    assert!(first.contains(&dir), "{first:?}");
+    if !tern::sys::fs::has_xattr(&log, "user.tern.entry-synced") {
+        // A file system without extended attributes: every process syncs
+        // SPOOL once, as SQLite did.
+        eprintln!("skipped: no extended attributes on {}", spool.display());
+        return;
+    }
+    for _ in 0..3 {
+        let next = submit_syncs(&env, None);
+        assert!(next.contains(&"queue.db-wal".to_string()), "{next:?}");
+        assert!(!next.contains(&dir), "{next:?}");
+    }
+    // The log copied into the database and deleted (a plain SQLite
+    // connection's close does both): the next log is a new file.
+    for fsync in [Some("false"), None] {
+        let conn = crate::common::queue::db(&env);
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .unwrap();
+        drop(conn);
+        assert!(!log.exists());
+        let again = submit_syncs(&env, fsync);
+        assert!(again.contains(&dir), "CONDOR_FSYNC {fsync:?}: {again:?}");
+    }
+}
+
 /// CONDOR_FSYNC: by default a submit syncs the queue's write-ahead log
 /// before it reports success, and the job's event log after writing the
 /// submit event; with CONDOR_FSYNC = false it syncs neither (counted with
@@ -815,35 +888,7 @@ fn condor_fsync_false_leaves_out_the_submit_syncs() {
     }
     let env = TestEnv::with_spool();
     env.write("job.sub", "executable = /bin/true\nlog = job.log\nqueue\n");
-    let trace = env.path("trace");
-    let synced = |fsync: Option<&str>| -> Vec<String> {
-        let mut c = Command::new("strace");
-        c.args(["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o"])
-            .arg(&trace)
-            .arg(bin("tern_submit"))
-            .arg("job.sub")
-            .env_clear()
-            .current_dir(env.path(""));
-        for (n, v) in env.vars() {
-            c.env(n, v);
-        }
-        if let Some(v) = fsync {
-            c.env("_TERN_CONDOR_FSYNC", v);
-        }
-        let out = c.output().unwrap();
-        assert!(out.status.success(), "{out:?}");
-        let text = std::fs::read_to_string(&trace).unwrap();
-        let mut files: Vec<String> = text
-            .lines()
-            .filter_map(|l| {
-                let name = l.split_once('<')?.1.split_once('>')?.0;
-                Some(name.rsplit('/').next()?.to_string())
-            })
-            .collect();
-        files.sort();
-        files.dedup();
-        files
-    };
+    let synced = |fsync: Option<&str>| submit_syncs(&env, fsync);
     // The first submit makes the database (and syncs it as it does). A
     // closing handle that finds the log long copies it into the database
     // (which syncs the log and the database whatever CONDOR_FSYNC says: it

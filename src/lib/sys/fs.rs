@@ -56,6 +56,44 @@ pub fn may_enter(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Whether the file at `path` has the extended attribute `name`
+/// (getxattr(2)); false when it has not, when the file is missing, and
+/// where the file system keeps no extended attributes.
+pub fn has_xattr(path: &Path, name: &str) -> bool {
+    let (Ok(p), Ok(n)) = (
+        CString::new(path.as_os_str().as_bytes()),
+        CString::new(name),
+    ) else {
+        return false;
+    };
+    // SAFETY: both strings are valid and NUL-terminated for the call; a
+    // zero size asks for the value's length only, writing nothing.
+    unsafe { libc::getxattr(p.as_ptr(), n.as_ptr(), std::ptr::null_mut(), 0) >= 0 }
+}
+
+/// setxattr(2): sets the extended attribute `name` of the file at `path`.
+pub fn set_xattr(path: &Path, name: &str, value: &[u8]) -> io::Result<()> {
+    let p = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the path holds a NUL byte"))?;
+    let n = CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the name holds a NUL byte"))?;
+    // SAFETY: both strings are valid and NUL-terminated, and `value` is
+    // readable for its length, for the duration of the call.
+    let rc = unsafe {
+        libc::setxattr(
+            p.as_ptr(),
+            n.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// mkfifo(3): a FIFO at `path` with `mode` (cut by the umask).
 pub fn mkfifo(path: &Path, mode: libc::mode_t) -> io::Result<()> {
     let c = CString::new(path.as_os_str().as_bytes())
