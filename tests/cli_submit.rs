@@ -807,9 +807,25 @@ fn have_strace() -> bool {
 /// The files a `tern_submit job.sub` in `env` syncs (fsync or fdatasync,
 /// counted with strace), by name, each once; `fsync` sets CONDOR_FSYNC.
 fn submit_syncs(env: &TestEnv, fsync: Option<&str>) -> Vec<String> {
+    let text = submit_trace(env, "trace=fsync,fdatasync", fsync);
+    let mut files: Vec<String> = text
+        .lines()
+        .filter_map(|l| {
+            let name = l.split_once('<')?.1.split_once('>')?.0;
+            Some(name.rsplit('/').next()?.to_string())
+        })
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// strace's record (`-f -y`, the calls `calls` names) of a `tern_submit
+/// job.sub` in `env`; `fsync` sets CONDOR_FSYNC.
+fn submit_trace(env: &TestEnv, calls: &str, fsync: Option<&str>) -> String {
     let trace = env.path("trace");
     let mut c = Command::new("strace");
-    c.args(["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o"])
+    c.args(["-f", "-qq", "-y", "-e", calls, "-o"])
         .arg(&trace)
         .arg(bin("tern_submit"))
         .arg("job.sub")
@@ -823,17 +839,7 @@ fn submit_syncs(env: &TestEnv, fsync: Option<&str>) -> Vec<String> {
     }
     let out = c.output().unwrap();
     assert!(out.status.success(), "{out:?}");
-    let text = std::fs::read_to_string(&trace).unwrap();
-    let mut files: Vec<String> = text
-        .lines()
-        .filter_map(|l| {
-            let name = l.split_once('<')?.1.split_once('>')?.0;
-            Some(name.rsplit('/').next()?.to_string())
-        })
-        .collect();
-    files.sort();
-    files.dedup();
-    files
+    std::fs::read_to_string(&trace).unwrap()
 }
 
 /// SPOOL's directory is synced before the first commit to a write-ahead
@@ -851,9 +857,21 @@ fn only_the_first_write_to_a_new_log_syncs_spool() {
     let spool = env.spool();
     let log = spool.join("queue.db-wal");
     let dir = spool.file_name().unwrap().to_str().unwrap().to_string();
-    let first = submit_syncs(&env, None);
-    assert!(first.contains(&dir), "{first:?}");
-    if !tern::sys::fs::has_xattr(&log, "user.tern.entry-synced") {
+    // The first submit makes the queue: SPOOL is synced before anything
+    // is written to the log.
+    let first = submit_trace(&env, "trace=fdatasync,fsync,pwrite64", None);
+    let at = |call: &str, file: &str| {
+        first
+            .lines()
+            .position(|l| l.contains(call) && l.contains(&format!("{file}>")))
+    };
+    let spool_sync = at("sync(", &spool.display().to_string());
+    let log_write = at("pwrite64(", "queue.db-wal");
+    assert!(
+        spool_sync.is_some() && spool_sync < log_write,
+        "SPOOL synced at {spool_sync:?}, the log first written at {log_write:?}:\n{first}"
+    );
+    if tern::sys::fs::xattr(&log, "user.tern.entry-synced").is_none() {
         // A file system without extended attributes: every process syncs
         // SPOOL once, as SQLite did.
         eprintln!("skipped: no extended attributes on {}", spool.display());

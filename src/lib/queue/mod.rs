@@ -330,7 +330,7 @@ impl Queue {
             rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
             true,
         )?;
-        let log_frames = wal::watch(&mut conn, &path.with_extension("db-wal"))?;
+        let log_frames = wal::watch(&mut conn)?;
         schema::migrate(&mut conn).map_err(damaged)?;
         let shared = {
             use std::os::unix::fs::PermissionsExt;

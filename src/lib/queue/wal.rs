@@ -93,8 +93,14 @@ const AUTOCHECKPOINT_FRAMES: i32 = 1000;
 /// commit of `conn`, and keeps SQLite's automatic checkpoint, which the
 /// hook replaces; bounds the file a restart of this handle leaves. The
 /// returned counter is 0 until the first commit.
-pub(super) fn watch(conn: &mut Connection, log: &Path) -> Result<Arc<AtomicU32>, rusqlite::Error> {
-    sync_new_log(conn, log.to_path_buf())?;
+pub(super) fn watch(conn: &mut Connection) -> Result<Arc<AtomicU32>, rusqlite::Error> {
+    // The log as SQLite names it: beside the database's real path (a
+    // symbolic link to the database is followed).
+    let log = conn
+        .path()
+        .map(|db| PathBuf::from(format!("{db}-wal")))
+        .unwrap_or_default();
+    sync_new_log(conn, log)?;
     conn.query_row(
         &format!("PRAGMA journal_size_limit = {FILE_LIMIT}"),
         [],
@@ -114,45 +120,66 @@ pub(super) fn watch(conn: &mut Connection, log: &Path) -> Result<Arc<AtomicU32>,
     Ok(frames)
 }
 
-/// Makes the log's entry in SPOOL durable before the first commit to a
-/// log file whose entry no one has synced. SQLite would sync the directory
-/// once in every process that syncs the log, an fsync of SPOOL for every
-/// tool that writes (its device flush waits for everything the shadows
-/// wrote meanwhile: 0.06-0.27 ms of a submit); the build turns that off
-/// (`SQLITE_DISABLE_DIRSYNC`, .cargo/config.toml) for this.
+/// Makes the log's entry in its directory durable before the first commit
+/// to a log file whose entry no one has synced. SQLite would sync the
+/// directory at the first sync of the log by every connection, an fsync
+/// of SPOOL for every tool that writes (its device flush waits for
+/// everything the shadows wrote meanwhile: 0.06-0.27 ms of a submit); the
+/// build turns that off (`SQLITE_DISABLE_DIRSYNC`, .cargo/config.toml) for
+/// this.
 ///
 /// Who synced the entry is marked on the file itself, with an extended
-/// attribute ([`SYNCED_MARK`]) set only after the sync: a new file (a log
-/// deleted and made again is a new file) has none, whatever SQLite wrote
-/// to it before the commit (a transaction larger than SQLite's page cache
-/// writes pages before it commits) and whatever the writer before was
-/// (one killed between its sync and the mark, one with CONDOR_FSYNC off,
-/// which syncs this all the same, or a user's tool in shared mode, which
-/// cannot open SPOOL: the next writer that can syncs it). The file cannot
-/// be replaced while this handle has the queue open (SQLite deletes the
-/// log only when it closes the last handle), so a look at the first
-/// commit is enough. Where the file system keeps no such attributes, each
-/// handle syncs at its first commit, as SQLite did. The commit hook runs
-/// with the write lock held, before the commit's frame is written.
+/// attribute ([`SYNCED_MARK`]) that names the file (device and inode, so
+/// that a mark copied onto another file, by `cp -a` or a restore, counts
+/// for nothing) and is set only after the sync. A new file (a log deleted
+/// and made again is a new file) has none, whatever SQLite wrote to it
+/// before the commit (a transaction larger than SQLite's page cache writes
+/// pages before it commits) and whatever the writer before was (one killed
+/// between its sync and the mark, or one with CONDOR_FSYNC off: a new
+/// log's entry is synced whatever it says). The file cannot be replaced
+/// while this handle has the queue open (SQLite deletes the log only when
+/// it closes the last handle), so once the mark is found or set, later
+/// commits need no look; until then (a sync that failed), each commit
+/// tries again. The hook runs with the write lock held, before the
+/// commit's frame is written, with the tern group raised (a shared queue's
+/// SPOOL is the group's alone). Where the file system keeps no extended
+/// attributes, each handle syncs at its first commit.
 fn sync_new_log(conn: &mut Connection, log: PathBuf) -> Result<(), rusqlite::Error> {
-    let mut first = true;
+    let mut done = false;
     conn.commit_hook(Some(move || {
-        if std::mem::take(&mut first)
-            && !crate::sys::fs::has_xattr(&log, SYNCED_MARK)
-            && let Some(dir) = log.parent()
-            && let Ok(d) = std::fs::File::open(dir)
-            && d.sync_data().is_ok()
-        {
-            let _ = crate::sys::fs::set_xattr(&log, SYNCED_MARK, b"1");
+        if !done {
+            let _group = crate::sys::privilege::raise_group();
+            done = entry_synced(&log);
         }
         // Never turns the commit into a rollback.
         false
     }))
 }
 
-/// The extended attribute on the log's file that says its entry in SPOOL
-/// was synced (see [`sync_new_log`]).
+/// The extended attribute on the log's file that says its entry was
+/// synced (see [`sync_new_log`]); its value is the file's `device:inode`.
 pub(super) const SYNCED_MARK: &str = "user.tern.entry-synced";
+
+/// Whether the entry of the file at `log` is known synced: marked so, or
+/// synced now (and then marked, where the file system allows).
+fn entry_synced(log: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(log) else {
+        return false;
+    };
+    let name = format!("{}:{}", meta.dev(), meta.ino());
+    if crate::sys::fs::xattr(log, SYNCED_MARK).is_some_and(|v| v == name.as_bytes()) {
+        return true;
+    }
+    let synced = log
+        .parent()
+        .and_then(|dir| std::fs::File::open(dir).ok())
+        .is_some_and(|d| d.sync_data().is_ok());
+    if synced {
+        let _ = crate::sys::fs::set_xattr(log, SYNCED_MARK, name.as_bytes());
+    }
+    synced
+}
 
 /// The busy handler of a restart ([`Queue::restart_log`]): the plain
 /// handler's pauses, giving up after [`RESTART_WAIT`].
@@ -307,7 +334,7 @@ mod tests {
         let mut conn = Connection::open(&db).unwrap();
         conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
             .unwrap();
-        watch(&mut conn, &log).unwrap();
+        watch(&mut conn).unwrap();
         conn.execute_batch("PRAGMA cache_size = 10; BEGIN; CREATE TABLE t (x BLOB);")
             .unwrap();
         for _ in 0..100 {
@@ -316,9 +343,13 @@ mod tests {
         }
         // Spilled: the log has frames, and nothing is committed yet.
         assert!(std::fs::metadata(&log).unwrap().len() > 0);
-        assert!(!crate::sys::fs::has_xattr(&log, SYNCED_MARK));
+        assert!(crate::sys::fs::xattr(&log, SYNCED_MARK).is_none());
         conn.execute_batch("COMMIT").unwrap();
-        assert!(crate::sys::fs::has_xattr(&log, SYNCED_MARK));
+        assert!(entry_synced(&log));
+        // A mark that names another file counts for nothing.
+        crate::sys::fs::set_xattr(&log, SYNCED_MARK, b"0:0").unwrap();
+        assert!(entry_synced(&log));
+        assert_ne!(crate::sys::fs::xattr(&log, SYNCED_MARK).unwrap(), b"0:0");
     }
 
     /// The hook that replaces SQLite's own keeps its automatic checkpoint:
@@ -332,7 +363,7 @@ mod tests {
         conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
             .unwrap();
         conn.execute_batch("CREATE TABLE t (x BLOB)").unwrap();
-        let frames = watch(&mut conn, &dir.path().join("t.db-wal")).unwrap();
+        let frames = watch(&mut conn).unwrap();
         let (mut most, mut restarts, mut last) = (0, 0, 0);
         for _ in 0..3000 {
             conn.execute("INSERT INTO t VALUES (zeroblob(3000))", [])

@@ -56,19 +56,18 @@ pub fn may_enter(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// Whether the file at `path` has the extended attribute `name`
-/// (getxattr(2)); false when it has not, when the file is missing, and
-/// where the file system keeps no extended attributes.
-pub fn has_xattr(path: &Path, name: &str) -> bool {
-    let (Ok(p), Ok(n)) = (
-        CString::new(path.as_os_str().as_bytes()),
-        CString::new(name),
-    ) else {
-        return false;
-    };
-    // SAFETY: both strings are valid and NUL-terminated for the call; a
-    // zero size asks for the value's length only, writing nothing.
-    unsafe { libc::getxattr(p.as_ptr(), n.as_ptr(), std::ptr::null_mut(), 0) >= 0 }
+/// The value of the extended attribute `name` of the file at `path` (at
+/// most 64 bytes, getxattr(2)); `None` when it has none, when the file is
+/// missing, and where the file system keeps no extended attributes.
+pub fn xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
+    let p = CString::new(path.as_os_str().as_bytes()).ok()?;
+    let n = CString::new(name).ok()?;
+    let mut buf = [0u8; 64];
+    // SAFETY: both strings are valid and NUL-terminated, and `buf` is
+    // writable for its length, for the duration of the call.
+    let len = unsafe { libc::getxattr(p.as_ptr(), n.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    let len = usize::try_from(len).ok()?;
+    Some(buf[..len].to_vec())
 }
 
 /// setxattr(2): sets the extended attribute `name` of the file at `path`.
