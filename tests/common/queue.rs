@@ -26,7 +26,7 @@ pub fn set_owner(env: &TestEnv, c: i64, p: i64, owner: &str) {
         rusqlite::params![c, p, owner],
     )
     .unwrap();
-    recount(&db);
+    recount(env);
     db.execute(
         "UPDATE clusters SET owner = ?2, ad = replace(ad, ?3, ?4) WHERE cluster = ?1",
         rusqlite::params![
@@ -47,18 +47,14 @@ pub fn set_status(env: &TestEnv, c: i64, p: i64, status: i64) {
         rusqlite::params![c, p, status],
     )
     .unwrap();
-    recount(&db);
+    recount(env);
 }
 
 /// Counts the jobs by owner and status again, as tern's own writes keep
 /// them (`job_counts`), after a change made around them.
-fn recount(db: &rusqlite::Connection) {
-    db.execute_batch(
-        "DELETE FROM job_counts; \
-         INSERT INTO job_counts (owner, status, n) \
-         SELECT owner, status, count(*) FROM procs GROUP BY owner, status;",
-    )
-    .unwrap();
+fn recount(env: &TestEnv) {
+    let mut q = Queue::open(&env.spool(), false).unwrap().unwrap();
+    q.recount().unwrap();
 }
 
 /// Submits `n` jobs of `/bin/sleep 100` with tern_submit (logging to

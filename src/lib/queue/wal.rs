@@ -94,13 +94,9 @@ const AUTOCHECKPOINT_FRAMES: i32 = 1000;
 /// hook replaces; bounds the file a restart of this handle leaves. The
 /// returned counter is 0 until the first commit.
 pub(super) fn watch(conn: &mut Connection) -> Result<Arc<AtomicU32>, rusqlite::Error> {
-    // The log as SQLite names it: beside the database's real path (a
-    // symbolic link to the database is followed).
-    let log = conn
-        .path()
-        .map(|db| PathBuf::from(format!("{db}-wal")))
-        .unwrap_or_default();
-    sync_new_log(conn, log)?;
+    if let Some(log) = log_of(conn) {
+        sync_new_log(conn, log)?;
+    }
     conn.query_row(
         &format!("PRAGMA journal_size_limit = {FILE_LIMIT}"),
         [],
@@ -118,6 +114,15 @@ pub(super) fn watch(conn: &mut Connection) -> Result<Arc<AtomicU32>, rusqlite::E
         Ok(())
     }))?;
     Ok(frames)
+}
+
+/// The log's file as SQLite names it: beside the database's real path (a
+/// symbolic link to the database is followed); `None` for a database in
+/// memory.
+fn log_of(conn: &Connection) -> Option<PathBuf> {
+    conn.path()
+        .filter(|db| !db.is_empty())
+        .map(|db| PathBuf::from(format!("{db}-wal")))
 }
 
 /// Makes the log's entry in its directory durable before the first commit
@@ -188,8 +193,8 @@ fn within_restart_wait(n: i32) -> bool {
 }
 
 impl Queue {
-    fn log_path(&self) -> std::path::PathBuf {
-        self.path.with_extension("db-wal")
+    fn log_path(&self) -> PathBuf {
+        log_of(&self.conn).unwrap_or_else(|| self.path.with_extension("db-wal"))
     }
 
     /// The log's length in frames after this handle's last commit (0

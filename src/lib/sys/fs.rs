@@ -3,10 +3,8 @@
 //! files (locks, marks, logs) that a root pass makes in a directory its
 //! users' tools can also write.
 
-use std::ffi::CString;
 use std::io;
 use std::os::fd::RawFd;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
@@ -29,8 +27,7 @@ pub fn fsync_on() -> bool {
 /// KiB free to unprivileged users on the file system holding `path`
 /// (statvfs's `f_bavail` blocks of `f_frsize` bytes).
 pub fn free_kib(path: &Path) -> io::Result<i64> {
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the path holds a NUL byte"))?;
+    let c = super::tree::cstr(path.as_os_str())?;
     // SAFETY: statvfs writes only into the zeroed struct we own, and the
     // path is a valid NUL-terminated string for the duration of the call.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
@@ -46,8 +43,7 @@ pub fn free_kib(path: &Path) -> io::Result<i64> {
 /// ([`super::identity::act_as`]) gets the user's answer, where access(2)
 /// would answer for the real user, root.
 pub fn may_enter(dir: &Path) -> io::Result<()> {
-    let c = CString::new(dir.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the path holds a NUL byte"))?;
+    let c = super::tree::cstr(dir.as_os_str())?;
     // SAFETY: the path is a valid NUL-terminated string for the call.
     let rc = unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::X_OK, libc::AT_EACCESS) };
     if rc != 0 {
@@ -60,8 +56,8 @@ pub fn may_enter(dir: &Path) -> io::Result<()> {
 /// most 64 bytes, getxattr(2)); `None` when it has none, when the file is
 /// missing, and where the file system keeps no extended attributes.
 pub fn xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
-    let p = CString::new(path.as_os_str().as_bytes()).ok()?;
-    let n = CString::new(name).ok()?;
+    let p = super::tree::cstr(path.as_os_str()).ok()?;
+    let n = super::tree::cstr(name.as_ref()).ok()?;
     let mut buf = [0u8; 64];
     // SAFETY: both strings are valid and NUL-terminated, and `buf` is
     // writable for its length, for the duration of the call.
@@ -72,10 +68,8 @@ pub fn xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
 
 /// setxattr(2): sets the extended attribute `name` of the file at `path`.
 pub fn set_xattr(path: &Path, name: &str, value: &[u8]) -> io::Result<()> {
-    let p = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the path holds a NUL byte"))?;
-    let n = CString::new(name)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the name holds a NUL byte"))?;
+    let p = super::tree::cstr(path.as_os_str())?;
+    let n = super::tree::cstr(name.as_ref())?;
     // SAFETY: both strings are valid and NUL-terminated, and `value` is
     // readable for its length, for the duration of the call.
     let rc = unsafe {
@@ -95,8 +89,7 @@ pub fn set_xattr(path: &Path, name: &str, value: &[u8]) -> io::Result<()> {
 
 /// mkfifo(3): a FIFO at `path` with `mode` (cut by the umask).
 pub fn mkfifo(path: &Path, mode: libc::mode_t) -> io::Result<()> {
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the path holds a NUL byte"))?;
+    let c = super::tree::cstr(path.as_os_str())?;
     // SAFETY: the path is a valid NUL-terminated string for the call.
     if unsafe { libc::mkfifo(c.as_ptr(), mode) } != 0 {
         return Err(io::Error::last_os_error());
@@ -118,8 +111,7 @@ pub fn open_nonblocking(
     mode: libc::mode_t,
 ) -> io::Result<std::fs::File> {
     use std::os::fd::{AsRawFd, FromRawFd};
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the path holds a NUL byte"))?;
+    let c = super::tree::cstr(path.as_os_str())?;
     // SAFETY: open reads the NUL-terminated path; the descriptor it
     // returns is owned by the File made at once.
     let fd = unsafe {
@@ -239,8 +231,7 @@ pub struct SpoolOpen {
 pub fn open_spool_file(path: &Path, how: SpoolOpen) -> io::Result<std::fs::File> {
     use std::os::fd::FromRawFd;
     use std::os::unix::fs::MetadataExt;
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the path holds a NUL byte"))?;
+    let c = super::tree::cstr(path.as_os_str())?;
     let _group = super::privilege::raise_group();
     let mut flags = libc::O_RDWR | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
     if how.append {

@@ -24,7 +24,8 @@ use std::path::Path;
 /// its owner (see [`Dir::proc_path`]).
 pub struct Dir(OwnedFd);
 
-fn cstr(name: &OsStr) -> io::Result<CString> {
+/// `name` for a C call; a NUL byte in it is an error naming it so.
+pub(super) fn cstr(name: &OsStr) -> io::Result<CString> {
     CString::new(name.as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the path holds a NUL byte"))
 }
