@@ -96,7 +96,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         let entry = cfg.lookup_entry(name);
         let value = if args.raw {
             entry
-                .map(|e| e.raw.clone())
+                .map(|e| e.raw.to_string())
                 .filter(|v| !v.trim().is_empty())
         } else {
             cfg.get(name)?

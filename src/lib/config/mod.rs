@@ -24,6 +24,7 @@ pub mod knobs;
 pub mod macros;
 pub mod reader;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -72,11 +73,14 @@ impl std::fmt::Display for ValueSource {
     }
 }
 
+/// One knob's value. A default borrows the knob table's static text, so
+/// the defaults every tool starts with cost one allocation a knob (its
+/// lower-cased key), not three.
 #[derive(Clone, Debug)]
 pub struct Entry {
     /// The name as first written.
-    pub name: String,
-    pub raw: String,
+    pub name: Cow<'static, str>,
+    pub raw: Cow<'static, str>,
     pub source: ValueSource,
 }
 
@@ -145,7 +149,7 @@ pub struct Config {
 
 impl MacroSource for Config {
     fn raw(&self, name: &str) -> Option<String> {
-        self.lookup_entry(name).map(|e| e.raw.clone())
+        self.lookup_entry(name).map(|e| e.raw.to_string())
     }
     fn env(&self, var: &str) -> Option<String> {
         match &self.env {
@@ -164,8 +168,8 @@ impl Config {
             c.table.insert(
                 k.name.to_ascii_lowercase(),
                 Entry {
-                    name: k.name.to_string(),
-                    raw: k.default.to_string(),
+                    name: Cow::Borrowed(k.name),
+                    raw: Cow::Borrowed(k.default),
                     source: ValueSource::Default,
                 },
             );
@@ -175,8 +179,8 @@ impl Config {
             c.table.insert(
                 n.to_ascii_lowercase(),
                 Entry {
-                    name: n.into(),
-                    raw: v,
+                    name: Cow::Borrowed(n),
+                    raw: Cow::Owned(v),
                     source: ValueSource::Default,
                 },
             );
@@ -312,12 +316,12 @@ impl Config {
             .table
             .get(&key)
             .map(|e| e.name.clone())
-            .unwrap_or_else(|| name.to_string());
+            .unwrap_or_else(|| Cow::Owned(name.to_string()));
         self.table.insert(
             key,
             Entry {
                 name: first,
-                raw: raw.to_string(),
+                raw: Cow::Owned(raw.to_string()),
                 source,
             },
         );
@@ -734,7 +738,7 @@ impl Config {
     /// Replaces `$(NAME)` and `$(NAME:default)` inside NAME's own new value by
     /// the current raw value.
     fn self_reference(&self, name: &str, value: &str) -> String {
-        let current = self.lookup_entry(name).map(|e| e.raw.clone());
+        let current = self.lookup_entry(name).map(|e| e.raw.to_string());
         let mut out = String::new();
         let mut rest = value;
         while let Some(p) = rest.find("$(") {
