@@ -210,10 +210,19 @@ pub fn name_needs_quotes(name: &str) -> bool {
     if !b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_') {
         return true;
     }
-    matches!(
-        name.to_ascii_lowercase().as_str(),
-        "true" | "false" | "undefined" | "error" | "is" | "isnt" | "parent"
-    )
+    // Keywords, without a lower-cased copy of every name printed.
+    b.len() <= 9
+        && [
+            "true",
+            "false",
+            "undefined",
+            "error",
+            "is",
+            "isnt",
+            "parent",
+        ]
+        .iter()
+        .any(|k| k.eq_ignore_ascii_case(name))
 }
 
 pub fn write_name(out: &mut String, name: &str) {
@@ -471,6 +480,27 @@ pub fn reltime_string(r: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keywords_and_odd_names_are_quoted_in_any_case() {
+        for n in [
+            "true",
+            "FALSE",
+            "Undefined",
+            "error",
+            "IS",
+            "isnt",
+            "Parent",
+            "",
+            "1a",
+            "a-b",
+        ] {
+            assert!(name_needs_quotes(n), "{n}");
+        }
+        for n in ["truex", "Isn", "parents", "_x", "JobStatus", "undefined2"] {
+            assert!(!name_needs_quotes(n), "{n}");
+        }
+    }
 
     #[test]
     fn reals_new_syntax() {
