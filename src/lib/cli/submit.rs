@@ -132,7 +132,8 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             build(id, &mut held)
         });
         let (id, cluster) = submitted.map_err(Refusal::report)?;
-        drop(queue);
+        // The process ends once the submission is announced.
+        queue.leave_at_exit();
         return announce(cfg, &env.spool, &args, id, &cluster, &held);
     }
     dry_run(&env, &args, &parsed, opts)

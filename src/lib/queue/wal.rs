@@ -246,11 +246,13 @@ impl Queue {
     /// What a closing handle does to the log (see the module's text).
     /// Never waits for readers: when another process reads or writes, the
     /// checkpoint backs off and a later close, or a writer's check after
-    /// its write, does it.
-    pub(super) fn close_log(&mut self) {
+    /// its write, does it. Says whether SQLite's own close of the
+    /// connection still has work to do on the files (an empty log to
+    /// remove, or a log that cannot be looked at).
+    pub(super) fn close_log(&mut self) -> bool {
         let len = match std::fs::metadata(self.log_path()) {
             Ok(m) => m.len(),
-            Err(_) => return,
+            Err(_) => return true,
         };
         // Nothing was ever written to it (a reader, or a tool that met a
         // damaged queue): closing removes it and its index, as SQLite does
@@ -262,7 +264,7 @@ impl Queue {
                     false,
                 );
             }
-            return;
+            return true;
         }
         let _ = self.conn.busy_timeout(Duration::ZERO);
         // The short limit first: only a log past it is worth a look at
@@ -274,6 +276,7 @@ impl Queue {
                 .conn
                 .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
         }
+        false
     }
 
     /// The frames a closing handle leaves in the log: [`KEEP_FRAMES`] when
