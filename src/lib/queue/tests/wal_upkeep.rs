@@ -9,6 +9,30 @@ use rusqlite::Connection;
 use super::super::*;
 use super::submit_text;
 
+/// A tool that leaves its handle to the process exit keeps the log as short
+/// as one that closes it (the upkeep runs first), and what it wrote is
+/// there for the next handle. (The handles stay open in this process, as
+/// they would until a tool's exit.)
+#[test]
+fn leaving_at_exit_keeps_the_log_short_and_the_jobs_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    let wal = db_path(&spool).with_extension("db-wal");
+    let mut most = 0;
+    for _ in 0..40 {
+        let mut q = Queue::open(&spool, true).unwrap().unwrap();
+        submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
+        q.leave_at_exit();
+        most = most.max(std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0));
+    }
+    assert!(
+        most < u64::from(wal::KEEP_FRAMES) * wal::FRAME_BYTES + (200 << 10),
+        "log grew to {most}"
+    );
+    let q = Queue::open(&spool, false).unwrap().unwrap();
+    assert_eq!(q.idle_rows().unwrap().len(), 40);
+}
+
 /// Closing leaves the write-ahead log for the next process, but never
 /// lets it grow past [`wal::KEEP_FRAMES`] and one write: it is started
 /// again in place, the file keeping its blocks (a commit then writes over
