@@ -34,6 +34,7 @@ mod cli_shared_mode;
 mod cli_shared_runtime;
 mod cli_status;
 mod cli_submit;
+mod cli_submit_pass;
 mod cli_transfer_limits;
 mod cli_transform_ads;
 mod cli_userprio;

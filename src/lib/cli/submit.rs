@@ -132,9 +132,19 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             build(id, &mut held)
         });
         let (id, cluster) = submitted.map_err(Refusal::report)?;
+        // Read after the commit (see negotiator::on_submit).
+        let pass_could_start =
+            crate::negotiator::on_submit::could_start(cfg, &queue, &env.spool, &cluster);
         // The process ends once the submission is announced.
         queue.leave_at_exit();
-        return announce(cfg, &env.spool, &args, id, &cluster, &held);
+        return announce(
+            cfg,
+            &env.spool,
+            &args,
+            (id, &cluster),
+            &held,
+            pass_could_start,
+        );
     }
     dry_run(&env, &args, &parsed, opts)
 }
@@ -285,9 +295,9 @@ fn announce(
     cfg: &crate::config::Config,
     spool: &std::path::Path,
     args: &Args,
-    id: i64,
-    cluster: &submit::Cluster,
+    (id, cluster): (i64, &submit::Cluster),
     held: &[(usize, String)],
+    pass_could_start: bool,
 ) -> Result<(), CliError> {
     // The jobs are in the queue now, whatever happens to their logs.
     let logged = crate::userlog::log_submit(cluster, id).and_then(|()| {
@@ -307,9 +317,11 @@ fn announce(
     });
     // Start them now rather than at the next cron pass: a lingering
     // shadow takes them, a pass running now is left the mark, else one is
-    // started. A pass that cannot be
+    // started; none when every slot's shadow takes the next job or asks
+    // for a pass itself (negotiator::on_submit). A pass that cannot be
     // started is no failure: cron runs one every minute.
     if !cluster.procs.is_empty()
+        && pass_could_start
         && cfg
             .get_bool("NEGOTIATE_ON_SUBMIT", true)
             .map_err(|e| failed(e.to_string()))?

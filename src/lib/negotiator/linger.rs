@@ -12,7 +12,9 @@
 //! before it asks for a pass (which every shadow does when it ends). So
 //! either the shadow still watched when the job was committed (it takes the
 //! job, or, finding work it cannot take, ends and asks for the pass), or
-//! the submit saw no mark and asked for the pass itself.
+//! the submit saw no mark and asked for the pass itself. (A submit that
+//! finds every slot taken by a live shadow asks for no pass either:
+//! [`super::on_submit`].)
 
 use std::fs::File;
 use std::io;

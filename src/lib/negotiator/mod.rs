@@ -20,6 +20,7 @@ pub mod gridjobs;
 pub mod launch;
 pub mod linger;
 pub mod matchmaking;
+pub mod on_submit;
 mod passlock;
 pub mod periodic;
 pub mod policy;
