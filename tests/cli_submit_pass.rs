@@ -18,12 +18,17 @@ const WAITS_FOR_GO: &str = "executable = /bin/sh\n\
      arguments = \"-c 'while [ ! -e go ]; do sleep 0.05; done'\"\n\
      queue\n";
 
-/// The time of the last pass, set to 0 now, so that a pass from here on
-/// shows.
-fn forget_passes(env: &RunEnv) {
-    db(env)
-        .execute("UPDATE meta SET value = 0 WHERE key = 'last_pass'", [])
-        .unwrap();
+/// Sets the time of the last pass a second back, so that any pass from
+/// here on shows (it writes the time it ran), while the last pass stays
+/// within PERIODIC_EXPR_INTERVAL.
+fn mark_passes(env: &RunEnv) -> i64 {
+    let db = db(env);
+    db.execute(
+        "UPDATE meta SET value = value - 1 WHERE key = 'last_pass'",
+        [],
+    )
+    .unwrap();
+    last_pass(env)
 }
 
 fn last_pass(env: &RunEnv) -> i64 {
@@ -32,6 +37,20 @@ fn last_pass(env: &RunEnv) -> i64 {
             r.get(0)
         })
         .unwrap()
+}
+
+/// A job that writes its scratch directory (named after its shadow's pid)
+/// to `out`, then, with `wait`, runs until the file `go` exists.
+fn scratch_job(out: &str, wait: bool) -> String {
+    let wait = if wait {
+        "; while [ ! -e go ]; do sleep 0.05; done"
+    } else {
+        ""
+    };
+    format!(
+        "executable = /bin/sh\narguments = \"-c 'echo $_CONDOR_SCRATCH_DIR{wait}'\"\n\
+         output = {out}\nqueue\n"
+    )
 }
 
 fn wait_running(env: &RunEnv, job: &str) {
@@ -43,18 +62,47 @@ fn wait_running(env: &RunEnv, job: &str) {
 #[test]
 fn a_submit_beside_busy_slots_starts_no_pass_and_the_shadow_runs_its_job_next() {
     let env = one_cpu();
-    env.submit("a.sub", WAITS_FOR_GO);
+    env.submit("a.sub", &scratch_job("a.out", true));
     wait_running(&env, "1.0");
-    forget_passes(&env);
-    env.submit("b.sub", "executable = /bin/true\nqueue\n");
+    let before = mark_passes(&env);
+    env.submit("b.sub", &scratch_job("b.out", false));
     // A pass would have found no slot: none ran.
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(last_pass(&env), 0, "{}", env.diagnosis());
+    assert_eq!(last_pass(&env), before, "{}", env.diagnosis());
     assert_eq!(env.status("2.0"), Some(1), "{}", env.diagnosis());
     // The first job's shadow takes the second when the first ends.
     env.write("go", "");
     assert_eq!(env.wait_history("2.0", TIMEOUT), 4, "{}", env.diagnosis());
     assert_eq!(env.wait_history("1.0", TIMEOUT), 4);
+    let a = std::fs::read_to_string(env.path("a.out")).unwrap();
+    let b = std::fs::read_to_string(env.path("b.out")).unwrap();
+    assert!(a.contains("/dir_"), "{a}");
+    assert_eq!(a, b, "the second job ran under the first one's shadow");
+}
+
+/// What a pass does besides starting jobs comes round within
+/// PERIODIC_EXPR_INTERVAL, and shadows that ask for no pass when they end
+/// leave it to the submit.
+#[test]
+fn a_submit_beside_busy_slots_still_asks_when_periodic_work_is_due_or_shadows_ask_not() {
+    for (knob, value, wait) in [
+        ("PERIODIC_EXPR_INTERVAL", "1", Duration::from_millis(2100)),
+        ("NEGOTIATE_ON_EXIT", "false", Duration::ZERO),
+    ] {
+        let env = one_cpu().knob(knob, value);
+        env.submit("a.sub", WAITS_FOR_GO);
+        wait_running(&env, "1.0");
+        std::thread::sleep(wait);
+        let before = mark_passes(&env);
+        env.submit("b.sub", "executable = /bin/true\nqueue\n");
+        env.wait_for(
+            &format!("a pass after the submit ({knob})"),
+            TIMEOUT,
+            || last_pass(&env) != before,
+        );
+        env.write("go", "");
+        env.wait_history("1.0", TIMEOUT);
+    }
 }
 
 #[test]
@@ -76,7 +124,8 @@ fn a_submit_beside_a_dead_shadows_slot_asks_for_the_pass() {
     let env = one_cpu();
     env.submit("a.sub", WAITS_FOR_GO);
     wait_running(&env, "1.0");
-    // The shadow dies (its job with it); its slot still says Claimed.
+    // The shadow dies (its job runs on until the pass puts the claim
+    // right); its slot still says Claimed.
     let lock = std::fs::read_to_string(env.spool().join("shadow/1.0.lock")).unwrap();
     let shadow: i32 = lock
         .lines()
@@ -89,9 +138,11 @@ fn a_submit_beside_a_dead_shadows_slot_asks_for_the_pass() {
     env.wait_for("the shadow gone", TIMEOUT, || {
         !std::path::Path::new(&format!("/proc/{shadow}")).exists()
     });
-    forget_passes(&env);
+    let before = mark_passes(&env);
     env.submit("b.sub", "executable = /bin/true\nqueue\n");
-    env.wait_for("a pass after the submit", TIMEOUT, || last_pass(&env) != 0);
+    env.wait_for("a pass after the submit", TIMEOUT, || {
+        last_pass(&env) != before
+    });
     env.write("go", "");
     assert_eq!(env.wait_history("2.0", TIMEOUT), 4, "{}", env.diagnosis());
 }

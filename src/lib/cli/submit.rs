@@ -132,19 +132,20 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             build(id, &mut held)
         });
         let (id, cluster) = submitted.map_err(Refusal::report)?;
-        // Read after the commit (see negotiator::on_submit).
-        let pass_could_start =
-            crate::negotiator::on_submit::could_start(cfg, &queue, &env.spool, &cluster);
+        // Whether to ask for a pass; the slots are read after the commit
+        // (see negotiator::on_submit).
+        let ask_for_pass = !cluster.procs.is_empty()
+            && cfg.get_bool("NEGOTIATE_ON_SUBMIT", true)?
+            && crate::negotiator::on_submit::could_start(
+                cfg,
+                &queue,
+                &env.spool,
+                &cluster,
+                crate::clock::now(),
+            );
         // The process ends once the submission is announced.
         queue.leave_at_exit();
-        return announce(
-            cfg,
-            &env.spool,
-            &args,
-            (id, &cluster),
-            &held,
-            pass_could_start,
-        );
+        return announce(cfg, &env.spool, &args, (id, &cluster), &held, ask_for_pass);
     }
     dry_run(&env, &args, &parsed, opts)
 }
@@ -297,7 +298,7 @@ fn announce(
     args: &Args,
     (id, cluster): (i64, &submit::Cluster),
     held: &[(usize, String)],
-    pass_could_start: bool,
+    ask_for_pass: bool,
 ) -> Result<(), CliError> {
     // The jobs are in the queue now, whatever happens to their logs.
     let logged = crate::userlog::log_submit(cluster, id).and_then(|()| {
@@ -320,13 +321,7 @@ fn announce(
     // started; none when every slot's shadow takes the next job or asks
     // for a pass itself (negotiator::on_submit). A pass that cannot be
     // started is no failure: cron runs one every minute.
-    if !cluster.procs.is_empty()
-        && pass_could_start
-        && cfg
-            .get_bool("NEGOTIATE_ON_SUBMIT", true)
-            .map_err(|e| failed(e.to_string()))?
-        && let Err(e) = crate::negotiator::request_pass_after_submit(cfg, spool)
-    {
+    if ask_for_pass && let Err(e) = crate::negotiator::request_pass_after_submit(cfg, spool) {
         note!(
             "tern_submit: warning: cannot start tern_negotiate ({e}); the jobs start at the next pass"
         );

@@ -22,7 +22,13 @@
 //! Anything else a pass could do for new jobs keeps the pass: preemption
 //! (PREEMPTION_REQUIREMENTS or a slot RANK), the job router's routes, a
 //! universe that needs no slot, a request the leftover of a partitionable
-//! slot may fit, a slot in any state but Claimed. Any doubt keeps it too.
+//! slot may fit, a slot in any state but Claimed, shadows that ask for no
+//! pass when they end (NEGOTIATE_ON_EXIT false). So does a pass's periodic
+//! work: once PERIODIC_EXPR_INTERVAL has passed since the last pass, or
+//! since the last evaluation of every job's periodic policy, a submit asks
+//! for a pass whatever the slots (the policies of running jobs, a slot
+//! layout changed in the configuration, the cron and fetch hooks, all come
+//! round within that interval, as from cron). Any doubt keeps it too.
 
 use std::path::Path;
 
@@ -37,10 +43,27 @@ const VANILLA: i64 = 5;
 
 /// Whether a pass started now could start or route any job of `cluster`,
 /// just committed to `q`. `false` only when it certainly could not.
-pub fn could_start(cfg: &Config, q: &Queue, spool: &Path, cluster: &Cluster) -> bool {
+pub fn could_start(cfg: &Config, q: &Queue, spool: &Path, cluster: &Cluster, now: i64) -> bool {
     !(nothing_preempts_or_routes(cfg)
+        && cfg.get_bool("NEGOTIATE_ON_EXIT", true) == Ok(true)
         && every_job_needs_a_slot(cluster)
+        && nothing_periodic_due(cfg, q, now)
         && every_slot_taken(q, spool))
+}
+
+/// A pass, and a full periodic evaluation, within PERIODIC_EXPR_INTERVAL
+/// (an interval of 0 or less evaluates in every pass: never).
+fn nothing_periodic_due(cfg: &Config, q: &Queue, now: i64) -> bool {
+    let Ok(interval) = cfg.get_int("PERIODIC_EXPR_INTERVAL", 60) else {
+        return false;
+    };
+    let recent = |key: &str| {
+        q.meta(key)
+            .ok()
+            .flatten()
+            .is_some_and(|at| at <= now && now - at < interval)
+    };
+    interval > 0 && recent("last_pass") && recent("periodic_at")
 }
 
 /// No preemption and no routes configured.
@@ -79,8 +102,9 @@ fn every_job_needs_a_slot(cluster: &Cluster) -> bool {
     })
 }
 
-/// Every slot is Claimed by a live shadow, or is a partitionable slot with
-/// no cpu left; and there is at least one slot.
+/// Every slot is Claimed by a live shadow (one that holds its job's lock
+/// and runs), or is a partitionable slot with no cpu left; and there is at
+/// least one slot.
 fn every_slot_taken(q: &Queue, spool: &Path) -> bool {
     let Ok(slots) = machine::load_slots(q.conn()) else {
         return false;
@@ -92,7 +116,7 @@ fn every_slot_taken(q: &Queue, spool: &Path) -> bool {
                 s.state == "Claimed"
                     && match (s.cluster, s.proc) {
                         (Some(cluster), Some(proc)) => {
-                            joblock::is_held(spool, JobId { cluster, proc })
+                            joblock::held_by_its_shadow(spool, JobId { cluster, proc })
                         }
                         _ => false,
                     }

@@ -65,6 +65,27 @@ pub fn is_held(spool: &Path, id: JobId) -> bool {
     matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
 }
 
+/// Whether the job's lock is held and the shadow it names is running: a
+/// lock another tool's probe ([`is_held`], [`wake`]) holds for an instant
+/// reads as held, so the recorded holder must also be alive. A record not
+/// written yet (a shadow being started) reads as no live shadow.
+pub fn held_by_its_shadow(spool: &Path, id: JobId) -> bool {
+    use std::os::unix::fs::FileExt;
+    let p = path(spool, id);
+    let Ok(file) = open_spool_file(&p, SpoolOpen::default()) else {
+        return false;
+    };
+    if !matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock)) {
+        return false;
+    }
+    let mut buf = [0u8; 32];
+    let n = file.read_at(&mut buf, 0).unwrap_or(0);
+    let pid = std::str::from_utf8(&buf[..n])
+        .ok()
+        .and_then(|t| t.lines().next()?.trim().parse::<i32>().ok());
+    pid.is_some_and(|pid| pid > 0 && crate::sys::pids::exists(pid))
+}
+
 impl JobLock {
     /// Writes the holder's pid into the file, so tools can wake it, and
     /// the job's process group once it runs, with its leader's start time,
@@ -251,6 +272,28 @@ pub fn remove(spool: &Path, lock: JobLock) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_counts_as_its_shadows_only_while_the_recorded_holder_runs() {
+        let d = tempfile::tempdir().unwrap();
+        let id = JobId {
+            cluster: 3,
+            proc: 0,
+        };
+        assert!(!held_by_its_shadow(d.path(), id), "no lock file");
+        let mut lock = try_acquire(d.path(), id).unwrap().unwrap();
+        assert!(!held_by_its_shadow(d.path(), id), "no holder written yet");
+        lock.write_pid(std::process::id(), None).unwrap();
+        assert!(held_by_its_shadow(d.path(), id));
+        // A holder that is gone, the lock held a moment by another probe.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        lock.write_pid(gone, None).unwrap();
+        assert!(!held_by_its_shadow(d.path(), id));
+        drop(lock);
+        assert!(!held_by_its_shadow(d.path(), id), "free");
+    }
 
     #[test]
     fn a_doorbell_rings_once_made_and_is_swept_when_its_shadow_is_gone() {

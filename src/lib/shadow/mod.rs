@@ -155,7 +155,7 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
     procs::become_subreaper();
     let cfg = Config::load()?;
     let spool = PathBuf::from(cfg.get("SPOOL")?.ok_or(ShadowError::NoSpool)?);
-    let mut lock = job_lock(&spool, args.job)?;
+    let lock = job_lock(&spool, args.job)?;
     let mut signals = signals;
     let me = std::process::id();
     match joblock::install_doorbell(&spool, me) {
@@ -164,26 +164,17 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
         Err(e) => note!("tern_shadow: no doorbell: {e}"),
     }
     let mut sh = Shadow::open(cfg, spool, signals, args.slot, args.claim)?;
-    let mut job = args.job;
-    loop {
-        lock.write_pid(std::process::id(), None)
-            .map_err(lock_error(job))?;
-        let next = match sh.run_one(job, lock)? {
-            After::Next(next, next_lock) => Some((next, next_lock)),
-            After::Linger(last) => sh.linger(last)?,
-            After::Done => None,
-        };
-        let Some((next, next_lock)) = next else { break };
-        job = next;
-        lock = next_lock;
-    }
+    let ran = sh.run_claim(args.job, lock);
     // The sandbox's last run is over.
     crate::sandbox::Sandbox::remove(&sh.sandbox, &me.to_string());
     joblock::remove_doorbell(&sh.spool, me);
+    // Also after a failure (its job's lock is free by now): the pass puts
+    // the claim right, and a submit that found the slot taken relied on
+    // this shadow to ask for one (negotiator::on_submit).
     if sh.cfg.get_bool("NEGOTIATE_ON_EXIT", true).unwrap_or(true) {
         let _ = crate::negotiator::request_pass(&sh.cfg, &sh.spool);
     }
-    Ok(())
+    ran
 }
 
 /// The job's lock: the one the pass handed over in `TERN_SHADOW_LOCK_FD`,
@@ -205,6 +196,24 @@ fn job_lock(spool: &std::path::Path, job: JobId) -> Result<joblock::JobLock, Sha
 }
 
 impl Shadow {
+    /// Runs the claim's jobs, from `job` on, until the claim ends.
+    fn run_claim(&mut self, mut job: JobId, mut lock: joblock::JobLock) -> Result<(), ShadowError> {
+        loop {
+            lock.write_pid(std::process::id(), None)
+                .map_err(lock_error(job))?;
+            let next = match self.run_one(job, lock)? {
+                After::Next(next, next_lock) => Some((next, next_lock)),
+                After::Linger(last) => self.linger(last)?,
+                After::Done => None,
+            };
+            let Some((next, next_lock)) = next else {
+                return Ok(());
+            };
+            job = next;
+            lock = next_lock;
+        }
+    }
+
     /// Everything a shadow reads once: the machine, the queue, the knobs.
     fn open(
         cfg: Config,

@@ -11,6 +11,17 @@ pub fn signal_process(pid: i32, sig: i32) -> bool {
     unsafe { libc::kill(pid, sig) == 0 }
 }
 
+/// Whether process `pid` exists (kill(pid, 0); one of another user's
+/// counts too).
+pub fn exists(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks the process; no memory effects.
+    let sent = unsafe { libc::kill(pid, 0) == 0 };
+    sent || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
 /// Sends `sig` to every process of the group `pgid` (kill(-pgid));
 /// whether any process received it.
 pub fn signal_group(pgid: i32, sig: i32) -> bool {
