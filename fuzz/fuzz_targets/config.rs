@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
     common::on_tool_stack(move || {
         let mut cfg = Config::defaults();
         if cfg.parse_str(&text, "fuzz.config").is_ok() {
-            let names: Vec<String> = cfg.entries().iter().map(|e| e.name.clone()).collect();
+            let names: Vec<String> = cfg.entries().iter().map(|e| e.name.to_string()).collect();
             for n in names {
                 let _ = cfg.get(&n);
             }
