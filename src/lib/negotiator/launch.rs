@@ -314,9 +314,7 @@ pub fn spawn_detached(
 /// as its own process (`tern_job_router`), which takes its own lock, so
 /// two never run at once.
 pub fn router_wanted(cfg: &Config, q: &crate::queue::Queue) -> Result<bool, NegotiatorError> {
-    if cfg.list_value("JOB_ROUTER_ROUTE_NAMES")?.is_empty()
-        && !cfg.get_bool("JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES", false)?
-    {
+    if !routes_configured(cfg)? {
         return Ok(false);
     }
     let busy: bool = q
@@ -329,6 +327,13 @@ pub fn router_wanted(cfg: &Config, q: &crate::queue::Queue) -> Result<bool, Nego
         )
         .map_err(crate::queue::QueueError::from)?;
     Ok(busy)
+}
+
+/// Whether the job router has routes (JOB_ROUTER_ROUTE_NAMES, or the
+/// deprecated JOB_ROUTER_ENTRIES).
+pub fn routes_configured(cfg: &Config) -> Result<bool, NegotiatorError> {
+    Ok(!cfg.list_value("JOB_ROUTER_ROUTE_NAMES")?.is_empty()
+        || cfg.get_bool("JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES", false)?)
 }
 
 /// Starts `tern_job_router` in the background, detached.

@@ -231,6 +231,13 @@ pub fn preemption_policy(cfg: &Config) -> Result<Option<preempt::Policy>, Negoti
     }))
 }
 
+/// Whether a pass may preempt a running job for a waiting one: by user
+/// priority (PREEMPTION_REQUIREMENTS) or by a slot's RANK
+/// (STARTD_RANK_PREEMPTION).
+pub fn may_preempt(cfg: &Config) -> Result<bool, NegotiatorError> {
+    Ok(preemption_policy(cfg)?.is_some() || cfg.get_bool("STARTD_RANK_PREEMPTION", false)?)
+}
+
 /// The UID_DOMAIN submitters are named in.
 pub fn uid_domain(cfg: &Config) -> Result<String, NegotiatorError> {
     Ok(cfg.get("UID_DOMAIN")?.unwrap_or_else(|| "localhost".into()))
@@ -482,7 +489,7 @@ fn schedule_cron(
 fn idle_to_match(cfg: &Config, q: &Queue, dry: bool) -> Result<Vec<JobRow>, NegotiatorError> {
     let slots = machine::load_slots(q.conn())?;
     let room = (slots.is_empty() && dry) || slots.iter().any(matchmaking::has_room);
-    if room || preemption_policy(cfg)?.is_some() || cfg.get_bool("STARTD_RANK_PREEMPTION", false)? {
+    if room || may_preempt(cfg)? {
         return Ok(q.idle_rows()?);
     }
     let mut rows = Vec::new();

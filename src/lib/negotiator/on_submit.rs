@@ -19,11 +19,13 @@
 //! [`super::linger`]). A shadow that died holds no job lock: its slot
 //! counts as free, and the pass that puts it right is asked for.
 //!
-//! Anything else a pass could do for new jobs keeps the pass: preemption
-//! (PREEMPTION_REQUIREMENTS or a slot RANK), the job router's routes, a
-//! universe that needs no slot, a request the leftover of a partitionable
-//! slot may fit, a slot in any state but Claimed, shadows that ask for no
-//! pass when they end (NEGOTIATE_ON_EXIT false). So does a pass's periodic
+//! A slot counts as taken as the pass itself counts it when it decides
+//! whether any slot has room ([`matchmaking::has_room`]), and a slot that
+//! names a job must also have that job's shadow alive. Anything else a
+//! pass could do for new jobs keeps the pass: preemption
+//! ([`super::may_preempt`]), the job router's routes, a universe other
+//! than vanilla (scheduler and grid jobs need no slot), shadows that ask
+//! for no pass when they end (NEGOTIATE_ON_EXIT false). So does a pass's periodic
 //! work: once PERIODIC_EXPR_INTERVAL has passed since the last pass, or
 //! since the last evaluation of every job's periodic policy, a submit asks
 //! for a pass whatever the slots (the policies of running jobs, a slot
@@ -32,9 +34,10 @@
 
 use std::path::Path;
 
-use crate::classad::{ClassAd, Value};
+use super::{launch, matchmaking};
+use crate::classad::Value;
 use crate::config::Config;
-use crate::machine::{self, SlotKind};
+use crate::machine;
 use crate::queue::{JobId, Queue, joblock};
 use crate::submit::Cluster;
 
@@ -42,13 +45,14 @@ use crate::submit::Cluster;
 const VANILLA: i64 = 5;
 
 /// Whether a pass started now could start or route any job of `cluster`,
-/// just committed to `q`. `false` only when it certainly could not.
+/// just committed to `q`. `false` only when it certainly could not. The
+/// look at every job comes last: a big cluster's is the costly one.
 pub fn could_start(cfg: &Config, q: &Queue, spool: &Path, cluster: &Cluster, now: i64) -> bool {
     !(nothing_preempts_or_routes(cfg)
         && cfg.get_bool("NEGOTIATE_ON_EXIT", true) == Ok(true)
-        && every_job_needs_a_slot(cluster)
         && nothing_periodic_due(cfg, q, now)
-        && every_slot_taken(q, spool))
+        && every_slot_taken(q, spool)
+        && every_job_vanilla(cluster))
 }
 
 /// A pass, and a full periodic evaluation, within PERIODIC_EXPR_INTERVAL
@@ -68,59 +72,35 @@ fn nothing_periodic_due(cfg: &Config, q: &Queue, now: i64) -> bool {
 
 /// No preemption and no routes configured.
 fn nothing_preempts_or_routes(cfg: &Config) -> bool {
-    let unset = |knob: &str, none: &[&str]| match cfg.get(knob) {
-        Ok(None) => true,
-        Ok(Some(v)) => none.iter().any(|n| v.trim().eq_ignore_ascii_case(n)),
-        Err(_) => false,
-    };
-    unset("PREEMPTION_REQUIREMENTS", &["false"])
-        && unset("RANK", &["0", "false"])
-        && cfg
-            .list_value("JOB_ROUTER_ROUTE_NAMES")
-            .is_ok_and(|names| names.is_empty())
-        && cfg.get_bool("JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES", false) == Ok(false)
+    super::may_preempt(cfg).is_ok_and(|p| !p) && launch::routes_configured(cfg).is_ok_and(|r| !r)
 }
 
-/// Every job runs in the vanilla universe and asks for at least one cpu,
-/// as literals (so no leftover of a partitionable slot without cpus fits).
-fn every_job_needs_a_slot(cluster: &Cluster) -> bool {
-    // Whether the ad's own attribute is such a literal; None when unset.
-    let literal_at_least = |ad: &ClassAd, name: &str, min: i64| {
-        ad.get(name)
-            .map(|e| matches!(e.literal_value(), Some(Value::Int(i)) if *i >= min))
-    };
-    let universe_ok = |ad: &ClassAd| {
-        ad.get("JobUniverse")
-            .map(|e| matches!(e.literal_value(), Some(Value::Int(VANILLA))))
-    };
-    let whole = &cluster.cluster_ad;
-    if universe_ok(whole) != Some(true) || literal_at_least(whole, "RequestCpus", 1) != Some(true) {
-        return false;
-    }
-    cluster.procs.iter().all(|p| {
-        universe_ok(p).unwrap_or(true) && literal_at_least(p, "RequestCpus", 1).unwrap_or(true)
-    })
+/// Every job is in the vanilla universe, as a literal.
+fn every_job_vanilla(cluster: &Cluster) -> bool {
+    let vanilla = |e: &crate::classad::Expr| matches!(e.literal_value(), Some(Value::Int(VANILLA)));
+    cluster.cluster_ad.get("JobUniverse").is_some_and(vanilla)
+        && cluster
+            .procs
+            .iter()
+            .all(|p| p.get("JobUniverse").is_none_or(vanilla))
 }
 
-/// Every slot is Claimed by a live shadow (one that holds its job's lock
-/// and runs), or is a partitionable slot with no cpu left; and there is at
-/// least one slot.
+/// No slot has room, as the pass judges room, and every slot that names a
+/// job has that job's shadow alive (holding the job's lock, its recorded
+/// pid running); and there is at least one slot.
 fn every_slot_taken(q: &Queue, spool: &Path) -> bool {
     let Ok(slots) = machine::load_slots(q.conn()) else {
         return false;
     };
     !slots.is_empty()
-        && slots.iter().all(|s| match s.kind {
-            SlotKind::Partitionable => s.cpus <= 0 && s.state == "Unclaimed",
-            SlotKind::Static | SlotKind::Dynamic => {
-                s.state == "Claimed"
-                    && match (s.cluster, s.proc) {
-                        (Some(cluster), Some(proc)) => {
-                            joblock::held_by_its_shadow(spool, JobId { cluster, proc })
-                        }
-                        _ => false,
+        && slots.iter().all(|s| {
+            !matchmaking::has_room(s)
+                && match (s.cluster, s.proc) {
+                    (Some(cluster), Some(proc)) => {
+                        joblock::held_by_its_shadow(spool, JobId { cluster, proc })
                     }
-            }
+                    _ => s.state != "Claimed",
+                }
         })
 }
 
@@ -140,25 +120,23 @@ mod tests {
     }
 
     #[test]
-    fn only_vanilla_jobs_asking_for_a_cpu_as_literals_need_a_slot() {
+    fn only_vanilla_jobs_as_literals_need_a_slot() {
         let vanilla = "[JobUniverse = 5; RequestCpus = 1]";
-        assert!(every_job_needs_a_slot(&cluster(vanilla, &["[ProcId = 0]"])));
+        assert!(every_job_vanilla(&cluster(vanilla, &["[ProcId = 0]"])));
         for (whole, procs) in [
             ("[JobUniverse = 7; RequestCpus = 1]", vec!["[ProcId = 0]"]),
-            ("[JobUniverse = 5; RequestCpus = 0]", vec!["[ProcId = 0]"]),
             (
-                "[JobUniverse = 5; RequestCpus = MY.x]",
+                "[JobUniverse = MY.u; RequestCpus = 1]",
                 vec!["[ProcId = 0]"],
             ),
-            ("[JobUniverse = 5]", vec!["[ProcId = 0]"]),
+            ("[RequestCpus = 1]", vec!["[ProcId = 0]"]),
             (
                 vanilla,
                 vec!["[ProcId = 0]", "[ProcId = 1; JobUniverse = 12]"],
             ),
-            (vanilla, vec!["[ProcId = 0; RequestCpus = 0]"]),
         ] {
             assert!(
-                !every_job_needs_a_slot(&cluster(whole, &procs)),
+                !every_job_vanilla(&cluster(whole, &procs)),
                 "{whole} {procs:?}"
             );
         }
@@ -173,11 +151,11 @@ mod tests {
         };
         assert!(nothing_preempts_or_routes(&cfg("")));
         assert!(nothing_preempts_or_routes(&cfg(
-            "PREEMPTION_REQUIREMENTS = False\nRANK = 0\n"
+            "PREEMPTION_REQUIREMENTS = False\nRANK = Owner == \"alice\"\n"
         )));
         for text in [
             "PREEMPTION_REQUIREMENTS = True\n",
-            "RANK = Owner == \"alice\"\n",
+            "STARTD_RANK_PREEMPTION = true\n",
             "JOB_ROUTER_ROUTE_NAMES = slurm\n",
             "JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES = true\n",
         ] {

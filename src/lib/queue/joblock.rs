@@ -58,11 +58,13 @@ pub fn try_acquire(spool: &Path, id: JobId) -> io::Result<Option<JobLock>> {
 /// Whether a live shadow holds the job's lock. A job without a lock file
 /// has no shadow.
 pub fn is_held(spool: &Path, id: JobId) -> bool {
-    let p = path(spool, id);
-    let Ok(file) = open_spool_file(&p, SpoolOpen::default()) else {
-        return false;
-    };
-    matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+    held_file(spool, id).is_some()
+}
+
+/// The job's lock file, when someone holds the lock.
+fn held_file(spool: &Path, id: JobId) -> Option<File> {
+    let file = open_spool_file(&path(spool, id), SpoolOpen::default()).ok()?;
+    matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock)).then_some(file)
 }
 
 /// Whether the job's lock is held and the shadow it names is running: a
@@ -70,20 +72,28 @@ pub fn is_held(spool: &Path, id: JobId) -> bool {
 /// reads as held, so the recorded holder must also be alive. A record not
 /// written yet (a shadow being started) reads as no live shadow.
 pub fn held_by_its_shadow(spool: &Path, id: JobId) -> bool {
+    held_file(spool, id)
+        .and_then(|f| read_record(&f))
+        .and_then(|text| holder_of(&text))
+        .is_some_and(|(pid, _)| crate::sys::pids::exists(pid))
+}
+
+/// The holder's pid and, when it could tell, its start time, from a
+/// lock's record.
+fn holder_of(text: &str) -> Option<(i32, Option<u64>)> {
+    let mut lines = text.lines();
+    let pid = lines.next()?.trim().parse().ok()?;
+    let started = lines.nth(1).and_then(|l| l.trim().parse().ok());
+    Some((pid, started))
+}
+
+/// A lock's record, read through its descriptor (the name may have been
+/// replaced since it was opened).
+fn read_record(file: &File) -> Option<String> {
     use std::os::unix::fs::FileExt;
-    let p = path(spool, id);
-    let Ok(file) = open_spool_file(&p, SpoolOpen::default()) else {
-        return false;
-    };
-    if !matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock)) {
-        return false;
-    }
-    let mut buf = [0u8; 32];
-    let n = file.read_at(&mut buf, 0).unwrap_or(0);
-    let pid = std::str::from_utf8(&buf[..n])
-        .ok()
-        .and_then(|t| t.lines().next()?.trim().parse::<i32>().ok());
-    pid.is_some_and(|pid| pid > 0 && crate::sys::pids::exists(pid))
+    let mut buf = vec![0u8; 256];
+    let n = file.read_at(&mut buf, 0).ok()?;
+    Some(String::from_utf8_lossy(&buf[..n]).into_owned())
 }
 
 impl JobLock {
@@ -123,29 +133,16 @@ impl JobLock {
     /// The (now dead) holder's pid, and when it started when it could
     /// tell.
     pub fn recorded_holder(&self) -> Option<(i32, Option<u64>)> {
-        let text = self.record()?;
-        let mut lines = text.lines();
-        let pid = lines.next()?.trim().parse().ok()?;
-        let started = lines.nth(1).and_then(|l| l.trim().parse().ok());
-        Some((pid, started))
+        holder_of(&read_record(&self.file)?)
     }
 
     /// The job process group a (now dead) holder recorded, and when its
     /// leader started when the holder could tell.
     pub fn recorded_job_group(&self) -> Option<(i32, Option<u64>)> {
-        let text = self.record()?;
+        let text = read_record(&self.file)?;
         let mut words = text.lines().nth(1)?.split_whitespace();
         let pgid = words.next()?.parse().ok()?;
         Some((pgid, words.next().and_then(|t| t.parse().ok())))
-    }
-
-    /// The record, read through the held descriptor: the name may have
-    /// been replaced since.
-    fn record(&self) -> Option<String> {
-        use std::os::unix::fs::FileExt;
-        let mut buf = vec![0u8; 256];
-        let n = self.file.read_at(&mut buf, 0).ok()?;
-        Some(String::from_utf8_lossy(&buf[..n]).into_owned())
     }
 }
 
