@@ -4,21 +4,13 @@
 
 use std::time::Duration;
 
-use crate::common::{RunEnv, wait_until};
+use crate::common::{RunEnv, scratch_job, wait_until};
 
 /// One slot, and a shadow that would wait `linger_ms` after its job.
 fn env(linger_ms: &str) -> RunEnv {
     RunEnv::new()
         .knob("NUM_CPUS", "1")
         .knob("SHADOW_LINGER_MSEC", linger_ms)
-}
-
-/// A job that writes its scratch directory (named after its shadow's pid)
-/// to `out`.
-fn scratch_job(out: &str) -> String {
-    format!(
-        "executable = /bin/sh\narguments = \"-c 'echo $_CONDOR_SCRATCH_DIR'\"\noutput = {out}\nqueue\n"
-    )
 }
 
 /// Whether a slot is Claimed/Idle (the default layout is one
@@ -44,11 +36,11 @@ fn wait_done(env: &RunEnv, job: &str) {
 #[test]
 fn a_lingering_shadow_runs_the_next_submit_itself() {
     let env = env("60000");
-    env.submit("a.sub", &scratch_job("a.out"));
+    env.submit("a.sub", &scratch_job("a.out", false));
     wait_done(&env, "1.0");
     // The job is gone and nothing is idle: the claim waits.
     assert!(claim_waits(&env), "{}", env.diagnosis());
-    env.submit("b.sub", &scratch_job("b.out"));
+    env.submit("b.sub", &scratch_job("b.out", false));
     wait_done(&env, "2.0");
     let a = std::fs::read_to_string(env.path("a.out")).unwrap();
     let b = std::fs::read_to_string(env.path("b.out")).unwrap();
@@ -59,7 +51,7 @@ fn a_lingering_shadow_runs_the_next_submit_itself() {
 #[test]
 fn idle_work_the_claim_cannot_take_ends_the_wait_at_once() {
     let env = env("60000");
-    env.submit("a.sub", &scratch_job("a.out"));
+    env.submit("a.sub", &scratch_job("a.out", false));
     wait_done(&env, "1.0");
     assert!(claim_waits(&env), "{}", env.diagnosis());
     // A job no slot matches: the shadow must not sit on the slot.
@@ -77,7 +69,7 @@ fn idle_work_the_claim_cannot_take_ends_the_wait_at_once() {
 #[test]
 fn the_wait_ends_after_its_time_and_the_slot_is_free() {
     let env = env("300");
-    env.submit("a.sub", &scratch_job("a.out"));
+    env.submit("a.sub", &scratch_job("a.out", false));
     wait_done(&env, "1.0");
     assert!(
         wait_until(Duration::from_secs(10), || unclaimed(&env)),
@@ -94,11 +86,11 @@ fn the_wait_ends_after_its_time_and_the_slot_is_free() {
 #[test]
 fn no_wait_when_turned_off() {
     let env = env("0");
-    env.submit("a.sub", &scratch_job("a.out"));
+    env.submit("a.sub", &scratch_job("a.out", false));
     wait_done(&env, "1.0");
     env.wait_slots_unclaimed();
     // And a second job still runs, started by a pass.
-    env.submit("b.sub", &scratch_job("b.out"));
+    env.submit("b.sub", &scratch_job("b.out", false));
     wait_done(&env, "2.0");
     let a = std::fs::read_to_string(env.path("a.out")).unwrap();
     let b = std::fs::read_to_string(env.path("b.out")).unwrap();

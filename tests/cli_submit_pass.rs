@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::common::{RunEnv, TIMEOUT, queue::db};
+use crate::common::{RunEnv, TIMEOUT, queue::db, scratch_job};
 
 /// One cpu, and a shadow that does not wait for work after its job.
 fn one_cpu() -> RunEnv {
@@ -12,11 +12,6 @@ fn one_cpu() -> RunEnv {
         .knob("NUM_CPUS", "1")
         .knob("SHADOW_LINGER_MSEC", "0")
 }
-
-/// A job that runs until the file `go` exists in the test's directory.
-const WAITS_FOR_GO: &str = "executable = /bin/sh\n\
-     arguments = \"-c 'while [ ! -e go ]; do sleep 0.05; done'\"\n\
-     queue\n";
 
 /// Sets the time of the last pass a second back, so that any pass from
 /// here on shows (it writes the time it ran), while the last pass stays
@@ -37,20 +32,6 @@ fn last_pass(env: &RunEnv) -> i64 {
             r.get(0)
         })
         .unwrap()
-}
-
-/// A job that writes its scratch directory (named after its shadow's pid)
-/// to `out`, then, with `wait`, runs until the file `go` exists.
-fn scratch_job(out: &str, wait: bool) -> String {
-    let wait = if wait {
-        "; while [ ! -e go ]; do sleep 0.05; done"
-    } else {
-        ""
-    };
-    format!(
-        "executable = /bin/sh\narguments = \"-c 'echo $_CONDOR_SCRATCH_DIR{wait}'\"\n\
-         output = {out}\nqueue\n"
-    )
 }
 
 fn wait_running(env: &RunEnv, job: &str) {
@@ -90,7 +71,7 @@ fn a_submit_beside_busy_slots_still_asks_when_periodic_work_is_due_or_shadows_as
         ("NEGOTIATE_ON_EXIT", "false", Duration::ZERO),
     ] {
         let env = one_cpu().knob(knob, value);
-        env.submit("a.sub", WAITS_FOR_GO);
+        env.submit("a.sub", &scratch_job("a.out", true));
         wait_running(&env, "1.0");
         std::thread::sleep(wait);
         let before = mark_passes(&env);
@@ -108,9 +89,9 @@ fn a_submit_beside_busy_slots_still_asks_when_periodic_work_is_due_or_shadows_as
 #[test]
 fn a_submit_beside_a_free_slot_starts_its_job_at_once() {
     let env = one_cpu().knob("NUM_CPUS", "2");
-    env.submit("a.sub", WAITS_FOR_GO);
+    env.submit("a.sub", &scratch_job("a.out", true));
     wait_running(&env, "1.0");
-    env.submit("b.sub", WAITS_FOR_GO);
+    env.submit("b.sub", &scratch_job("b.out", true));
     // Both run at once: the submit's pass used the second cpu.
     wait_running(&env, "2.0");
     assert_eq!(env.status("1.0"), Some(2));
@@ -122,16 +103,20 @@ fn a_submit_beside_a_free_slot_starts_its_job_at_once() {
 #[test]
 fn a_submit_beside_a_dead_shadows_slot_asks_for_the_pass() {
     let env = one_cpu();
-    env.submit("a.sub", WAITS_FOR_GO);
+    env.submit("a.sub", &scratch_job("a.out", true));
     wait_running(&env, "1.0");
     // The shadow dies (its job runs on until the pass puts the claim
     // right); its slot still says Claimed.
-    let lock = std::fs::read_to_string(env.spool().join("shadow/1.0.lock")).unwrap();
-    let shadow: i32 = lock
-        .lines()
-        .next()
-        .and_then(|p| p.trim().parse().ok())
-        .expect("the shadow's pid in its lock");
+    // The job is Running from its claim on; the shadow writes its pid
+    // into the lock when it starts.
+    let pid_in_lock = || -> Option<i32> {
+        let lock = std::fs::read_to_string(env.spool().join("shadow/1.0.lock")).ok()?;
+        lock.lines().next()?.trim().parse().ok()
+    };
+    env.wait_for("the shadow's pid in its lock", TIMEOUT, || {
+        pid_in_lock().is_some()
+    });
+    let shadow = pid_in_lock().unwrap();
     let _ = std::process::Command::new("kill")
         .args(["-9", &shadow.to_string()])
         .status();

@@ -36,7 +36,8 @@ use tempfile::TempDir;
 
 pub use events::{check_logs_with_htcondor, job_events, log_events};
 pub use process::{
-    RunEnv, TIMEOUT, alive, fake_job, has_tool, proc_state, tool_path, wait_until, wait_until_every,
+    RunEnv, TIMEOUT, alive, fake_job, has_tool, proc_state, scratch_job, tool_path, wait_until,
+    wait_until_every,
 };
 
 /// The instant `TERN_NOW` pins by default: 2023-11-14 22:13:20 UTC.

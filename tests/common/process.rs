@@ -86,6 +86,22 @@ fn processes_where(mut pred: impl FnMut(i32) -> bool) -> Vec<i32> {
         .collect()
 }
 
+/// A job that writes its scratch directory (named after its shadow's pid,
+/// so two jobs that print the same one ran under the same shadow) to
+/// `out`, then, with `wait_for_go`, runs until the file `go` exists in the
+/// test's directory.
+pub fn scratch_job(out: &str, wait_for_go: bool) -> String {
+    let wait = if wait_for_go {
+        "; while [ ! -e go ]; do sleep 0.05; done"
+    } else {
+        ""
+    };
+    format!(
+        "executable = /bin/sh\narguments = \"-c 'echo $_CONDOR_SCRATCH_DIR{wait}'\"\n\
+         output = {out}\nqueue\n"
+    )
+}
+
 /// A TestEnv in which jobs run: its own SPOOL, no configuration file, a
 /// machine of 4 cpus, 4 GiB of memory and 10 GiB of disk whatever the real
 /// one has, and the system clock (a running `TERN_NOW` clock starts afresh
