@@ -186,6 +186,24 @@ fn entry_synced(log: &Path) -> bool {
     synced
 }
 
+/// Copies the log into the database and readies it to start again
+/// (`wal_checkpoint(RESTART)`); true when everything was copied and no
+/// reader is left in the log. The copy is made first without the write
+/// lock (`PASSIVE`): a RESTART holds that lock while it copies and syncs
+/// the log and the database, and a copy of a few hundred frames with its
+/// two fsyncs kept the other shadow of a 2,000-job run waiting, both cpus
+/// idle, for a tenth of the run. After the passive copy, the RESTART
+/// copies and syncs only the frames written meanwhile.
+fn copy_and_restart(conn: &Connection) -> bool {
+    // A passive copy that cannot run (another checkpoint) leaves it all
+    // to the RESTART, as before.
+    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+    matches!(
+        conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get::<_, i64>(0)),
+        Ok(0)
+    )
+}
+
 /// The busy handler of a restart ([`Queue::restart_log`]): the plain
 /// handler's pauses, giving up after [`RESTART_WAIT`].
 fn within_restart_wait(n: i32) -> bool {
@@ -227,11 +245,7 @@ impl Queue {
         // (SQLite's own timeout sleeps 1, 2, 5, 10 ms, with the write
         // lock held).
         let _ = self.conn.busy_handler(Some(within_restart_wait));
-        let done = matches!(
-            self.conn
-                .query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get::<_, i64>(0)),
-            Ok(0)
-        );
+        let done = copy_and_restart(&self.conn);
         let _ = self.conn.busy_handler(Some(busy::handler));
         if done {
             // Everything is copied; the next write starts the log again.
@@ -304,10 +318,7 @@ impl Queue {
     /// the log again at its first block; that commit cuts the file to
     /// [`FILE_LIMIT`] if it is longer, and otherwise leaves it as it is.
     fn start_log_again(&mut self) {
-        let copied = self
-            .conn
-            .query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get::<_, i64>(0));
-        if !matches!(copied, Ok(0)) {
+        if !copy_and_restart(&self.conn) {
             return;
         }
         // The record is there only to start the log: it need not reach the
