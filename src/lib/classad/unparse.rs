@@ -264,18 +264,20 @@ pub fn write_value(out: &mut String, v: &Value, syn: Syntax) {
         Value::Undefined => out.push_str("undefined"),
         Value::Error => out.push_str("error"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
+        Value::Int(i) => write_int(out, *i),
         Value::Real(r) => match syn {
             Syntax::New => out.push_str(&real_new(*r)),
-            Syntax::Old => out.push_str(&real_old(*r)),
+            Syntax::Old => write_real_old(out, *r),
         },
         Value::Str(s) => match syn {
             Syntax::New => write_escaped(out, s, b'"'),
             Syntax::Old => {
                 out.push('"');
-                out.push_str(&s.replace('"', "\\\""));
+                if s.contains('"') {
+                    out.push_str(&s.replace('"', "\\\""));
+                } else {
+                    out.push_str(s);
+                }
                 out.push('"');
             }
         },
@@ -321,6 +323,39 @@ pub fn real_new(r: f64) -> String {
         };
     }
     format_e(r, 15, true)
+}
+
+/// An integer in decimal, without the formatting machinery (an ad's
+/// values are mostly integers, and the shadow writes two ads a job).
+fn write_int(out: &mut String, i: i64) {
+    let mut buf = [0u8; 20];
+    let mut n = i.unsigned_abs();
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push('-');
+    }
+    // Only ASCII digits were written.
+    out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
+}
+
+/// [`real_old`] into `out`: a whole number under 10^15 (exact in an f64,
+/// and under `%.16G`'s 16 digits) is written as an integer and `.0`
+/// without the `%G` formatting; any other value goes through it.
+fn write_real_old(out: &mut String, r: f64) {
+    if r.fract() == 0.0 && r.abs() < 1e15 && !(r == 0.0 && r.is_sign_negative()) {
+        write_int(out, r as i64);
+        out.push_str(".0");
+    } else {
+        out.push_str(&real_old(r));
+    }
 }
 
 /// A real in old syntax and JSON: `%.16G`, plus `.0` when it has no `.`,
@@ -480,6 +515,47 @@ pub fn reltime_string(r: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fast paths write what the general ones do.
+    #[test]
+    fn fast_ints_and_whole_reals_match_the_general_formatting() {
+        let mut ints = vec![0, 1, -1, 9, 10, -10, 99, 100, 12345, i64::MAX, i64::MIN];
+        ints.extend((0..63).map(|b| 1i64 << b));
+        ints.extend((0..63).map(|b| -(1i64 << b) + 1));
+        for i in ints {
+            let mut out = String::from("x");
+            write_int(&mut out, i);
+            assert_eq!(out, format!("x{i}"));
+        }
+        let mut reals = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            2048.0,
+            1e14,
+            999999999999999.0,
+            1e15,
+        ];
+        reals.extend([1e16, -1e15, 123456789012345.0, 0.1 + 0.2, 1e-7, 4.0e300]);
+        reals.extend([
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE,
+        ]);
+        reals.extend((0..60).map(|b| (1u64 << b) as f64));
+        reals.extend((0..60).map(|b| -((1u64 << b) as f64) - 1.0));
+        for r in reals {
+            let mut out = String::new();
+            write_real_old(&mut out, r);
+            assert_eq!(out, real_old(r), "{r}");
+        }
+        let mut out = String::new();
+        write_value(&mut out, &Value::Str("a \"b\" c".into()), Syntax::Old);
+        assert_eq!(out, "\"a \\\"b\\\" c\"");
+    }
 
     #[test]
     fn keywords_and_odd_names_are_quoted_in_any_case() {

@@ -2,6 +2,8 @@
 //! ResAttributes.cpp, Reqexp.cpp), trimmed to what a one-machine pool
 //! uses.
 
+use std::rc::Rc;
+
 use crate::classad::parser::parse_expr_old;
 use crate::classad::{ClassAd, Expr, Value};
 
@@ -19,16 +21,17 @@ pub const WITHIN_RESOURCE_LIMITS: &str = "(MY.Cpus > 0 && TARGET.RequestCpus <= 
 thread_local! {
     /// WithinResourceLimits, `START` and `START && (WithinResourceLimits)`,
     /// parsed once per thread (expressions are not `Sync`).
-    static BUILT_IN: [Expr; 3] = [
+    static BUILT_IN: [Rc<Expr>; 3] = [
         WITHIN_RESOURCE_LIMITS,
         "START",
         "START && (WithinResourceLimits)",
     ]
-    .map(|t| parse_expr_old(t).expect("a built-in expression parses"));
+    .map(|t| Rc::new(parse_expr_old(t).expect("a built-in expression parses")));
 }
 
-fn built_in(i: usize) -> Expr {
-    BUILT_IN.with(|b| b[i].clone())
+/// A built-in expression, shared (every slot ad holds it).
+fn built_in(i: usize) -> Rc<Expr> {
+    BUILT_IN.with(|b| Rc::clone(&b[i]))
 }
 
 fn real(x: f64) -> Expr {
@@ -112,17 +115,17 @@ pub fn slot_ad(machine: &Machine, row: &SlotRow, now: i64) -> ClassAd {
     ad.insert("TotalCondorLoadAvg", real(0.0));
 
     // Policy.
-    ad.insert("Start", machine.start.clone());
-    ad.insert("Rank", machine.rank.clone());
+    ad.insert_shared("Start", Rc::clone(&machine.start));
+    ad.insert_shared("Rank", Rc::clone(&machine.rank));
     ad.insert("CurrentRank", real(0.0));
     if row.kind == SlotKind::Static {
-        ad.insert("Requirements", built_in(1));
+        ad.insert_shared("Requirements", built_in(1));
     } else {
-        ad.insert("WithinResourceLimits", built_in(0));
-        ad.insert("Requirements", built_in(2));
+        ad.insert_shared("WithinResourceLimits", built_in(0));
+        ad.insert_shared("Requirements", built_in(2));
     }
     for (name, e) in &machine.startd_attrs {
-        ad.insert(name, e.clone());
+        ad.insert_shared(name, Rc::clone(e));
     }
 
     // State.

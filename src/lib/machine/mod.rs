@@ -126,9 +126,10 @@ pub struct Machine {
     pub filesystem_domain: String,
     pub uid_domain: String,
     /// The START, RANK and STARTD_ATTRS expressions.
-    pub start: Expr,
-    pub rank: Expr,
-    pub startd_attrs: Vec<(String, Expr)>,
+    /// Shared with every slot ad built from them.
+    pub start: std::rc::Rc<Expr>,
+    pub rank: std::rc::Rc<Expr>,
+    pub startd_attrs: Vec<(String, std::rc::Rc<Expr>)>,
     /// The configured slots, in SlotID order.
     pub layout: Vec<SlotSpec>,
     /// What the STARTD_CRON hooks published, merged into every slot ad
@@ -171,7 +172,7 @@ impl Machine {
                         msg: format!("not a ClassAd expression ({e}); STARTD_ATTRS lists it"),
                     }
                 })?;
-                startd_attrs.push((name, e));
+                startd_attrs.push((name, std::rc::Rc::new(e)));
             }
         }
         let layout = layout::layout(cfg, cpus, memory, disk)?;
@@ -189,8 +190,8 @@ impl Machine {
             arch: cfg.get("ARCH")?.unwrap_or_else(|| "X86_64".into()),
             opsys,
             load_avg: detect::load_avg(),
-            start: expr_knob(cfg, "START", "true")?,
-            rank: expr_knob(cfg, "RANK", "0")?,
+            start: std::rc::Rc::new(expr_knob(cfg, "START", "true")?),
+            rank: std::rc::Rc::new(expr_knob(cfg, "RANK", "0")?),
             startd_attrs,
             layout,
             hooks: Default::default(),
