@@ -7,7 +7,8 @@
 //! jobs that changed since the last pass. A pass that left a matching job
 //! unrouted (its routes were full) or that met new routes reads every idle
 //! job on the next pass instead. Every change is one transaction; the
-//! events for the sources' logs are written after their commit.
+//! events for a source's log are written as soon as the pass is done with
+//! that job, after its commits.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -106,7 +107,12 @@ pub fn run(cfg: &Config, rc: &RouterConfig, spool: &Path, now: i64) -> Result<Re
     let managed = state::managed(p.q.conn())?;
     for m in managed {
         if changed.as_ref().is_none_or(|c| c.touches(&m)) {
-            p.look_after(m)?;
+            // Each job's events go out as soon as its changes are made,
+            // not at the end of the pass: a script that sees the source
+            // leave the queue then finds its terminate event in the log.
+            let r = p.look_after(m);
+            p.write_events();
+            r?;
         }
     }
     let loads = p.recount()?;
@@ -115,13 +121,8 @@ pub fn run(cfg: &Config, rc: &RouterConfig, spool: &Path, now: i64) -> Result<Re
     // after it needs no second look.
     let pos = p.q.seen_through(end);
     p.q.set_follower(&follower, pos)?;
-    let Pass {
-        mut report, events, ..
-    } = p;
-    if let Err(e) = super::owner::log_events(&events) {
-        report.log(format!("warning: {e}"));
-    }
-    Ok(report)
+    p.write_events();
+    Ok(p.report)
 }
 
 /// What happened to a source that ends its routing ("removed", or
@@ -243,6 +244,17 @@ impl Pass<'_> {
         self.rc.routes.iter().find(|r| r.name == name)
     }
 
+    /// Writes the events made so far to their logs (a failure is a
+    /// warning in the report).
+    fn write_events(&mut self) {
+        let events = std::mem::take(&mut self.events);
+        if let Err(e) = super::owner::log_events(&events) {
+            self.report.log(format!("warning: {e}"));
+        }
+    }
+
+    /// Queues an event for `src`'s log; it is written once the job's
+    /// changes of this pass are made ([`Pass::write_events`]).
     pub(super) fn event(&mut self, src: &ClassAd, id: JobId, kind: EventKind) {
         if let Some(path) = crate::userlog::user_log(src) {
             self.events.push((
