@@ -295,13 +295,30 @@ impl RunEnv {
                 format!("{pid} {} {cmd}", proc_state(pid).unwrap_or('?'))
             })
             .collect();
+        // What a pass would do now, the slots, and the ends of the logs a
+        // stuck job leaves its reasons in (read-only: -dry-run changes
+        // nothing).
+        let dry = self.run("tern_negotiate", ["-dry-run"]);
+        let slots = self.run("tern_status", ["-af", "Name", "State", "Activity", "JobId"]);
+        let tail = |rel: &str| {
+            let text = std::fs::read_to_string(self.spool().join(rel)).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            lines[lines.len().saturating_sub(20)..].join("\n")
+        };
         format!(
-            "queue:\n{}{}history:\n{}{}processes:\n{}",
+            "queue:\n{}{}history:\n{}{}processes:\n{}\nslots:\n{}{}a pass now (-dry-run):\n{}{}\
+             ShadowLog (end):\n{}\nfetch.log (end):\n{}",
             q.stdout,
             q.stderr,
             h.stdout,
             h.stderr,
-            procs.join("\n")
+            procs.join("\n"),
+            slots.stdout,
+            slots.stderr,
+            dry.stdout,
+            dry.stderr,
+            tail("shadow/ShadowLog"),
+            tail("hooks/fetch.log"),
         )
     }
 
