@@ -50,8 +50,8 @@ pub(super) fn remove_change(ad: &ClassAd, reason: &str) -> (Change, bool) {
 }
 
 impl Pass<'_> {
-    /// The copy completed: JOB_FINALIZE, the terminate event, JobFailureTest,
-    /// then cleanup.
+    /// The copy completed: JOB_FINALIZE, JobFailureTest, cleanup, then the
+    /// terminate event, once the finalization is committed.
     pub(super) fn finalize(
         &mut self,
         m: Managed,
@@ -108,7 +108,6 @@ impl Pass<'_> {
         } else {
             Outcome::Success
         };
-        self.event(&src, m.src, terminated(&src));
         self.report.log(format!(
             "job {}: routed copy {} completed ({})",
             m.src,
@@ -119,6 +118,7 @@ impl Pass<'_> {
                 "success"
             }
         ));
+        let (id, terminate, for_log) = (m.src, terminated(&src), src.clone());
         self.finish(
             m,
             outcome,
@@ -127,7 +127,13 @@ impl Pass<'_> {
             Some(dest_row),
             Some(dest),
             true,
-        )
+        )?;
+        // The terminate event follows the commit that recorded the
+        // finalization (the job's stage, or its retirement): a finalization
+        // that failed to commit writes none, and the next pass, which
+        // finalizes again, writes it once.
+        self.event(&for_log, id, terminate);
+        Ok(())
     }
 
     /// Cleanup (spec 5.4): JOB_CLEANUP if a copy exists (a failure leaves
