@@ -195,6 +195,8 @@ fn nothing_to_watch_exits_0() {
 struct Watcher {
     child: Child,
     out: Arc<Mutex<String>>,
+    /// The thread reading stdout, until its end.
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Watcher {
@@ -207,7 +209,7 @@ impl Watcher {
         let out = Arc::new(Mutex::new(String::new()));
         let mut pipe = child.stdout.take().unwrap();
         let sink = out.clone();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n) = pipe.read(&mut buf) {
                 if n == 0 {
@@ -218,7 +220,11 @@ impl Watcher {
                     .push_str(&String::from_utf8_lossy(&buf[..n]));
             }
         });
-        Watcher { child, out }
+        Watcher {
+            child,
+            out,
+            reader: Some(reader),
+        }
     }
 
     fn text(&self) -> String {
@@ -255,6 +261,14 @@ impl Watcher {
             }
             _ => false,
         });
+        // What it printed last may still be in the pipe: read to the end
+        // before anyone looks at the output (the last frame went missing
+        // once under a loaded CI run).
+        if code.is_some()
+            && let Some(r) = self.reader.take()
+        {
+            let _ = r.join();
+        }
         code
     }
 }
