@@ -40,9 +40,10 @@ use crate::config::Config;
 use crate::machine;
 use crate::queue::{JobId, Queue, joblock};
 use crate::submit::Cluster;
+use crate::vocab::Universe;
 
 /// The vanilla universe, the one that runs on a slot of this machine.
-const VANILLA: i64 = 5;
+const VANILLA: i64 = Universe::Vanilla.code();
 
 /// Whether a pass started now could start or route any job of `cluster`,
 /// just committed to `q`. `false` only when it certainly could not. The
