@@ -40,11 +40,26 @@ pub fn start_time(pid: i32) -> Option<u64> {
     if pid <= 0 {
         return None;
     }
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) is in parentheses and may hold blanks
-    // and parentheses: count the fields after its last ')', which is
-    // field 3 (the state).
-    let (_, rest) = stat.rsplit_once(')')?;
+    // One read into a buffer that holds the whole line (under 1 KB: 52
+    // numbers and a name of at most 64 bytes): `read_to_string` would
+    // stat the file and, procfs giving no size, grow its buffer from 32
+    // bytes in five more reads. A shadow asks once per job.
+    let mut file = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
+    let mut buf = [0u8; 2048];
+    let mut len = 0;
+    while len < buf.len() {
+        match std::io::Read::read(&mut file, &mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    // The command name (field 2) is in parentheses and may hold blanks,
+    // parentheses and bytes that are not UTF-8: count the fields after its
+    // last ')', which is field 3 (the state).
+    let close = buf[..len].iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(&buf[close + 1..len]).ok()?;
     rest.split_whitespace().nth(22 - 3)?.parse().ok()
 }
 
@@ -269,5 +284,38 @@ mod tests {
         assert!(read.is_some());
         assert_eq!(own_start_time(), read);
         assert_eq!(own_start_time(), read);
+    }
+
+    /// A command name with blanks, parentheses and a byte that is not
+    /// UTF-8 (the name the program was run by) still gives the start.
+    #[test]
+    fn a_child_with_an_awkward_name_has_a_start_after_ours() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let name = std::ffi::OsStr::from_bytes(b"a) (b\xff)");
+        let prog = dir.path().join(name);
+        // A link, not a copy: a copy just written may be busy to exec
+        // while another test's fork holds it open. The name is the
+        // link's, as exec was given it.
+        std::os::unix::fs::symlink("/bin/sleep", &prog).unwrap();
+        let mut child = std::process::Command::new(&prog).arg("30").spawn().unwrap();
+        let pid = child.id() as i32;
+        // The name is the program's once it has executed.
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut comm = Vec::new();
+        while std::time::Instant::now() < end {
+            comm = std::fs::read(format!("/proc/{pid}/comm")).unwrap_or_default();
+            if comm.starts_with(b"a) (b") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let started = start_time(pid);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(comm.starts_with(b"a) (b\xff)"), "comm {comm:?}");
+        let (ours, theirs) = (own_start_time().unwrap(), started.unwrap());
+        assert!(theirs >= ours, "child {theirs} before us {ours}");
+        assert_eq!(start_time(-1), None);
     }
 }
