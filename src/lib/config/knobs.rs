@@ -154,7 +154,7 @@ pub static KNOBS: &[Knob] = &[
         "HISTORY_MAX_JOBS",
         "100000",
         Int,
-        "Jobs kept in the queue's history; the oldest completions go first.",
+        "Jobs kept in the queue's history; the oldest completions go first. History may pass it by a hundredth before it is trimmed to nine tenths.",
     ),
     k(
         "IMMUTABLE_JOB_ATTRS",
@@ -448,7 +448,7 @@ pub static KNOBS: &[Knob] = &[
         "QUEUE_LOG_MAX_RECORDS",
         "1000000",
         Int,
-        "Records kept in the queue's transaction log; never trimmed below a registered follower, and the newest record always stays (it carries the log's sequence on).",
+        "Records kept in the queue's transaction log; never trimmed below a registered follower, and the newest record always stays (it carries the log's sequence on). The log may pass it by a hundredth before it is trimmed to nine tenths.",
     ),
     k(
         "QUEUE_SUPER_USERS",

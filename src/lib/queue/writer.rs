@@ -348,10 +348,11 @@ impl<A> Writer<'_, A> {
         Ok(())
     }
 
-    /// Clusters left without jobs go to history; then commit. Returns the
-    /// first and last sequence numbers of the records this transaction
-    /// logged, if it logged any.
-    pub(super) fn finish(mut self) -> Result<Option<(i64, i64)>, QueueError> {
+    /// Clusters left without jobs go to history; then commit. Says what
+    /// the transaction added to the log and to history ([`Finished`]).
+    pub(super) fn finish(mut self) -> Result<Finished, QueueError> {
+        // One entry per job that left, each counted into history.
+        let left = self.emptied.len() as i64;
         self.emptied.sort();
         self.emptied.dedup();
         for &c in &self.emptied {
@@ -379,9 +380,30 @@ impl<A> Writer<'_, A> {
             }
             None => None,
         };
+        let history = match left {
+            0 => None,
+            _ => {
+                let kept = history_count(&self.tx)?;
+                Some((kept - left + 1, kept))
+            }
+        };
         self.tx.commit()?;
-        Ok(logged)
+        Ok(Finished { logged, history })
     }
+}
+
+/// What a committed [`Writer`] added: the first and last sequence numbers
+/// of its log records, and the history counts its jobs took (the count
+/// after the first job it moved there, and after the last).
+pub(super) struct Finished {
+    pub logged: Option<(i64, i64)>,
+    pub history: Option<(i64, i64)>,
+}
+
+/// The count of jobs in history the writes keep (meta's `history_jobs`).
+pub(super) fn history_count(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached("SELECT value FROM meta WHERE key = 'history_jobs'")?
+        .query_row([], |r| r.get(0))
 }
 
 /// The attributes a change sets or deletes.
@@ -571,25 +593,30 @@ pub(super) fn insert_cluster(
     id: i64,
     owner: &str,
     cluster: &crate::submit::Cluster,
-) -> Result<(), rusqlite::Error> {
-    insert_cluster_records(tx, id, owner, cluster, true)
+) -> Result<(i64, i64), rusqlite::Error> {
+    let first = insert_cluster_records(tx, id, owner, cluster, true)?;
+    Ok((first, tx.last_insert_rowid()))
 }
 
 /// [`insert_cluster`]; `framed` logs the BEGIN and END records around it
-/// (a [`Writer`] logs its own).
+/// (a [`Writer`] logs its own). Returns the sequence number of its first
+/// record.
 fn insert_cluster_records(
     tx: &Connection,
     id: i64,
     owner: &str,
     cluster: &crate::submit::Cluster,
     framed: bool,
-) -> Result<(), rusqlite::Error> {
+) -> Result<i64, rusqlite::Error> {
     let mut log = tx.prepare("INSERT INTO txlog (op, key, name, value) VALUES (?1, ?2, ?3, ?4)")?;
+    let mut begin = None;
     if framed {
         log.execute(params![op::BEGIN, "", "", ""])?;
+        begin = Some(tx.last_insert_rowid());
     }
     let ckey = cluster_key(id);
     log.execute(params![op::NEW_AD, ckey, "Job", "Machine"])?;
+    let first = begin.unwrap_or_else(|| tx.last_insert_rowid());
     let mut cad = cluster.cluster_ad.clone();
     cad.insert("ClusterId", Expr::int(id));
     cad.insert("Owner", Expr::string(owner));
@@ -654,7 +681,7 @@ fn insert_cluster_records(
     if framed {
         log.execute(params![op::END, "", "", ""])?;
     }
-    Ok(())
+    Ok(first)
 }
 
 /// `text` as an SQL string literal (quotes doubled, as SQLite reads them).

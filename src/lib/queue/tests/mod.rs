@@ -414,6 +414,90 @@ fn writes_keep_the_log_and_history_within_their_limits() {
     assert!(q.log_since(0).unwrap().len() <= 20);
 }
 
+#[test]
+fn a_stride_of_growth_is_looked_at_once_whatever_the_writes() {
+    assert_eq!(limit_stride(1_000_000), 10_000);
+    assert_eq!(limit_stride(150), 1);
+    assert_eq!(limit_stride(0), 1);
+    assert!(holds_multiple(1, 6, 5));
+    assert!(holds_multiple(5, 5, 5));
+    assert!(!holds_multiple(6, 9, 5));
+    assert!(holds_multiple(6, 10, 5));
+    assert!(!holds_multiple(4, 3, 1), "an empty range holds nothing");
+    // Ranges that follow one another, of any lengths, see each multiple
+    // exactly once.
+    let (mut from, mut seen) = (1, 0);
+    for len in [1, 6, 3, 40, 2, 9, 1, 1, 25] {
+        let to = from + len - 1;
+        if holds_multiple(from, to, 7) {
+            seen += to / 7 - (from - 1) / 7;
+        }
+        from = to + 1;
+    }
+    assert_eq!(seen, (from - 1) / 7);
+}
+
+/// Several handles (as several processes) writing small transactions in
+/// turn keep the log and history within a stride (1%) of their limits,
+/// and each is trimmed when it passes.
+#[test]
+fn small_writes_of_many_handles_keep_the_log_and_history_near_their_limits() {
+    let (d, mut first) = queue();
+    let limits = Limits {
+        log_max_records: 1000,
+        history_max_jobs: 200,
+        ..Limits::default()
+    };
+    submit_text(&mut first, "executable = /bin/echo\nqueue 400\n", "alice");
+    let mut handles: Vec<Queue> = (0..3)
+        .map(|_| {
+            Queue::open(&d.path().join("spool"), false)
+                .unwrap()
+                .unwrap()
+        })
+        .collect();
+    for h in &mut handles {
+        h.set_limits(limits.clone());
+    }
+    let (mut log_peak, mut history_peak, mut log_trims, mut last_len) = (0, 0, 0, 0);
+    for (i, row) in first
+        .rows(&Selection::default())
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let h = &mut handles[i % 3];
+        let id = Selection {
+            jobs: vec![row.id],
+            ..Selection::default()
+        };
+        // A small change, then the job leaves: 3 records, then 4 and a
+        // history entry.
+        h.modify(&id, 10, |_, _| {
+            Change::Set(vec![("Note".into(), Expr::int(i as i64))])
+        })
+        .unwrap();
+        h.modify(&id, 11, |_, _| Change::Leave {
+            set: vec![("JobStatus".into(), JobStatus::Removed.expr())],
+        })
+        .unwrap();
+        let len = h.log_end().unwrap() - h.log_start().unwrap() + 1;
+        if len < last_len {
+            log_trims += 1;
+        }
+        last_len = len;
+        log_peak = log_peak.max(len);
+        history_peak = history_peak.max(h.meta("history_jobs").unwrap().unwrap());
+    }
+    assert!(log_peak > 1000 * 9 / 10, "the log grew to {log_peak}");
+    assert!(log_peak <= 1000 + 10 + 4, "the log reached {log_peak}");
+    assert!(log_trims >= 2, "{log_trims} trims");
+    assert!(history_peak <= 200 + 2, "history reached {history_peak}");
+    let kept = first.history(&Selection::default(), None).unwrap().len() as i64;
+    assert!((180..=202).contains(&kept), "{kept} jobs in history");
+    assert_eq!(first.meta("history_jobs").unwrap(), Some(kept));
+}
+
 /// What a refusal must leave alone: every job, its status and ad, the
 /// requests and the log.
 fn snapshot(q: &Queue) -> (Vec<String>, Vec<Request>, i64) {
