@@ -154,7 +154,7 @@ pub static KNOBS: &[Knob] = &[
         "HISTORY_MAX_JOBS",
         "100000",
         Int,
-        "Jobs kept in the queue's history; the oldest completions go first. History may pass it by a hundredth before it is trimmed to nine tenths.",
+        "Jobs kept in the queue's history; the oldest completions go first, down to nine tenths of it, when a job going to history takes it past.",
     ),
     k(
         "IMMUTABLE_JOB_ATTRS",

@@ -233,6 +233,9 @@ impl Gridmanager<'_> {
         let Some(mut q) = Queue::open(&self.spool, false)? else {
             return Ok(false);
         };
+        // The configured limits, as every writer of the queue uses: jobs
+        // that end here go to history.
+        q.set_limits(crate::queue::Limits::from_config(self.cfg)?);
         let jobs = self.jobs(&q)?;
         if jobs.is_empty() {
             return Ok(false);

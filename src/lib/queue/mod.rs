@@ -176,7 +176,7 @@ pub struct Queue {
     path: PathBuf,
     clusters: RefCell<HashMap<i64, Rc<ClassAd>>>,
     limits: Limits,
-    /// Write transactions so far (the limits are checked every 64th).
+    /// Write transactions so far.
     writes: u64,
     /// The log records this handle's transactions wrote, as (first, last)
     /// sequence numbers in commit order (see [`Queue::seen_through`]).
@@ -387,20 +387,26 @@ impl Queue {
 
     /// Trims the log and history when a write took them past their limits.
     /// `logged` is the range of sequence numbers the write's log records
-    /// took, `history` the range of history counts its jobs took (see
-    /// [`writer::Finished`]). A limit is looked at by the write whose range
-    /// holds a multiple of its stride, a hundredth of the limit: every
+    /// took, `history` the history count after it, when jobs of it went
+    /// there (see [`writer::Finished`]).
+    ///
+    /// History is looked at by every write that adds to it (the count is
+    /// read in its transaction). The log is looked at by the write whose
+    /// records' range holds a multiple of its stride, a hundredth of the
+    /// limit: the ranges of successive writes follow one another, so every
     /// stride's worth of growth is looked at once, by whichever process
-    /// made it, so the log and history never pass their limits by more
-    /// than 1%, and most writes (a one-job submit logs six records) read
-    /// nothing. The trim itself is its own transaction.
+    /// made it, and most writes (a one-job submit logs six records) read
+    /// nothing. The log passes its limit by at most a stride and one write,
+    /// as long as the writers share their limits (every tool takes them
+    /// from the configuration; a process configured otherwise enforces its
+    /// own limit with its own writes). The trim itself is its own
+    /// transaction.
     fn keep_within_limits(
         &mut self,
         logged: Option<(i64, i64)>,
-        history: Option<(i64, i64)>,
+        history: Option<i64>,
     ) -> Result<(), QueueError> {
         let log_limit = self.limits.log_max_records.max(1);
-        let history_limit = self.limits.history_max_jobs;
         let log_over = match logged {
             Some((from, to)) if holds_multiple(from, to, limit_stride(log_limit)) => {
                 let (first, _) = log_bounds(&self.conn)?;
@@ -408,9 +414,7 @@ impl Queue {
             }
             _ => false,
         };
-        let history_over = history.is_some_and(|(from, to)| {
-            holds_multiple(from, to, limit_stride(history_limit)) && to > history_limit
-        });
+        let history_over = history.is_some_and(|kept| kept > self.limits.history_max_jobs);
         if log_over || history_over {
             let limits = self.limits.clone();
             self.trim(&limits)?;

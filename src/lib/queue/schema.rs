@@ -306,7 +306,7 @@ pub const MIGRATIONS: &[&str] = &[
     // page more in the log per transaction, and one more object for every
     // process to parse with the schema.
     r#"
-    DROP INDEX slots_job;
+    DROP INDEX IF EXISTS slots_job;
     "#,
 ];
 

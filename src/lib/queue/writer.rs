@@ -352,7 +352,7 @@ impl<A> Writer<'_, A> {
     /// the transaction added to the log and to history ([`Finished`]).
     pub(super) fn finish(mut self) -> Result<Finished, QueueError> {
         // One entry per job that left, each counted into history.
-        let left = self.emptied.len() as i64;
+        let left = self.emptied.len();
         self.emptied.sort();
         self.emptied.dedup();
         for &c in &self.emptied {
@@ -382,10 +382,7 @@ impl<A> Writer<'_, A> {
         };
         let history = match left {
             0 => None,
-            _ => {
-                let kept = history_count(&self.tx)?;
-                Some((kept - left + 1, kept))
-            }
+            _ => Some(history_count(&self.tx)?),
         };
         self.tx.commit()?;
         Ok(Finished { logged, history })
@@ -393,11 +390,11 @@ impl<A> Writer<'_, A> {
 }
 
 /// What a committed [`Writer`] added: the first and last sequence numbers
-/// of its log records, and the history counts its jobs took (the count
-/// after the first job it moved there, and after the last).
+/// of its log records, and, when jobs of it went to history, the count of
+/// jobs in history after it.
 pub(super) struct Finished {
     pub logged: Option<(i64, i64)>,
-    pub history: Option<(i64, i64)>,
+    pub history: Option<i64>,
 }
 
 /// The count of jobs in history the writes keep (meta's `history_jobs`).

@@ -438,8 +438,8 @@ fn a_stride_of_growth_is_looked_at_once_whatever_the_writes() {
 }
 
 /// Several handles (as several processes) writing small transactions in
-/// turn keep the log and history within a stride (1%) of their limits,
-/// and each is trimmed when it passes.
+/// turn keep the log within a stride (1%) of its limit and history within
+/// its limit, and each is trimmed when it passes.
 #[test]
 fn small_writes_of_many_handles_keep_the_log_and_history_near_their_limits() {
     let (d, mut first) = queue();
@@ -492,9 +492,9 @@ fn small_writes_of_many_handles_keep_the_log_and_history_near_their_limits() {
     assert!(log_peak > 1000 * 9 / 10, "the log grew to {log_peak}");
     assert!(log_peak <= 1000 + 10 + 4, "the log reached {log_peak}");
     assert!(log_trims >= 2, "{log_trims} trims");
-    assert!(history_peak <= 200 + 2, "history reached {history_peak}");
+    assert!(history_peak <= 200, "history reached {history_peak}");
     let kept = first.history(&Selection::default(), None).unwrap().len() as i64;
-    assert!((180..=202).contains(&kept), "{kept} jobs in history");
+    assert!((180..=200).contains(&kept), "{kept} jobs in history");
     assert_eq!(first.meta("history_jobs").unwrap(), Some(kept));
 }
 
