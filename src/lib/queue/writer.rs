@@ -42,6 +42,39 @@ pub enum Change {
     },
 }
 
+impl Change {
+    /// Setting `first` and then making this change, as one change: what
+    /// the two in a row would leave (a name this change deletes is
+    /// deleted, one both set takes this change's value), with one log
+    /// record and one rewrite of the job's row instead of two.
+    pub fn after(self, mut first: Vec<(String, Expr)>) -> Change {
+        if first.is_empty() {
+            return self;
+        }
+        let then = |first: Vec<(String, Expr)>, set: Vec<(String, Expr)>| {
+            let mut all = first;
+            all.extend(set);
+            all
+        };
+        match self {
+            Change::Skip(_) => Change::Set(first),
+            Change::Set(set) => Change::Set(then(first, set)),
+            Change::Leave { set } => Change::Leave {
+                set: then(first, set),
+            },
+            Change::Update { set, delete } => {
+                // `apply` deletes before it sets: a name this change
+                // deletes must not come back from `first`.
+                first.retain(|(n, _)| !delete.iter().any(|d| d.eq_ignore_ascii_case(n)));
+                Change::Update {
+                    set: then(first, set),
+                    delete,
+                }
+            }
+        }
+    }
+}
+
 /// The writer of [`Queue::write`]: the system (the pass, a shadow), which
 /// may change any job and reach the raw connection.
 #[derive(Debug)]

@@ -197,20 +197,28 @@ impl Shadow {
         let next = loop {
             events.clear();
             let wrote = self.q.write(now, |w| {
-                if let Some(p) = &pending {
-                    super::start::record_in(w, p)?;
-                }
                 let Some(row) = w.row(id)? else {
                     release_slot_if(w, slot, claim, id, now)?;
                     return Ok(Claim::Done);
                 };
-                let ad = Rc::new(w.full_ad(&row)?);
+                let mut ad = w.full_ad(&row)?;
+                // The execute attributes, and what the PREPARE hooks
+                // changed, join the end's change: the fate reads the ad
+                // with them, and the job's row is rewritten once.
+                let executed = match &pending {
+                    Some(p) => super::start::executed_set(&ad, p),
+                    None => Vec::new(),
+                };
+                for (n, e) in &executed {
+                    ad.insert(n, e.clone());
+                }
+                let ad = Rc::new(ad);
                 let fate = fate(&ad, id, row.status(), &end, started, now);
                 if let Some(p) = userlog::user_log(&ad) {
                     events.extend(fate.events.into_iter().map(|e| (p.clone(), e)));
                 }
                 leaves = fate.leaves;
-                w.change(&row, &ad, &fate.change)?;
+                w.change(&row, &ad, &fate.change.after(executed))?;
                 w.clear_requests(id, None)?;
                 // The slot: reuse the claim for the next job, keep it a moment
                 // when nothing is idle at all, or let it go.

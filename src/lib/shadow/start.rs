@@ -347,9 +347,15 @@ pub(super) fn record_in(w: &mut Writer<'_>, p: &PendingExec) -> Result<(), Queue
         return Ok(());
     };
     let cur = w.full_ad(&r)?;
+    w.change(&r, &cur, &Change::Set(executed_set(&cur, p)))
+}
+
+/// What recording that the job of `p` executed sets in the job whose ad
+/// is `cur`: its PREPARE hooks' changes, NumJobStarts and the date.
+pub(super) fn executed_set(cur: &ClassAd, p: &PendingExec) -> Vec<(String, Expr)> {
     let mut set = p.changed.clone();
-    set.extend(executing_attrs(&cur, p.at));
-    w.change(&r, &cur, &Change::Set(set))
+    set.extend(executing_attrs(cur, p.at));
+    set
 }
 
 impl Shadow {

@@ -498,6 +498,59 @@ fn small_writes_of_many_handles_keep_the_log_and_history_near_their_limits() {
     assert_eq!(first.meta("history_jobs").unwrap(), Some(kept));
 }
 
+/// `Change::after` leaves a job as the two changes in a row leave it.
+#[test]
+fn a_change_after_a_set_leaves_what_the_two_in_a_row_leave() {
+    let (_d, mut q) = queue();
+    let text = "executable = /bin/echo\n+Kept = 1\n+Gone = 2\nqueue 2\n";
+    let c = submit_text(&mut q, text, "alice");
+    let first = || {
+        vec![
+            ("NumJobStarts".to_string(), Expr::int(1)),
+            ("Gone".to_string(), Expr::int(7)),
+            ("Both".to_string(), Expr::int(1)),
+            ("JobPrio".to_string(), Expr::int(4)),
+        ]
+    };
+    let then = || Change::Update {
+        set: vec![
+            ("Both".to_string(), Expr::int(2)),
+            ("JobStatus".to_string(), JobStatus::Held.expr()),
+        ],
+        delete: vec!["gone".to_string(), "Kept".to_string()],
+    };
+    let job = |proc| Selection {
+        jobs: vec![JobId { cluster: c, proc }],
+        ..Selection::default()
+    };
+    q.modify(&job(0), 20, |_, _| Change::Set(first())).unwrap();
+    q.modify(&job(0), 20, |_, _| then()).unwrap();
+    q.modify(&job(1), 20, |_, _| then().after(first())).unwrap();
+    let ads = q.select(&Selection::default()).unwrap();
+    let shown = |i: usize| {
+        let (row, ad) = &ads[i];
+        let mut ad = ad.clone();
+        ad.remove("ProcId");
+        (row.status, row.prio, ad_to_string(&ad))
+    };
+    assert_eq!(shown(0), shown(1));
+    let (row, ad) = &ads[1];
+    let get = |n: &str| ad.get(n).map(unparse);
+    assert_eq!(get("Both").as_deref(), Some("2"));
+    assert_eq!(get("NumJobStarts").as_deref(), Some("1"));
+    assert_eq!(get("Gone").as_deref(), Some("undefined"));
+    assert_eq!(get("Kept").as_deref(), Some("undefined"));
+    assert_eq!((row.status, row.prio), (JobStatus::Held.code(), 4));
+    // Leave, Set and Skip take `first` too; nothing to set changes nothing.
+    let leave = Change::Leave { set: vec![] }.after(first());
+    assert!(matches!(leave, Change::Leave { set } if set.len() == 4));
+    assert!(matches!(Change::Skip("x".into()).after(first()), Change::Set(s) if s.len() == 4));
+    assert!(matches!(
+        Change::Skip("x".into()).after(vec![]),
+        Change::Skip(_)
+    ));
+}
+
 /// What a refusal must leave alone: every job, its status and ad, the
 /// requests and the log.
 fn snapshot(q: &Queue) -> (Vec<String>, Vec<Request>, i64) {
