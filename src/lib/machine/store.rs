@@ -57,9 +57,16 @@ pub struct ClaimInfo {
     pub job_start: i64,
 }
 
-const COLUMNS: &str = "name, kind, slot_id, sub_id, slot_type, parent, cpus, memory, disk, \
-     state, activity, entered_state, entered_activity, remote_user, remote_owner, cluster, \
-     proc, claim, job_start, total_cpus, total_memory, total_disk";
+/// The slots table's columns, in [`from_row`]'s order: a macro, so that
+/// the statements built from it are constants (a shadow looks its slot up
+/// a few times per job, and `format!` grew the text anew each time).
+macro_rules! columns {
+    () => {
+        "name, kind, slot_id, sub_id, slot_type, parent, cpus, memory, disk, \
+         state, activity, entered_state, entered_activity, remote_user, remote_owner, cluster, \
+         proc, claim, job_start, total_cpus, total_memory, total_disk"
+    };
+}
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<SlotRow> {
     let kind: String = r.get(1)?;
@@ -92,8 +99,10 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<SlotRow> {
 /// Every slot, in SlotID order, each partitionable slot followed by its
 /// dynamic slots (slot1, slot1_1, slot1_2, slot2, ...).
 pub fn load_slots(conn: &Connection) -> Result<Vec<SlotRow>, MachineError> {
-    let mut st = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM slots ORDER BY slot_id, sub_id, name"
+    let mut st = conn.prepare_cached(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM slots ORDER BY slot_id, sub_id, name"
     ))?;
     let rows = st
         .query_map([], from_row)?
@@ -103,7 +112,11 @@ pub fn load_slots(conn: &Connection) -> Result<Vec<SlotRow>, MachineError> {
 
 /// One slot, if it exists.
 pub fn load_slot(conn: &Connection, name: &str) -> Result<Option<SlotRow>, MachineError> {
-    let mut st = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM slots WHERE name = ?1"))?;
+    let mut st = conn.prepare_cached(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM slots WHERE name = ?1"
+    ))?;
     Ok(st.query_row([name], from_row).optional()?)
 }
 
@@ -112,8 +125,10 @@ fn need_slot(conn: &Connection, name: &str) -> Result<SlotRow, MachineError> {
 }
 
 fn insert(conn: &Connection, s: &SlotRow) -> Result<(), MachineError> {
-    conn.prepare_cached(&format!(
-        "INSERT INTO slots ({COLUMNS}) VALUES \
+    conn.prepare_cached(concat!(
+        "INSERT INTO slots (",
+        columns!(),
+        ") VALUES \
          (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
           ?20, ?21, ?22)"
     ))?
@@ -375,31 +390,33 @@ pub fn set_claim(
     claim: &ClaimInfo,
     now: i64,
 ) -> Result<SlotRow, MachineError> {
-    let n = conn
-        .prepare_cached(
+    let row = conn
+        .prepare_cached(concat!(
             "UPDATE slots SET \
              entered_state = CASE WHEN state = ?2 THEN entered_state ELSE ?10 END, \
              entered_activity = CASE WHEN state = ?2 AND activity = ?3 THEN entered_activity \
                                      ELSE ?10 END, \
              state = ?2, activity = ?3, remote_user = ?4, remote_owner = ?5, cluster = ?6, \
-             proc = ?7, claim = ?8, job_start = ?9 WHERE name = ?1",
-        )?
-        .execute(params![
-            name,
-            state,
-            activity,
-            claim.remote_user,
-            claim.remote_owner,
-            claim.cluster,
-            claim.proc,
-            claim.claim,
-            claim.job_start,
-            now,
-        ])?;
-    if n == 0 {
-        return Err(MachineError::NoSlot(name.to_string()));
-    }
-    need_slot(conn, name)
+             proc = ?7, claim = ?8, job_start = ?9 WHERE name = ?1 RETURNING ",
+            columns!()
+        ))?
+        .query_row(
+            params![
+                name,
+                state,
+                activity,
+                claim.remote_user,
+                claim.remote_owner,
+                claim.cluster,
+                claim.proc,
+                claim.claim,
+                claim.job_start,
+                now,
+            ],
+            from_row,
+        )
+        .optional()?;
+    row.ok_or_else(|| MachineError::NoSlot(name.to_string()))
 }
 
 /// Changes only State and Activity (Claimed/Suspended, Preempting/Vacating,
@@ -411,36 +428,35 @@ pub fn set_activity(
     activity: &str,
     now: i64,
 ) -> Result<SlotRow, MachineError> {
-    let n = conn
-        .prepare_cached(
+    let row = conn
+        .prepare_cached(concat!(
             "UPDATE slots SET \
              entered_state = CASE WHEN state = ?2 THEN entered_state ELSE ?4 END, \
              entered_activity = CASE WHEN state = ?2 AND activity = ?3 THEN entered_activity \
                                      ELSE ?4 END, \
-             state = ?2, activity = ?3 WHERE name = ?1",
-        )?
-        .execute(params![name, state, activity, now])?;
-    if n == 0 {
-        return Err(MachineError::NoSlot(name.to_string()));
-    }
-    need_slot(conn, name)
+             state = ?2, activity = ?3 WHERE name = ?1 RETURNING ",
+            columns!()
+        ))?
+        .query_row(params![name, state, activity, now], from_row)
+        .optional()?;
+    row.ok_or_else(|| MachineError::NoSlot(name.to_string()))
 }
 
 /// Ends the claim on `name`: Unclaimed and Idle, no user, job or claim id.
 /// (A dynamic slot is usually released instead.)
 pub fn clear_claim(conn: &Connection, name: &str, now: i64) -> Result<SlotRow, MachineError> {
-    let n = conn
-        .prepare_cached(
+    let row = conn
+        .prepare_cached(concat!(
             "UPDATE slots SET \
              entered_state = CASE WHEN state = 'Unclaimed' THEN entered_state ELSE ?2 END, \
              entered_activity = CASE WHEN state = 'Unclaimed' AND activity = 'Idle' \
                                      THEN entered_activity ELSE ?2 END, \
              state = 'Unclaimed', activity = 'Idle', remote_user = NULL, remote_owner = NULL, \
-             cluster = NULL, proc = NULL, claim = NULL, job_start = NULL WHERE name = ?1",
-        )?
-        .execute(params![name, now])?;
-    if n == 0 {
-        return Err(MachineError::NoSlot(name.to_string()));
-    }
-    need_slot(conn, name)
+             cluster = NULL, proc = NULL, claim = NULL, job_start = NULL WHERE name = ?1 \
+             RETURNING ",
+            columns!()
+        ))?
+        .query_row(params![name, now], from_row)
+        .optional()?;
+    row.ok_or_else(|| MachineError::NoSlot(name.to_string()))
 }
