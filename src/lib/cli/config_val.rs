@@ -96,6 +96,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         let entry = cfg.lookup_entry(name);
         let value = if args.raw {
             entry
+                .as_ref()
                 .map(|e| e.raw.to_string())
                 .filter(|v| !v.trim().is_empty())
         } else {

@@ -652,7 +652,12 @@ pub static KNOBS: &[Knob] = &[
 
 /// The knob called `name` (any case).
 pub fn knob(name: &str) -> Option<&'static Knob> {
-    KNOBS.iter().find(|k| k.name.eq_ignore_ascii_case(name))
+    // KNOBS is sorted by its upper-case names (a test says so).
+    let upper = |b: &u8| b.to_ascii_uppercase();
+    KNOBS
+        .binary_search_by(|k| k.name.bytes().cmp(name.as_bytes().iter().map(upper)))
+        .ok()
+        .map(|i| &KNOBS[i])
 }
 
 // `KnobType::String` shadows the standard `String` in this file, hence
@@ -717,6 +722,23 @@ fn roff_line(s: &str) -> std::string::String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_knob_is_found_in_any_case_and_nothing_else() {
+        for k in super::KNOBS {
+            assert_eq!(super::knob(k.name).map(|f| f.name), Some(k.name));
+            assert_eq!(
+                super::knob(&k.name.to_ascii_lowercase()).map(|f| f.name),
+                Some(k.name)
+            );
+            let mut extended = k.name.to_string();
+            extended.push('_');
+            assert!(super::knob(&extended).is_none_or(|f| f.name == extended));
+        }
+        for absent in ["", "A", "ZZZ", "SPOOL_", "_SPOOL", "SPOO"] {
+            assert!(super::knob(absent).is_none(), "{absent}");
+        }
+    }
+
     #[test]
     fn sorted_upper_case_and_described() {
         for w in super::KNOBS.windows(2) {

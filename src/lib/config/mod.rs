@@ -132,10 +132,14 @@ impl Environment {
 /// A loaded configuration.
 #[derive(Clone, Debug, Default)]
 pub struct Config {
-    /// By lower-cased name. Fx, not std's SipHash: every tool builds it at
-    /// start with every knob's default, and the names come from the
+    /// What was set (files, the environment, the detected values), by
+    /// lower-cased name. Fx, not std's SipHash: the names come from the
     /// configuration, not from an adversary.
     table: rustc_hash::FxHashMap<String, Entry>,
+    /// Whether a knob nothing set has its default from the knob table
+    /// (looked up there when asked for, so that a tool does not build an
+    /// entry for each of several hundred knobs at every start).
+    knob_defaults: bool,
     /// Whether any `TOOL.NAME` entry is set: a lookup tries that name
     /// first only then.
     tool_scoped: bool,
@@ -162,18 +166,10 @@ impl MacroSource for Config {
 impl Config {
     /// The defaults alone.
     pub fn defaults() -> Config {
-        let mut c = Config::default();
-        c.table.reserve(knobs::KNOBS.len() + 2);
-        for k in knobs::KNOBS {
-            c.table.insert(
-                k.name.to_ascii_lowercase(),
-                Entry {
-                    name: Cow::Borrowed(k.name),
-                    raw: Cow::Borrowed(k.default),
-                    source: ValueSource::Default,
-                },
-            );
-        }
+        let mut c = Config {
+            knob_defaults: true,
+            ..Config::default()
+        };
         let (arch, host) = detected();
         for (n, v) in [("DETECTED_ARCH", arch), ("DETECTED_HOSTNAME", host)] {
             c.table.insert(
@@ -316,6 +312,7 @@ impl Config {
             .table
             .get(&key)
             .map(|e| e.name.clone())
+            .or_else(|| self.knob_default(&key).map(|e| e.name))
             .unwrap_or_else(|| Cow::Owned(name.to_string()));
         self.table.insert(
             key,
@@ -328,15 +325,32 @@ impl Config {
     }
 
     /// The entry for `name`, trying `TOOL.NAME` first as HTCondor's tools do.
-    pub fn lookup_entry(&self, name: &str) -> Option<&Entry> {
+    pub fn lookup_entry(&self, name: &str) -> Option<Cow<'_, Entry>> {
         let key = name.to_ascii_lowercase();
         if self.tool_scoped
             && !key.contains('.')
             && let Some(e) = self.table.get(&format!("tool.{key}"))
         {
-            return Some(e);
+            return Some(Cow::Borrowed(e));
         }
-        self.table.get(&key)
+        match self.table.get(&key) {
+            Some(e) => Some(Cow::Borrowed(e)),
+            None => self.knob_default(&key).map(Cow::Owned),
+        }
+    }
+
+    /// The knob table's default of `name` (any case), as an entry that
+    /// borrows the table's text, when this configuration has defaults.
+    fn knob_default(&self, name: &str) -> Option<Entry> {
+        if !self.knob_defaults {
+            return None;
+        }
+        let k = knobs::knob(name)?;
+        Some(Entry {
+            name: Cow::Borrowed(k.name),
+            raw: Cow::Borrowed(k.default),
+            source: ValueSource::Default,
+        })
     }
 
     /// The expanded value of `name`; `None` when undefined or empty.
@@ -416,12 +430,20 @@ impl Config {
     }
 
     /// Every entry, sorted by name (for `-dump`).
-    pub fn entries(&self) -> Vec<&Entry> {
-        let mut v: Vec<&Entry> = self
+    pub fn entries(&self) -> Vec<Cow<'_, Entry>> {
+        let mut v: Vec<Cow<'_, Entry>> = self
             .table
             .values()
             .filter(|e| !e.name.to_ascii_uppercase().starts_with("DETECTED_"))
+            .map(Cow::Borrowed)
             .collect();
+        if self.knob_defaults {
+            let unset = knobs::KNOBS
+                .iter()
+                .filter(|k| !self.table.contains_key(&k.name.to_ascii_lowercase()))
+                .filter_map(|k| self.knob_default(k.name));
+            v.extend(unset.map(Cow::Owned));
+        }
         v.sort_by_key(|e| e.name.to_ascii_lowercase());
         v
     }
