@@ -11,8 +11,8 @@ use rustc_hash::FxHashMap as HashMap;
 use super::inputs::Inputs;
 use super::queue::{self, ItemSource, QueueSpec};
 use super::{
-    ALIASES, COMMANDS, Cluster, Kind, MacroDef, PROC_VARS, QueueStmt, SubmitError, SubmitFile,
-    SubmitOptions, collect_refs, command_of_alias, job,
+    COMMANDS, Cluster, Kind, MacroDef, PROC_VARS, QueueStmt, SubmitError, SubmitFile,
+    SubmitOptions, aliases_of, collect_refs, command_of_alias, job,
 };
 use crate::classad::{self, ClassAd, Evaluator, Expr, Scope, Value};
 use crate::config::Config;
@@ -68,12 +68,7 @@ impl job::Commands for ProcCommands<'_> {
             }
             self.m.table.get(key).cloned()
         };
-        let found = lookup(&lower).or_else(|| {
-            ALIASES
-                .iter()
-                .filter(|(c, _)| *c == lower)
-                .find_map(|(_, a)| lookup(a))
-        });
+        let found = lookup(&lower).or_else(|| aliases_of(&lower).find_map(lookup));
         let Some(def) = found else {
             return Ok(None);
         };

@@ -334,6 +334,17 @@ fn command_of_alias(name: &str) -> Option<&'static str> {
     ALIASES.iter().find(|(_, a)| *a == name).map(|(c, _)| *c)
 }
 
+/// The aliases of `command` (lower case): a binary search, as ALIASES is
+/// sorted by command (the job builder asks for every command it knows,
+/// given or not).
+fn aliases_of(command: &str) -> impl Iterator<Item = &'static str> {
+    let from = ALIASES.partition_point(|(c, _)| *c < command);
+    ALIASES[from..]
+        .iter()
+        .take_while(move |(c, _)| *c == command)
+        .map(|(_, a)| *a)
+}
+
 #[derive(Clone, Debug)]
 struct MacroDef {
     raw: String,

@@ -129,3 +129,27 @@ fn universes_keep_their_answers() {
         assert!(got.contains(want), "universe = {u}: {got}");
     }
 }
+
+/// `aliases_of` searches ALIASES by halves: it must stay sorted, and give
+/// every alias of a command, in the table's order.
+#[test]
+fn aliases_are_sorted_by_command_and_each_is_found() {
+    assert!(
+        ALIASES.windows(2).all(|w| w[0] <= w[1]),
+        "ALIASES is not sorted"
+    );
+    for (command, alias) in ALIASES {
+        assert!(
+            aliases_of(command).any(|a| a == *alias),
+            "{command} -> {alias}"
+        );
+        let want: Vec<&str> = ALIASES
+            .iter()
+            .filter(|(c, _)| c == command)
+            .map(|(_, a)| *a)
+            .collect();
+        assert_eq!(aliases_of(command).collect::<Vec<_>>(), want);
+    }
+    assert_eq!(aliases_of("no_such_command").count(), 0);
+    assert_eq!(aliases_of("").count(), 0);
+}
