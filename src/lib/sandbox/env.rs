@@ -81,8 +81,20 @@ pub fn build(
     Ok(env
         .0
         .into_iter()
-        .map(|(k, v)| (k, v.replace(SCRATCH_MARK, &scratch)))
+        .map(|(k, v)| (k, with_scratch(v, &scratch)))
         .collect())
+}
+
+/// `value` with SCRATCH_MARK replaced by `scratch`; as it is (no copy, no
+/// search) when it does not hold the mark's first byte, as most of a
+/// job's variables do not.
+fn with_scratch(value: String, scratch: &str) -> String {
+    let first = SCRATCH_MARK.as_bytes()[0];
+    if value.bytes().any(|b| b == first) && value.contains(SCRATCH_MARK) {
+        value.replace(SCRATCH_MARK, scratch)
+    } else {
+        value
+    }
 }
 
 /// Variables in insertion order; setting one again replaces its value.
@@ -135,4 +147,21 @@ fn v2(text: &str) -> Result<Vec<(String, String)>, String> {
 
 fn v1(text: &str) -> Vec<(String, String)> {
     text.split(';').filter_map(|w| pair(w.trim())).collect()
+}
+
+#[cfg(test)]
+mod scratch_tests {
+    use super::*;
+
+    #[test]
+    fn the_mark_is_replaced_wherever_it_is_and_nothing_else_changes() {
+        let m = SCRATCH_MARK;
+        assert_eq!(with_scratch(format!("{m}/a:{m}"), "/s"), "/s/a:/s");
+        assert_eq!(
+            with_scratch("#not the mark#".into(), "/s"),
+            "#not the mark#"
+        );
+        assert_eq!(with_scratch(String::new(), "/s"), "");
+        assert_eq!(with_scratch(m[1..].to_string(), "/s"), &m[1..]);
+    }
 }
