@@ -46,7 +46,11 @@ impl Change {
     /// Setting `first` and then making this change, as one change: what
     /// the two in a row would leave (a name this change deletes is
     /// deleted, one both set takes this change's value), with one log
-    /// record and one rewrite of the job's row instead of two.
+    /// record and one rewrite of the job's row instead of two. Not for a
+    /// change that deletes a hot column (JobStatus, JobPrio,
+    /// EnteredCurrentStatus): a delete does not reach a column, so in a
+    /// row `first`'s value would stay there, where this leaves it out. No
+    /// caller deletes one.
     pub fn after(self, mut first: Vec<(String, Expr)>) -> Change {
         if first.is_empty() {
             return self;
@@ -63,6 +67,13 @@ impl Change {
                 set: then(first, set),
             },
             Change::Update { set, delete } => {
+                debug_assert!(
+                    !delete.iter().any(|d| {
+                        ["jobstatus", "jobprio", "enteredcurrentstatus"]
+                            .contains(&d.to_ascii_lowercase().as_str())
+                    }),
+                    "Change::after with a hot column deleted: {delete:?}"
+                );
                 // `apply` deletes before it sets: a name this change
                 // deletes must not come back from `first`.
                 first.retain(|(n, _)| !delete.iter().any(|d| d.eq_ignore_ascii_case(n)));
