@@ -84,6 +84,15 @@ pub struct Entry {
     pub source: ValueSource,
 }
 
+/// Knob `k`'s default, as an entry that borrows the knob table's text.
+fn default_entry(k: &'static knobs::Knob) -> Entry {
+    Entry {
+        name: Cow::Borrowed(k.name),
+        raw: Cow::Borrowed(k.default),
+        source: ValueSource::Default,
+    }
+}
+
 /// The system configuration file, fixed at build time
 /// (`TERN_SYSTEM_CONFIG`): the only one a privileged tool reads.
 pub const SYSTEM_CONFIG: &str = match option_env!("TERN_SYSTEM_CONFIG") {
@@ -345,12 +354,7 @@ impl Config {
         if !self.knob_defaults {
             return None;
         }
-        let k = knobs::knob(name)?;
-        Some(Entry {
-            name: Cow::Borrowed(k.name),
-            raw: Cow::Borrowed(k.default),
-            source: ValueSource::Default,
-        })
+        knobs::knob(name).map(default_entry)
     }
 
     /// The expanded value of `name`; `None` when undefined or empty.
@@ -441,7 +445,7 @@ impl Config {
             let unset = knobs::KNOBS
                 .iter()
                 .filter(|k| !self.table.contains_key(&k.name.to_ascii_lowercase()))
-                .filter_map(|k| self.knob_default(k.name));
+                .map(default_entry);
             v.extend(unset.map(Cow::Owned));
         }
         v.sort_by_key(|e| e.name.to_ascii_lowercase());

@@ -68,10 +68,7 @@ impl Change {
             },
             Change::Update { set, delete } => {
                 debug_assert!(
-                    !delete.iter().any(|d| {
-                        ["jobstatus", "jobprio", "enteredcurrentstatus"]
-                            .contains(&d.to_ascii_lowercase().as_str())
-                    }),
+                    !delete.iter().any(|d| is_hot_column(d)),
                     "Change::after with a hot column deleted: {delete:?}"
                 );
                 // `apply` deletes before it sets: a name this change
@@ -84,6 +81,14 @@ impl Change {
             }
         }
     }
+}
+
+/// Whether `name` (any case) is a job attribute `procs` keeps in a column
+/// of its own: JobStatus, JobPrio and EnteredCurrentStatus.
+fn is_hot_column(name: &str) -> bool {
+    ["jobstatus", "jobprio", "enteredcurrentstatus"]
+        .iter()
+        .any(|h| h.eq_ignore_ascii_case(name))
 }
 
 /// The writer of [`Queue::write`]: the system (the pass, a shadow), which
@@ -689,10 +694,7 @@ fn insert_cluster_records(
         let entered = pick("EnteredCurrentStatus").unwrap_or(qdate);
         let mut stored = ClassAd::new();
         for (n, e) in diff.iter_shared() {
-            if !matches!(
-                n.to_ascii_lowercase().as_str(),
-                "jobstatus" | "jobprio" | "enteredcurrentstatus"
-            ) {
+            if !is_hot_column(n) {
                 stored.insert_shared(n, e.clone());
             }
         }
