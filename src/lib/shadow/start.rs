@@ -430,6 +430,7 @@ fn spawn_as(plan: &Plan, id: Identity) -> std::io::Result<i32> {
         .stdout(Stdio::from(plan.stdout.try_clone()?))
         .stderr(Stdio::from(plan.stderr.try_clone()?));
     identity::child_runs_as(&mut cmd, Some(id), Some(&plan.iwd));
+    crate::sys::sched::child_restores_policy(&mut cmd);
     crate::sys::inherited::child_keeps_only_stdio(&mut cmd);
     let child = cmd.spawn()?;
     let pid = child.id() as i32;

@@ -12,6 +12,7 @@ pub mod lockprobe;
 pub mod nss;
 pub mod pids;
 pub mod privilege;
+pub mod sched;
 pub mod term;
 pub mod thp;
 pub mod time;
@@ -205,6 +206,18 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<i32> {
         // up for good, even if another thread holds it raised now.
         if privilege::is_setid() {
             flags |= libc::POSIX_SPAWN_RESETIDS;
+        }
+        // A job of a shadow, which runs itself as SCHED_BATCH, starts
+        // under the policy the shadow started with (see [`sched`]).
+        if let Some(policy) = sched::for_children() {
+            let param = libc::sched_param { sched_priority: 0 };
+            flags |= libc::POSIX_SPAWN_SETSCHEDULER;
+            if rc == 0 {
+                rc = libc::posix_spawnattr_setschedpolicy(&mut at, policy);
+            }
+            if rc == 0 {
+                rc = libc::posix_spawnattr_setschedparam(&mut at, &param);
+            }
         }
         if s.new_session {
             flags |= libc::POSIX_SPAWN_SETSID as libc::c_int;
