@@ -64,25 +64,30 @@ pub(super) const FILE_LIMIT: u64 = 4 << 20;
 pub(super) const RESTART_FRAMES: u32 = 768;
 
 /// Frames past which a closing handle starts the log again while another
-/// process holds the queue open (see [`Queue::keep_frames`]): seven
-/// eighths of what [`FILE_LIMIT`] holds (890 frames), so that the log's
-/// file, which every restart cuts back to that limit, need not grow past
-/// it between restarts (a durable commit that extends the file costs
-/// several that do not); and past [`RESTART_FRAMES`], so that a long-lived
-/// writer beside the closer, a shadow running a stream of jobs, which
-/// starts the log again after its own commit past that, gets there first.
-/// The copy's fsyncs then fall on the shadow, between its jobs, not on
-/// the close of a one-shot tool that a shell loop waits for. At three
-/// quarters (763 frames, under RESTART_FRAMES), the closing submits of a
-/// loop beside a shadow made nearly every copy: 458 fsyncs for 400
-/// submits, 410 at seven eighths (bench/README.md, "A shell loop of
-/// single submits").
-pub(super) const KEEP_FRAMES_BESIDE: u32 = (FILE_LIMIT / FRAME_BYTES * 7 / 8) as u32;
+/// process holds the queue open (see [`Queue::keep_frames`]): 64 past
+/// [`RESTART_FRAMES`] (832 frames), so that a long-lived writer beside
+/// the closer, a shadow running a stream of jobs, which looks after each
+/// of its own commits and starts the log again past that, gets there
+/// first (a job of a shell loop of submits adds about 20 frames). The
+/// copy's fsyncs then fall on the shadow, between its jobs, not on the
+/// close of a one-shot tool that the loop waits for. At 763 frames, under
+/// RESTART_FRAMES, the closing submits of such a loop made nearly every
+/// copy: 458 fsyncs for 400 submits, 410 past RESTART_FRAMES
+/// (bench/README.md, "A shell loop of single submits"). And
+/// [`CLOSER_ROOM`] frames under what [`FILE_LIMIT`] holds, so that the
+/// log's file, which every restart cuts back to that limit, need not grow
+/// past it between restarts (a durable commit that extends the file
+/// costs several that do not): room for the writes of others while a
+/// closer's restart is held off by a reader.
+pub(super) const KEEP_FRAMES_BESIDE: u32 = RESTART_FRAMES + 64;
 
-// The long-lived writer restarts the log before a closer beside it would,
-// and a closer's restart leaves room under the file's limit.
+/// Frames of room the log's file keeps above [`KEEP_FRAMES_BESIDE`].
+pub(super) const CLOSER_ROOM: u32 = 128;
+
+// The long-lived writer starts the log again before a closer beside it
+// would, and the closers' limit leaves room under the file's.
 const _: () = assert!(RESTART_FRAMES < KEEP_FRAMES_BESIDE);
-const _: () = assert!(((KEEP_FRAMES_BESIDE + 64) as u64) * FRAME_BYTES <= FILE_LIMIT);
+const _: () = assert!(((KEEP_FRAMES_BESIDE + CLOSER_ROOM) as u64) * FRAME_BYTES + 32 <= FILE_LIMIT);
 
 /// A frame of the log: its 24-byte header and a 4 KB page.
 pub(super) const FRAME_BYTES: u64 = 24 + 4096;

@@ -395,6 +395,8 @@ impl Shadow {
 
 /// Starts the plan: with posix_spawn as the shadow's own user, or by fork
 /// and exec as the job's owner.
+/// Either way the job starts under the scheduling policy the shadow
+/// started with (`sys::sched`), not the shadow's SCHED_BATCH.
 fn spawn(plan: &Plan) -> std::io::Result<i32> {
     crate::sys::thp::allow();
     match plan.ident.clone() {

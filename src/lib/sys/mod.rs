@@ -105,7 +105,8 @@ pub struct Spawn<'a> {
 /// copying the caller's page tables, which for a short job or a pass
 /// holding 100k rows is most of the cost of fork. The child gets every
 /// signal unblocked and at its default action (a shadow blocks its own),
-/// and its own process group or session. Descriptors the caller wants
+/// its own process group or session, and the scheduling policy this
+/// process started with ([`sched::for_children`]). Descriptors the caller wants
 /// inherited must not be close-on-exec. An exec failure is the error.
 pub fn spawn(s: &Spawn<'_>) -> std::io::Result<i32> {
     use std::ffi::CString;
