@@ -124,15 +124,7 @@ mod tests {
         if std::env::var_os("TERN_GRID_OWNER_CHILD").is_none() {
             let name =
                 "grid::owner::tests::a_root_gridmanager_acts_as_the_jobs_owner_with_its_owner_uid";
-            let out = std::process::Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", name, "--test-threads=1"])
-                .env("TERN_GRID_OWNER_CHILD", "1")
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
-                "{out:?}"
-            );
+            crate::sys::pids::rerun_test_alone(name, "TERN_GRID_OWNER_CHILD");
             return;
         }
         set_owner_rules(OwnerRules {

@@ -673,18 +673,9 @@ mod tests {
         // the other tests' threads run as nobody. The check runs in a
         // process of its own: this test binary, run again for this test.
         if std::env::var_os("TERN_ACT_AS_CHILD").is_none() {
-            let out = std::process::Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "--exact",
-                    "sys::identity::tests::acting_as_a_user_makes_their_files_and_gives_root_back",
-                    "--test-threads=1",
-                ])
-                .env("TERN_ACT_AS_CHILD", "1")
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
-                "{out:?}"
+            crate::sys::pids::rerun_test_alone(
+                "sys::identity::tests::acting_as_a_user_makes_their_files_and_gives_root_back",
+                "TERN_ACT_AS_CHILD",
             );
             return;
         }

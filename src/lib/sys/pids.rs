@@ -237,6 +237,24 @@ pub(crate) fn spawn_helper_test(
         .ok()
 }
 
+/// Runs test `name` of this test binary again, alone, in a process of its
+/// own with `var` set, for a test whose check changes something of the
+/// whole process (its ids, its policy, process-wide rules) that the other
+/// tests' threads share; the test sees `var` and does the check there.
+/// Panics unless that run passed exactly the one test.
+#[cfg(test)]
+pub(crate) fn rerun_test_alone(name: &str, var: &str) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--test-threads=1"])
+        .env(var, "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+        "{name} in a process of its own: {out:?}"
+    );
+}
+
 #[cfg(test)]
 mod holder_tests {
     use super::*;

@@ -24,7 +24,7 @@ static BATCHED: AtomicBool = AtomicBool::new(false);
 /// Says whether it moved.
 pub fn batch_self() -> bool {
     let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: sched_getscheduler and sched_setscheduler on this process,
+    // SAFETY: sched_getscheduler and sched_setscheduler on this thread,
     // with a parameter that lives on this stack.
     let moved = unsafe {
         libc::sched_getscheduler(0) == libc::SCHED_OTHER
@@ -68,15 +68,15 @@ pub fn child_restores_policy(cmd: &mut std::process::Command) {
     }
 }
 
-/// The calling thread's policy.
-pub fn policy() -> libc::c_int {
-    // SAFETY: sched_getscheduler has no memory effects.
-    unsafe { libc::sched_getscheduler(0) }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The calling thread's policy.
+    fn policy() -> libc::c_int {
+        // SAFETY: sched_getscheduler has no memory effects.
+        unsafe { libc::sched_getscheduler(0) }
+    }
 
     /// A process that moves itself to SCHED_BATCH starts its children,
     /// by posix_spawn and by fork, under the policy it had. (Run in a
@@ -134,20 +134,9 @@ mod tests {
             eprintln!("skipped: the tests run under another policy");
             return;
         }
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "sys::sched::tests::the_shadow_is_batch_and_its_children_are_not",
-                "--nocapture",
-            ])
-            .env("TERN_TEST_SCHED_CHILD", "1")
-            .output()
-            .unwrap();
-        let said = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && said.contains("1 passed"),
-            "{said}{}",
-            String::from_utf8_lossy(&out.stderr)
+        crate::sys::pids::rerun_test_alone(
+            "sys::sched::tests::the_shadow_is_batch_and_its_children_are_not",
+            "TERN_TEST_SCHED_CHILD",
         );
     }
 }
