@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{RunEnv, TIMEOUT, check_logs_with_htcondor, job_events, wait_until};
+use crate::common::{RunEnv, TIMEOUT, assert_job_events, check_logs_with_htcondor, wait_until};
 
 /// A test directory whose PATH starts with the fake Slurm, and the fake's
 /// state directory.
@@ -97,7 +97,7 @@ fn a_grid_job_goes_through_slurm_with_its_exit_code_and_events() {
         Some("7.0")
     );
     let log = env.path("job.log");
-    assert_eq!(job_events(&log, "1.0"), [0, 27, 1, 5]);
+    assert_job_events(&log, "1.0", [0, 27, 1, 5]);
     check_logs_with_htcondor(&[log]);
 }
 
@@ -118,7 +118,7 @@ fn a_job_that_ends_between_polls_is_seen_running_with_slurms_times() {
         env.attr("1.0", "RemoteWallClockTime").as_deref(),
         Some("4.0")
     );
-    assert_eq!(job_events(&env.path("job.log"), "1.0"), [0, 27, 1, 5]);
+    assert_job_events(&env.path("job.log"), "1.0", [0, 27, 1, 5]);
     check_logs_with_htcondor(&[env.path("job.log")]);
 }
 
@@ -144,10 +144,7 @@ fn an_unreachable_controller_completes_nothing_and_is_shown_down_then_up() {
         env.attr("1.0", "GridResourceUnavailableTime").as_deref(),
         Some("undefined")
     );
-    assert_eq!(
-        job_events(&env.path("job.log"), "1.0"),
-        [0, 27, 26, 25, 1, 5]
-    );
+    assert_job_events(&env.path("job.log"), "1.0", [0, 27, 26, 25, 1, 5]);
     check_logs_with_htcondor(&[env.path("job.log")]);
 }
 
@@ -176,7 +173,7 @@ fn a_failed_sbatch_holds_with_htcondors_message_and_a_release_submits_again() {
     env.run_ok("tern_release", ["1.0"]);
     wait_for(&env, "1.0", "GridJobStatus", "IDLE");
     assert!(env.attr("1.0", "GridJobId").unwrap().starts_with(&three));
-    assert_eq!(job_events(&env.path("job.log"), "1.0"), [0, 12, 13, 27]);
+    assert_job_events(&env.path("job.log"), "1.0", [0, 12, 13, 27]);
 }
 
 #[test]
@@ -228,7 +225,7 @@ fn removing_a_grid_job_cancels_its_slurm_job_before_it_leaves() {
         env.history_af("1.0", &["JobStatus", "Managed"]).as_deref(),
         Some("3 ScheddDone")
     );
-    assert_eq!(job_events(&env.path("job.log"), "1.0"), [0, 27, 1, 9]);
+    assert_job_events(&env.path("job.log"), "1.0", [0, 27, 1, 9]);
 }
 
 #[test]
@@ -267,7 +264,7 @@ fn other_grid_types_are_held_at_once() {
         Some("grid type arc is not supported")
     );
     assert_eq!(env.attr("1.0", "HoldReasonCode").as_deref(), Some("0"));
-    assert_eq!(job_events(&env.path("job.log"), "1.0"), [0, 12]);
+    assert_job_events(&env.path("job.log"), "1.0", [0, 12]);
 }
 
 #[test]
@@ -307,7 +304,7 @@ fn a_grid_job_runs_on_another_tern_queue_and_comes_back() {
         ),
         format!("4 {}\n", env.spool().display())
     );
-    assert_eq!(job_events(&env.path("job.log"), "1.0"), [0, 27, 1, 5]);
+    assert_job_events(&env.path("job.log"), "1.0", [0, 27, 1, 5]);
     check_logs_with_htcondor(&[env.path("job.log")]);
 }
 
@@ -409,7 +406,7 @@ fn a_periodic_remove_of_a_running_grid_job_cancels_it_in_slurm() {
     let gone = wait_until(TIMEOUT, || env.q_af("1.0", &["JobStatus"]).is_none());
     assert!(gone, "the removed job stayed");
     assert!(calls(&state).contains("scancel 1"), "{}", calls(&state));
-    assert_eq!(job_events(&env.path("job.log"), "1.0"), [0, 27, 1, 9]);
+    assert_job_events(&env.path("job.log"), "1.0", [0, 27, 1, 9]);
 }
 
 #[test]
@@ -428,7 +425,7 @@ fn a_status_unknown_too_long_is_029_and_known_again_is_030() {
         Some("false")
     );
     let log = env.path("job.log");
-    assert_eq!(job_events(&log, "1.0"), [0, 27, 26, 29, 25, 30, 1, 5]);
+    assert_job_events(&log, "1.0", [0, 27, 26, 29, 25, 30, 1, 5]);
     check_logs_with_htcondor(&[log]);
 }
 
@@ -463,7 +460,7 @@ fn removing_a_job_routed_to_another_queue_removes_it_there() {
             crate::common::real_user()
         )
     );
-    assert_eq!(job_events(&env.path("job.log"), "1.0"), [0, 27, 1, 9]);
+    assert_job_events(&env.path("job.log"), "1.0", [0, 27, 1, 9]);
 }
 
 #[test]
@@ -518,7 +515,7 @@ fn a_nonessential_job_is_removed_where_another_would_be_held() {
             .as_deref(),
         Some("3 submission command failed (exit code = 1) (stdout:) (stderr:sbatch: error: no)")
     );
-    assert_eq!(job_events(&env.path("job.log"), "1.0"), [0, 9]);
+    assert_job_events(&env.path("job.log"), "1.0", [0, 9]);
 }
 
 #[test]

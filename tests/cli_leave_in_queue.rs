@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use crate::common::{RunEnv, TIMEOUT, check_logs_with_htcondor, job_events};
+use crate::common::{RunEnv, TIMEOUT, assert_job_events, check_logs_with_htcondor};
 
 fn env() -> RunEnv {
     RunEnv::new().knob("PERIODIC_EXPR_INTERVAL", "1")
@@ -73,7 +73,7 @@ fn a_kept_job_stays_completed_then_removed_until_forcex() {
     );
     assert_eq!(env.status("1.0"), Some(3));
     let log = env.path("job.log");
-    assert_eq!(job_events(&log, "1.0"), vec![0, 1, 5, 9]);
+    assert_job_events(&log, "1.0", vec![0, 1, 5, 9]);
     // LeaveJobInQueue is still true: it stays removed, pass after pass.
     full_pass(&env);
     assert_eq!(env.status("1.0"), Some(3), "{}", env.diagnosis());
@@ -96,7 +96,7 @@ fn a_kept_job_stays_completed_then_removed_until_forcex() {
         env.history_af("1.0", &["JobStatus", "LeaveJobInQueue"]),
         Some("3 false".to_string())
     );
-    assert_eq!(job_events(&log, "1.0"), vec![0, 1, 5, 9, 9]);
+    assert_job_events(&log, "1.0", vec![0, 1, 5, 9, 9]);
     check_logs_with_htcondor(&[log]);
 }
 
@@ -115,7 +115,7 @@ fn qedit_of_leave_job_in_queue_lets_the_job_go_at_the_next_pass() {
     assert_eq!(env.status("1.0"), None, "{}", env.diagnosis());
     assert_eq!(env.history_af("1.0", &["JobStatus"]), Some("4".to_string()));
     // Completing and leaving write no further event.
-    assert_eq!(job_events(&env.path("job.log"), "1.0"), vec![0, 1, 5]);
+    assert_job_events(&env.path("job.log"), "1.0", vec![0, 1, 5]);
 }
 
 #[test]
@@ -154,5 +154,5 @@ fn rm_of_a_completed_job_whose_expression_is_false_by_then_takes_it_out() {
     );
     assert_eq!(env.status("1.0"), None, "{}", env.diagnosis());
     assert_eq!(env.history_af("1.0", &["JobStatus"]), Some("3".to_string()));
-    assert_eq!(job_events(&env.path("job.log"), "1.0"), vec![0, 1, 5, 9]);
+    assert_job_events(&env.path("job.log"), "1.0", vec![0, 1, 5, 9]);
 }

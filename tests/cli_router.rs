@@ -9,7 +9,7 @@ use crate::common::queue::db;
 use crate::common::router::{
     ad, attr, copies_of, parse_id, pass, route_jobs, set, status, text, with_config,
 };
-use crate::common::{NOW, Run, TestEnv, check_logs_with_htcondor, job_events, real_user};
+use crate::common::{NOW, Run, TestEnv, assert_job_events, check_logs_with_htcondor, real_user};
 use tern::queue::JobId;
 
 fn id(c: i64, p: i64) -> JobId {
@@ -346,7 +346,7 @@ fn a_copy_that_ran_between_passes_still_gives_the_source_an_execute_event() {
     pass(&env, NOW + 20);
     assert_eq!(status(&env, src), 0, "the source did not complete");
     let log = env.path("jobs.log");
-    assert_eq!(job_events(&log, &src.to_string()), [0, 1, 5]);
+    assert_job_events(&log, &src.to_string(), [0, 1, 5]);
     let events = std::fs::read_to_string(&log).unwrap();
     assert!(events.contains("Job executing on host: 3.0"), "{events}");
     check_logs_with_htcondor(&[log]);

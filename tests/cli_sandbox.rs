@@ -3,7 +3,7 @@
 //! output comes back to Iwd, failures hold it with HTCondor's codes and
 //! texts, and the event log has the 040 events around 001 and 005.
 
-use crate::common::{RunEnv, TIMEOUT, check_logs_with_htcondor, job_events};
+use crate::common::{RunEnv, TIMEOUT, assert_job_events, check_logs_with_htcondor};
 
 #[track_caller]
 fn wait_held(env: &RunEnv, job: &str) {
@@ -83,10 +83,7 @@ fn a_transferring_job_runs_in_a_private_sandbox_and_its_output_comes_back() {
     );
     assert!(!env.path(".job.ad").exists());
     assert!(execute_dir_is_empty(&env), "the sandbox is removed");
-    assert_eq!(
-        job_events(&env.path("t.log"), &id),
-        [0, 40, 40, 1, 40, 40, 5]
-    );
+    assert_job_events(&env.path("t.log"), &id, [0, 40, 40, 1, 40, 40, 5]);
     check_logs_with_htcondor(&[env.path("t.log")]);
     let h = env
         .history_af(
@@ -131,7 +128,7 @@ fn without_transfer_the_job_runs_in_iwd_with_the_sandbox_as_scratch() {
     assert_eq!(f[1], f[2]);
     assert_eq!(f[3], f[0]);
     assert_eq!(f[4], "ad");
-    assert_eq!(job_events(&env.path("n.log"), &id), [0, 1, 5]);
+    assert_job_events(&env.path("n.log"), &id, [0, 1, 5]);
     assert!(execute_dir_is_empty(&env));
 }
 
@@ -190,7 +187,7 @@ fn a_missing_input_holds_the_job_with_code_13_and_nothing_runs() {
         "{reason}"
     );
     assert!(!env.path("ran").exists());
-    assert_eq!(job_events(&env.path("m.log"), &id), [0, 40, 12]);
+    assert_job_events(&env.path("m.log"), &id, [0, 40, 12]);
     check_logs_with_htcondor(&[env.path("m.log")]);
     assert!(execute_dir_is_empty(&env));
 }
@@ -370,8 +367,11 @@ fn on_exit_or_evict_saves_the_files_of_a_vacated_run_for_the_next() {
         std::fs::read_to_string(env.path("state.txt")).unwrap(),
         "final\n"
     );
-    let events = job_events(&env.path("e.log"), &id);
-    assert_eq!(events, [0, 40, 40, 1, 40, 40, 4, 40, 40, 1, 40, 40, 5]);
+    assert_job_events(
+        &env.path("e.log"),
+        &id,
+        [0, 40, 40, 1, 40, 40, 4, 40, 40, 1, 40, 40, 5],
+    );
     check_logs_with_htcondor(&[env.path("e.log")]);
     // The SPOOL copy goes once the job has left the queue.
     let saved = env.path(&format!("spool/{c}/0/cluster{c}.proc0.subproc0"));

@@ -4,7 +4,7 @@
 //! HTCondor's reason, and its event log gets 000 then 012.
 
 use crate::common::TestEnv;
-use crate::common::events::{check_logs_with_htcondor, job_events};
+use crate::common::events::{assert_job_events, check_logs_with_htcondor};
 
 /// A test directory with a tiny executable, `big.dat` (3 MiB, so
 /// TransferInputSizeMB = 3) and `small.dat`.
@@ -51,8 +51,8 @@ fn a_job_over_max_transfer_input_mb_is_held_at_submit() {
          1 1 0 undefined undefined 0 undefined\n"
     );
     let log = env.path("job.log");
-    assert_eq!(job_events(&log, "1.0"), vec![0, 12]);
-    assert_eq!(job_events(&log, "1.1"), vec![0]);
+    assert_job_events(&log, "1.0", vec![0, 12]);
+    assert_job_events(&log, "1.1", vec![0]);
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(
         text.contains(

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use tern::userlog::{EventKind, Exit};
 
 use crate::common::slurm::up;
-use crate::common::{RunEnv, check_logs_with_htcondor, job_events, wait_until};
+use crate::common::{RunEnv, assert_job_events, check_logs_with_htcondor, wait_until};
 
 /// The route of README.md's "When one machine is not enough": the first
 /// fenced block of that section, as a user would paste it into their
@@ -227,7 +227,7 @@ fn two_hundred_jobs_routed_by_the_readme_route_run_on_a_real_slurm() {
     // router wrote, with the copy's exit code.
     let log = env.path("sources.log");
     for p in 0..n as i64 {
-        assert_eq!(job_events(&log, &src(p)), [0, 1, 5], "source {}", src(p));
+        assert_job_events(&log, &src(p), [0, 1, 5]);
     }
     let want: Vec<(i64, i64)> = (0..n as i64)
         .map(|p| (p, if p % 10 == 9 { 3 } else { 0 }))
@@ -325,10 +325,7 @@ fn a_routed_job_completes_without_cron() {
         "1 5\n0 5\n"
     );
     for p in 0..2 {
-        assert_eq!(
-            job_events(&env.path("sources.log"), &format!("{c}.{p}")),
-            [0, 1, 5]
-        );
+        assert_job_events(&env.path("sources.log"), &format!("{c}.{p}"), [0, 1, 5]);
     }
 }
 
@@ -429,7 +426,7 @@ fn jobs_routed_to_another_tern_queue_run_there_and_complete_here() {
     assert_eq!(remote_run(&env, &remote, "tern_q", &["-af", "ProcId"]), "");
     let log = env.path("sources.log");
     for p in 0..6 {
-        assert_eq!(job_events(&log, &format!("{cluster}.{p}")), [0, 1, 5]);
+        assert_job_events(&log, &format!("{cluster}.{p}"), [0, 1, 5]);
     }
     let want: Vec<(i64, i64)> = (0..6).map(|p| (p, p)).collect();
     assert_eq!(terminate_codes(&log, cluster), want);

@@ -3,8 +3,15 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use super::{Run, bin};
+
+/// How long [`job_events_when`] waits: the shadow, the pass and the tools
+/// write a change's events just after the queue's commit (tern_shadow(1)),
+/// so a job is seen in its new state, or in the history, a moment before
+/// its event is in the log.
+const EVENT_WAIT: Duration = Duration::from_secs(10);
 
 /// The events of a job event log as `(cluster.proc, event number)`, read
 /// with tern's reader.
@@ -17,14 +24,34 @@ pub fn log_events(path: &Path) -> Vec<(String, u32)> {
         .collect()
 }
 
-/// The event numbers of job `job` in the log at `path`, in order.
+/// The event numbers of job `job` in the log at `path` once `done` holds
+/// for them, or after [`EVENT_WAIT`] as they are then. A log that cannot
+/// be read then fails the test with the reader's error.
 #[track_caller]
-pub fn job_events(path: &Path, job: &str) -> Vec<u32> {
-    log_events(path)
-        .into_iter()
-        .filter(|(j, _)| j == job)
-        .map(|(_, n)| n)
-        .collect()
+pub fn job_events_when(path: &Path, job: &str, mut done: impl FnMut(&[u32]) -> bool) -> Vec<u32> {
+    let read = || -> Result<Vec<u32>, String> {
+        let events = tern::userlog::read_file(path).map_err(|e| e.to_string())?;
+        Ok(events
+            .iter()
+            .filter(|e| format!("{}.{}", e.id.cluster, e.id.proc) == job)
+            .map(|e| e.kind.number())
+            .collect())
+    };
+    let mut last = Err(String::from("not read yet"));
+    super::process::wait_until(EVENT_WAIT, || {
+        last = read();
+        last.as_deref().is_ok_and(&mut done)
+    });
+    last.unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+/// Asserts that job `job`'s events in the log at `path` are `want`, giving
+/// the last of them [`EVENT_WAIT`] to arrive.
+#[track_caller]
+pub fn assert_job_events(path: &Path, job: &str, want: impl AsRef<[u32]>) {
+    let want = want.as_ref();
+    let got = job_events_when(path, job, |e| e == want);
+    assert_eq!(got, want, "the events of job {job} in {}", path.display());
 }
 
 /// The Python of a virtual environment with HTCondor's bindings:
