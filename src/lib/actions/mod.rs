@@ -187,8 +187,14 @@ pub fn act(
                 continue;
             }
             let c = change(action, shadowed, &ad, &reason, what.subcode);
+            // A job held while it ran whose shadow has not yet stopped it
+            // (the hold request is pending): the shadow writes the hold's
+            // 012 once the job is down, and the release's 013 after it.
+            let stopping = action == Action::Release
+                && w.requests(row.id)?.contains(&crate::vocab::Request::Hold);
             if let Some(path) = crate::userlog::user_log(&ad) {
-                for e in event(action, row.id, shadowed, &ad, &c, &reason, what.subcode) {
+                let writes = shadowed || stopping;
+                for e in event(action, row.id, writes, &ad, &c, &reason, what.subcode) {
                     events.push((path.clone(), e));
                 }
             }
@@ -312,8 +318,9 @@ fn change(
 }
 
 /// The job events an action writes now. A running job's shadow writes the
-/// abort (009) and hold (012) events when it has stopped the job, so they
-/// are written here only for jobs nothing runs.
+/// abort (009) and hold (012) events when it has stopped the job, and the
+/// release (013) of a job it is still stopping for a hold, so they are
+/// written here only for jobs nothing runs (`shadowed` false).
 fn event(
     action: Action,
     id: JobId,
@@ -337,6 +344,7 @@ fn event(
             hold_code::USER_REQUEST,
             subcode.unwrap_or(0),
         )],
+        Action::Release if shadowed && !leaves => Vec::new(),
         Action::Release => {
             let mut v = vec![Event::released(id, reason)];
             if leaves {

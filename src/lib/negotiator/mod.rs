@@ -718,6 +718,7 @@ fn put_right(
                 free_slot(w.conn(), &s, now)?;
             }
         }
+        let held_while_running = w.requests(id)?.contains(&Request::Hold);
         w.clear_requests(id, None)?;
         let Some(row) = w.row(id)? else { return Ok(()) };
         let ad = Rc::new(w.full_ad(&row)?);
@@ -739,19 +740,28 @@ fn put_right(
                     .lines
                     .push(format!("remove {id} (its shadow is gone)"));
             }
-            Some(JobStatus::Held) => {
-                let reason = ad.eval_str("HoldReason").unwrap_or_default();
-                let code = ad.eval_int("HoldReasonCode").unwrap_or(0);
-                let sub = ad.eval_int("HoldReasonSubCode").unwrap_or(0);
+            // Held while it ran; or held, then released before its shadow
+            // stopped it, when the 012 the shadow owed comes with the 013
+            // the release left to it.
+            Some(s) if s == JobStatus::Held || held_while_running => {
                 let change = Change::Update {
                     set: policy::end_of_run(&ad, now),
                     delete: policy::running_attrs(&ad),
                 };
                 w.change(&row, &ad, &change)?;
-                logged.push(Event::held(id, &reason, code, sub));
+                let what = if s == JobStatus::Held {
+                    let reason = ad.eval_str("HoldReason").unwrap_or_default();
+                    let code = ad.eval_int("HoldReasonCode").unwrap_or(0);
+                    let sub = ad.eval_int("HoldReasonSubCode").unwrap_or(0);
+                    logged.push(Event::held(id, &reason, code, sub));
+                    "held"
+                } else {
+                    logged.extend(policy::held_then_released(&ad, id));
+                    "released"
+                };
                 report
                     .lines
-                    .push(format!("held {id} stopped (its shadow is gone)"));
+                    .push(format!("{what} {id} stopped (its shadow is gone)"));
             }
             _ => {}
         }

@@ -7,7 +7,8 @@ use std::rc::Rc;
 
 use crate::classad::unparse::unparse;
 use crate::classad::{ClassAd, Expr, Value};
-use crate::queue::Change;
+use crate::queue::{Change, JobId};
+use crate::userlog::Event;
 use crate::vocab::{JobStatus, hold_code};
 
 /// Set on a cron job whose next DeferralTime must be computed by the next
@@ -158,6 +159,21 @@ pub fn end_of_run(ad: &Rc<ClassAd>, now: i64) -> Vec<(String, Expr)> {
         set.push(("LastRemoteHost".to_string(), Expr::string(&h)));
     }
     set
+}
+
+/// The events owed when a run held while it ran is stopped after the job
+/// was released: the hold (012), with the reason the release moved to
+/// LastHoldReason, then the release (013) that tern_release left to
+/// whoever records the stop, so that the log keeps the queue's order.
+pub fn held_then_released(ad: &Rc<ClassAd>, id: JobId) -> Vec<Event> {
+    let reason = ad.eval_str("LastHoldReason").unwrap_or_default();
+    let code = ad.eval_int("LastHoldReasonCode").unwrap_or(0);
+    let sub = ad.eval_int("LastHoldReasonSubCode").unwrap_or(0);
+    let mut events = vec![Event::held(id, &reason, code, sub)];
+    if let Some(why) = ad.eval_str("ReleaseReason") {
+        events.push(Event::released(id, &why));
+    }
+    events
 }
 
 /// A run that stopped without the job finishing: back to Idle.

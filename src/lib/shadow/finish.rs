@@ -319,7 +319,7 @@ fn fate(
     }
     match stop {
         Some(Stop::Remove) => removed(ad, id, usage, now),
-        Some(Stop::Hold) => held(ad, id, usage, now),
+        Some(Stop::Hold) => held(ad, id, job_status, usage, now),
         Some(stop) => vacated(ad, id, stop, end, started, usage, now),
         None => {
             let st = end
@@ -401,17 +401,30 @@ fn removed(ad: &Rc<ClassAd>, id: JobId, usage: Vec<(String, Expr)>, now: i64) ->
 }
 
 /// Held while it ran: the hold the tool or policy recorded, event 012.
-fn held(ad: &Rc<ClassAd>, id: JobId, usage: Vec<(String, Expr)>, now: i64) -> Fate {
-    let reason = ad.eval_str("HoldReason").unwrap_or_default();
-    let code = ad.eval_int("HoldReasonCode").unwrap_or(0);
-    let sub = ad.eval_int("HoldReasonSubCode").unwrap_or(0);
+/// A job released before it was down stays as the release left it, and
+/// gets the 012 with the 013 that tern_release left to the shadow.
+fn held(
+    ad: &Rc<ClassAd>,
+    id: JobId,
+    job_status: Option<JobStatus>,
+    usage: Vec<(String, Expr)>,
+    now: i64,
+) -> Fate {
+    let events = if job_status == Some(JobStatus::Held) {
+        let reason = ad.eval_str("HoldReason").unwrap_or_default();
+        let code = ad.eval_int("HoldReasonCode").unwrap_or(0);
+        let sub = ad.eval_int("HoldReasonSubCode").unwrap_or(0);
+        vec![Event::held(id, &reason, code, sub)]
+    } else {
+        policy::held_then_released(ad, id)
+    };
     let mut set = policy::end_of_run(ad, now);
     set.extend(usage);
     let change = Change::Update {
         set,
         delete: policy::running_attrs(ad),
     };
-    Fate::new(change, vec![Event::held(id, &reason, code, sub)]).no_reuse()
+    Fate::new(change, events).no_reuse()
 }
 
 /// Vacated, preempted or shut down: back to Idle with HTCondor's vacate
