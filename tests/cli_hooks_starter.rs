@@ -330,13 +330,9 @@ fn update_job_info_runs_with_each_update_and_its_failure_is_noted() {
         ),
         "{failure}"
     );
-    let events = job_events_when(&env.path("t.log"), &id, |e| {
-        e.iter().filter(|&&n| n == 21).count() >= 2
-    });
-    assert!(
-        events.iter().filter(|&&n| n == 21).count() >= 2,
-        "{events:?}"
-    );
+    let done = |e: &[u32]| e.iter().filter(|&&n| n == 21).count() >= 2 && e.last() == Some(&5);
+    let events = job_events_when(&env.path("t.log"), &id, done);
+    assert!(done(&events), "{events:?}");
     check_logs_with_htcondor(&[env.path("t.log")]);
 }
 

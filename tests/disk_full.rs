@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use crate::common::assert_job_events;
 use crate::common::process::RunEnv;
 
 /// A tmpfs mounted for one test, unmounted when dropped.
@@ -312,12 +313,6 @@ fn a_run_that_ends_while_spool_is_full_is_recorded_once_there_is_room_not_run_ag
             .as_deref(),
         Some("1 0")
     );
-    let events: Vec<String> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .filter(|l| l.starts_with('0'))
-        .map(|l| l[..3].to_string())
-        .collect();
-    assert_eq!(events, ["000", "001", "005"]);
+    assert_job_events(&log, &job, [0, 1, 5]);
     assert_eq!(integrity(spool), "ok");
 }
