@@ -750,10 +750,7 @@ fn put_right(
                 };
                 w.change(&row, &ad, &change)?;
                 let what = if s == JobStatus::Held {
-                    let reason = ad.eval_str("HoldReason").unwrap_or_default();
-                    let code = ad.eval_int("HoldReasonCode").unwrap_or(0);
-                    let sub = ad.eval_int("HoldReasonSubCode").unwrap_or(0);
-                    logged.push(Event::held(id, &reason, code, sub));
+                    logged.push(policy::hold_event(&ad, id, ""));
                     "held"
                 } else {
                     logged.extend(policy::held_then_released(&ad, id));

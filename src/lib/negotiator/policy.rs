@@ -166,14 +166,26 @@ pub fn end_of_run(ad: &Rc<ClassAd>, now: i64) -> Vec<(String, Expr)> {
 /// LastHoldReason, then the release (013) that tern_release left to
 /// whoever records the stop, so that the log keeps the queue's order.
 pub fn held_then_released(ad: &Rc<ClassAd>, id: JobId) -> Vec<Event> {
-    let reason = ad.eval_str("LastHoldReason").unwrap_or_default();
-    let code = ad.eval_int("LastHoldReasonCode").unwrap_or(0);
-    let sub = ad.eval_int("LastHoldReasonSubCode").unwrap_or(0);
-    let mut events = vec![Event::held(id, &reason, code, sub)];
+    let mut events = vec![hold_event(ad, id, "Last")];
     if let Some(why) = ad.eval_str("ReleaseReason") {
         events.push(Event::released(id, &why));
     }
     events
+}
+
+/// The 012 of the hold the job's ad records: its `HoldReason`,
+/// `HoldReasonCode` and `HoldReasonSubCode`, or with `prefix` "Last" the
+/// ones a release moved them to.
+pub fn hold_event(ad: &Rc<ClassAd>, id: JobId, prefix: &str) -> Event {
+    let reason = ad.eval_str(&format!("{prefix}HoldReason"));
+    let code = ad.eval_int(&format!("{prefix}HoldReasonCode"));
+    let sub = ad.eval_int(&format!("{prefix}HoldReasonSubCode"));
+    Event::held(
+        id,
+        &reason.unwrap_or_default(),
+        code.unwrap_or(0),
+        sub.unwrap_or(0),
+    )
 }
 
 /// A run that stopped without the job finishing: back to Idle.

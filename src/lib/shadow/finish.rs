@@ -411,10 +411,7 @@ fn held(
     now: i64,
 ) -> Fate {
     let events = if job_status == Some(JobStatus::Held) {
-        let reason = ad.eval_str("HoldReason").unwrap_or_default();
-        let code = ad.eval_int("HoldReasonCode").unwrap_or(0);
-        let sub = ad.eval_int("HoldReasonSubCode").unwrap_or(0);
-        vec![Event::held(id, &reason, code, sub)]
+        vec![policy::hold_event(ad, id, "")]
     } else {
         policy::held_then_released(ad, id)
     };
