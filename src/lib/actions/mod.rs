@@ -187,12 +187,13 @@ pub fn act(
                 continue;
             }
             let c = change(action, shadowed, &ad, &reason, what.subcode);
-            // A job held while it ran whose shadow has not yet stopped it
-            // (the hold request is pending): the shadow writes the hold's
-            // 012 once the job is down, and the release's 013 after it.
-            let stopping = action == Action::Release
-                && w.requests(row.id)?.contains(&crate::vocab::Request::Hold);
             if let Some(path) = crate::userlog::user_log(&ad) {
+                // A job held while it ran whose shadow has not yet stopped
+                // it (the hold request is pending): the shadow writes the
+                // hold's 012 once the job is down, and the release's 013
+                // after it. Asked only of a released job with a log.
+                let stopping = action == Action::Release
+                    && w.requests(row.id)?.contains(&crate::vocab::Request::Hold);
                 let writes = shadowed || stopping;
                 for e in event(action, row.id, writes, &ad, &c, &reason, what.subcode) {
                     events.push((path.clone(), e));
