@@ -300,7 +300,7 @@ fn hold_of_a_running_job_kills_it_and_release_runs_it_again() {
 #[test]
 fn a_job_released_before_its_hold_has_stopped_it_logs_the_hold_then_the_release() {
     let env = RunEnv::new();
-    let (id, first) = run_slow_to_stop(&env, "hr.log", 2);
+    let (id, first) = run_slow_to_stop(&env, "hr.log", 2, "");
     env.run_ok("tern_hold", [&id]);
     env.run_ok("tern_release", [&id]);
     assert!(alive(first), "the first run is still being stopped");
@@ -313,7 +313,7 @@ fn a_job_released_before_its_hold_has_stopped_it_logs_the_hold_then_the_release(
 #[test]
 fn a_dead_shadows_released_job_gets_the_hold_and_the_release_from_the_pass() {
     let env = RunEnv::new();
-    let (id, first) = run_slow_to_stop(&env, "hk.log", 300);
+    let (id, first) = run_slow_to_stop(&env, "hk.log", 300, "");
     wait_event(&env, "hk.log", &id, 1);
     let shadow = env
         .shadow_pid(&id)
@@ -331,15 +331,110 @@ fn a_dead_shadows_released_job_gets_the_hold_and_the_release_from_the_pass() {
     );
 }
 
+/// Held, released and held again, all before its shadow has the first
+/// run down: the log has both holds, each with its own reason, and the
+/// release between them, in that order; once down, the job stays held.
+#[test]
+fn a_job_held_again_before_its_first_hold_has_stopped_it_logs_both_holds_in_order() {
+    let env = RunEnv::new();
+    let (id, first) = run_slow_to_stop(&env, "hh.log", 3, "");
+    env.run_ok("tern_hold", ["-reason", "first hold", &id]);
+    env.run_ok("tern_release", [&id]);
+    env.run_ok("tern_hold", ["-reason", "second hold", &id]);
+    assert!(alive(first), "the first run is still being stopped");
+    wait_dead(&env, "the held run", first);
+    let log = env.path("hh.log");
+    let events = job_events_when(&log, &id, |e| e.len() >= 5);
+    assert_eq!(events, [0, 1, 12, 13, 12], "{}", env.diagnosis());
+    // The shadow has recorded the stop once no process holds the job.
+    negotiate_until(&env, "the stop recorded", || env.shadow_pid(&id).is_none());
+    assert_eq!(env.status(&id), Some(5), "still held once stopped");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let holds: Vec<&str> = text
+        .split("...\n")
+        .filter(|e| e.starts_with("012 "))
+        .collect();
+    assert_eq!(holds.len(), 2, "{text}");
+    assert!(holds[0].contains("\tfirst hold"), "{text}");
+    assert!(holds[1].contains("\tsecond hold"), "{text}");
+    assert_job_events(&log, &id, [0, 1, 12, 13, 12]);
+    check_logs_with_htcondor(&[log]);
+}
+
+/// Held, released and removed before its shadow has the run down: the
+/// log has the hold, the release and the abort, in that order.
+#[test]
+fn a_job_removed_after_a_release_before_its_hold_has_stopped_it_logs_in_order() {
+    let env = RunEnv::new();
+    let (id, first) = run_slow_to_stop(&env, "hx.log", 3, "");
+    env.run_ok("tern_hold", [&id]);
+    env.run_ok("tern_release", [&id]);
+    env.run_ok("tern_rm", [&id]);
+    removed_while_stopping(&env, &id, first, "hx.log", [0, 1, 12, 13, 9]);
+    assert_eq!(history(&env, &id, &["JobStatus"]), "3");
+}
+
+/// Held, then removed before its shadow has the run down, with
+/// LeaveJobInQueue keeping the removed job: the hold, then the abort,
+/// once each (the shadow, which finds the job still in the queue, adds
+/// no second 009).
+#[test]
+fn a_held_job_removed_before_its_hold_has_stopped_it_logs_the_hold_then_the_abort() {
+    let env = RunEnv::new();
+    let (id, first) = run_slow_to_stop(&env, "hy.log", 3, "leave_in_queue = true\n");
+    env.run_ok("tern_hold", [&id]);
+    env.run_ok("tern_rm", [&id]);
+    removed_while_stopping(&env, &id, first, "hy.log", [0, 1, 12, 9]);
+    assert_eq!(env.status(&id), Some(3), "kept in the queue, removed");
+}
+
+/// The same with the shadow killed while it stops the run: the pass that
+/// puts the job right adds no second 009 either.
+#[test]
+fn a_dead_shadows_held_job_removed_meanwhile_gets_no_second_abort() {
+    let env = RunEnv::new();
+    let (id, first) = run_slow_to_stop(&env, "hz.log", 300, "leave_in_queue = true\n");
+    wait_event(&env, "hz.log", &id, 1);
+    let shadow = env
+        .shadow_pid(&id)
+        .unwrap_or_else(|| panic!("no shadow holds the job's lock\n{}", env.diagnosis()));
+    env.run_ok("tern_hold", [&id]);
+    env.run_ok("tern_rm", [&id]);
+    unsafe {
+        libc::kill(shadow, libc::SIGKILL);
+    }
+    wait_dead(&env, "the killed shadow", shadow);
+    removed_while_stopping(&env, &id, first, "hz.log", [0, 1, 12, 9]);
+    assert_eq!(env.status(&id), Some(3), "kept in the queue, removed");
+}
+
+/// Runs passes until job `id`'s run `first` is down and no shadow holds
+/// the job (the stop recorded by its shadow, or by the pass that put right
+/// a dead one), then checks the job's events in `log` are `want`.
+fn removed_while_stopping<const N: usize>(
+    env: &RunEnv,
+    id: &str,
+    first: i32,
+    log: &str,
+    want: [u32; N],
+) {
+    negotiate_until(env, "the stop recorded", || {
+        !alive(first) && env.shadow_pid(id).is_none()
+    });
+    let log = env.path(log);
+    assert_job_events(&log, id, want);
+    check_logs_with_htcondor(&[log]);
+}
+
 /// Submits a job whose first run ignores SIGTERM (so a stop takes its
 /// `job_max_vacate_time`) and whose second exits 0; its id and the first
 /// run's pid once it runs.
-fn run_slow_to_stop(env: &RunEnv, log: &str, vacate_time: u32) -> (String, i32) {
+fn run_slow_to_stop(env: &RunEnv, log: &str, vacate_time: u32, extra: &str) -> (String, i32) {
     let c = env.submit(
         "slow.sub",
         &job(
             "if-missing runs 3 touch runs ignore-term sleep 300 exit 0",
-            &format!("job_max_vacate_time = {vacate_time}\nlog = {log}\nqueue\n"),
+            &format!("job_max_vacate_time = {vacate_time}\nlog = {log}\n{extra}queue\n"),
         ),
     );
     let id = format!("{c}.0");

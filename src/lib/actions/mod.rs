@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use crate::classad::{ClassAd, Expr, Value};
+use crate::negotiator::policy;
 use crate::queue::{Change, JobId, Queue, QueueError, Selection, matches_constraint};
 use crate::userlog::{Event, UserLog, UserLogError, log_job_events};
 use crate::vocab::{JobStatus, Request, hold_code};
@@ -188,14 +189,9 @@ pub fn act(
             }
             let c = change(action, shadowed, &ad, &reason, what.subcode);
             if let Some(path) = crate::userlog::user_log(&ad) {
-                // A job held while it ran whose shadow has not yet stopped
-                // it (the hold request is pending): the shadow writes the
-                // hold's 012 once the job is down, and the release's 013
-                // after it. Asked only of a released job with a log.
-                let stopping = action == Action::Release
-                    && w.requests(row.id)?.contains(&crate::vocab::Request::Hold);
-                let writes = shadowed || stopping;
-                for e in event(action, row.id, writes, &ad, &c, &reason, what.subcode) {
+                let (owed, writes) = owed_by_the_stop(w, action, row.id, status, shadowed, &ad)?;
+                let own = event(action, row.id, writes, &ad, &c, &reason, what.subcode);
+                for e in owed.into_iter().chain(own) {
                     events.push((path.clone(), e));
                 }
             }
@@ -216,6 +212,44 @@ pub fn act(
         outcomes,
         log_error: log_job_events(&events).err(),
     })
+}
+
+/// For a job with an event log: the events a stop still in progress owes
+/// that this action must write before its own, and whether someone else
+/// (the shadow, or whoever records the stop) writes this action's event.
+///
+/// A job held while it ran keeps its hold request until the stop is
+/// recorded, and the recorder writes the hold's 012 once the job is down.
+/// A release meanwhile leaves its 013 to the recorder as well, after the
+/// 012 ([`policy::held_then_released`]), so that the log keeps the
+/// queue's order; so does a second hold of the released job, whose 012
+/// the recorder writes after the first two, which the hold writes now.
+/// A removal writes what the stop still owes (the 012, or the 012 and
+/// the 013), then its 009, and the recorder writes nothing more
+/// ([`policy::aborted_by_a_tool`]). The request is asked for only here,
+/// of a job with a log, so that bulk actions on jobs without one cost
+/// nothing more.
+fn owed_by_the_stop<A>(
+    w: &crate::queue::Writer<'_, A>,
+    action: Action,
+    id: JobId,
+    status: Option<JobStatus>,
+    shadowed: bool,
+    ad: &Rc<ClassAd>,
+) -> Result<(Vec<Event>, bool), QueueError> {
+    let removes = matches!(action, Action::Remove | Action::ForceRemove);
+    if shadowed || !(removes || matches!(action, Action::Release | Action::Hold)) {
+        return Ok((Vec::new(), shadowed));
+    }
+    if !w.requests(id)?.contains(&Request::Hold) {
+        return Ok((Vec::new(), false));
+    }
+    let owed = match status {
+        Some(JobStatus::Held) if removes => vec![policy::hold_event(ad, id, "")],
+        Some(JobStatus::Idle) => policy::held_then_released(ad, id),
+        _ => Vec::new(),
+    };
+    Ok((owed, !removes))
 }
 
 /// Why a job named by id cannot take the action, checked (as the schedd

@@ -718,7 +718,8 @@ fn put_right(
                 free_slot(w.conn(), &s, now)?;
             }
         }
-        let held_while_running = w.requests(id)?.contains(&Request::Hold);
+        let requests = w.requests(id)?;
+        let held_while_running = requests.contains(&Request::Hold);
         w.clear_requests(id, None)?;
         let Some(row) = w.row(id)? else { return Ok(()) };
         let ad = Rc::new(w.full_ad(&row)?);
@@ -735,7 +736,11 @@ fn put_right(
                 let reason = ad.eval_str("RemoveReason").unwrap_or_default();
                 let change = policy::leave_or_stay(&ad, vec![]);
                 w.change(&row, &ad, &change)?;
-                logged.push(Event::aborted(id, &reason));
+                // Unless a tool removed it, and logged it, while its run
+                // was being stopped for a hold.
+                if !policy::aborted_by_a_tool(row.status(), &requests) {
+                    logged.push(Event::aborted(id, &reason));
+                }
                 report
                     .lines
                     .push(format!("remove {id} (its shadow is gone)"));

@@ -9,7 +9,7 @@ use crate::classad::unparse::unparse;
 use crate::classad::{ClassAd, Expr, Value};
 use crate::queue::{Change, JobId};
 use crate::userlog::Event;
-use crate::vocab::{JobStatus, hold_code};
+use crate::vocab::{JobStatus, Request, hold_code};
 
 /// Set on a cron job whose next DeferralTime must be computed by the next
 /// pass whatever its current one says (after a run, or a missed time): the
@@ -171,6 +171,18 @@ pub fn held_then_released(ad: &Rc<ClassAd>, id: JobId) -> Vec<Event> {
         events.push(Event::released(id, &why));
     }
     events
+}
+
+/// Whether a tool removed the job, and wrote its 009, while its run was
+/// being stopped for a hold: the job is Removed with the hold's request
+/// still pending and no removal request, which only a removal of a job
+/// no shadow ran (held or released, not running) leaves. Whoever records
+/// the stop then writes no event: the tool wrote the ones the stop owed
+/// before its 009 (see `actions::act`).
+pub fn aborted_by_a_tool(status: Option<JobStatus>, requests: &[Request]) -> bool {
+    status == Some(JobStatus::Removed)
+        && requests.contains(&Request::Hold)
+        && !requests.contains(&Request::Remove)
 }
 
 /// The 012 of the hold the job's ad records: its `HoldReason`,

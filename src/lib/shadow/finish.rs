@@ -214,7 +214,12 @@ impl Shadow {
                 }
                 let ad = Rc::new(ad);
                 let fate = fate(&ad, id, row.status(), &end, started, now);
-                if let Some(p) = userlog::user_log(&ad) {
+                // A job a tool removed while this run was stopped for a
+                // hold: the tool logged the stop's events with its 009.
+                // (The requests are read only for a removed job.)
+                let logged = row.status() == Some(JobStatus::Removed)
+                    && policy::aborted_by_a_tool(row.status(), &w.requests(id)?);
+                if let Some(p) = userlog::user_log(&ad).filter(|_| !logged) {
                     events.extend(fate.events.into_iter().map(|e| (p.clone(), e)));
                 }
                 leaves = fate.leaves;
