@@ -300,10 +300,10 @@ fn hold_of_a_running_job_kills_it_and_release_runs_it_again() {
 #[test]
 fn a_job_released_before_its_hold_has_stopped_it_logs_the_hold_then_the_release() {
     let env = RunEnv::new();
-    let (id, first) = run_slow_to_stop(&env, "hr.log", 2, "");
+    let (id, first) = run_slow_to_stop(&env, "hr.log", 300, "");
     env.run_ok("tern_hold", [&id]);
     env.run_ok("tern_release", [&id]);
-    assert!(alive(first), "the first run is still being stopped");
+    end_the_stop(first);
     held_released_and_run_again(&env, &id, "hr.log");
     assert_eq!(history(&env, &id, &["NumJobStarts"]), "2");
 }
@@ -337,12 +337,11 @@ fn a_dead_shadows_released_job_gets_the_hold_and_the_release_from_the_pass() {
 #[test]
 fn a_job_held_again_before_its_first_hold_has_stopped_it_logs_both_holds_in_order() {
     let env = RunEnv::new();
-    let (id, first) = run_slow_to_stop(&env, "hh.log", 3, "");
+    let (id, first) = run_slow_to_stop(&env, "hh.log", 300, "");
     env.run_ok("tern_hold", ["-reason", "first hold", &id]);
     env.run_ok("tern_release", [&id]);
     env.run_ok("tern_hold", ["-reason", "second hold", &id]);
-    assert!(alive(first), "the first run is still being stopped");
-    wait_dead(&env, "the held run", first);
+    end_the_stop(first);
     let log = env.path("hh.log");
     let events = job_events_when(&log, &id, |e| e.len() >= 5);
     assert_eq!(events, [0, 1, 12, 13, 12], "{}", env.diagnosis());
@@ -366,10 +365,11 @@ fn a_job_held_again_before_its_first_hold_has_stopped_it_logs_both_holds_in_orde
 #[test]
 fn a_job_removed_after_a_release_before_its_hold_has_stopped_it_logs_in_order() {
     let env = RunEnv::new();
-    let (id, first) = run_slow_to_stop(&env, "hx.log", 3, "");
+    let (id, first) = run_slow_to_stop(&env, "hx.log", 300, "");
     env.run_ok("tern_hold", [&id]);
     env.run_ok("tern_release", [&id]);
     env.run_ok("tern_rm", [&id]);
+    end_the_stop(first);
     removed_while_stopping(&env, &id, first, "hx.log", [0, 1, 12, 13, 9]);
     assert_eq!(history(&env, &id, &["JobStatus"]), "3");
 }
@@ -381,9 +381,10 @@ fn a_job_removed_after_a_release_before_its_hold_has_stopped_it_logs_in_order() 
 #[test]
 fn a_held_job_removed_before_its_hold_has_stopped_it_logs_the_hold_then_the_abort() {
     let env = RunEnv::new();
-    let (id, first) = run_slow_to_stop(&env, "hy.log", 3, "leave_in_queue = true\n");
+    let (id, first) = run_slow_to_stop(&env, "hy.log", 300, "leave_in_queue = true\n");
     env.run_ok("tern_hold", [&id]);
     env.run_ok("tern_rm", [&id]);
+    end_the_stop(first);
     removed_while_stopping(&env, &id, first, "hy.log", [0, 1, 12, 9]);
     assert_eq!(env.status(&id), Some(3), "kept in the queue, removed");
 }
@@ -424,6 +425,55 @@ fn removed_while_stopping<const N: usize>(
     let log = env.path(log);
     assert_job_events(&log, id, want);
     check_logs_with_htcondor(&[log]);
+}
+
+/// Vacated, then held and released before its shadow has the run down:
+/// the run ends as the hold's (012, then 013), not as the vacate's 004,
+/// and the job runs again.
+#[test]
+fn a_vacated_job_held_and_released_meanwhile_logs_the_hold_then_the_release() {
+    let env = RunEnv::new();
+    let (id, first) = run_slow_to_stop(&env, "hv.log", 300, "");
+    env.run_ok("tern_vacate_job", [&id]);
+    env.run_ok("tern_hold", [&id]);
+    env.run_ok("tern_release", [&id]);
+    end_the_stop(first);
+    held_released_and_run_again(&env, &id, "hv.log");
+}
+
+/// Held and released while it ran, then held by its periodic_hold in a
+/// pass before its shadow has the run down: the tool's hold and release,
+/// then the periodic hold, each once.
+#[test]
+fn a_periodic_hold_of_a_job_released_while_its_hold_stops_it_logs_in_order() {
+    let env = RunEnv::new().knob("PERIODIC_EXPR_INTERVAL", "1");
+    let (id, first) = run_slow_to_stop(
+        &env,
+        "hp.log",
+        300,
+        "periodic_hold = ReleaseReason =!= undefined\n",
+    );
+    env.run_ok("tern_hold", [&id]);
+    env.run_ok("tern_release", [&id]);
+    negotiate_until(&env, "the periodic hold", || env.status(&id) == Some(5));
+    end_the_stop(first);
+    negotiate_until(&env, "the stop recorded", || env.shadow_pid(&id).is_none());
+    let log = env.path("hp.log");
+    assert_job_events(&log, &id, [0, 1, 12, 13, 12]);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let last = &text[text.rfind("\n012 ").expect("a 012")..];
+    assert!(last.contains("PeriodicHold"), "{text}");
+    check_logs_with_htcondor(&[log]);
+}
+
+/// Ends a run that is being stopped (it ignores SIGTERM and was given
+/// 300 s) once the test has done what it does meanwhile: the window is the
+/// test's, not a timer's.
+fn end_the_stop(first: i32) {
+    assert!(alive(first), "the run (pid {first}) is still being stopped");
+    unsafe {
+        libc::kill(first, libc::SIGKILL);
+    }
 }
 
 /// Submits a job whose first run ignores SIGTERM (so a stop takes its

@@ -214,21 +214,12 @@ pub fn act(
     })
 }
 
-/// For a job with an event log: the events a stop still in progress owes
-/// that this action must write before its own, and whether someone else
-/// (the shadow, or whoever records the stop) writes this action's event.
-///
-/// A job held while it ran keeps its hold request until the stop is
-/// recorded, and the recorder writes the hold's 012 once the job is down.
-/// A release meanwhile leaves its 013 to the recorder as well, after the
-/// 012 ([`policy::held_then_released`]), so that the log keeps the
-/// queue's order; so does a second hold of the released job, whose 012
-/// the recorder writes after the first two, which the hold writes now.
-/// A removal writes what the stop still owes (the 012, or the 012 and
-/// the 013), then its 009, and the recorder writes nothing more
-/// ([`policy::aborted_by_a_tool`]). The request is asked for only here,
-/// of a job with a log, so that bulk actions on jobs without one cost
-/// nothing more.
+/// For a job with an event log: the events a stop for a hold still in
+/// progress owes that this action writes first, and whether someone else
+/// (the shadow, or whoever records the stop) writes the action's own
+/// event ([`policy::owed_by_a_hold_stop`]). A release back to Removed
+/// (`JobStatusOnRelease`, which a hold of a removed job sets) counts as a
+/// removal: the stop's events are written now, ahead of the 013.
 fn owed_by_the_stop<A>(
     w: &crate::queue::Writer<'_, A>,
     action: Action,
@@ -237,19 +228,20 @@ fn owed_by_the_stop<A>(
     shadowed: bool,
     ad: &Rc<ClassAd>,
 ) -> Result<(Vec<Event>, bool), QueueError> {
-    let removes = matches!(action, Action::Remove | Action::ForceRemove);
-    if shadowed || !(removes || matches!(action, Action::Release | Action::Hold)) {
-        return Ok((Vec::new(), shadowed));
-    }
-    if !w.requests(id)?.contains(&Request::Hold) {
-        return Ok((Vec::new(), false));
-    }
-    let owed = match status {
-        Some(JobStatus::Held) if removes => vec![policy::hold_event(ad, id, "")],
-        Some(JobStatus::Idle) => policy::held_then_released(ad, id),
-        _ => Vec::new(),
+    let step = match action {
+        _ if shadowed => return Ok((Vec::new(), true)),
+        Action::Remove | Action::ForceRemove => policy::Step::Remove,
+        Action::Release if releases_to_removed(ad) => policy::Step::Remove,
+        Action::Release => policy::Step::Release,
+        Action::Hold => policy::Step::Hold,
+        _ => return Ok((Vec::new(), false)),
     };
-    Ok((owed, !removes))
+    policy::owed_by_a_hold_stop(w, id, status, ad, step)
+}
+
+/// Whether a release sets the job Removed (its `JobStatusOnRelease`).
+fn releases_to_removed(ad: &Rc<ClassAd>) -> bool {
+    ad.eval_int("JobStatusOnRelease") == Some(JobStatus::Removed.code())
 }
 
 /// Why a job named by id cannot take the action, checked (as the schedd

@@ -339,3 +339,41 @@ fn only_a_super_user_or_the_spool_owner_edits_priorities_and_a_refusal_writes_no
     .unwrap();
     assert!(names(&q).contains(&("dave@ws".to_string(), 7.0)));
 }
+
+/// A job held while it ran, released, and its shadow still stopping it
+/// (the Hold request pending): a later hold or removal owes the log the
+/// stop's 012 and 013 first; a hold leaves its own 012 to the stop's
+/// recorder, a removal writes its 009 itself. A job the router manages
+/// has no shadow to record a stop, whatever request it was left.
+#[test]
+fn a_pending_hold_stop_owes_its_events_to_a_later_action_unless_the_router_manages_the_job() {
+    let (_dir, mut q) = alices_job(JobStatus::Idle);
+    q.write(6, |w| {
+        let row = w.rows(&Selection::default())?[0].clone();
+        let ad = w.full_ad(&row)?;
+        let set = vec![
+            ("LastHoldReason".into(), Expr::string("first")),
+            ("ReleaseReason".into(), Expr::string("go")),
+        ];
+        w.change(&row, &ad, &Change::Set(set))?;
+        w.request(row.id, Request::Hold)
+    })
+    .unwrap();
+    let mut owed = |action: Action, managed: bool| -> (Vec<u32>, bool) {
+        q.write(7, |w| {
+            let row = w.rows(&Selection::default())?[0].clone();
+            let mut ad = w.full_ad(&row)?;
+            if managed {
+                ad.insert("Managed", Expr::string("External"));
+            }
+            let ad = Rc::new(ad);
+            let (events, theirs) = owed_by_the_stop(w, action, row.id, row.status(), false, &ad)?;
+            Ok((events.iter().map(|e| e.kind.number()).collect(), theirs))
+        })
+        .unwrap()
+    };
+    assert_eq!(owed(Action::Hold, false), (vec![12, 13], true));
+    assert_eq!(owed(Action::Remove, false), (vec![12, 13], false));
+    assert_eq!(owed(Action::Hold, true), (vec![], false));
+    assert_eq!(owed(Action::Remove, true), (vec![], false));
+}

@@ -274,11 +274,25 @@ fn apply(
                 Some(JobStatus::Running | JobStatus::Suspended)
             ) && !grid;
             let path = userlog::user_log(&ad);
+            // A job held while it ran, and released, whose shadow is still
+            // stopping it: what that stop owes the log comes first, as for
+            // a tool's hold or removal (policy::owed_by_a_hold_stop).
+            let (owed, deferred) = match action {
+                _ if running || grid || path.is_none() => (Vec::new(), false),
+                policy::Action::Hold { .. } => {
+                    policy::owed_by_a_hold_stop(w, *id, row.status(), &ad, policy::Step::Hold)?
+                }
+                policy::Action::Remove { .. } => {
+                    policy::owed_by_a_hold_stop(w, *id, row.status(), &ad, policy::Step::Remove)?
+                }
+                policy::Action::Release { .. } => (Vec::new(), false),
+            };
             let mut log = |e: Event| {
                 if let Some(p) = &path {
                     logged.push((p.clone(), e));
                 }
             };
+            owed.into_iter().for_each(&mut log);
             match action {
                 policy::Action::Hold {
                     reason,
@@ -297,7 +311,7 @@ fn apply(
                     if running {
                         w.request(*id, Request::Hold)?;
                         wake.push(*id);
-                    } else {
+                    } else if !deferred {
                         log(Event::held(*id, reason, *code, *subcode));
                     }
                 }

@@ -173,12 +173,60 @@ pub fn held_then_released(ad: &Rc<ClassAd>, id: JobId) -> Vec<Event> {
     events
 }
 
-/// Whether a tool removed the job, and wrote its 009, while its run was
-/// being stopped for a hold: the job is Removed with the hold's request
-/// still pending and no removal request, which only a removal of a job
-/// no shadow ran (held or released, not running) leaves. Whoever records
-/// the stop then writes no event: the tool wrote the ones the stop owed
-/// before its 009 (see `actions::act`).
+/// A change the pass or a tool makes to a job that no shadow runs, as far
+/// as a stop for a hold that may still be in progress is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Hold,
+    Release,
+    /// A removal, or a release to `JobStatusOnRelease` Removed.
+    Remove,
+}
+
+/// The events a stop for a hold still in progress owes that `step` must
+/// write before its own, and whether the one who records the stop writes
+/// `step`'s own event instead of the caller.
+///
+/// A job held while it ran keeps its hold request until the stop is
+/// recorded (by its shadow, or by the pass that puts right a dead one),
+/// and the recorder writes the hold's 012 once the job is down. A release
+/// meanwhile leaves its 013 to the recorder as well, after the 012
+/// ([`held_then_released`]), so that the log keeps the queue's order; so
+/// does a second hold of the released job, whose 012 the recorder writes
+/// after the first two, which the hold writes now. A removal writes what
+/// the stop still owes (the 012, or the 012 and the 013), then its 009,
+/// and the recorder writes nothing more ([`aborted_by_a_tool`]). A job
+/// the router manages has no shadow to record a stop, whatever requests
+/// it was left. The requests are read only here: callers ask only for a
+/// job with an event log, so that bulk changes to jobs without one cost
+/// nothing more.
+pub fn owed_by_a_hold_stop<A>(
+    w: &crate::queue::Writer<'_, A>,
+    id: JobId,
+    status: Option<JobStatus>,
+    ad: &Rc<ClassAd>,
+    step: Step,
+) -> Result<(Vec<Event>, bool), crate::queue::QueueError> {
+    if ad.eval_str("Managed").as_deref() == Some("External")
+        || !w.requests(id)?.contains(&Request::Hold)
+    {
+        return Ok((Vec::new(), false));
+    }
+    let owed = match status {
+        Some(JobStatus::Held) if step == Step::Remove => vec![hold_event(ad, id, "")],
+        Some(JobStatus::Idle) => held_then_released(ad, id),
+        _ => Vec::new(),
+    };
+    Ok((owed, step != Step::Remove))
+}
+
+/// Whether a tool or the pass removed the job, and wrote its 009, while
+/// its run was being stopped for a hold: the job is Removed with the
+/// hold's request still pending and no removal request, which only the
+/// removal of a job no shadow ran (held, or released), or its release
+/// back to Removed, leaves. Whoever
+/// records the stop then writes no event: the remover wrote the ones the
+/// stop owed before its 009 ([`owed_by_a_hold_stop`]).
 pub fn aborted_by_a_tool(status: Option<JobStatus>, requests: &[Request]) -> bool {
     status == Some(JobStatus::Removed)
         && requests.contains(&Request::Hold)

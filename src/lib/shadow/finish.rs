@@ -213,12 +213,21 @@ impl Shadow {
                     ad.insert(n, e.clone());
                 }
                 let ad = Rc::new(ad);
-                let fate = fate(&ad, id, row.status(), &end, started, now);
-                // A job a tool removed while this run was stopped for a
-                // hold: the tool logged the stop's events with its 009.
-                // (The requests are read only for a removed job.)
-                let logged = row.status() == Some(JobStatus::Removed)
-                    && policy::aborted_by_a_tool(row.status(), &w.requests(id)?);
+                // The requests matter for a removed job (a tool may have
+                // logged the stop's events with its 009) and for a run
+                // stopped for another reason that was held meanwhile, then
+                // released; they are read only then.
+                let status = row.status();
+                let asked = match status {
+                    Some(JobStatus::Removed) => w.requests(id)?,
+                    Some(JobStatus::Held) => Vec::new(),
+                    _ if end.stop.is_some() => w.requests(id)?,
+                    _ => Vec::new(),
+                };
+                let held_meanwhile = status != Some(JobStatus::Removed)
+                    && asked.contains(&crate::vocab::Request::Hold);
+                let fate = fate(&ad, id, status, held_meanwhile, &end, started, now);
+                let logged = policy::aborted_by_a_tool(status, &asked);
                 if let Some(p) = userlog::user_log(&ad).filter(|_| !logged) {
                     events.extend(fate.events.into_iter().map(|e| (p.clone(), e)));
                 }
@@ -284,11 +293,13 @@ impl Shadow {
 }
 
 /// What the end of a run means for the job (`job_status` is its status in
-/// the queue now).
+/// the queue now; `held_meanwhile`, that a hold of the run is pending
+/// although the job is no longer held: released before it was down).
 fn fate(
     ad: &Rc<ClassAd>,
     id: JobId,
     job_status: Option<JobStatus>,
+    held_meanwhile: bool,
     end: &RunEnd,
     started: bool,
     now: i64,
@@ -313,6 +324,9 @@ fn fate(
         // that way even if it exited first.
         Some(JobStatus::Removed) => Some(Stop::Remove),
         Some(JobStatus::Held) => Some(Stop::Hold),
+        // Stopped to be vacated or preempted, and held, then released, in
+        // the meantime: the hold's 012 and the release's 013 are owed.
+        _ if held_meanwhile => Some(Stop::Hold),
         _ => end.stop,
     };
     // A failed transfer holds the job, unless it is being held or removed
@@ -648,10 +662,23 @@ mod tests {
             .map(|(_, e)| crate::classad::unparse::unparse(e))
     }
 
+    /// The fate of a started run of a Running job that exited with `code`.
+    fn exit_of_a_running_job(job: &Rc<ClassAd>, code: i32) -> Fate {
+        fate(
+            job,
+            ID,
+            Some(JobStatus::Running),
+            false,
+            &exited(code),
+            true,
+            160,
+        )
+    }
+
     #[test]
     fn an_exit_completes_the_job_and_lets_the_claim_go_on() {
         let job = ad("[JobCurrentStartDate = 100; ExitSignal = 9]");
-        let f = fate(&job, ID, Some(JobStatus::Running), &exited(3), true, 160);
+        let f = exit_of_a_running_job(&job, 3);
         assert!(matches!(f.change, Change::Leave { .. }));
         assert_eq!(set_of(&f.change, "ExitCode").as_deref(), Some("3"));
         assert_eq!(
@@ -666,7 +693,7 @@ mod tests {
     #[test]
     fn on_exit_hold_holds_with_the_policy_code_and_ends_the_claim() {
         let job = ad("[OnExitHold = ExitCode == 3; OnExitHoldSubCode = 9]");
-        let f = fate(&job, ID, Some(JobStatus::Running), &exited(3), true, 160);
+        let f = exit_of_a_running_job(&job, 3);
         assert_eq!(set_of(&f.change, "JobStatus").as_deref(), Some("5"));
         assert_eq!(set_of(&f.change, "HoldReasonCode").as_deref(), Some("3"));
         assert_eq!(set_of(&f.change, "HoldReasonSubCode").as_deref(), Some("9"));
@@ -676,7 +703,15 @@ mod tests {
     #[test]
     fn the_queues_word_wins_over_an_exit() {
         let job = ad("[HoldReason = \"by hand\"; HoldReasonCode = 1]");
-        let f = fate(&job, ID, Some(JobStatus::Held), &exited(0), true, 160);
+        let f = fate(
+            &job,
+            ID,
+            Some(JobStatus::Held),
+            false,
+            &exited(0),
+            true,
+            160,
+        );
         assert!(matches!(f.change, Change::Update { .. }));
         assert_eq!(set_of(&f.change, "JobStatus"), None);
         assert!(!f.reuse);
@@ -702,6 +737,7 @@ mod tests {
                 &job,
                 ID,
                 Some(JobStatus::Running),
+                false,
                 &RunEnd::stopped(stop),
                 false,
                 5,
@@ -716,6 +752,26 @@ mod tests {
         }
     }
 
+    /// Stopped to be vacated, and held and released meanwhile: the run
+    /// ends as a hold's would, with the hold's 012 and the release's 013
+    /// (the job stays as the release left it), not as a vacate's 004.
+    #[test]
+    fn a_vacated_run_held_and_released_meanwhile_logs_the_hold_and_the_release() {
+        let job = ad(r#"[LastHoldReason = "first"; LastHoldReasonCode = 1; ReleaseReason = "go"]"#);
+        let f = fate(
+            &job,
+            ID,
+            Some(JobStatus::Idle),
+            true,
+            &RunEnd::stopped(Stop::Vacate),
+            true,
+            5,
+        );
+        let kinds: Vec<u32> = f.events.iter().map(|e| e.kind.number()).collect();
+        assert_eq!(kinds, [12, 13]);
+        assert_eq!(set_of(&f.change, "JobStatus"), None, "left as released");
+    }
+
     #[test]
     fn a_missed_deferral_is_held_for_recomputing() {
         let hold = Hold::new("late", hold_code::MISSED_DEFERRED_EXECUTION_TIME, 0);
@@ -723,6 +779,7 @@ mod tests {
             &ad("[]"),
             ID,
             Some(JobStatus::Running),
+            false,
             &RunEnd::failed(hold),
             false,
             5,
