@@ -591,7 +591,9 @@ fn actions_are_written_to_the_job_event_log() {
         .lines()
         .filter(|l| !l.starts_with("000") && !l.starts_with("..."))
         .collect();
-    // The running job's shadow writes its own hold event.
+    // The running job's hold event is left to its shadow, once the job is
+    // down (none runs here); the removal, which finds that stop pending,
+    // writes it before its abort.
     assert_eq!(
         events,
         [
@@ -602,6 +604,9 @@ fn actions_are_written_to_the_job_event_log() {
             "\tvia tern_release (by user $USER)",
             "009 (001.000.000) 2023-11-14 22:13:20 Job was aborted.",
             "\tvia tern_rm (by user $USER)",
+            "012 (001.001.000) 2023-11-14 22:13:20 Job was held.",
+            "\twait (by user $USER)",
+            "\tCode 1 Subcode 0",
             // Held, it is no longer running, so it leaves at once.
             "009 (001.001.000) 2023-11-14 22:13:20 Job was aborted.",
             "\tvia tern_rm (by user $USER)",
