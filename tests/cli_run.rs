@@ -466,6 +466,41 @@ fn a_periodic_hold_of_a_job_released_while_its_hold_stops_it_logs_in_order() {
     check_logs_with_htcondor(&[log]);
 }
 
+/// Held and released while its shadow was stopped (SIGSTOP), and the run
+/// ended by itself meanwhile: once the shadow goes on, the run ends as
+/// the hold's (the queue's word wins over the exit), with the 012 and the
+/// 013, and the job runs again.
+#[test]
+fn a_run_that_ends_before_its_hold_reaches_it_and_is_released_logs_the_hold_then_the_release() {
+    let env = RunEnv::new();
+    let c = env.submit(
+        "quick.sub",
+        &job(
+            "if-missing runs 3 touch runs ignore-term sleep 2 exit 0",
+            "log = hq.log\nqueue\n",
+        ),
+    );
+    let id = format!("{c}.0");
+    let first = wait_running(&env, &id, "runs");
+    wait_event(&env, "hq.log", &id, 1);
+    let shadow = env
+        .shadow_pid(&id)
+        .unwrap_or_else(|| panic!("no shadow holds the job's lock\n{}", env.diagnosis()));
+    unsafe {
+        libc::kill(shadow, libc::SIGSTOP);
+    }
+    env.run_ok("tern_hold", [&id]);
+    env.run_ok("tern_release", [&id]);
+    // The run exits 0 by itself; its stopped shadow has not reaped it.
+    env.wait_for("the first run to exit", TIMEOUT, || {
+        proc_state(first).is_none_or(|s| s == 'Z')
+    });
+    unsafe {
+        libc::kill(shadow, libc::SIGCONT);
+    }
+    held_released_and_run_again(&env, &id, "hq.log");
+}
+
 /// Ends a run that is being stopped (it ignores SIGTERM and was given
 /// 300 s) once the test has done what it does meanwhile: the window is the
 /// test's, not a timer's.

@@ -214,12 +214,14 @@ impl Shadow {
                 }
                 let ad = Rc::new(ad);
                 // The requests matter for a removed job (a tool may have
-                // logged the stop's events with its 009) and for a run
-                // stopped for another reason that was held meanwhile, then
-                // released; they are read only then.
+                // logged the stop's events with its 009), and for a run
+                // held and then released before it was down: stopped for
+                // another reason first, or ended before the hold reached
+                // it (the job is Idle, not Running). They are read only
+                // then.
                 let status = row.status();
                 let asked = match status {
-                    Some(JobStatus::Removed) => w.requests(id)?,
+                    Some(JobStatus::Removed | JobStatus::Idle) => w.requests(id)?,
                     Some(JobStatus::Held) => Vec::new(),
                     _ if end.stop.is_some() => w.requests(id)?,
                     _ => Vec::new(),
