@@ -312,9 +312,17 @@ fn a_job_released_before_its_hold_has_stopped_it_logs_the_hold_then_the_release(
 /// puts the job right writes the 012 and the 013 the shadow owed.
 #[test]
 fn a_dead_shadows_released_job_gets_the_hold_and_the_release_from_the_pass() {
+    released_then_shadow_killed("hk.log", "");
+}
+
+/// Submits a job (with the submit lines `extra`) whose run is slow to
+/// stop, holds and releases it, kills its shadow meanwhile, and checks
+/// that the pass puts it right: the 012 and the 013 the shadow owed, the
+/// first run killed, the job run again, no request left.
+fn released_then_shadow_killed(log: &str, extra: &str) {
     let env = RunEnv::new();
-    let (id, first) = run_slow_to_stop(&env, "hk.log", 300, "");
-    wait_event(&env, "hk.log", &id, 1);
+    let (id, first) = run_slow_to_stop(&env, log, 300, extra);
+    wait_event(&env, log, &id, 1);
     let shadow = env
         .shadow_pid(&id)
         .unwrap_or_else(|| panic!("no shadow holds the job's lock\n{}", env.diagnosis()));
@@ -324,11 +332,12 @@ fn a_dead_shadows_released_job_gets_the_hold_and_the_release_from_the_pass() {
         libc::kill(shadow, libc::SIGKILL);
     }
     wait_dead(&env, "the killed shadow", shadow);
-    held_released_and_run_again(&env, &id, "hk.log");
+    held_released_and_run_again(&env, &id, log);
     assert!(
         !alive(first),
         "the first run (pid {first}) outlived its shadow"
     );
+    assert_no_requests(&env);
 }
 
 /// Held, released and held again, all before its shadow has the first
@@ -372,6 +381,7 @@ fn a_job_removed_after_a_release_before_its_hold_has_stopped_it_logs_in_order() 
     end_the_stop(first);
     removed_while_stopping(&env, &id, first, "hx.log", [0, 1, 12, 13, 9]);
     assert_eq!(history(&env, &id, &["JobStatus"]), "3");
+    assert_no_requests(&env);
 }
 
 /// Held, then removed before its shadow has the run down, with
@@ -407,6 +417,25 @@ fn a_dead_shadows_held_job_removed_meanwhile_gets_no_second_abort() {
     wait_dead(&env, "the killed shadow", shadow);
     removed_while_stopping(&env, &id, first, "hz.log", [0, 1, 12, 9]);
     assert_eq!(env.status(&id), Some(3), "kept in the queue, removed");
+}
+
+/// A scheduler universe job (it has no slot) held and released while its
+/// shadow stopped it, the shadow then killed: the pass finds the job by
+/// its pending request, writes the 012 and the 013 the shadow owed, and
+/// the job runs again.
+#[test]
+fn a_dead_shadows_released_scheduler_job_gets_the_hold_and_the_release_from_the_pass() {
+    released_then_shadow_killed("hs.log", "universe = scheduler\n");
+}
+
+/// No request is left in the queue (a leftover would wait for a shadow
+/// forever).
+fn assert_no_requests(env: &RunEnv) {
+    let db = rusqlite::Connection::open(env.spool().join("queue.db")).unwrap();
+    let n: i64 = db
+        .query_row("SELECT count(*) FROM requests", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 0, "requests left in the queue\n{}", env.diagnosis());
 }
 
 /// Runs passes until job `id`'s run `first` is down and no shadow holds

@@ -167,7 +167,10 @@ pub fn act(
             let status = JobStatus::from_code(row.status);
             // A grid job has no shadow: its gridmanager (see crate::grid)
             // stops it, and its events are written here.
-            let shadowed = is_active(status) && !is_grid(&ad);
+            // Nor does a job the router runs elsewhere: its hold is logged
+            // here, and the router stops the copy.
+            let shadowed =
+                is_active(status) && !is_grid(&ad) && !(action == Action::Hold && routed(&ad));
             if named == Named::ByConstraint && !action.matches_status(status, &ad) {
                 continue;
             }
@@ -382,6 +385,11 @@ fn event(
         }
         _ => Vec::new(),
     }
+}
+
+/// Whether the job router manages the job (`Managed == "External"`).
+fn routed(ad: &Rc<ClassAd>) -> bool {
+    ad.eval_str("Managed").as_deref() == Some("External")
 }
 
 /// Whether a job is of the grid universe.

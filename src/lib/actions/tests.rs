@@ -154,18 +154,15 @@ fn the_owner_and_a_super_user_may_act() {
     }
 }
 
+/// Job 1.0 held by root, by id.
+fn hold_by_root(q: &mut Queue) -> Acted {
+    act(q, &root(), &what(Action::Hold), &by_id(), Named::ById, 10).unwrap()
+}
+
 #[test]
 fn a_running_job_gets_its_shadow_request_and_the_reason_names_the_asker() {
     let (_d, mut q) = alices_job(JobStatus::Running);
-    act(
-        &mut q,
-        &root(),
-        &what(Action::Hold),
-        &by_id(),
-        Named::ById,
-        10,
-    )
-    .unwrap();
+    hold_by_root(&mut q);
     assert_eq!(q.requests(JOB).unwrap(), [Request::Hold]);
     let (row, ad) = q.select(&by_id()).unwrap().remove(0);
     assert_eq!(row.status, JobStatus::Held.code());
@@ -376,4 +373,33 @@ fn a_pending_hold_stop_owes_its_events_to_a_later_action_unless_the_router_manag
     assert_eq!(owed(Action::Remove, false), (vec![12, 13], false));
     assert_eq!(owed(Action::Hold, true), (vec![], false));
     assert_eq!(owed(Action::Remove, true), (vec![], false));
+}
+
+/// A running job the router manages has no shadow: its hold is recorded
+/// with no request for one (which nothing would ever take or clear), and
+/// its 012 is written at once. (alice is no user here, so the write is
+/// refused: what shows it was not left to a shadow is that it was tried.)
+#[test]
+fn a_routed_running_job_is_held_without_a_shadow_request_and_logged_at_once() {
+    let (dir, mut q) = alices_job(JobStatus::Running);
+    let log = dir.path().join("routed.log");
+    q.write(6, |w| {
+        let row = w.rows(&Selection::default())?[0].clone();
+        let ad = w.full_ad(&row)?;
+        let set = vec![
+            ("Managed".into(), Expr::string("External")),
+            ("UserLog".into(), Expr::string(log.to_str().unwrap())),
+        ];
+        w.change(&row, &ad, &Change::Set(set))
+    })
+    .unwrap();
+    let acted = hold_by_root(&mut q);
+    assert!(
+        matches!(&acted.log_error, Some(UserLogError::Write { path, .. }) if path == &log),
+        "{:?}",
+        acted.log_error
+    );
+    assert_eq!(q.requests(JOB).unwrap(), []);
+    let (row, _) = q.select(&by_id()).unwrap().remove(0);
+    assert_eq!(row.status, JobStatus::Held.code());
 }

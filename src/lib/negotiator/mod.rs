@@ -672,7 +672,9 @@ fn reconcile(
 }
 
 /// The jobs a shadow should be looking after: those on a claimed slot,
-/// and those whose status says running.
+/// those whose status says running, and those with a request pending (a
+/// scheduler universe job, which has no slot, held and released while its
+/// shadow stopped it). The caller checks each one's lock.
 fn claimed_jobs(q: &Queue) -> Result<Vec<JobId>, NegotiatorError> {
     let slots = machine::load_slots(q.conn())?;
     let mut suspects: Vec<JobId> = slots
@@ -696,6 +698,16 @@ fn claimed_jobs(q: &Queue) -> Result<Vec<JobId>, NegotiatorError> {
         if !suspects.contains(&row.id) && !gridjobs::is_grid_ad(&*q.cluster_ad(row.id.cluster)?) {
             suspects.push(row.id);
         }
+    }
+    for id in q.jobs_with_requests()? {
+        let Some(row) = q.row(id)? else { continue };
+        if suspects.contains(&id)
+            || matchmaking::managed_externally(q, &row)?
+            || gridjobs::is_grid_ad(&*q.cluster_ad(id.cluster)?)
+        {
+            continue;
+        }
+        suspects.push(id);
     }
     Ok(suspects)
 }

@@ -308,7 +308,10 @@ fn apply(
                     let n = ad.eval_int("NumHolds").unwrap_or(0);
                     set.push(("NumHolds".into(), Expr::int(n + 1)));
                     w.change(&row, &ad, &Change::Set(set))?;
-                    if running {
+                    // A routed job's copy is stopped by the router, which
+                    // sees it held: no shadow would take a request.
+                    let routed = ad.eval_str("Managed").as_deref() == Some("External");
+                    if running && !routed {
                         w.request(*id, Request::Hold)?;
                         wake.push(*id);
                     } else if !deferred {

@@ -778,6 +778,21 @@ impl Queue {
         read_requests(&self.conn, id)
     }
 
+    /// The jobs that have a request pending, in id order (the table is
+    /// nearly always empty).
+    pub fn jobs_with_requests(&self) -> Result<Vec<JobId>, QueueError> {
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT DISTINCT cluster, proc FROM requests ORDER BY cluster, proc")?;
+        let ids = st.query_map([], |r| {
+            Ok(JobId {
+                cluster: r.get(0)?,
+                proc: r.get(1)?,
+            })
+        })?;
+        Ok(ids.collect::<Result<_, _>>()?)
+    }
+
     /// A meta value (such as `last_pass`), if set.
     pub fn meta(&self, key: &str) -> Result<Option<i64>, QueueError> {
         Ok(self

@@ -198,6 +198,9 @@ impl Shadow {
             events.clear();
             let wrote = self.q.write(now, |w| {
                 let Some(row) = w.row(id)? else {
+                    // Gone (removed while it was stopped): its requests go
+                    // with it.
+                    w.clear_requests(id, None)?;
                     release_slot_if(w, slot, claim, id, now)?;
                     return Ok(Claim::Done);
                 };
@@ -306,13 +309,21 @@ fn fate(
     started: bool,
     now: i64,
 ) -> Fate {
+    // Held and released while the run was being started or its hook
+    // requeued it: the hold's 012 and the release's 013 come first.
+    let owed = |mut f: Fate| {
+        if held_meanwhile {
+            f.events.splice(0..0, policy::held_then_released(ad, id));
+        }
+        f
+    };
     if let Some(hold) = &end.failed {
-        return not_started(ad, id, hold, now);
+        return owed(not_started(ad, id, hold, now));
     }
     if let Some((reason, subcode)) = &end.requeued
         && !matches!(job_status, Some(JobStatus::Removed | JobStatus::Held))
     {
-        return hook_requeued(ad, reason, *subcode, now);
+        return owed(hook_requeued(ad, reason, *subcode, now));
     }
     let usage = if started {
         let mut u = usage_attrs(ad, &end.usage);
@@ -772,6 +783,26 @@ mod tests {
         let kinds: Vec<u32> = f.events.iter().map(|e| e.kind.number()).collect();
         assert_eq!(kinds, [12, 13]);
         assert_eq!(set_of(&f.change, "JobStatus"), None, "left as released");
+    }
+
+    /// A start that failed after the job was held and released: the
+    /// hold's 012 and the release's 013 come before the failure's hold.
+    #[test]
+    fn a_failed_start_held_and_released_meanwhile_logs_the_owed_events_first() {
+        let job = ad(r#"[LastHoldReason = "first"; ReleaseReason = "go"]"#);
+        let hold = Hold::new("no exec", hold_code::FAILED_TO_CREATE_PROCESS, 2);
+        let f = fate(
+            &job,
+            ID,
+            Some(JobStatus::Idle),
+            true,
+            &RunEnd::failed(hold),
+            false,
+            5,
+        );
+        let kinds: Vec<u32> = f.events.iter().map(|e| e.kind.number()).collect();
+        assert_eq!(kinds, [12, 13, 12]);
+        assert_eq!(set_of(&f.change, "HoldReasonCode").as_deref(), Some("6"));
     }
 
     #[test]
