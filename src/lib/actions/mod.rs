@@ -169,8 +169,9 @@ pub fn act(
             // stops it, and its events are written here.
             // Nor does a job the router runs elsewhere: its hold is logged
             // here, and the router stops the copy.
-            let shadowed =
-                is_active(status) && !is_grid(&ad) && !(action == Action::Hold && routed(&ad));
+            let shadowed = is_active(status)
+                && !is_grid(&ad)
+                && !(action == Action::Hold && policy::managed_externally(&ad));
             if named == Named::ByConstraint && !action.matches_status(status, &ad) {
                 continue;
             }
@@ -297,7 +298,7 @@ fn change(
             put("JobStatus", JobStatus::Removed.expr());
             // A grid job its gridmanager manages stays until the remote
             // job is cancelled (the gridmanager then lets it leave).
-            let managed = ad.eval_str("Managed").as_deref() == Some("External");
+            let managed = policy::managed_externally(ad);
             if shadowed || leave_once_removed() || (is_grid(ad) && managed) {
                 return Change::Set(set);
             }
@@ -385,11 +386,6 @@ fn event(
         }
         _ => Vec::new(),
     }
-}
-
-/// Whether the job router manages the job (`Managed == "External"`).
-fn routed(ad: &Rc<ClassAd>) -> bool {
-    ad.eval_str("Managed").as_deref() == Some("External")
 }
 
 /// Whether a job is of the grid universe.

@@ -766,11 +766,10 @@ fn put_right(
                     delete: policy::running_attrs(&ad),
                 };
                 w.change(&row, &ad, &change)?;
+                logged.extend(policy::hold_stop_events(&ad, id, Some(s)));
                 let what = if s == JobStatus::Held {
-                    logged.push(policy::hold_event(&ad, id, ""));
                     "held"
                 } else {
-                    logged.extend(policy::held_then_released(&ad, id));
                     "released"
                 };
                 report

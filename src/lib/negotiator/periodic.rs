@@ -157,7 +157,7 @@ fn leave_released(
         let ad = Rc::new(q.full_ad(row)?);
         if policy::kept_job_may_leave(&ad, row.status())
             && !super::gridjobs::awaits_gridmanager(&ad, row.status())
-            && ad.eval_str("Managed").as_deref() != Some("External")
+            && !policy::managed_externally(&ad)
         {
             leaving.push(row.id);
         }
@@ -310,8 +310,7 @@ fn apply(
                     w.change(&row, &ad, &Change::Set(set))?;
                     // A routed job's copy is stopped by the router, which
                     // sees it held: no shadow would take a request.
-                    let routed = ad.eval_str("Managed").as_deref() == Some("External");
-                    if running && !routed {
+                    if running && !policy::managed_externally(&ad) {
                         w.request(*id, Request::Hold)?;
                         wake.push(*id);
                     } else if !deferred {
@@ -335,10 +334,9 @@ fn apply(
                         let mut c = policy::remove(&ad, now, reason, false);
                         // Kept until its gridmanager has cancelled the
                         // remote job.
-                        if let (true, Change::Leave { set }) = (
-                            grid && ad.eval_str("Managed").as_deref() == Some("External"),
-                            &c,
-                        ) {
+                        if let (true, Change::Leave { set }) =
+                            (grid && policy::managed_externally(&ad), &c)
+                        {
                             c = Change::Set(set.clone());
                         }
                         w.change(&row, &ad, &c)?;

@@ -173,6 +173,23 @@ pub fn held_then_released(ad: &Rc<ClassAd>, id: JobId) -> Vec<Event> {
     events
 }
 
+/// Whether the job router or a gridmanager manages the job (`Managed ==
+/// "External"`): no shadow runs it here, whatever its status says.
+pub fn managed_externally(ad: &Rc<ClassAd>) -> bool {
+    ad.eval_str("Managed").as_deref() == Some("External")
+}
+
+/// The events a run's stop for a hold owes, written by whoever records
+/// the stop: the hold's 012, or, for a job released before it was down
+/// (no longer Held), the 012 and the release's 013 ([`held_then_released`]).
+pub fn hold_stop_events(ad: &Rc<ClassAd>, id: JobId, status: Option<JobStatus>) -> Vec<Event> {
+    if status == Some(JobStatus::Held) {
+        vec![hold_event(ad, id, "")]
+    } else {
+        held_then_released(ad, id)
+    }
+}
+
 /// A change the pass or a tool makes to a job that no shadow runs, as far
 /// as a stop for a hold that may still be in progress is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,9 +224,7 @@ pub fn owed_by_a_hold_stop<A>(
     ad: &Rc<ClassAd>,
     step: Step,
 ) -> Result<(Vec<Event>, bool), crate::queue::QueueError> {
-    if ad.eval_str("Managed").as_deref() == Some("External")
-        || !w.requests(id)?.contains(&Request::Hold)
-    {
+    if managed_externally(ad) || !w.requests(id)?.contains(&Request::Hold) {
         return Ok((Vec::new(), false));
     }
     let owed = match status {
@@ -224,9 +239,9 @@ pub fn owed_by_a_hold_stop<A>(
 /// its run was being stopped for a hold: the job is Removed with the
 /// hold's request still pending and no removal request, which only the
 /// removal of a job no shadow ran (held, or released), or its release
-/// back to Removed, leaves. Whoever
-/// records the stop then writes no event: the remover wrote the ones the
-/// stop owed before its 009 ([`owed_by_a_hold_stop`]).
+/// back to Removed, leaves. Whoever records the stop then writes no
+/// event: the remover wrote the ones the stop owed before its 009
+/// ([`owed_by_a_hold_stop`]).
 pub fn aborted_by_a_tool(status: Option<JobStatus>, requests: &[Request]) -> bool {
     status == Some(JobStatus::Removed)
         && requests.contains(&Request::Hold)
@@ -236,7 +251,7 @@ pub fn aborted_by_a_tool(status: Option<JobStatus>, requests: &[Request]) -> boo
 /// The 012 of the hold the job's ad records: its `HoldReason`,
 /// `HoldReasonCode` and `HoldReasonSubCode`, or with `prefix` "Last" the
 /// ones a release moved them to.
-pub fn hold_event(ad: &Rc<ClassAd>, id: JobId, prefix: &str) -> Event {
+fn hold_event(ad: &Rc<ClassAd>, id: JobId, prefix: &str) -> Event {
     let reason = ad.eval_str(&format!("{prefix}HoldReason"));
     let code = ad.eval_int(&format!("{prefix}HoldReasonCode"));
     let sub = ad.eval_int(&format!("{prefix}HoldReasonSubCode"));

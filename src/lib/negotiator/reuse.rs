@@ -198,8 +198,7 @@ impl Match {
 fn runs_on_a_slot(ad: &Rc<ClassAd>) -> bool {
     let universe = ad.eval_int("JobUniverse");
     let elsewhere = [Universe::Grid.code(), Universe::Scheduler.code()];
-    !universe.is_some_and(|u| elsewhere.contains(&u))
-        && ad.eval_str("Managed").as_deref() != Some("External")
+    !universe.is_some_and(|u| elsewhere.contains(&u)) && !super::policy::managed_externally(ad)
 }
 
 /// A dynamic slot is reused only for a job that fits in it.

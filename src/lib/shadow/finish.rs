@@ -442,11 +442,7 @@ fn held(
     usage: Vec<(String, Expr)>,
     now: i64,
 ) -> Fate {
-    let events = if job_status == Some(JobStatus::Held) {
-        vec![policy::hold_event(ad, id, "")]
-    } else {
-        policy::held_then_released(ad, id)
-    };
+    let events = policy::hold_stop_events(ad, id, job_status);
     let mut set = policy::end_of_run(ad, now);
     set.extend(usage);
     let change = Change::Update {
