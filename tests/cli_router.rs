@@ -1497,3 +1497,97 @@ JOB_ROUTER_ROUTE_Good @=end
         dry.stdout
     );
 }
+
+/// A source whose copy runs has no shadow here: tern_vacate_job and
+/// tern_suspend report it done and change nothing (the schedd's
+/// `abort_job_myself` leaves an externally managed job alone), and leave no
+/// request behind; tern_rm marks it removed and writes its 009 at once, and
+/// the router removes the copy and then lets the source leave.
+#[test]
+fn a_source_whose_copy_runs_gets_no_shadow_requests() {
+    let env = with_config(ROUTES);
+    let routed = route_jobs(&env, 2, "");
+    let (s0, d0) = (routed[0].0, routed[0].1.unwrap());
+    let (s1, d1) = (routed[1].0, routed[1].1.unwrap());
+    set(
+        &env,
+        d0,
+        NOW + 5,
+        &[("JobStatus", "2"), ("Managed", "\"External\"")],
+    );
+    set(&env, d1, NOW + 5, &[("JobStatus", "2")]);
+    pass(&env, NOW + 6);
+    assert_eq!((status(&env, s0), status(&env, s1)), (2, 2));
+    let requests_of_sources = |env: &TestEnv| -> Vec<String> {
+        let c = db(env);
+        let mut st = c
+            .prepare(
+                "SELECT cluster || '.' || proc || ' ' || kind FROM requests WHERE cluster = ?1",
+            )
+            .unwrap();
+        st.query_map([s0.cluster], |r| r.get(0))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect()
+    };
+    let r = env.run("tern_vacate_job", [&s0.to_string()]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "Job 1.0 vacated\n"),
+        "{r:?}"
+    );
+    let r = env.run("tern_suspend", [&s0.to_string()]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "Job 1.0 suspended\n"),
+        "{r:?}"
+    );
+    assert_eq!(status(&env, s0), 2, "nothing suspended the source");
+    let r = env.run("tern_continue", [&s0.to_string()]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.stderr, "Job 1.0 not running to be continued\n");
+    let r = env.run("tern_rm", [&s1.to_string()]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "Job 1.1 marked for removal\n"),
+        "{r:?}"
+    );
+    assert_eq!(
+        status(&env, s1),
+        3,
+        "kept until the router removed the copy"
+    );
+    assert_eq!(requests_of_sources(&env), Vec::<String>::new());
+    let log = env.path("jobs.log");
+    assert_job_events(&log, &s1.to_string(), [0, 1, 9]);
+    let r = pass(&env, NOW + 8);
+    assert!(
+        r.stdout.contains(&format!(
+            "job {s1}: source was removed; its routed copy is removed"
+        )),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        status(&env, s1),
+        0,
+        "the source left once its copy was removed"
+    );
+    assert_eq!(status(&env, d1), 3, "the copy's shadow is asked to stop it");
+    set(
+        &env,
+        d0,
+        NOW + 9,
+        &[
+            ("JobStatus", "4"),
+            ("ExitCode", "0"),
+            ("CompletionDate", "1700000010"),
+        ],
+    );
+    pass(&env, NOW + 20);
+    assert_eq!(status(&env, s0), 0, "the source completed");
+    assert_job_events(&log, &s0.to_string(), [0, 1, 5]);
+    assert_job_events(&log, &s1.to_string(), [0, 1, 9]);
+    assert_eq!(requests_of_sources(&env), Vec::<String>::new());
+    check_logs_with_htcondor(&[log]);
+}

@@ -166,12 +166,12 @@ pub fn act(
             }
             let status = JobStatus::from_code(row.status);
             // A grid job has no shadow: its gridmanager (see crate::grid)
-            // stops it, and its events are written here.
-            // Nor does a job the router runs elsewhere: its hold is logged
-            // here, and the router stops the copy.
-            let shadowed = is_active(status)
-                && !is_grid(&ad)
-                && !(action == Action::Hold && policy::managed_externally(&ad));
+            // stops it, and its events are written here. Nor does a job
+            // the router runs elsewhere: its hold and removal are logged
+            // here and the router stops the copy; a vacate, suspend or
+            // continue does nothing to it, as the schedd's
+            // `abort_job_myself` leaves an externally managed job alone.
+            let shadowed = is_active(status) && !is_grid(&ad) && !policy::managed_externally(&ad);
             if named == Named::ByConstraint && !action.matches_status(status, &ad) {
                 continue;
             }
@@ -191,7 +191,7 @@ pub fn act(
             if outcome != Outcome::Success {
                 continue;
             }
-            let c = change(action, shadowed, &ad, &reason, what.subcode);
+            let c = change(action, shadowed, status, &ad, &reason, what.subcode);
             if let Some(path) = crate::userlog::user_log(&ad) {
                 let (owed, writes) = owed_by_the_stop(w, action, row.id, status, shadowed, &ad)?;
                 let own = event(action, row.id, writes, &ad, &c, &reason, what.subcode);
@@ -277,6 +277,7 @@ fn precheck(action: Action, s: Option<JobStatus>, ad: &Rc<ClassAd>) -> Result<()
 fn change(
     action: Action,
     shadowed: bool,
+    status: Option<JobStatus>,
     ad: &Rc<ClassAd>,
     reason: &str,
     subcode: Option<i64>,
@@ -297,9 +298,12 @@ fn change(
             put("RemoveReason", Expr::string(reason));
             put("JobStatus", JobStatus::Removed.expr());
             // A grid job its gridmanager manages stays until the remote
-            // job is cancelled (the gridmanager then lets it leave).
+            // job is cancelled (the gridmanager then lets it leave), and a
+            // routed job whose copy runs until the router has removed the
+            // copy (it then lets the job leave).
             let managed = policy::managed_externally(ad);
-            if shadowed || leave_once_removed() || (is_grid(ad) && managed) {
+            let copy_runs = managed && is_active(status);
+            if shadowed || leave_once_removed() || (is_grid(ad) && managed) || copy_runs {
                 return Change::Set(set);
             }
             Change::Leave { set }
