@@ -428,6 +428,30 @@ fn a_dead_shadows_released_scheduler_job_gets_the_hold_and_the_release_from_the_
     released_then_shadow_killed("hs.log", "universe = scheduler\n");
 }
 
+/// A scheduler universe job (it has no slot) whose shadow was killed, then
+/// removed and forced out of the queue: the run its shadow left behind is
+/// killed by the next pass, which finds it by the removal's pending
+/// request, and the request goes with it.
+#[test]
+fn a_dead_shadows_scheduler_job_forced_out_of_the_queue_is_killed_by_the_pass() {
+    let env = RunEnv::new();
+    let (id, first) = run_slow_to_stop(&env, "fx.log", 300, "universe = scheduler\n");
+    wait_event(&env, "fx.log", &id, 1);
+    let shadow = env
+        .shadow_pid(&id)
+        .unwrap_or_else(|| panic!("no shadow holds the job's lock\n{}", env.diagnosis()));
+    unsafe {
+        libc::kill(shadow, libc::SIGKILL);
+    }
+    wait_dead(&env, "the killed shadow", shadow);
+    env.run_ok("tern_rm", [&id]);
+    env.run_ok("tern_rm", ["-forcex", &id]);
+    assert_eq!(env.status(&id), None, "forced out of the queue");
+    assert!(alive(first), "the run outlived its shadow, as it should");
+    negotiate_until(&env, "the orphaned run killed", || !alive(first));
+    assert_no_requests(&env);
+}
+
 /// No request is left in the queue (a leftover would wait for a shadow
 /// forever).
 fn assert_no_requests(env: &RunEnv) {

@@ -639,7 +639,7 @@ fn reconcile(
 ) -> Result<(), NegotiatorError> {
     for id in claimed_jobs(q)? {
         if dry {
-            if !joblock::is_held(spool, id) {
+            if !joblock::is_held(spool, id) && q.row(id)?.is_some() {
                 report
                     .lines
                     .push(format!("requeue {id} (its shadow is gone)"));
@@ -674,7 +674,8 @@ fn reconcile(
 /// The jobs a shadow should be looking after: those on a claimed slot,
 /// those whose status says running, and those with a request pending (a
 /// scheduler universe job, which has no slot, held and released while its
-/// shadow stopped it). The caller checks each one's lock.
+/// shadow stopped it, or one gone from the queue). The caller checks each
+/// one's lock.
 fn claimed_jobs(q: &Queue) -> Result<Vec<JobId>, NegotiatorError> {
     let slots = machine::load_slots(q.conn())?;
     let mut suspects: Vec<JobId> = slots
@@ -700,9 +701,17 @@ fn claimed_jobs(q: &Queue) -> Result<Vec<JobId>, NegotiatorError> {
         }
     }
     for id in q.jobs_with_requests()? {
-        let Some(row) = q.row(id)? else { continue };
-        if suspects.contains(&id)
-            || matchmaking::managed_externally(q, &row)?
+        if suspects.contains(&id) {
+            continue;
+        }
+        // A job forced out of the queue while its shadow was dead: what
+        // that shadow left running is still to be killed, and the
+        // requests to be dropped (`put_right`).
+        let Some(row) = q.row(id)? else {
+            suspects.push(id);
+            continue;
+        };
+        if matchmaking::managed_externally(q, &row)?
             || gridjobs::is_grid_ad(&*q.cluster_ad(id.cluster)?)
         {
             continue;
