@@ -1257,3 +1257,37 @@ fn a_scheduler_universe_job_starts_at_once_with_every_slot_busy() {
     );
     env.run_ok("tern_rm", [c.to_string()]);
 }
+
+/// JOB_RENICE_INCREMENT, evaluated in each job's ad: a job runs that much
+/// nicer than its shadow, clamped to 0-19; a value that is not an integer
+/// gives 10 (noted in the shadow's log); a scheduler universe job keeps
+/// the shadow's (HTCondor's schedd runs those without a starter).
+#[test]
+fn job_renice_increment_sets_how_nice_each_job_runs() {
+    // SAFETY: getpriority has no memory effects.
+    let base = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+    let env = RunEnv::new().knob(
+        "JOB_RENICE_INCREMENT",
+        "ifThenElse(isUndefined(Nicer), 3, Nicer)",
+    );
+    let c = env.submit(
+        "nice.sub",
+        "executable = /usr/bin/nice\noutput = nice.$(Process).out\nqueue\n\
+         +Nicer = 30\nqueue\n+Nicer = \"more\"\nqueue\n+Nicer = -5\nqueue\n\
+         universe = scheduler\n+Nicer = 4\nqueue\n",
+    );
+    let want = [3, 19, 10, 0, 0].map(|inc| (base + inc).min(19));
+    for (p, want) in want.iter().enumerate() {
+        let id = format!("{c}.{p}");
+        assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
+        let out = std::fs::read_to_string(env.path(&format!("nice.{p}.out"))).unwrap();
+        assert_eq!(out.trim(), want.to_string(), "job {id}");
+    }
+    let log = std::fs::read_to_string(env.spool().join("shadow/ShadowLog")).unwrap_or_default();
+    assert!(
+        log.contains(&format!(
+            "job {c}.2: JOB_RENICE_INCREMENT (ifThenElse(isUndefined(Nicer),3,Nicer)) is \"more\", not an integer: the job runs 10 nicer"
+        )),
+        "{log}"
+    );
+}

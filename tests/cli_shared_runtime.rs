@@ -434,6 +434,27 @@ fn a_jobs_groups_are_exactly_its_owners_but_root_and_spools() {
     assert_eq!(group_set(&out), want, "{out}");
 }
 
+/// A job run as its owner (forked, its ids switched) runs as much nicer
+/// than its shadow as JOB_RENICE_INCREMENT says.
+#[test]
+fn a_job_run_as_its_owner_is_reniced_by_job_renice_increment() {
+    let Some(user) = root_with_user("ternjobnice") else {
+        return;
+    };
+    let env = shared_env();
+    submit_as(
+        &env,
+        &user.name,
+        "executable = /usr/bin/nice\noutput = nice.out\nqueue\n",
+    );
+    shared_pass(&env, &[("_TERN_JOB_RENICE_INCREMENT", "7")]);
+    wait_gone(&env, "1.0");
+    // SAFETY: getpriority has no memory effects.
+    let base = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+    let out = std::fs::read_to_string(env.path("nice.out")).unwrap();
+    assert_eq!(out.trim(), (base + 7).min(19).to_string());
+}
+
 /// The job's environment is built from nothing: its own Environment and
 /// the starter's variables (tern_shadow(1); HTCondor's
 /// Starter::GetJobEnv), never what the pass or the shadow had.

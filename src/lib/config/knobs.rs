@@ -163,6 +163,12 @@ pub static KNOBS: &[Knob] = &[
         "Job attributes nobody may change once a job is queued, besides Owner, User, OwnerUid, ClusterId, ProcId, JobUniverse, JobStatus, MyType and TargetType.",
     ),
     k(
+        "JOB_RENICE_INCREMENT",
+        "0",
+        Expr,
+        "How much nicer than its shadow a job runs: evaluated in the job ad, clamped to 0-19; a value that is not an integer gives 10.",
+    ),
+    k(
         "JOB_ROUTER_DEFAULTS",
         "",
         String,

@@ -148,6 +148,8 @@ struct Shadow {
     sandbox: crate::sandbox::Knobs,
     /// How long a claim with nothing to run waits for work (ms).
     linger_ms: u64,
+    /// JOB_RENICE_INCREMENT, evaluated in each job's ad at its start.
+    renice: crate::classad::Expr,
 }
 
 pub fn run(args: Args) -> Result<(), ShadowError> {
@@ -239,6 +241,7 @@ impl Shadow {
             update_every: seconds("STARTER_UPDATE_INTERVAL", 300, 1)?,
             killing_timeout: seconds("KILLING_TIMEOUT", 30, 0)?,
             linger_ms: cfg.get_int("SHADOW_LINGER_MSEC", 250)?.clamp(0, 60_000) as u64,
+            renice: cfg.get_expr("JOB_RENICE_INCREMENT", "0")?,
             knobs: Knobs::from_config(&cfg)?,
             sandbox: crate::sandbox::Knobs::from_config(&cfg, &machine.filesystem_domain)?,
             uid_domain: crate::negotiator::uid_domain(&cfg)?,

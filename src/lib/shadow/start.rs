@@ -253,7 +253,7 @@ impl Shadow {
         // 001 before the job starts: a shadow killed just after the start
         // must not leave a run without its execute event.
         self.started(id, ad, crate::clock::now())?;
-        spawn(plan).map_err(|e| {
+        spawn(plan, self.nice_increment(id, ad)).map_err(|e| {
             Hold::new(
                 format!(
                     "Error from {}@{}: Failed to execute '{}': {}",
@@ -266,6 +266,29 @@ impl Shadow {
                 e.raw_os_error().unwrap_or(0) as i64,
             )
         })
+    }
+
+    /// How much nicer than the shadow job `id` runs: JOB_RENICE_INCREMENT
+    /// evaluated in its ad, as the starter evaluates it (`Renice` in its
+    /// copy of the job ad), clamped to 0-19; a value that is not an
+    /// integer is 10, with a note. Scheduler universe jobs, which
+    /// HTCondor's schedd runs itself, without a starter, keep the
+    /// shadow's.
+    fn nice_increment(&self, id: JobId, ad: &Rc<ClassAd>) -> i32 {
+        if ad.eval_int("JobUniverse") == Some(crate::vocab::Universe::Scheduler.code()) {
+            return 0;
+        }
+        match crate::classad::eval_in(ad, &self.renice) {
+            Value::Int(n) => n.clamp(0, 19) as i32,
+            other => {
+                note!(
+                    "tern_shadow: job {id}: JOB_RENICE_INCREMENT ({}) is {}, not an integer: the job runs 10 nicer",
+                    crate::classad::unparse::unparse(&self.renice),
+                    crate::classad::unparse::unparse(&Expr::Lit(other))
+                );
+                10
+            }
+        }
     }
 
     /// The job executes: count the start and date it. HTCondor's shadow
@@ -393,14 +416,15 @@ impl Shadow {
     }
 }
 
-/// Starts the plan: with posix_spawn as the shadow's own user, or by fork
-/// and exec as the job's owner.
+/// Starts the plan, `nice` nicer than the shadow: with posix_spawn as the
+/// shadow's own user, or by fork and exec as the job's owner or to renice
+/// it before its exec.
 /// Either way the job starts under the scheduling policy the shadow
 /// started with (`sys::sched`), not the shadow's SCHED_BATCH.
-fn spawn(plan: &Plan) -> std::io::Result<i32> {
+fn spawn(plan: &Plan, nice: i32) -> std::io::Result<i32> {
     crate::sys::thp::allow();
-    match plan.ident.clone() {
-        None => crate::sys::spawn(&crate::sys::Spawn {
+    match (plan.ident.clone(), nice) {
+        (None, 0) => crate::sys::spawn(&crate::sys::Spawn {
             exe: &plan.exe,
             args: &plan.args,
             env: Some(&plan.env),
@@ -414,14 +438,15 @@ fn spawn(plan: &Plan) -> std::io::Result<i32> {
             new_session: false,
             only_stdio: true,
         }),
-        Some(id) => spawn_as(plan, id),
+        (ident, _) => spawn_forked(plan, ident, nice),
     }
 }
 
-/// Starts a job as another user (the shadow runs as root): fork, the
-/// user's groups and ids for good, then Iwd entered as the user, every
-/// descriptor but 0, 1 and 2 closed, exec.
-fn spawn_as(plan: &Plan, id: Identity) -> std::io::Result<i32> {
+/// Starts a job by fork and exec: as another user when `id` is given (the
+/// shadow runs as root: the user's groups and ids for good, then Iwd
+/// entered as the user), `nice` nicer, every descriptor but 0, 1 and 2
+/// closed.
+fn spawn_forked(plan: &Plan, id: Option<Identity>, nice: i32) -> std::io::Result<i32> {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(&plan.exe);
     cmd.args(&plan.args)
@@ -431,8 +456,9 @@ fn spawn_as(plan: &Plan, id: Identity) -> std::io::Result<i32> {
         .stdin(Stdio::from(plan.stdin.try_clone()?))
         .stdout(Stdio::from(plan.stdout.try_clone()?))
         .stderr(Stdio::from(plan.stderr.try_clone()?));
-    identity::child_runs_as(&mut cmd, Some(id), Some(&plan.iwd));
+    identity::child_runs_as(&mut cmd, id, Some(&plan.iwd));
     crate::sys::sched::child_restores_policy(&mut cmd);
+    crate::sys::sched::child_renices(&mut cmd, nice);
     crate::sys::inherited::child_keeps_only_stdio(&mut cmd);
     let child = cmd.spawn()?;
     let pid = child.id() as i32;

@@ -9,7 +9,8 @@
 //! `SCHED_BATCH` (sched(7): "mildly disfavored in scheduling decisions"
 //! on wakeup, the same share of cpu otherwise) it waits for the running
 //! task's turn to end instead. The jobs themselves run under the policy
-//! the shadow started with, as HTCondor's do.
+//! the shadow started with, as HTCondor's do, and as much nicer as
+//! JOB_RENICE_INCREMENT says ([`child_renices`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -65,6 +66,25 @@ pub fn child_restores_policy(cmd: &mut std::process::Command) {
     // SAFETY: restore_in_child makes one async-signal-safe call.
     unsafe {
         cmd.pre_exec(restore_in_child);
+    }
+}
+
+/// Has `cmd`'s child run `inc` nicer than this process (HTCondor's
+/// JOB_RENICE_INCREMENT), set before its exec so that nothing it starts
+/// runs at the parent's priority; nothing for an `inc` of 0. The nice value
+/// is a thread's, inherited by a child: it cannot be given through
+/// posix_spawn, hence the fork. A failure is ignored, as for the policy.
+pub fn child_renices(cmd: &mut std::process::Command, inc: i32) {
+    use std::os::unix::process::CommandExt;
+    if inc == 0 {
+        return;
+    }
+    // SAFETY: nice(2) is one async-signal-safe system call.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::nice(inc);
+            Ok(())
+        });
     }
 }
 
