@@ -1385,6 +1385,45 @@ fn a_periodic_hold_of_the_source_removes_its_copy() {
     assert_eq!(status(&env, src), 5);
 }
 
+/// A periodic removal of a source whose copy runs: no shadow runs the
+/// source here, so the pass aborts it at once (009) and records no request;
+/// the router then removes the copy and lets the source leave.
+#[test]
+fn a_periodic_remove_of_a_source_whose_copy_runs_logs_its_abort() {
+    let env = with_config(&format!("START = false\n{ROUTES}"));
+    let routed = route_jobs(&env, 1, "periodic_remove = JobStatus == 2");
+    let (src, dest) = (routed[0].0, routed[0].1.unwrap());
+    set(
+        &env,
+        dest,
+        NOW + 5,
+        &[("JobStatus", "2"), ("Managed", "\"External\"")],
+    );
+    pass(&env, NOW + 6);
+    assert_eq!(status(&env, src), 2);
+    let r = env.run("tern_negotiate", ["-reconfig"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        status(&env, src),
+        3,
+        "kept until the router removed the copy"
+    );
+    let requests: i64 = db(&env)
+        .query_row("SELECT count(*) FROM requests", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(requests, 0, "a request no shadow would serve");
+    let log = env.path("jobs.log");
+    assert_job_events(&log, &src.to_string(), [0, 1, 9]);
+    // The negotiation pass started a router pass in the background too;
+    // whichever runs first removes the copy and lets the source go.
+    assert!(crate::common::wait_until(crate::common::TIMEOUT, || {
+        pass(&env, NOW + 10);
+        status(&env, src) == 0
+    }));
+    assert_job_events(&log, &src.to_string(), [0, 1, 9]);
+    check_logs_with_htcondor(&[log]);
+}
+
 /// A route knob that starts with '[' is a route ad in the old syntax,
 /// converted as HTCondor 24 does.
 #[test]

@@ -328,8 +328,15 @@ fn apply(
                             ("JobStatus".to_string(), JobStatus::Removed.expr()),
                         ];
                         w.change(&row, &ad, &Change::Set(set))?;
-                        w.request(*id, Request::Remove)?;
-                        wake.push(*id);
+                        // A routed job has no shadow here: it is aborted
+                        // now and stays until the router has removed its
+                        // copy (as tern_rm leaves it).
+                        if policy::managed_externally(&ad) {
+                            log(Event::aborted(*id, reason));
+                        } else {
+                            w.request(*id, Request::Remove)?;
+                            wake.push(*id);
+                        }
                     } else {
                         let mut c = policy::remove(&ad, now, reason, false);
                         // Kept until its gridmanager has cancelled the
