@@ -33,6 +33,10 @@
 //! - `cwd`: print the working directory.
 //! - `fds`: print the descriptors open now, as `fds 0 1 2` (each number
 //!   probed with fcntl, which opens nothing itself).
+//! - `procstate`: print how the job was started, as `leader true sigblk
+//!   HEX sigign HEX sched N`: whether it leads its own process group, its
+//!   blocked and ignored signal sets (from /proc/self/status) and its
+//!   scheduling policy.
 //! - `stdin`: copy standard input to standard output.
 //! - `args`: print every remaining argument as `[arg]`, one a line, and
 //!   stop reading verbs (so the arguments can be anything).
@@ -127,6 +131,7 @@ fn main() {
             }
             "cwd" => println!("{}", std::env::current_dir().unwrap().display()),
             "fds" => println!("fds{}", open_fds()),
+            "procstate" => println!("{}", proc_state()),
             "args" => {
                 for a in it.by_ref() {
                     println!("[{a}]");
@@ -152,7 +157,7 @@ fn main() {
 /// skipped).
 fn arity(verb: &str) -> usize {
     match verb {
-        "ignore-term" | "cwd" | "stdin" | "fds" => 0,
+        "ignore-term" | "cwd" | "stdin" | "fds" | "procstate" => 0,
         "write" | "if-missing" | "stamp" => 2,
         "beat" | "lock" => 3,
         "args" => fail("if-missing cannot skip args"),
@@ -169,6 +174,29 @@ fn open_fds() -> String {
         .filter(|&fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0)
         .map(|fd| format!(" {fd}"))
         .collect()
+}
+
+/// `leader B sigblk HEX sigign HEX sched N` (see `procstate`).
+fn proc_state() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map_or(String::from("?"), |v| v.trim().to_string())
+    };
+    // SAFETY: getpgrp, getpid and sched_getscheduler only read.
+    let (leader, sched) = unsafe {
+        (
+            libc::getpgrp() == libc::getpid(),
+            libc::sched_getscheduler(0),
+        )
+    };
+    format!(
+        "leader {leader} sigblk {} sigign {} sched {sched}",
+        field("SigBlk:"),
+        field("SigIgn:")
+    )
 }
 
 fn fail(msg: &str) -> ! {

@@ -1259,24 +1259,28 @@ fn a_scheduler_universe_job_starts_at_once_with_every_slot_busy() {
 }
 
 /// JOB_RENICE_INCREMENT, evaluated in each job's ad: a job runs that much
-/// nicer than its shadow, clamped to 0-19; a value that is not an integer
-/// gives 10 (noted in the shadow's log); a scheduler universe job keeps
-/// the shadow's (HTCondor's schedd runs those without a starter).
+/// nicer than its shadow, clamped to 0-19, read as HTCondor's
+/// `LookupInteger` reads it (a real truncated, a boolean 0 or 1); a value
+/// that is no number gives 10 (noted in the shadow's log). A scheduler
+/// universe job gets SCHED_UNIV_RENICE_INCREMENT instead.
 #[test]
 fn job_renice_increment_sets_how_nice_each_job_runs() {
     // SAFETY: getpriority has no memory effects.
     let base = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
-    let env = RunEnv::new().knob(
-        "JOB_RENICE_INCREMENT",
-        "ifThenElse(isUndefined(Nicer), 3, Nicer)",
-    );
+    let env = RunEnv::new()
+        .knob(
+            "JOB_RENICE_INCREMENT",
+            "ifThenElse(isUndefined(Nicer), 3, Nicer)",
+        )
+        .knob("SCHED_UNIV_RENICE_INCREMENT", "5");
     let c = env.submit(
         "nice.sub",
         "executable = /usr/bin/nice\noutput = nice.$(Process).out\nqueue\n\
          +Nicer = 30\nqueue\n+Nicer = \"more\"\nqueue\n+Nicer = -5\nqueue\n\
+         +Nicer = 2.9\nqueue\n+Nicer = true\nqueue\n\
          universe = scheduler\n+Nicer = 4\nqueue\n",
     );
-    let want = [3, 19, 10, 0, 0].map(|inc| (base + inc).min(19));
+    let want = [3, 19, 10, 0, 2, 1, 5].map(|inc| (base + inc).min(19));
     for (p, want) in want.iter().enumerate() {
         let id = format!("{c}.{p}");
         assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
@@ -1286,7 +1290,7 @@ fn job_renice_increment_sets_how_nice_each_job_runs() {
     let log = std::fs::read_to_string(env.spool().join("shadow/ShadowLog")).unwrap_or_default();
     assert!(
         log.contains(&format!(
-            "job {c}.2: JOB_RENICE_INCREMENT (ifThenElse(isUndefined(Nicer),3,Nicer)) is \"more\", not an integer: the job runs 10 nicer"
+            "job {c}.2: JOB_RENICE_INCREMENT (ifThenElse(isUndefined(Nicer),3,Nicer)) is \"more\", not a number: the job runs 10 nicer"
         )),
         "{log}"
     );

@@ -286,6 +286,34 @@ fn a_job_starts_with_only_its_standard_descriptors() {
     assert_eq!(fds, "fds 0 1 2\n");
 }
 
+/// A job with a nice increment is started by fork and exec rather than
+/// posix_spawn: it starts the same way (descriptors, process group, signal
+/// mask and dispositions, scheduling policy), only nicer.
+#[test]
+fn a_reniced_job_starts_as_a_spawned_one_does() {
+    let start = |renice: &str| {
+        let env = RunEnv::new()
+            .knob("NEGOTIATE_ON_SUBMIT", "false")
+            .knob("JOB_RENICE_INCREMENT", renice);
+        env.submit(
+            "state.sub",
+            &format!(
+                "executable = {}\narguments = fds procstate\noutput = state.out\nqueue\n",
+                fake_job().display()
+            ),
+        );
+        pass_with_a_leaked_descriptor(&env, false);
+        env.wait_history("1.0", crate::common::TIMEOUT);
+        std::fs::read_to_string(env.path("state.out")).unwrap()
+    };
+    let spawned = start("0");
+    assert!(
+        spawned.starts_with("fds 0 1 2\nleader true sigblk "),
+        "{spawned}"
+    );
+    assert_eq!(start("1"), spawned);
+}
+
 #[test]
 fn a_job_run_as_its_owner_starts_with_only_its_standard_descriptors() {
     let Some(user) = root_with_user("ternjobfds") else {

@@ -166,7 +166,7 @@ pub static KNOBS: &[Knob] = &[
         "JOB_RENICE_INCREMENT",
         "0",
         Expr,
-        "How much nicer than its shadow a job runs: evaluated in the job ad, clamped to 0-19; a value that is not an integer gives 10.",
+        "How much nicer than its shadow a job runs: evaluated in the job ad (a real truncated, a boolean 0 or 1), clamped to 0-19; a value that is no number gives 10. Not for scheduler universe jobs (SCHED_UNIV_RENICE_INCREMENT).",
     ),
     k(
         "JOB_ROUTER_DEFAULTS",
@@ -503,6 +503,12 @@ pub static KNOBS: &[Knob] = &[
         "",
         String,
         "The scheduler ad's Name (tern_status -schedd); empty means FULL_HOSTNAME.",
+    ),
+    k(
+        "SCHED_UNIV_RENICE_INCREMENT",
+        "0",
+        Int,
+        "How much nicer than its shadow a scheduler universe job runs (0-19).",
     ),
     k(
         "SHADOW",

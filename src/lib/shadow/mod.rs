@@ -150,6 +150,8 @@ struct Shadow {
     linger_ms: u64,
     /// JOB_RENICE_INCREMENT, evaluated in each job's ad at its start.
     renice: crate::classad::Expr,
+    /// SCHED_UNIV_RENICE_INCREMENT (0-19), for scheduler universe jobs.
+    sched_univ_renice: i32,
 }
 
 pub fn run(args: Args) -> Result<(), ShadowError> {
@@ -242,6 +244,7 @@ impl Shadow {
             killing_timeout: seconds("KILLING_TIMEOUT", 30, 0)?,
             linger_ms: cfg.get_int("SHADOW_LINGER_MSEC", 250)?.clamp(0, 60_000) as u64,
             renice: cfg.get_expr("JOB_RENICE_INCREMENT", "0")?,
+            sched_univ_renice: cfg.get_int("SCHED_UNIV_RENICE_INCREMENT", 0)?.clamp(0, 19) as i32,
             knobs: Knobs::from_config(&cfg)?,
             sandbox: crate::sandbox::Knobs::from_config(&cfg, &machine.filesystem_domain)?,
             uid_domain: crate::negotiator::uid_domain(&cfg)?,

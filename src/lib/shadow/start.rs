@@ -270,25 +270,29 @@ impl Shadow {
 
     /// How much nicer than the shadow job `id` runs: JOB_RENICE_INCREMENT
     /// evaluated in its ad, as the starter evaluates it (`Renice` in its
-    /// copy of the job ad), clamped to 0-19; a value that is not an
-    /// integer is 10, with a note. Scheduler universe jobs, which
-    /// HTCondor's schedd runs itself, without a starter, keep the
-    /// shadow's.
+    /// copy of the job ad, read with `LookupInteger`: a real is truncated,
+    /// a boolean is 0 or 1), clamped to 0-19; a value that is no number is
+    /// 10, with a note. A scheduler universe job, which HTCondor's schedd
+    /// starts itself, without a starter, gets SCHED_UNIV_RENICE_INCREMENT
+    /// instead.
     fn nice_increment(&self, id: JobId, ad: &Rc<ClassAd>) -> i32 {
         if ad.eval_int("JobUniverse") == Some(crate::vocab::Universe::Scheduler.code()) {
-            return 0;
+            return self.sched_univ_renice;
         }
-        match crate::classad::eval_in(ad, &self.renice) {
-            Value::Int(n) => n.clamp(0, 19) as i32,
+        let n = match crate::classad::eval_in(ad, &self.renice) {
+            Value::Int(n) => n,
+            Value::Real(r) => r as i64,
+            Value::Bool(b) => i64::from(b),
             other => {
                 note!(
-                    "tern_shadow: job {id}: JOB_RENICE_INCREMENT ({}) is {}, not an integer: the job runs 10 nicer",
+                    "tern_shadow: job {id}: JOB_RENICE_INCREMENT ({}) is {}, not a number: the job runs 10 nicer",
                     crate::classad::unparse::unparse(&self.renice),
                     crate::classad::unparse::unparse(&Expr::Lit(other))
                 );
                 10
             }
-        }
+        };
+        n.clamp(0, 19) as i32
     }
 
     /// The job executes: count the start and date it. HTCondor's shadow
@@ -449,6 +453,8 @@ fn spawn(plan: &Plan, nice: i32) -> std::io::Result<i32> {
 fn spawn_forked(plan: &Plan, id: Option<Identity>, nice: i32) -> std::io::Result<i32> {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(&plan.exe);
+    // As posix_spawn's POSIX_SPAWN_RESETIDS (nothing unless set-id).
+    crate::sys::privilege::child_drops_group(&mut cmd);
     cmd.args(&plan.args)
         .env_clear()
         .envs(plan.env.iter().map(|(a, b)| (a, b)))
