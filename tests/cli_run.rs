@@ -448,6 +448,11 @@ fn a_dead_shadows_scheduler_job_forced_out_of_the_queue_is_killed_by_the_pass() 
     env.run_ok("tern_rm", ["-forcex", &id]);
     assert_eq!(env.status(&id), None, "forced out of the queue");
     assert!(alive(first), "the run outlived its shadow, as it should");
+    let said = format!("clean up {id} (it left the queue; its shadow is gone)\n");
+    let dry = env.run_ok("tern_negotiate", ["-dry-run"]);
+    assert!(dry.contains(&said), "{dry}");
+    let pass = env.run_ok("tern_negotiate", ["-wait", "-verbose"]);
+    assert!(pass.contains(&said), "{pass}");
     negotiate_until(&env, "the orphaned run killed", || !alive(first));
     assert_no_requests(&env);
 }

@@ -639,10 +639,11 @@ fn reconcile(
 ) -> Result<(), NegotiatorError> {
     for id in claimed_jobs(q)? {
         if dry {
-            if !joblock::is_held(spool, id) && q.row(id)?.is_some() {
-                report
-                    .lines
-                    .push(format!("requeue {id} (its shadow is gone)"));
+            if !joblock::is_held(spool, id) {
+                report.lines.push(match q.row(id)? {
+                    Some(_) => format!("requeue {id} (its shadow is gone)"),
+                    None => gone_line(id),
+                });
             }
             continue;
         }
@@ -742,7 +743,10 @@ fn put_right(
         let requests = w.requests(id)?;
         let held_while_running = requests.contains(&Request::Hold);
         w.clear_requests(id, None)?;
-        let Some(row) = w.row(id)? else { return Ok(()) };
+        let Some(row) = w.row(id)? else {
+            report.lines.push(gone_line(id));
+            return Ok(());
+        };
         let ad = Rc::new(w.full_ad(&row)?);
         log_path = userlog::user_log(&ad);
         match row.status() {
@@ -793,6 +797,12 @@ fn put_right(
         events.extend(logged.into_iter().map(|e| (p.clone(), e)));
     }
     Ok(())
+}
+
+/// What the pass says of a job that left the queue while its shadow was
+/// dead: what that shadow left running is killed, its requests dropped.
+fn gone_line(id: JobId) -> String {
+    format!("clean up {id} (it left the queue; its shadow is gone)")
 }
 
 /// The 004 event of a run that stopped and will run again.
