@@ -57,6 +57,22 @@ fn wait_dead(env: &RunEnv, what: &str, pid: i32) {
     });
 }
 
+/// The pid of the shadow that holds job `id`'s lock.
+#[track_caller]
+fn shadow_of(env: &RunEnv, id: &str) -> i32 {
+    env.shadow_pid(id)
+        .unwrap_or_else(|| panic!("no shadow holds the job's lock\n{}", env.diagnosis()))
+}
+
+/// SIGKILLs shadow `pid` and waits until it has ended.
+fn kill_shadow(env: &RunEnv, pid: i32) {
+    // SAFETY: kill has no memory effects.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+    }
+    wait_dead(env, "the killed shadow", pid);
+}
+
 /// Runs passes until `cond` holds, for conditions that need a pass (the
 /// periodic policies) or that one may speed up.
 #[track_caller]
@@ -323,15 +339,10 @@ fn released_then_shadow_killed(log: &str, extra: &str) {
     let env = RunEnv::new();
     let (id, first) = run_slow_to_stop(&env, log, 300, extra);
     wait_event(&env, log, &id, 1);
-    let shadow = env
-        .shadow_pid(&id)
-        .unwrap_or_else(|| panic!("no shadow holds the job's lock\n{}", env.diagnosis()));
+    let shadow = shadow_of(&env, &id);
     env.run_ok("tern_hold", [&id]);
     env.run_ok("tern_release", [&id]);
-    unsafe {
-        libc::kill(shadow, libc::SIGKILL);
-    }
-    wait_dead(&env, "the killed shadow", shadow);
+    kill_shadow(&env, shadow);
     held_released_and_run_again(&env, &id, log);
     assert!(
         !alive(first),
@@ -406,15 +417,10 @@ fn a_dead_shadows_held_job_removed_meanwhile_gets_no_second_abort() {
     let env = RunEnv::new();
     let (id, first) = run_slow_to_stop(&env, "hz.log", 300, "leave_in_queue = true\n");
     wait_event(&env, "hz.log", &id, 1);
-    let shadow = env
-        .shadow_pid(&id)
-        .unwrap_or_else(|| panic!("no shadow holds the job's lock\n{}", env.diagnosis()));
+    let shadow = shadow_of(&env, &id);
     env.run_ok("tern_hold", [&id]);
     env.run_ok("tern_rm", [&id]);
-    unsafe {
-        libc::kill(shadow, libc::SIGKILL);
-    }
-    wait_dead(&env, "the killed shadow", shadow);
+    kill_shadow(&env, shadow);
     removed_while_stopping(&env, &id, first, "hz.log", [0, 1, 12, 9]);
     assert_eq!(env.status(&id), Some(3), "kept in the queue, removed");
 }
@@ -437,13 +443,8 @@ fn a_dead_shadows_scheduler_job_forced_out_of_the_queue_is_killed_by_the_pass() 
     let env = RunEnv::new();
     let (id, first) = run_slow_to_stop(&env, "fx.log", 300, "universe = scheduler\n");
     wait_event(&env, "fx.log", &id, 1);
-    let shadow = env
-        .shadow_pid(&id)
-        .unwrap_or_else(|| panic!("no shadow holds the job's lock\n{}", env.diagnosis()));
-    unsafe {
-        libc::kill(shadow, libc::SIGKILL);
-    }
-    wait_dead(&env, "the killed shadow", shadow);
+    let shadow = shadow_of(&env, &id);
+    kill_shadow(&env, shadow);
     env.run_ok("tern_rm", [&id]);
     env.run_ok("tern_rm", ["-forcex", &id]);
     assert_eq!(env.status(&id), None, "forced out of the queue");
@@ -541,9 +542,7 @@ fn a_run_that_ends_before_its_hold_reaches_it_and_is_released_logs_the_hold_then
     let id = format!("{c}.0");
     let first = wait_running(&env, &id, "runs");
     wait_event(&env, "hq.log", &id, 1);
-    let shadow = env
-        .shadow_pid(&id)
-        .unwrap_or_else(|| panic!("no shadow holds the job's lock\n{}", env.diagnosis()));
+    let shadow = shadow_of(&env, &id);
     unsafe {
         libc::kill(shadow, libc::SIGSTOP);
     }
@@ -794,13 +793,8 @@ fn a_killed_shadow_requeues_its_job_which_runs_once_more() {
     let first = wait_running(&env, &id, "runs");
     // The shadow records the start just after the exec: kill it after that.
     wait_event(&env, "crash.log", &id, 1);
-    let shadow = env
-        .shadow_pid(&id)
-        .unwrap_or_else(|| panic!("no shadow holds the job's lock\n{}", env.diagnosis()));
-    unsafe {
-        libc::kill(shadow, libc::SIGKILL);
-    }
-    wait_dead(&env, "the killed shadow", shadow);
+    let shadow = shadow_of(&env, &id);
+    kill_shadow(&env, shadow);
     // The next pass finds the job running without a shadow.
     negotiate_until(&env, "the requeued job's completion", || {
         env.history_af(&id, &["JobStatus"]).is_some()
