@@ -1581,6 +1581,13 @@ fn a_source_whose_copy_runs_gets_no_shadow_requests() {
         (0, "Job 1.0 vacated\n"),
         "{r:?}"
     );
+    let r = env.run("tern_vacate_job", ["-fast", &s0.to_string()]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "Job 1.0 fast-vacated\n"),
+        "{r:?}"
+    );
+    assert_eq!(status(&env, s0), 2, "nothing vacated the source");
     let r = env.run("tern_suspend", [&s0.to_string()]);
     assert_eq!(
         (r.code, r.stdout.as_str()),
@@ -1591,6 +1598,22 @@ fn a_source_whose_copy_runs_gets_no_shadow_requests() {
     let r = env.run("tern_continue", [&s0.to_string()]);
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(r.stderr, "Job 1.0 not running to be continued\n");
+    // The copy suspended, the source shows it; continuing the source
+    // leaves it to the copy's own queue as well.
+    set(&env, d0, NOW + 6, &[("JobStatus", "7")]);
+    pass(&env, NOW + 7);
+    assert_eq!(status(&env, s0), 7, "the source mirrors its suspended copy");
+    let r = env.run("tern_continue", [&s0.to_string()]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "Job 1.0 continued\n"),
+        "{r:?}"
+    );
+    assert_eq!(status(&env, s0), 7, "nothing continued the source");
+    assert_eq!(requests_of_sources(&env), Vec::<String>::new());
+    set(&env, d0, NOW + 7, &[("JobStatus", "2")]);
+    pass(&env, NOW + 7);
+    assert_eq!(status(&env, s0), 2, "running again with its copy");
     let r = env.run("tern_rm", [&s1.to_string()]);
     assert_eq!(
         (r.code, r.stdout.as_str()),

@@ -425,6 +425,25 @@ fn a_dead_shadows_held_job_removed_meanwhile_gets_no_second_abort() {
     assert_eq!(env.status(&id), Some(3), "kept in the queue, removed");
 }
 
+/// Removed, then forced out of the queue while its shadow still stops the
+/// run: a pass leaves a live shadow's run alone, and the shadow, finding
+/// the job gone, ends the run, clears its requests and logs no second 009.
+#[test]
+fn a_job_forced_out_while_its_shadow_stops_it_is_left_to_the_shadow() {
+    let env = RunEnv::new();
+    let (id, first) = run_slow_to_stop(&env, "fl.log", 300, "");
+    wait_event(&env, "fl.log", &id, 1);
+    env.run_ok("tern_rm", [&id]);
+    env.run_ok("tern_rm", ["-forcex", &id]);
+    assert_eq!(env.status(&id), None, "forced out of the queue");
+    let pass = env.run_ok("tern_negotiate", ["-wait", "-verbose"]);
+    assert!(!pass.contains("clean up"), "{pass}");
+    assert!(alive(first), "the pass left the live shadow's run alone");
+    end_the_stop(first);
+    removed_while_stopping(&env, &id, first, "fl.log", [0, 1, 9]);
+    assert_no_requests(&env);
+}
+
 /// A scheduler universe job (it has no slot) held and released while its
 /// shadow stopped it, the shadow then killed: the pass finds the job by
 /// its pending request, writes the 012 and the 013 the shadow owed, and
@@ -543,9 +562,7 @@ fn a_run_that_ends_before_its_hold_reaches_it_and_is_released_logs_the_hold_then
     let first = wait_running(&env, &id, "runs");
     wait_event(&env, "hq.log", &id, 1);
     let shadow = shadow_of(&env, &id);
-    unsafe {
-        libc::kill(shadow, libc::SIGSTOP);
-    }
+    stop_outside_a_write(&env, shadow);
     env.run_ok("tern_hold", [&id]);
     env.run_ok("tern_release", [&id]);
     // The run exits 0 by itself; its stopped shadow has not reaped it.
@@ -556,6 +573,37 @@ fn a_run_that_ends_before_its_hold_reaches_it_and_is_released_logs_the_hold_then
         libc::kill(shadow, libc::SIGCONT);
     }
     held_released_and_run_again(&env, &id, "hq.log");
+}
+
+/// SIGSTOPs shadow `pid` at a moment it holds no write transaction: one
+/// stopped inside a write (the execute attributes it records a moment
+/// after the start) would keep every tool out. While the queue's write
+/// lock is taken, the shadow goes on for a moment and is stopped again.
+fn stop_outside_a_write(env: &RunEnv, pid: i32) {
+    let db = rusqlite::Connection::open(env.spool().join("queue.db")).unwrap();
+    let end = Instant::now() + TIMEOUT;
+    loop {
+        // SAFETY: kill has no memory effects.
+        unsafe {
+            libc::kill(pid, libc::SIGSTOP);
+        }
+        env.wait_for("the shadow to stop", TIMEOUT, || {
+            proc_state(pid) == Some('T')
+        });
+        if db.execute_batch("BEGIN IMMEDIATE; ROLLBACK").is_ok() {
+            return;
+        }
+        // SAFETY: as above.
+        unsafe {
+            libc::kill(pid, libc::SIGCONT);
+        }
+        assert!(
+            Instant::now() < end,
+            "the shadow held the write lock whenever it was stopped\n{}",
+            env.diagnosis()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// Ends a run that is being stopped (it ignores SIGTERM and was given
