@@ -21,7 +21,9 @@ fn attr(env: &RunEnv, job: &str, name: &str) -> Option<String> {
 #[test]
 fn a_deferred_job_waits_running_until_its_deferral_time() {
     let env = RunEnv::new();
-    let at = now() + 4;
+    // Far enough ahead that a loaded machine still sees the wait before
+    // the shadow starts the job (the second is truncated: 9-10 s).
+    let at = now() + 10;
     let c = env.submit(
         "d.sub",
         &format!(
@@ -49,7 +51,7 @@ fn a_deferred_job_waits_running_until_its_deferral_time() {
         "{plain}"
     );
     assert!(
-        wait_until(Duration::from_secs(30), || env
+        wait_until(Duration::from_secs(40), || env
             .history_af(&id, &["JobStatus"])
             .is_some()),
         "{}",
@@ -211,7 +213,9 @@ fn reconfig_recomputes_deferral_times_and_rewrites_schedd_interval() {
 #[test]
 fn a_job_suspended_while_it_waits_starts_suspended_and_a_hold_takes_it_off_its_slot() {
     let env = RunEnv::new();
-    let at = now() + 4;
+    // Two submits, two waits, a suspend and a hold must all come before
+    // the deferral time, on a loaded machine too.
+    let at = now() + 10;
     let sub = |name: &str| {
         env.submit(
             name,
@@ -258,7 +262,7 @@ fn a_job_suspended_while_it_waits_starts_suspended_and_a_hold_takes_it_off_its_s
         })
     };
     assert!(
-        wait_until(Duration::from_secs(20), || job_pid()
+        wait_until(Duration::from_secs(30), || job_pid()
             .is_some_and(|p| crate::common::proc_state(p) == Some('T'))),
         "{}",
         env.diagnosis()

@@ -422,6 +422,9 @@ fn cli_hooks_cron_a_killed_runner_leaves_nothing_stuck() {
     make_queue(&env);
     wait_slot_attr(&env, "Gen", "1");
     let first: i32 = status_af(&env, &["HookPid"]).trim().parse().unwrap();
+    // Two passes close together may each start a runner; the one that
+    // finds the lock taken leaves at once.
+    env.wait_for("one runner", TIMEOUT, || runners(&env).len() == 1);
     let runners = runners(&env);
     assert_eq!(runners.len(), 1, "one runner: {runners:?}");
     unsafe {

@@ -403,10 +403,12 @@ fn a_hanging_hook_costs_no_pass_and_a_second_fetcher_leaves_the_first_a_mark() {
     let d = env.path("").display().to_string();
     let env = with_hooks(
         env,
-        &format!("echo x >> {d}/calls\n[ -e {d}/slow ] && exit 0\ntouch {d}/slow\nexec sleep 3"),
+        &format!("echo x >> {d}/calls\n[ -e {d}/slow ] && exit 0\ntouch {d}/slow\nexec sleep 10"),
     )
     .knob("FetchWorkDelay", "0");
-    // The pass starts tern_fetchwork and does not wait for the hook.
+    // The pass starts tern_fetchwork and does not wait for the hook. The
+    // hook's 10 s keep the first fetcher's round, and so the mark the
+    // second leaves, until the mark is looked at.
     let t = std::time::Instant::now();
     env.negotiate();
     assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
