@@ -301,9 +301,9 @@ fn change(
             // job is cancelled (the gridmanager then lets it leave), and a
             // routed job whose copy runs until the router has removed the
             // copy (it then lets the job leave).
-            let managed = policy::managed_externally(ad);
-            let copy_runs = managed && is_active(status);
-            if shadowed || leave_once_removed() || (is_grid(ad) && managed) || copy_runs {
+            let kept_for_its_manager =
+                policy::managed_externally(ad) && (is_grid(ad) || is_active(status));
+            if shadowed || leave_once_removed() || kept_for_its_manager {
                 return Change::Set(set);
             }
             Change::Leave { set }
