@@ -403,6 +403,38 @@ Total for all users: 3 jobs; 0 completed, 0 removed, 2 idle, 0 running, 1 held, 
 }
 
 #[test]
+fn totals_alone_agree_with_the_totals_of_the_listing() {
+    // `-totals` over whole owners comes from the queue's kept counts, any
+    // other query from a scan: each must print what the listing's own
+    // totals lines say.
+    let q = Q::new();
+    q.submit("queue 2\n");
+    q.submit("hold = true\nqueue 1\n");
+    q.submit_as("alice_elsewhere", "queue 3\n");
+    let tail = |args: &[&str]| {
+        let out = q.q(args);
+        assert_eq!(out.code, 0, "{out:?}");
+        out.stdout
+            .split_once("\nTotal for query")
+            .map(|(_, t)| t.to_string())
+            .unwrap_or_else(|| panic!("no totals in {out:?}"))
+    };
+    for args in [
+        &[][..],
+        &["-allusers"],
+        &["alice_elsewhere"],
+        &["2"],
+        &["-constraint", "JobStatus == 5"],
+    ] {
+        let mut totals = args.to_vec();
+        totals.push("-totals");
+        assert_eq!(tail(&totals), tail(args), "tern_q {args:?}");
+    }
+    assert!(tail(&["-totals"]).starts_with(": 3 jobs;"));
+    assert!(tail(&["-totals", "-allusers"]).starts_with(": 6 jobs;"));
+}
+
+#[test]
 fn hold_shows_held_jobs_and_why() {
     let q = Q::new();
     q.submit("queue 1\n");

@@ -50,7 +50,7 @@ use batch::show_batch;
 pub use batch::{BatchLine, job_ids_text, render_batch, shrink_batch_widths};
 use jobs::{show_jobs, waiting_note};
 pub use select::{Filter, hot_only, reads_jobprio};
-use select::{HOT, Totals, select};
+use select::{HOT, Totals, counted_totals, select};
 
 /// Show the jobs in the queue.
 ///
@@ -396,15 +396,17 @@ pub fn show(
     match opts.view {
         View::Batch => show_batch(q, opts, ctx, &mut totals, out),
         View::Totals => {
-            select(
-                q,
-                &opts.filter,
-                &ctx.me,
-                false,
-                &mut totals,
-                |_| {},
-                |_, _| Ok(()),
-            )?;
+            if !counted_totals(q, &opts.filter, &ctx.me, &mut totals)? {
+                select(
+                    q,
+                    &opts.filter,
+                    &ctx.me,
+                    false,
+                    &mut totals,
+                    |_| {},
+                    |_, _| Ok(()),
+                )?;
+            }
             write_title(ctx, out)?;
             write_totals(ctx, &totals, out)?;
             Ok(())

@@ -184,6 +184,35 @@ pub(super) fn select(
     })
 }
 
+/// The totals of a query that selects whole owners (no id, status or
+/// constraint: all jobs, or `me`'s), taken from the queue's kept counts
+/// without reading a job row, so `tern_q -totals` costs the same at any
+/// queue size. Returns false, counting nothing, for any other query.
+pub(super) fn counted_totals(
+    q: Option<&Queue>,
+    filter: &Filter,
+    me: &str,
+    totals: &mut Totals,
+) -> Result<bool, CliError> {
+    let whole_owners = filter.constraints.is_empty()
+        && filter.clusters.is_empty()
+        && filter.jobs.is_empty()
+        && filter.statuses.is_none()
+        && filter.owners.is_empty();
+    if !whole_owners {
+        return Ok(false);
+    }
+    if let Some(q) = q {
+        (totals.all, totals.mine) = q.job_counts(me)?;
+        totals.query = if filter.only_mine {
+            totals.mine
+        } else {
+            totals.all
+        };
+    }
+    Ok(true)
+}
+
 /// Whether the job's JobPrio is an expression kept in its stored
 /// differences (the queue keeps an integer JobPrio in the prio column
 /// and anything else in the ad, where it wins). A textual test on the
