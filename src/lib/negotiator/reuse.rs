@@ -33,6 +33,8 @@ pub struct Slot<'a> {
     pub name: &'a str,
     pub knobs: &'a Knobs,
     pub uid_domain: &'a str,
+    /// The shadow's spare lock file, which the next job's lock is made of.
+    pub spare: &'a std::cell::RefCell<joblock::Spare>,
 }
 
 /// The job a claim goes on to, its lock already taken.
@@ -147,7 +149,12 @@ impl Look<'_> {
         // A lock that cannot be taken, held or refused (a link or FIFO
         // planted in SPOOL), is another job's business: failing here
         // would roll back the finishing shadow's own transaction.
-        let Ok(Some(lock)) = joblock::try_acquire(self.slot.spool, row.id) else {
+        let taken = self
+            .slot
+            .spare
+            .borrow_mut()
+            .acquire(self.slot.spool, row.id);
+        let Ok(Some(lock)) = taken else {
             return Ok(None);
         };
         let Ok(match_attrs) = dollar::match_attrs(&ad, &self.slot_ad) else {

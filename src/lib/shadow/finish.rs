@@ -187,6 +187,7 @@ impl Shadow {
             name: slot,
             knobs: &self.knobs,
             uid_domain: &self.uid_domain,
+            spare: &self.spare,
         };
         let may_linger = self.linger_ms > 0 && slot != launch::SCHEDULER;
         let mut events: Vec<(crate::userlog::UserLog, Event)> = Vec::new();
@@ -285,11 +286,12 @@ impl Shadow {
     }
 
     /// A finished run's lock: its file goes with a job that left the
-    /// queue; otherwise the job's processes are forgotten.
+    /// queue (kept as the spare the next job's lock is made of); otherwise
+    /// the job's processes are forgotten.
     pub(super) fn let_lock_go(&self, lock: joblock::JobLock, leaves: bool) {
         if leaves {
             crate::hooks::starter_logs::forget(&self.spool, lock.id);
-            joblock::remove(&self.spool, lock);
+            self.spare.borrow_mut().retire(&self.spool, lock);
         } else {
             let mut lock = lock;
             let _ = lock.write_pid(std::process::id(), None);

@@ -96,6 +96,7 @@ impl Shadow {
             name: slot,
             knobs: &self.knobs,
             uid_domain: &self.uid_domain,
+            spare: &self.spare,
         };
         let look = self.q.write(now, |w| {
             let Some(s) = machine::load_slot(w.conn(), slot)? else {

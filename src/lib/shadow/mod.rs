@@ -152,6 +152,8 @@ struct Shadow {
     renice: crate::classad::Expr,
     /// SCHED_UNIV_RENICE_INCREMENT (0-19), for scheduler universe jobs.
     sched_univ_renice: i32,
+    /// The lock file of the last job that left, for the next one's lock.
+    spare: std::cell::RefCell<joblock::Spare>,
 }
 
 pub fn run(args: Args) -> Result<(), ShadowError> {
@@ -175,6 +177,7 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
     // The sandbox's last run is over.
     crate::sandbox::Sandbox::remove(&sh.sandbox, &me.to_string());
     joblock::remove_doorbell(&sh.spool, me);
+    sh.spare.get_mut().discard(&sh.spool);
     // Also after a failure (its job's lock is free by now): the pass puts
     // the claim right, and a submit that found the slot taken relied on
     // this shadow to ask for one (negotiator::on_submit).
@@ -245,6 +248,7 @@ impl Shadow {
             linger_ms: cfg.get_int("SHADOW_LINGER_MSEC", 250)?.clamp(0, 60_000) as u64,
             renice: cfg.get_expr("JOB_RENICE_INCREMENT", "0")?,
             sched_univ_renice: cfg.get_int("SCHED_UNIV_RENICE_INCREMENT", 0)?.clamp(0, 19) as i32,
+            spare: Default::default(),
             knobs: Knobs::from_config(&cfg)?,
             sandbox: crate::sandbox::Knobs::from_config(&cfg, &machine.filesystem_domain)?,
             uid_domain: crate::negotiator::uid_domain(&cfg)?,
