@@ -44,6 +44,20 @@ fn every_page_renders_without_warnings() {
             "{}: {stderr}",
             page.display()
         );
+        // groff takes a stray control character (a "\\f" written as a
+        // form feed) without a word: the page then shows "belRP".
+        let text = std::fs::read_to_string(&page).unwrap();
+        if let Some((n, line)) = text
+            .lines()
+            .enumerate()
+            .find(|(_, l)| l.chars().any(|c| c.is_control() && c != '\t'))
+        {
+            panic!(
+                "{}:{}: a control character: {line:?}",
+                page.display(),
+                n + 1
+            );
+        }
     }
 }
 
