@@ -20,10 +20,19 @@ use crate::config::macros::{Expander, MacroSource};
 use crate::config::reader::Origin;
 
 /// One proc's view of the macros: queue variables, then the file's macros
-/// as of the queue statement, then predefined macros, then configuration.
+/// as of the queue statement, then the proc's own numbers, then predefined
+/// macros, then configuration.
+///
+/// condor_submit's queue variables are "live" entries of its macro table,
+/// so they hide a definition in the file; `$(Process)`, `$(Step)`,
+/// `$(Row)`, `$(ItemIndex)` and the other predefined macros are only
+/// defaults under the table (submit_utils.cpp, `SubmitMacroDefaults`), so a
+/// file that defines `Step = ...` gets its own value.
 struct ProcMacros<'a> {
     table: &'a HashMap<String, MacroDef>,
     vars: &'a HashMap<String, String>,
+    /// Process, ProcId, Step, Row and ItemIndex of this proc.
+    numbers: &'a HashMap<String, String>,
     predefined: &'a HashMap<String, String>,
     config: &'a Config,
 }
@@ -39,6 +48,9 @@ impl MacroSource for ProcMacros<'_> {
         }
         if let Some(d) = self.table.get(&key) {
             return Some(d.raw.clone());
+        }
+        if let Some(v) = self.numbers.get(&key) {
+            return Some(v.clone());
         }
         if let Some(v) = self.predefined.get(&key) {
             return Some(v.clone());
@@ -339,6 +351,7 @@ impl Materializer<'_> {
         let view = ProcMacros {
             table: &scoped,
             vars: &empty,
+            numbers: &empty,
             predefined: &self.predefined,
             config: self.config,
         };
@@ -348,10 +361,10 @@ impl Materializer<'_> {
         // This statement's first proc, in full, and how it differs from the
         // cluster ad: later procs of the statement start from them.
         let mut first: Option<(ClassAd, ClassAd)> = None;
-        for mut vars in rows {
+        for (vars, mut numbers) in rows {
             let proc_id = self.procs.len() as i64;
-            vars.insert("process".into(), proc_id.to_string());
-            vars.insert("procid".into(), proc_id.to_string());
+            numbers.insert("process".into(), proc_id.to_string());
+            numbers.insert("procid".into(), proc_id.to_string());
             if let (false, Some((_, stmt_diff))) = (dynamic, &first) {
                 let mut diff = stmt_diff.clone();
                 diff.insert("ProcId", Expr::int(proc_id));
@@ -362,6 +375,7 @@ impl Materializer<'_> {
                 m: ProcMacros {
                     table: &scoped,
                     vars: &vars,
+                    numbers: &numbers,
                     predefined: &self.predefined,
                     config: self.config,
                 },
@@ -470,6 +484,10 @@ fn dynamic_commands(
 ) -> (Vec<String>, bool) {
     let mut dyn_names: HashSet<String> = PROC_VARS.iter().map(|s| s.to_string()).collect();
     dyn_names.insert("item".into());
+    // The predefined $(JobId) is $(ClusterId).$(ProcId).
+    if !table.contains_key("jobid") {
+        dyn_names.insert("jobid".into());
+    }
     for v in &spec.vars {
         dyn_names.insert(v.to_ascii_lowercase());
     }
@@ -544,6 +562,10 @@ fn predefined(
         ("day", format!("{:02}", dt.day())),
         ("cluster", opts.cluster.to_string()),
         ("clusterid", opts.cluster.to_string()),
+        // condor_submit's SubmitMacroDefaults: JobId expands per proc.
+        ("islinux", "1".to_string()),
+        ("iswindows", "0".to_string()),
+        ("jobid", "$(ClusterId).$(ProcId)".to_string()),
     ] {
         m.insert(k.to_string(), v);
     }
@@ -609,6 +631,7 @@ fn expand_queue(
     let view = ProcMacros {
         table,
         vars: &empty,
+        numbers: &empty,
         predefined,
         config,
     };
@@ -628,6 +651,11 @@ fn expand_queue(
     queue::parse(&rest, block).map_err(at)
 }
 
+/// Per proc row: the queue variables (live: `Item` when none is named)
+/// and the proc's Step, Row and ItemIndex (defaults under the file's
+/// macros).
+type Row = (HashMap<String, String>, HashMap<String, String>);
+
 /// The proc variables of every job the queue statement makes.
 fn queue_rows(
     spec: &QueueSpec,
@@ -635,7 +663,7 @@ fn queue_rows(
     (file, inputs): (&SubmitFile, &Inputs),
     origin: &Origin,
     room: i64,
-) -> Result<Vec<HashMap<String, String>>, SubmitError> {
+) -> Result<Vec<Row>, SubmitError> {
     let at = |msg: String| SubmitError::At {
         origin: origin.clone(),
         msg,
@@ -655,16 +683,20 @@ fn queue_rows(
                 .unwrap_or(i64::MAX)
         )));
     }
+    let numbers = |step: i64, row: i64| -> HashMap<String, String> {
+        let mut n = HashMap::default();
+        n.insert("step".to_string(), step.to_string());
+        n.insert("itemindex".to_string(), row.to_string());
+        n.insert("row".to_string(), row.to_string());
+        n
+    };
     let mut out = Vec::new();
     match items {
         None => {
             for step in 0..count {
                 let mut v = HashMap::default();
-                v.insert("step".to_string(), step.to_string());
-                v.insert("itemindex".to_string(), "0".to_string());
-                v.insert("row".to_string(), "0".to_string());
                 v.insert("item".to_string(), String::new());
-                out.push(v);
+                out.push((v, numbers(step, 0)));
             }
         }
         Some(rows) => {
@@ -680,13 +712,10 @@ fn queue_rows(
                 };
                 for step in 0..count {
                     let mut v = HashMap::default();
-                    v.insert("step".to_string(), step.to_string());
-                    v.insert("itemindex".to_string(), idx.to_string());
-                    v.insert("row".to_string(), idx.to_string());
                     for (n, f) in spec.vars.iter().zip(fields.iter()) {
                         v.insert(n.to_ascii_lowercase(), f.clone());
                     }
-                    out.push(v);
+                    out.push((v, numbers(step, idx as i64)));
                 }
             }
         }

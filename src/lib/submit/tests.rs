@@ -153,3 +153,43 @@ fn aliases_are_sorted_by_command_and_each_is_found() {
     assert_eq!(aliases_of("no_such_command").count(), 0);
     assert_eq!(aliases_of("").count(), 0);
 }
+
+#[test]
+fn the_files_macros_hide_the_predefined_proc_numbers() {
+    // condor_submit's Process, Step, Row and ItemIndex are defaults under
+    // the file's macros; queue variables are live and hide the file's.
+    let c = submit(
+        "executable = /bin/echo\nStep = $(Process) * 100 + 5\nRow = r\narguments = $INT(Step) $(Row) $(Item) $(JobId)\nItem = mine\nqueue 2\n",
+    )
+    .unwrap();
+    assert_eq!(attr(&c, 0, "Args"), "\"5 r 7.0\"");
+    assert_eq!(attr(&c, 1, "Args"), "\"105 r 7.1\"");
+    let c =
+        submit("executable = /bin/echo\nx = file\narguments = $(x)\nqueue x in (a, b)\n").unwrap();
+    assert_eq!(attr(&c, 1, "Args"), "\"b\"");
+}
+
+#[test]
+fn features_tern_cannot_honour_are_refused_with_the_line() {
+    for (text, what) in [
+        (
+            "executable = /bin/echo\ncontainer_image = docker://alpine\nqueue\n",
+            "container_image",
+        ),
+        (
+            "executable = /bin/echo\ndocker_image = alpine\nqueue\n",
+            "docker_image",
+        ),
+        (
+            "executable = /bin/echo\nlog = x.log\nlog_xml = true\nqueue\n",
+            "log_xml",
+        ),
+    ] {
+        let e = submit(text).unwrap_err().to_string();
+        assert!(e.contains(what) && e.contains("t.sub:"), "{e}");
+    }
+    let c =
+        submit("executable = /bin/echo\nlog_xml = false\nkill_sig_timeout = 30s\nqueue\n").unwrap();
+    assert_eq!(attr(&c, 0, "UserLogUseXML"), "false");
+    assert_eq!(attr(&c, 0, "KillSigTimeout"), "30");
+}

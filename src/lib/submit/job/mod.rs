@@ -78,6 +78,15 @@ const CRON_CMDS: [&str; 10] = [
     "deferral_prep_time",
 ];
 
+/// The GPU property commands read with `request_gpus`.
+const GPU_CMDS: [&str; 5] = [
+    "require_gpus",
+    "gpus_minimum_capability",
+    "gpus_maximum_capability",
+    "gpus_minimum_memory",
+    "gpus_minimum_runtime",
+];
+
 fn err(origin: &Origin, msg: impl Into<String>) -> SubmitError {
     SubmitError::At {
         origin: origin.clone(),
@@ -168,6 +177,7 @@ pub fn build(
         timed_origin: None,
     };
     b.set_universe()?;
+    b.refuse_container_image()?;
     b.init_job_ad();
     b.set_iwd()?;
     b.set_executable()?;
@@ -185,6 +195,7 @@ pub fn build(
     b.set_hold()?;
     b.set_policy_exprs()?;
     b.set_descriptions()?;
+    b.set_simple_commands()?;
     b.set_concurrency_limits()?;
     b.set_notification()?;
     b.set_job_retries()?;
@@ -210,6 +221,7 @@ impl Build<'_> {
     /// Whether the resource requests and Requirements are to be built.
     fn want_requirements(&self) -> bool {
         self.want(&["requirements", "universe"])
+            || self.want(&GPU_CMDS)
             || self.want(transfer::REQUIREMENT_CMDS)
             || self.want_prefix("request_")
             || self.want(&CRON_CMDS)
@@ -245,6 +257,25 @@ impl Build<'_> {
             }
             _ => return Err(err(&o, format!("I don't know about the '{u}' universe."))),
         };
+        Ok(())
+    }
+
+    /// A container image makes condor_submit's vanilla job a container
+    /// job; tern runs jobs on the host only, so it refuses the image
+    /// rather than run the job without it.
+    fn refuse_container_image(&mut self) -> Result<(), SubmitError> {
+        for cmd in ["container_image", "docker_image"] {
+            if let Some((v, o)) = self.c.command(cmd)?
+                && !v.is_empty()
+            {
+                return Err(err(
+                    &o,
+                    format!(
+                        "{cmd} is not supported: tern runs jobs on the host, not in containers"
+                    ),
+                ));
+            }
+        }
         Ok(())
     }
 

@@ -84,6 +84,12 @@ impl Build<'_> {
                 self.ad.insert(attr, string(name));
             }
         }
+        // As condor_submit reads it, with atoi: "30s" is 30, "x" is 0.
+        if self.want(&["kill_sig_timeout"])
+            && let Some((v, _)) = self.c.command("kill_sig_timeout")?
+        {
+            self.ad.insert("KillSigTimeout", int(atoi(&v)));
+        }
         Ok(())
     }
 
@@ -132,12 +138,13 @@ impl Build<'_> {
             ("allowed_execute_duration", "AllowedExecuteDuration"),
             ("want_graceful_removal", "WantGracefulRemoval"),
             ("max_idle", "JobMaterializeMaxIdle"),
-            ("coresize", "CoreSize"),
+            ("core_size", "CoreSize"),
             ("run_as_owner", "RunAsOwner"),
             ("load_profile", "LoadProfile"),
             ("keep_claim_idle", "KeepClaimIdle"),
             ("next_job_start_delay", "NextJobStartDelay"),
             ("job_max_vacate_time", "JobMaxVacateTime"),
+            ("stack_size", "StackSize"),
             ("rank", "Rank"),
         ] {
             if self.want(&[cmd])
@@ -162,6 +169,57 @@ impl Build<'_> {
                 && let Some((v, _)) = self.c.command(cmd)?
             {
                 self.ad.insert(attr, string(&v));
+            }
+        }
+        Ok(())
+    }
+
+    /// The rest of condor_submit's simple commands (its
+    /// `prunable_keywords` table): each copied to one attribute as a
+    /// string, a comma-joined list or an integer.
+    pub(super) fn set_simple_commands(&mut self) -> Result<(), SubmitError> {
+        for &(cmd, attr, kind) in SIMPLE {
+            if !self.want(&[cmd]) {
+                continue;
+            }
+            let Some((v, o)) = self.c.command(cmd)? else {
+                continue;
+            };
+            let e = match kind {
+                Simple::Str => string(&v),
+                Simple::List => string(
+                    &v.split(|c: char| c == ',' || c.is_whitespace())
+                        .filter(|s| !s.is_empty())
+                        .collect::<Vec<_>>()
+                        .join(","),
+                ),
+                Simple::Int => int(int_value(&v).ok_or_else(|| {
+                    err(
+                        &o,
+                        format!("{cmd}={v} is invalid, must eval to an integer."),
+                    )
+                })?),
+            };
+            self.ad.insert(attr, e);
+        }
+        // tern's event logs are text only.
+        if self.want(&["log_xml"])
+            && let Some((v, o)) = self.c.command("log_xml")?
+        {
+            match bool_value(&v) {
+                Some(false) => self.ad.insert("UserLogUseXML", boolean(false)),
+                Some(true) => {
+                    return Err(err(
+                        &o,
+                        "log_xml = true is not supported: tern writes event logs only in the text format",
+                    ));
+                }
+                None => {
+                    return Err(err(
+                        &o,
+                        format!("log_xml={v} is invalid, must eval to a boolean."),
+                    ));
+                }
             }
         }
         Ok(())
@@ -310,6 +368,72 @@ impl Build<'_> {
         }
         Ok(())
     }
+}
+
+/// How a simple command's value is stored.
+#[derive(Clone, Copy)]
+enum Simple {
+    Str,
+    /// Items separated by commas or white space, joined with commas.
+    List,
+    Int,
+}
+
+/// condor_submit's simple commands not handled elsewhere (submit_utils.cpp,
+/// 24.0, `prunable_keywords`), with the attribute each sets.
+const SIMPLE: &[(&str, &str, Simple)] = &[
+    ("batch_id", "JobBatchId", Simple::Str),
+    ("email_attributes", "EmailAttributes", Simple::List),
+    (
+        "job_ad_information_attrs",
+        "JobAdInformationAttrs",
+        Simple::Str,
+    ),
+    ("job_machine_attrs", "JobMachineAttrs", Simple::Str),
+    (
+        "job_machine_attrs_history_length",
+        "JobMachineAttrsHistoryLength",
+        Simple::Int,
+    ),
+    (
+        "submit_event_user_notes",
+        "SubmitEventUserNotes",
+        Simple::Str,
+    ),
+    (
+        "ulog_execute_attrs",
+        "UserLogExecuteEventAttrs",
+        Simple::Str,
+    ),
+];
+
+/// An integer, or an expression that evaluates to one (string_is_long_param).
+fn int_value(v: &str) -> Option<i64> {
+    if let Ok(i) = v.trim().parse() {
+        return Some(i);
+    }
+    match crate::classad::parse_expr(v).ok().map(|e| eval_const(&e)) {
+        Some(Value::Int(i)) => Some(i),
+        _ => None,
+    }
+}
+
+/// C's atoi: optional white space and sign, then the leading digits; 0
+/// when there are none (condor_submit reads `kill_sig_timeout` so).
+fn atoi(v: &str) -> i64 {
+    let t = v.trim_start();
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let n: i64 = digits
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .fold(0i64, |n, d| {
+            n.saturating_mul(10).saturating_add(i64::from(d - b'0'))
+        });
+    if neg { -n } else { n }
 }
 
 /// `text` as an operand of `||`: in parentheses when its top operator binds

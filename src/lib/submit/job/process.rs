@@ -51,20 +51,19 @@ impl Build<'_> {
             legacy_env = true;
         }
         if let Some((g, _)) = self.c.command("getenv")? {
-            let names: Option<Vec<String>> = match bool_value(&g) {
-                Some(true) => None,
-                Some(false) => Some(Vec::new()),
-                None => Some(
-                    g.split([',', ' '])
-                        .filter(|s| !s.is_empty())
-                        .map(String::from)
-                        .collect(),
-                ),
+            let filter = match bool_value(&g) {
+                Some(true) => Some(EnvFilter::default()),
+                Some(false) => None,
+                None => Some(EnvFilter::new(&g)),
             };
-            for (k, v) in self.ctx.environ {
-                let wanted = names.as_ref().is_none_or(|l| l.iter().any(|n| n == k));
-                if wanted && !env_pairs.iter().any(|(n, _)| n == k) {
-                    args::merge_pair(&mut env_pairs, k.clone(), v.clone());
+            // With `environment`/`env` given, condor_submit also drops the
+            // values its old syntax cannot hold.
+            let v1_safe = self.c.command("environment")?.is_some() || legacy_env;
+            if let Some(f) = filter {
+                for (k, v) in self.ctx.environ {
+                    if f.wants(k, v, v1_safe) && !env_pairs.iter().any(|(n, _)| n == k) {
+                        args::merge_pair(&mut env_pairs, k.clone(), v.clone());
+                    }
                 }
             }
         }
@@ -77,5 +76,110 @@ impl Build<'_> {
                 .insert("Environment", string(&args::environment_v2(&env_pairs)));
         }
         Ok(())
+    }
+}
+
+/// What `getenv` takes from the submitter's environment (HTCondor's
+/// WhiteBlackEnvFilter): names separated by commas, semicolons or white
+/// space, each a pattern with `*` wildcards matched in any case; a name
+/// starting with `!` is excluded. No names: every variable. Values with a
+/// newline are never taken.
+#[derive(Default)]
+struct EnvFilter {
+    white: Vec<String>,
+    black: Vec<String>,
+}
+
+impl EnvFilter {
+    fn new(list: &str) -> EnvFilter {
+        let mut f = EnvFilter::default();
+        for item in list.split([',', ';', ' ', '\t', '\r', '\n']) {
+            if let Some(b) = item.strip_prefix('!') {
+                let b = b.trim();
+                if !b.is_empty() {
+                    f.black.push(b.to_string());
+                }
+            } else if !item.trim().is_empty() {
+                f.white.push(item.trim().to_string());
+            }
+        }
+        f
+    }
+
+    fn wants(&self, name: &str, value: &str, v1_safe: bool) -> bool {
+        if value.contains('\n') || (v1_safe && value.contains(';')) {
+            return false;
+        }
+        if self.black.iter().any(|p| wildcard_match(p, name)) {
+            return false;
+        }
+        self.white.is_empty() || self.white.iter().any(|p| wildcard_match(p, name))
+    }
+}
+
+/// HTCondor's matches_anycase_withwildcard: at most a leading, a middle
+/// and a trailing `*` count (`a*`, `*a`, `a*b`, `*a*`, `a*b*`); any other
+/// `*` is literal; case is ignored.
+fn wildcard_match(pattern: &str, s: &str) -> bool {
+    let p = pattern.to_ascii_lowercase();
+    let s = s.to_ascii_lowercase();
+    let Some(star) = p.find('*') else {
+        return p == s;
+    };
+    let (start, mut end, mut prefix) = if star == 0 {
+        ("", &p[1..], false)
+    } else if star == p.len() - 1 {
+        (&p[..star], "", true)
+    } else {
+        (&p[..star], &p[star + 1..], false)
+    };
+    if let Some(e) = end.strip_suffix('*') {
+        end = e;
+        prefix = true;
+    }
+    let Some(tail) = s.strip_prefix(start) else {
+        return false;
+    };
+    if end.is_empty() {
+        return true;
+    }
+    if prefix {
+        tail.contains(end)
+    } else {
+        tail.ends_with(end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{EnvFilter, wildcard_match};
+
+    #[test]
+    fn wildcards_as_htcondor_matches_them() {
+        assert!(wildcard_match("PATH", "path"));
+        assert!(wildcard_match("LAN*", "LANG"));
+        assert!(wildcard_match("*_DIR", "TMP_DIR"));
+        assert!(!wildcard_match("*_DIR", "TMP_DIRS"));
+        assert!(wildcard_match("*PATH*", "LD_LIBRARY_PATH_X"));
+        assert!(wildcard_match("X*Y", "XaY"));
+        assert!(!wildcard_match("X*Y", "XaYb"));
+        assert!(wildcard_match("X*Y*", "XaYb"));
+        assert!(wildcard_match("*", "anything"));
+        assert!(!wildcard_match("LANG", "LANGUAGE"));
+    }
+
+    #[test]
+    fn getenv_lists_with_exclusions() {
+        let f = EnvFilter::new("PATH, LC_*; !LC_ALL");
+        assert!(f.wants("PATH", "/bin", false));
+        assert!(f.wants("lc_time", "C", false));
+        assert!(!f.wants("LC_ALL", "C", false));
+        assert!(!f.wants("HOME", "/h", false));
+        let all_but = EnvFilter::new("!SECRET*");
+        assert!(all_but.wants("HOME", "/h", false));
+        assert!(!all_but.wants("SECRET_KEY", "x", false));
+        assert!(!all_but.wants("A", "x\ny", false));
+        assert!(!all_but.wants("A", "x;y", true));
+        assert!(all_but.wants("A", "x;y", false));
     }
 }

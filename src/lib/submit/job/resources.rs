@@ -6,6 +6,7 @@ use super::super::units::{self, Base, Size};
 use super::{
     Build, Expr, SubmitError, Universe, Value, classad, err, int, machine_refs, parse_rhs,
 };
+use crate::classad::ast::{AttrRef, BinOp};
 
 impl Build<'_> {
     /// SetRequestResources: RequestCpus, RequestMemory, RequestDisk (with
@@ -61,7 +62,99 @@ impl Build<'_> {
                 .expect("default RequestMemory parses")
             }),
         );
-        self.set_custom_requests()
+        self.set_custom_requests()?;
+        self.set_gpu_properties()
+    }
+
+    /// With a GPU request, `require_gpus` and the GPU property limits
+    /// (`gpus_minimum_capability`, `gpus_maximum_capability`,
+    /// `gpus_minimum_memory`, `gpus_minimum_runtime`), and RequireGPUs
+    /// completed with a clause for each limit its expression does not
+    /// already test (SetRequestResources and SetResourceRequirements).
+    fn set_gpu_properties(&mut self) -> Result<(), SubmitError> {
+        if self.ad.get("RequestGPUs").is_none() {
+            return Ok(());
+        }
+        if let Some((v, o)) = self.c.command("require_gpus")? {
+            let e = parse_rhs("RequireGPUs", &v, &o)?;
+            self.ad.insert("RequireGPUs", e);
+        }
+        for (cmd, attr) in [
+            ("gpus_minimum_capability", "GPUsMinCapability"),
+            ("gpus_maximum_capability", "GPUsMaxCapability"),
+        ] {
+            if let Some((v, o)) = self.c.command(cmd)? {
+                let e = parse_rhs(attr, &v, &o)?;
+                self.ad.insert(attr, e);
+            }
+        }
+        if let Some((v, o)) = self.c.command("gpus_minimum_memory")? {
+            let e = match units::parse_size(&v, Base::MiB) {
+                Ok(Size::Int(mb)) => int(mb),
+                _ => parse_rhs("GPUsMinMemory", &v, &o)?,
+            };
+            self.ad.insert("GPUsMinMemory", e);
+        }
+        if let Some((v, o)) = self.c.command("gpus_minimum_runtime")? {
+            let e = match runtime_version(&v) {
+                Some(ver) => int(ver),
+                None => parse_rhs("GPUsMinRuntime", &v, &o)?,
+            };
+            self.ad.insert("GPUsMinRuntime", e);
+        }
+        // The GPU properties the user's own RequireGPUs already tests.
+        let mut props: Vec<String> = Vec::new();
+        if let Some(e) = self.ad.get("RequireGPUs") {
+            e.walk_attrs(&mut |a: &AttrRef| {
+                if a.base.is_none() {
+                    props.push(a.name.as_str().to_ascii_lowercase());
+                }
+            });
+        }
+        let tests = |p: &str| props.iter().any(|x| x == p);
+        let mut clauses: Vec<&str> = Vec::new();
+        for (attr, prop, clause) in [
+            (
+                "GPUsMinCapability",
+                "capability",
+                "Capability >= GPUsMinCapability",
+            ),
+            (
+                "GPUsMaxCapability",
+                "capability",
+                "Capability <= GPUsMaxCapability",
+            ),
+            (
+                "GPUsMinMemory",
+                "globalmemorymb",
+                "GlobalMemoryMb >= GPUsMinMemory",
+            ),
+            (
+                "GPUsMinRuntime",
+                "maxsupportedversion",
+                "MaxSupportedVersion >= GPUsMinRuntime",
+            ),
+        ] {
+            if self.ad.get(attr).is_some() && !tests(prop) {
+                clauses.push(clause);
+            }
+        }
+        if !clauses.is_empty() {
+            let mut text = clauses.join(" && ");
+            if let Some(e) = self.ad.get("RequireGPUs") {
+                let mine = classad::unparse::unparse(e);
+                let wrapped = match e {
+                    Expr::Binary(BinOp::Or, _) | Expr::Cond(_) | Expr::Elvis(_) => {
+                        format!("({mine})")
+                    }
+                    _ => mine,
+                };
+                text = format!("{wrapped} && {text}");
+            }
+            let e = parse_rhs("RequireGPUs", &text, &self.q)?;
+            self.ad.insert("RequireGPUs", e);
+        }
+        Ok(())
     }
 
     /// The `request_<tag>` requests beyond cpus, memory and disk.
@@ -196,8 +289,54 @@ impl Build<'_> {
             match e.literal_value() {
                 Some(Value::Str(_)) => clauses.push(format!("regexp(Request{tag}, TARGET.{tag})")),
                 Some(v) if v.as_number().is_some_and(|n| n <= 0.0) => {}
+                // A Require<tag> picks the matching devices of the slot.
+                _ if self.ad.get(&format!("Require{tag}")).is_some() => clauses.push(format!(
+                    "(countMatches(MY.Require{tag},TARGET.Available{tag}) >= Request{tag})"
+                )),
                 _ => clauses.push(format!("(TARGET.{tag} >= Request{tag})")),
             }
         }
+    }
+}
+
+/// `gpus_minimum_runtime` as condor_submit stores a version: `x` or `x.y`
+/// is x*1000 + y*10, and a single number above 1000 is already in that
+/// form (`12010`); `None` for anything else (kept as an expression).
+fn runtime_version(v: &str) -> Option<i64> {
+    let t = v.trim();
+    let (major, minor) = match t.split_once('.') {
+        Some((a, b)) => (a, Some(b)),
+        None => (t, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(major) || !minor.is_none_or(digits) {
+        return None;
+    }
+    let major: i64 = major.parse().ok()?;
+    let minor: i64 = match minor {
+        Some(m) => m.parse().ok()?,
+        None => -1,
+    };
+    if minor >= 100 {
+        return None;
+    }
+    Some(if minor == -1 && major > 1000 {
+        major
+    } else {
+        major * 1000 + minor.max(0) * 10
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runtime_version;
+
+    #[test]
+    fn gpu_runtime_versions() {
+        assert_eq!(runtime_version("12.1"), Some(12010));
+        assert_eq!(runtime_version("11"), Some(11000));
+        assert_eq!(runtime_version("12010"), Some(12010));
+        assert_eq!(runtime_version("12.100"), None);
+        assert_eq!(runtime_version("CUDAVersion"), None);
     }
 }
