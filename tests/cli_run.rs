@@ -185,6 +185,66 @@ fn ten_jobs_complete_with_their_outputs_exit_codes_usage_and_events() {
     check_logs_with_htcondor(&[env.path("run/ten.log")]);
 }
 
+/// The execute event lists what HTCondor's shadow lists from its
+/// starter: the scratch directory, the slot's resources, and the slot
+/// attributes the job names in ulog_execute_attrs.
+#[test]
+fn the_execute_event_lists_the_scratch_directory_the_slot_and_the_asked_attributes() {
+    let env = RunEnv::new();
+    let c = env.submit(
+        "x.sub",
+        &job(
+            "exit 0",
+            "log = x.log\nulog_execute_attrs = OpSys, NoSuchAttr Cpus\nqueue\n",
+        ),
+    );
+    let id = format!("{c}.0");
+    assert_eq!(env.wait_history(&id, TIMEOUT), 4);
+    let log = std::fs::read_to_string(env.path("x.log")).unwrap();
+    let execute: Vec<&str> = log
+        .split("...\n")
+        .find(|e| e.starts_with("001 "))
+        .unwrap_or_else(|| panic!("no 001 in {log}"))
+        .lines()
+        .skip(1)
+        .collect();
+    let names: Vec<&str> = execute
+        .iter()
+        .filter_map(|l| l.trim().split_once(" = ").map(|(n, _)| n))
+        .collect();
+    assert_eq!(
+        names,
+        ["CondorScratchDir", "Cpus", "Disk", "Memory", "OpSys"],
+        "{log}"
+    );
+    assert!(execute[0].starts_with("\tSlotName: slot1"), "{log}");
+    let scratch = execute
+        .iter()
+        .find(|l| l.contains("CondorScratchDir"))
+        .unwrap();
+    assert!(
+        scratch.contains(&format!("{}/execute/dir_", env.spool().display())),
+        "{scratch}"
+    );
+    assert!(execute.contains(&"\tOpSys = \"LINUX\""), "{log}");
+    if let Some(attrs) = crate::common::oracle_execute_attrs(&env.path("x.log")) {
+        let props = attrs
+            .lines()
+            .find(|l| l.starts_with("ExecuteProps = {"))
+            .unwrap_or_else(|| panic!("no ExecuteProps in JobEventLog's {attrs}"));
+        for want in [
+            "'CondorScratchDir': '/",
+            "'Cpus': ",
+            "'Disk': ",
+            "'Memory': ",
+            "'OpSys': 'LINUX'",
+        ] {
+            assert!(props.contains(want), "{want} in JobEventLog's {attrs}");
+        }
+        assert!(attrs.contains("SlotName = 'slot1"), "{attrs}");
+    }
+}
+
 #[test]
 fn a_job_killed_by_a_signal_exits_by_that_signal() {
     let env = RunEnv::new();

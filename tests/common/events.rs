@@ -72,6 +72,34 @@ fn oracle_python() -> Option<PathBuf> {
     })
 }
 
+/// The attributes of the first execute event (001) of the log at `path`
+/// as HTCondor's `JobEventLog` reads them, `name = value` a line, sorted;
+/// `None` without the bindings (unless `TERN_REQUIRE_ORACLE` is set).
+pub fn oracle_execute_attrs(path: &Path) -> Option<String> {
+    const READ: &str = "import sys, htcondor
+for e in htcondor.JobEventLog(sys.argv[1]).events(stop_after=0):
+    if int(e.type) == 1:
+        for k in sorted(e.keys()):
+            print(k, '=', repr(e[k]))
+        break
+";
+    let Some(py) = oracle_python() else {
+        assert!(
+            std::env::var_os("TERN_REQUIRE_ORACLE").is_none(),
+            "TERN_REQUIRE_ORACLE is set but no virtual environment has htcondor"
+        );
+        return None;
+    };
+    let out = Command::new(py)
+        .args(["-c", READ])
+        .arg(path)
+        .env("CONDOR_CONFIG", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// Reads each log with HTCondor's `htcondor.JobEventLog` and asserts it
 /// sees the same events as tern's reader. Without the bindings it says so
 /// and checks nothing, unless `TERN_REQUIRE_ORACLE` is set. The two reads

@@ -34,7 +34,9 @@ use std::sync::OnceLock;
 
 use tempfile::TempDir;
 
-pub use events::{assert_job_events, check_logs_with_htcondor, job_events_when, log_events};
+pub use events::{
+    assert_job_events, check_logs_with_htcondor, job_events_when, log_events, oracle_execute_attrs,
+};
 pub use process::{
     RunEnv, TIMEOUT, alive, fake_job, has_tool, proc_state, scratch_job, tool_path, wait_until,
     wait_until_every,

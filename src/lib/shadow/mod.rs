@@ -376,7 +376,7 @@ impl Shadow {
             procs::spare_strays();
         }
         let plan = start::prepare(staged.run.clone(), staged.env.clone(), staged.owner.clone());
-        let pid = match plan.and_then(|p| self.start(id, ad, &p)) {
+        let pid = match plan.and_then(|p| self.start(id, ad, &p, &staged.execute_props)) {
             Err(hold) => return Ok(Ok(RunEnd::failed(hold))),
             Ok(pid) => pid,
         };

@@ -249,10 +249,16 @@ fn output_hold(path: &Path, e: &std::io::Error, subcode: i64) -> Hold {
 impl Shadow {
     /// Writes the execute event and starts the plan; the job's pid, or the
     /// hold for a job that could not be started.
-    pub(super) fn start(&self, id: JobId, ad: &Rc<ClassAd>, plan: &Plan) -> Result<i32, Hold> {
+    pub(super) fn start(
+        &self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        plan: &Plan,
+        props: &[(String, String)],
+    ) -> Result<i32, Hold> {
         // 001 before the job starts: a shadow killed just after the start
         // must not leave a run without its execute event.
-        self.started(id, ad, crate::clock::now())?;
+        self.started(id, ad, props, crate::clock::now())?;
         spawn(plan, self.nice_increment(id, ad)).map_err(|e| {
             Hold::new(
                 format!(
@@ -393,7 +399,13 @@ impl Shadow {
     /// link, a directory the owner may not write) holds the job before it
     /// starts, as HTCondor's shadow holds a job whose log it cannot
     /// initialize: 22 (UnableToInitUserLog), the errno as subcode.
-    fn started(&self, id: JobId, ad: &Rc<ClassAd>, now: i64) -> Result<(), Hold> {
+    fn started(
+        &self,
+        id: JobId,
+        ad: &Rc<ClassAd>,
+        props: &[(String, String)],
+        now: i64,
+    ) -> Result<(), Hold> {
         let Some(p) = userlog::user_log(ad) else {
             return Ok(());
         };
@@ -403,7 +415,7 @@ impl Shadow {
             kind: EventKind::Execute {
                 host: userlog::local_sinful(),
                 slot_name: Some(format!("{}@{}", self.slot, self.host)),
-                props: Vec::new(),
+                props: props.to_vec(),
             },
         };
         userlog::log_job_events(&[(p, e)]).map_err(|e| {
@@ -418,6 +430,51 @@ impl Shadow {
             )
         })
     }
+}
+
+/// What the execute event (001) lists of the slot, as HTCondor's shadow
+/// fills it from its starter's ad: the run's scratch directory
+/// (`CondorScratchDir`); each of the slot's resources (its
+/// `MachineResources`, else Cpus, Disk and Memory) with its
+/// `Available<resource>` when the slot has one; then the slot attributes
+/// the job names in `UserLogExecuteEventAttrs` (submit's
+/// `ulog_execute_attrs`) that the slot has, none replacing one already
+/// listed. Each value is the attribute's expression as the slot ad holds
+/// it.
+pub(super) fn execute_props(
+    slot: &Rc<ClassAd>,
+    scratch: &Path,
+    job: &Rc<ClassAd>,
+) -> Vec<(String, String)> {
+    use crate::classad::unparse::unparse;
+    let mut props = vec![(
+        "CondorScratchDir".to_string(),
+        unparse(&Expr::string(&scratch.display().to_string())),
+    )];
+    let listed = |props: &[(String, String)], name: &str| {
+        props.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
+    };
+    let resources = slot
+        .eval_str("MachineResources")
+        .unwrap_or_else(|| "Cpus, Disk, Memory".to_string());
+    for tag in resources.split([',', ' ', '\t']).filter(|t| !t.is_empty()) {
+        for name in [tag.to_string(), format!("Available{tag}")] {
+            if let Some(e) = slot.get(&name)
+                && !listed(&props, &name)
+            {
+                props.push((name, unparse(e)));
+            }
+        }
+    }
+    let asked = job.eval_str("UserLogExecuteEventAttrs").unwrap_or_default();
+    for name in asked.split([',', ' ', '\t']).filter(|t| !t.is_empty()) {
+        if let Some(e) = slot.get(name)
+            && !listed(&props, name)
+        {
+            props.push((name.to_string(), unparse(e)));
+        }
+    }
+    props
 }
 
 /// Starts the plan, `nice` nicer than the shadow: with posix_spawn as the
@@ -530,6 +587,32 @@ mod tests {
         assert_eq!(plan.args, ["a", "b c"]);
         assert_eq!(plan.env, env);
         assert_eq!(plan.ident, None);
+    }
+
+    #[test]
+    fn the_execute_events_props_follow_the_slots_resources_and_the_jobs_list() {
+        let ad = |t: &str| Rc::new(crate::classad::parse_ad(t).unwrap());
+        let slot = ad("[Cpus = 2; Memory = 512; Disk = 100; OpSys = \"LINUX\"; Arch = \"X86_64\"]");
+        let job = ad("[UserLogExecuteEventAttrs = \"Arch, cpus Missing\"]");
+        let props = execute_props(&slot, Path::new("/x/dir_1"), &job);
+        let text: Vec<String> = props.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+        assert_eq!(
+            text,
+            [
+                "CondorScratchDir = \"/x/dir_1\"",
+                "Cpus = 2",
+                "Disk = 100",
+                "Memory = 512",
+                "Arch = \"X86_64\""
+            ]
+        );
+        // A slot's own MachineResources, with Available<resource>.
+        let slot = ad(
+            "[MachineResources = \"Cpus Foo\"; Cpus = 1; Foo = 2; AvailableFoo = {\"a\", \"b\"}; Memory = 9]",
+        );
+        let props = execute_props(&slot, Path::new("/s"), &ad("[]"));
+        let names: Vec<&str> = props.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["CondorScratchDir", "Cpus", "Foo", "AvailableFoo"]);
     }
 
     #[test]

@@ -31,6 +31,8 @@ pub(super) struct Staged {
     pub env: Vec<(String, String)>,
     /// The attributes the PREPARE hooks changed, for the queue.
     pub changed: Vec<(String, Expr)>,
+    /// What the execute event says of the slot (empty without a log).
+    pub execute_props: Vec<(String, String)>,
 }
 
 impl Staged {
@@ -62,6 +64,7 @@ struct Filled {
     run: Rc<ClassAd>,
     env: Vec<(String, String)>,
     changed: Vec<(String, Expr)>,
+    execute_props: Vec<(String, String)>,
 }
 
 impl Shadow {
@@ -94,6 +97,7 @@ impl Shadow {
                 run: f.run,
                 env: f.env,
                 changed: f.changed,
+                execute_props: f.execute_props,
             }),
             Err(r) => {
                 finish_as(sb, owner.as_ref());
@@ -114,12 +118,18 @@ impl Shadow {
     ) -> Result<Filled, Refusal> {
         let mut starter = adfiles::starter_copy(ad, sb);
         let now = crate::clock::now();
-        let slot_ad = machine::load_slot(self.q.conn(), &self.slot)
-            .ok()
-            .flatten()
-            .map(|row| machine::slot_ad(&self.machine, &row, now))
-            .unwrap_or_default();
+        let slot_ad = Rc::new(
+            machine::load_slot(self.q.conn(), &self.slot)
+                .ok()
+                .flatten()
+                .map(|row| machine::slot_ad(&self.machine, &row, now))
+                .unwrap_or_default(),
+        );
         super::start::as_owner(owner, || adfiles::write(sb, &starter, &slot_ad, owner))?;
+        let execute_props = match crate::userlog::user_log(ad) {
+            Some(_) => super::start::execute_props(&slot_ad, &sb.dir, ad),
+            None => Vec::new(),
+        };
         let cpus =
             slot_ad_cpus(&slot_ad).unwrap_or_else(|| ad.eval_int("RequestCpus").unwrap_or(1));
         let mut changed = Vec::new();
@@ -169,6 +179,7 @@ impl Shadow {
             run,
             env,
             changed,
+            execute_props,
         })
     }
 
