@@ -34,9 +34,17 @@ fn last_pass(env: &RunEnv) -> i64 {
         .unwrap()
 }
 
+/// Waits for the job to run under a shadow that has recorded itself in
+/// the job's lock: a submit before that finds no live shadow (a shadow
+/// being started looks like a dead one) and rightly asks for a pass.
 fn wait_running(env: &RunEnv, job: &str) {
+    let lock = env.spool().join(format!("shadow/{job}.lock"));
     env.wait_for(&format!("job {job} running"), TIMEOUT, || {
-        env.status(job) == Some(2)
+        let recorded = std::fs::read_to_string(&lock)
+            .ok()
+            .and_then(|t| t.lines().next()?.trim().parse::<u32>().ok())
+            .is_some_and(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists());
+        env.status(job) == Some(2) && recorded
     });
 }
 
