@@ -123,12 +123,20 @@ impl<'a> Expander<'a> {
         } else {
             name_part.to_string()
         };
-        let name = name.trim();
-        if name.eq_ignore_ascii_case("DOLLAR") {
+        if name.trim().eq_ignore_ascii_case("DOLLAR") {
             return Ok("$".into());
         }
-        match self.src.raw(name) {
-            Some(raw) => self.expand_named(name, &raw),
+        // condor_config takes only letters, digits, '_', '.' and '/' in a
+        // macro's name: any other `$(...)`, `$(+Foo)` or `$( N )` say, is
+        // no macro and stays as written (what it holds is still expanded).
+        if !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/'))
+        {
+            return Ok(format!("$({})", self.expand(inner)?));
+        }
+        match self.src.raw(&name) {
+            Some(raw) => self.expand_named(&name, &raw),
             None => match default {
                 Some(d) => self.expand(d),
                 None => Ok(String::new()),
@@ -216,8 +224,19 @@ impl<'a> Expander<'a> {
                         ));
                     }
                 };
-                let fmt = args.get(1).map(|s| s.trim()).unwrap_or("%.16G");
-                printf_real(fmt, r)
+                match args.get(1).map(|s| s.trim()) {
+                    // condor_config's "force it to look like a real": a
+                    // format of the user's that printed no '.' gets ".0"
+                    // ($REAL(N,%g) of 7 is 7.0; the default format's 7
+                    // stays 7).
+                    Some(fmt) => printf_real(fmt, r).map(|mut t| {
+                        if !t.contains('.') {
+                            t.push_str(".0");
+                        }
+                        t
+                    }),
+                    None => printf_real("%.16G", r),
+                }
             }
             "STRING" => {
                 // As config.cpp does it: an expression whose value is a
@@ -846,6 +865,14 @@ mod tests {
         assert_eq!(x(&m, "$INT(X,%04d)"), "0010");
         assert_eq!(x(&m, "$INT(X)"), "10");
         assert_eq!(x(&m, "$REAL(X,%.2f)"), "10.00");
+        // A name with a character condor_config does not take in one
+        // is no macro: it stays, what it holds expanded.
+        assert_eq!(x(&m, "a$(+X)b$( X )c$(+$(X))"), "a$(+X)b$( X )c$(+10)");
+        // A format of the user's that prints no '.' gets ".0"; the
+        // default format's does not.
+        assert_eq!(x(&m, "$REAL(X,%g)"), "10.0");
+        assert_eq!(x(&m, "$REAL(X,%.0f)"), "10.0");
+        assert_eq!(x(&m, "$REAL(X)"), "10");
         assert_eq!(x(&m, "$SUBSTR(S,2)"), "cdef");
         assert_eq!(x(&m, "$SUBSTR(S,0,-2)"), "abcd");
         assert_eq!(x(&m, "$SUBSTR(S,1,3)"), "bcd");
