@@ -8,7 +8,8 @@
 # The bindings have no transform API, so shim.cpp (compiled here with g++
 # against the wheel's libraries, no HTCondor headers needed) drives
 # TransformClassAd the way condor_transform_ads does. Each case is
-# cases/NAME.rules applied to cases/ads.new by both, or cases/NAME.routes
+# cases/NAME.rules applied to cases/ads.new (or cases/NAME.ads, one ad a
+# line, when there is one) by both, or cases/NAME.routes
 # (old-syntax routes) converted as -convertoldroutes converts them; the
 # outputs (split at blank lines, each part's lines sorted) must be equal, or
 # both runs must fail. A case listed in allowlist.txt is a known, documented difference.
@@ -78,9 +79,11 @@ for c in "${cases[@]}"; do
         ;;
     *)
         c=${c%.rules}
-        "$shim" "$c.rules" ads.new > "$c.htcondor" 2> "$c.htcondor.err"
+        ads=ads.new
+        if [ -f "$c.ads" ]; then ads=$c.ads; fi
+        "$shim" "$c.rules" "$ads" > "$c.htcondor" 2> "$c.htcondor.err"
         hc=$?
-        TERN_CONFIG=/dev/null "$tern" -rules "$c.rules" -in:new ads.new > "$c.tern" 2> "$c.tern.err"
+        TERN_CONFIG=/dev/null "$tern" -rules "$c.rules" -in:new "$ads" > "$c.tern" 2> "$c.tern.err"
         tc=$?
         ;;
     esac

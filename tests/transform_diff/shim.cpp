@@ -21,6 +21,7 @@ bool xfs_next(void*, void*) asm("_ZN22MacroStreamXFormSource14next_iterationER9X
 void xfs_clear_iter(void*, void*) asm("_ZN22MacroStreamXFormSource15clear_iterationER9XFormHash");
 void xh_ctor(void*, int) asm("_ZN9XFormHashC1ENS_6FlavorE");
 void xh_init(void*) asm("_ZN9XFormHash4initEv");
+void xh_set_flavor(void*, int) asm("_ZN9XFormHash10set_flavorENS_6FlavorE");
 void xh_set_rules(void*, const char*, MacroSource&) asm("_ZN9XFormHash13set_RulesFileEPKcR12macro_source");
 void* xh_save(void*) asm("_ZN9XFormHash10save_stateEv");
 bool xh_rewind(void*, void*, bool) asm("_ZN9XFormHash15rewind_to_stateEP24macro_set_checkpoint_hdrb");
@@ -107,9 +108,11 @@ int main(int argc, char** argv) {
     if (argc != 3) { fprintf(stderr, "usage: shim RULES ADS | shim -convert ROUTES\n"); return 2; }
     condor_config();
     MacroSource src = {false, false, 0, 0, -1, -2};
-    // condor_transform_ads makes its macro table Iterating (flavor 0) for
-    // rules whose TRANSFORM asks for more than one pass, Basic (1) else.
-    xh_ctor(xh, iterating(argv[1]) ? 0 : 1);
+    // condor_transform_ads starts with a Basic (1) macro table, names the
+    // rules file, loads it, and then promotes the table to Iterating (0)
+    // for rules whose TRANSFORM asks for more than one pass (set_flavor,
+    // which clears the table again, so $(RulesFile) is empty there).
+    xh_ctor(xh, 1);
     xh_init(xh);
     xfs_ctor(xfs, argv[1]);
     FILE* f = fopen(argv[1], "r");
@@ -117,6 +120,7 @@ int main(int argc, char** argv) {
     xh_set_rules(xh, argv[1], src);
     std::string err;
     if (xfs_load(xfs, f, src, err) < 0) { fprintf(stderr, "load: %s\n", err.c_str()); return 1; }
+    if (iterating(argv[1])) xh_set_flavor(xh, 0);
     parser_ctor(parser);
     FILE* in = fopen(argv[2], "r");
     if (!in) { perror(argv[2]); return 1; }

@@ -2,9 +2,9 @@
 //! `ParseRulesCallback` of `xform_utils.cpp`): statements top to bottom,
 //! `if` conditions tested with the macros in force, the rest of each command
 //! line `$()`-expanded before it is read. A failure inside one command (an
-//! expression that does not parse, an invalid new name, an expansion error)
-//! is a warning and the transform goes on, as in HTCondor; only a broken
-//! `if` condition stops it.
+//! expression that does not parse, an invalid new name) is a warning and the
+//! transform goes on, as in HTCondor; a broken `if` condition or a `$()`
+//! expansion that fails (where HTCondor aborts) stops it.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -179,8 +179,8 @@ impl Transform {
     /// variables from one transform to the next for the same ad (pre-route,
     /// route, post-route). Returns the warnings of commands that did
     /// nothing because of a problem (each names the line); an `if` whose
-    /// condition cannot be tested is an error and leaves `ad` as far as
-    /// the transform got.
+    /// condition cannot be tested, or a command line whose `$()` expansion
+    /// fails, is an error and leaves `ad` as far as the transform got.
     pub fn apply(
         &self,
         ad: &mut ClassAd,
@@ -202,7 +202,9 @@ impl Transform {
                     macros.set(name, &v);
                 }
                 Kind::Cmd(c) => {
-                    if let Err(m) = run_command(c, ad, macros, cfg) {
+                    let rest = expand_rest(c, &View { macros, ad, cfg })
+                        .map_err(|m| TransformError::new(&self.origin, s.line, m))?;
+                    if let Err(m) = run_command(c, rest, ad, macros) {
                         warnings.push(format!("{}, line {}: {m}", self.origin, s.line));
                     }
                 }
@@ -223,7 +225,7 @@ fn step_condition(
     match kind {
         Kind::If(c) => {
             let v = if conds.active() {
-                condition(c, view)?
+                transform_condition(c, view)?
             } else {
                 false
             };
@@ -231,7 +233,7 @@ fn step_condition(
         }
         Kind::Elif(c) => {
             let v = if conds.elif_needs_test() == Some(true) {
-                condition(c, view)?
+                transform_condition(c, view)?
             } else {
                 false
             };
@@ -242,6 +244,46 @@ fn step_condition(
         _ => return Ok(Some(conds.active())),
     }
     Ok(None)
+}
+
+/// An `if` or `elif` condition of a transform: what a configuration file
+/// allows (`defined`, `version`, a boolean or number, possibly from `$()`),
+/// or else, as `Evaluate_config_if` does when it has an ad, a ClassAd
+/// expression (after `$()` expansion, an optional leading `!` apart)
+/// evaluated against the ad, whose value must be a boolean or a number
+/// (`if $(MY.RequestCpus) > 1`, `if JobUniverse == 5`). A bare name is not
+/// such an expression, as in HTCondor.
+fn transform_condition(c: &str, view: &View<'_>) -> Result<bool, String> {
+    let err = match condition(c, view) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    let Ok(text) = Expander::new(view).expand(c) else {
+        return Err(err);
+    };
+    let text = text.trim();
+    let (neg, body) = match text.strip_prefix('!') {
+        Some(r) => (true, r.trim_start()),
+        None => (false, text),
+    };
+    let bare_name = body
+        .chars()
+        .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '/'));
+    if bare_name {
+        return Err(err);
+    }
+    let Ok(e) = parser::parse_expr(body) else {
+        return Err(err);
+    };
+    match eval(view.ad, &e) {
+        v @ (Value::Bool(_) | Value::Int(_) | Value::Real(_)) => Ok(is_true_equiv(&v) != neg),
+        other => Err(format!(
+            "bad 'if' condition '{}': evaluated against the ad it is {}, not a boolean \
+             or a number",
+            c.trim(),
+            value_text(&other)
+        )),
+    }
 }
 
 /// `A = $(A) more`: the macro's own reference is replaced by its current
@@ -279,26 +321,29 @@ fn self_reference(macros: &Macros, name: &str, value: &str) -> String {
     out
 }
 
-/// Runs one command. An `Err` is a warning: the command did nothing (or, for
-/// a regex, part of it).
+/// The rest of a command line, `$()`-expanded and trimmed (empty for
+/// `DELETE`). An expansion that fails (`$INT` of a non-integer, a `$CHOICE`
+/// index out of range, ...) is an error that stops the transform: HTCondor
+/// aborts there (`EXCEPT` in `expand_macro`).
+fn expand_rest(c: &Command, view: &View<'_>) -> Result<String, String> {
+    match &c.rest {
+        Some(r) => Expander::new(view)
+            .expand(r)
+            .map(|t| t.trim().to_string())
+            .map_err(|e| format!("{}: {}", c.op.keyword(), e.0)),
+        None => Ok(String::new()),
+    }
+}
+
+/// Runs one command with the expanded `rest` of its line. An `Err` is a
+/// warning: the command did nothing (or, for a regex, part of it).
 fn run_command(
     c: &Command,
+    rest: String,
     ad: &mut ClassAd,
     macros: &mut Macros,
-    cfg: &Config,
 ) -> Result<(), String> {
     let kw = c.op.keyword();
-    let rest = match &c.rest {
-        Some(r) => {
-            let view = View { macros, ad, cfg };
-            let text = Expander::new(&view)
-                .expand(r)
-                .map_err(|e| format!("{kw}: {}", e.0))?;
-            Some(text.trim().to_string())
-        }
-        None => None,
-    };
-    let rest = rest.unwrap_or_default();
     let name = match &c.target {
         Target::Name(n) => n.as_str(),
         Target::Regex { text, re } => return regex_command(c.op, text, re, &rest, ad),

@@ -96,6 +96,9 @@ pub fn from_config(cfg: &config::Config, knob: &str) -> Result<Option<Transform>
 #[derive(Clone, Debug, Default)]
 pub struct Macros {
     vars: HashMap<String, String>,
+    /// The table of an iterating rules file (HTCondor's `Iterating`
+    /// flavor of `XFormHash`), whose built-in defaults differ.
+    iterating: bool,
 }
 
 impl Macros {
@@ -103,6 +106,15 @@ impl Macros {
     /// [`Macros::get`] without being stored).
     pub fn new() -> Macros {
         Macros::default()
+    }
+
+    /// Makes this the table of a rules file whose `TRANSFORM` asks for more
+    /// than one pass, as `condor_transform_ads` promotes its table (even
+    /// when the expanded arguments give a single pass): `Row`, `Step`,
+    /// `ItemIndex` and `XFormId` default to 0, and `IsClusterAd` and
+    /// `LateMaterialization` are no longer defined.
+    pub fn set_iterating(&mut self) {
+        self.iterating = true;
     }
 
     /// Sets `name` to the unexpanded `value`.
@@ -118,13 +130,18 @@ impl Macros {
         if let Some(v) = self.vars.get(&key) {
             return Some(v.clone());
         }
-        // XFormBasicMacroDefaults of xform_utils.cpp (what the router and a
-        // transform without iteration see; an iterating one sets Row, Step,
-        // ItemIndex and XFormId itself). OPSYS* come from the configuration
-        // or the system (see `apply::View`).
+        // XFormBasicMacroDefaults of xform_utils.cpp (what the router, the
+        // schedd and a rules file without iteration see), or
+        // XFormMacroDefaults for an iterating rules file (whose passes set
+        // Row, Step, ItemIndex and XFormId). ARCH and OPSYS* come from the
+        // configuration or the system (see `apply::View`); RulesFile is
+        // empty in HTCondor (set_flavor clears it), which expands as an
+        // undefined macro does.
         match key.as_str() {
             "islinux" => Some("1".into()),
             "iswindows" | "iterating" => Some("0".into()),
+            "isclusterad" | "latematerialization" if !self.iterating => Some("0".into()),
+            "row" | "step" | "itemindex" | "xformid" if self.iterating => Some("0".into()),
             _ => None,
         }
     }

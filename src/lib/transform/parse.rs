@@ -193,7 +193,10 @@ fn parse_text(text: &str, origin: &str, mode: Mode) -> Result<Transform, Transfo
             Logical::Here { name, value } => {
                 t.stmts.push(Stmt {
                     line: line as usize,
-                    kind: Kind::Assign { name, value },
+                    kind: Kind::Assign {
+                        name: macro_name(&name),
+                        value,
+                    },
                 });
                 continue;
             }
@@ -369,11 +372,21 @@ fn assignment_or_command(text: &str) -> Result<Option<Kind>, String> {
                 return Err(format!("'{name}' is not a valid macro name"));
             }
             Ok(Some(Kind::Assign {
-                name: name.to_string(),
+                name: macro_name(name),
                 value: value.to_string(),
             }))
         }
         None => Ok(command(text)?.map(Kind::Cmd)),
+    }
+}
+
+/// The macro an assignment sets: in submit syntax `+Attr` is `MY.Attr`
+/// (as `Parse_macros` reads it with `READ_MACROS_SUBMIT_SYNTAX`), so that
+/// `$(MY.Attr)` and `if defined MY.Attr` see it.
+pub(crate) fn macro_name(name: &str) -> String {
+    match name.strip_prefix('+') {
+        Some(attr) => format!("MY.{attr}"),
+        None => name.to_string(),
     }
 }
 

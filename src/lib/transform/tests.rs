@@ -222,7 +222,7 @@ fn if_elif_else_endif() {
 
 #[test]
 fn a_bad_condition_is_an_error_with_its_line() {
-    let t = Transform::parse("SET A 1\nif 1 + 1\nendif", "r.xfm").unwrap();
+    let t = Transform::parse("SET A 1\nif Owner + 1\nendif", "r.xfm").unwrap();
     let e = t
         .apply(&mut ClassAd::new(), &mut Macros::new(), &cfg())
         .unwrap_err();
@@ -437,4 +437,72 @@ fn from_config_reads_new_and_old_syntax() {
             .starts_with("JOB_ROUTER_ROUTE_C, line 1: not a ClassAd"),
         "{e}"
     );
+}
+
+#[test]
+fn plus_attr_assignment_is_the_macro_my_attr() {
+    // Submit syntax: `+Foo = 1` defines MY.Foo, which `$(MY.Foo)` and
+    // `if defined MY.Foo` find before the ad's attribute.
+    let rules = "+Foo = 1\n+Owner = \"zed\"\nSET A $(MY.Foo:none)\nSET O $(MY.Owner)\n\
+                 if defined MY.Foo\n SET D 1\nendif\n";
+    assert_eq!(
+        run(rules, "Owner = \"alice\"\n"),
+        "A = 1\nD = 1\nO = \"zed\"\nOwner = \"alice\"\n"
+    );
+}
+
+#[test]
+fn basic_and_iterating_tables_have_their_own_defaults() {
+    let rules = "SET A \"$(IsClusterAd:u) $(LateMaterialization:u) $(Step:u) $(Row:u)\"";
+    let (out, _) = run_with(rules, "", &mut Macros::new());
+    assert_eq!(out, "A = \"0 0 u u\"\n");
+    let mut it = Macros::new();
+    it.set_iterating();
+    let (out, _) = run_with(rules, "", &mut it);
+    assert_eq!(out, "A = \"u u 0 0\"\n");
+}
+
+#[test]
+fn a_failed_expansion_stops_the_transform() {
+    // HTCondor aborts (EXCEPT) on $INT of a non-integer or a bad $CHOICE
+    // index; tern reports the line and leaves the rest undone.
+    for rules in [
+        "SET A 1\nSET B $INT(MY.Owner)\nSET C 3",
+        "SET A 1\nSET B \"$CHOICE(7, x, y)\"\nSET C 3",
+    ] {
+        let t = Transform::parse(rules, "r.xfm").unwrap();
+        let mut a = ad("Owner = \"alice\"\n");
+        let e = t.apply(&mut a, &mut Macros::new(), &cfg()).unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        assert!(a.contains("A") && !a.contains("C"));
+    }
+}
+
+#[test]
+fn if_takes_a_classad_expression_evaluated_against_the_ad() {
+    let rules = "N = 3\nif $(N) > 2\n SET A 1\nendif\n\
+                 if ProcId == 0 && Owner =!= \"x\"\n SET B 1\nelse\n SET B 2\nendif\n\
+                 if ! $(MY.ProcId) > 5\n SET C 1\nelse\n SET C 2\nendif\n";
+    assert_eq!(
+        run(rules, "ProcId = 0\nOwner = \"a\"\n"),
+        "A = 1\nB = 1\nC = 1\nOwner = \"a\"\nProcId = 0\n"
+    );
+    assert_eq!(
+        attr(rules, "ProcId = 9\nOwner = \"a\"\n", "B").as_deref(),
+        Some("2")
+    );
+    // A bare name, or a value that is neither boolean nor number, is not a
+    // condition.
+    for bad in [
+        "if Owner\nendif",
+        "if Owner + 1\nendif",
+        "if \"a\" == \nendif",
+    ] {
+        let t = Transform::parse(bad, "r").unwrap();
+        let mut a = ad("Owner = \"a\"\n");
+        assert!(
+            t.apply(&mut a, &mut Macros::new(), &cfg()).is_err(),
+            "{bad}"
+        );
+    }
 }

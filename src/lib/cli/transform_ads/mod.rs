@@ -293,6 +293,9 @@ fn run_args(argv: Vec<OsString>) -> Result<(), CliError> {
     }
     let dir = std::env::current_dir()?;
     let last = transforms.last().expect("not empty");
+    if last.iterate_args().is_some() {
+        base.set_iterating();
+    }
     let passes = last
         .passes(&base, &cfg, &dir)
         .map_err(|e| failed(e.to_string()))?;
