@@ -193,3 +193,42 @@ fn features_tern_cannot_honour_are_refused_with_the_line() {
     assert_eq!(attr(&c, 0, "UserLogUseXML"), "false");
     assert_eq!(attr(&c, 0, "KillSigTimeout"), "30");
 }
+
+#[test]
+fn commands_for_features_tern_lacks_are_refused_unless_off() {
+    for (line, what) in [
+        ("want_io_proxy = true", "want_io_proxy is not supported"),
+        ("WantIOProxy = true", "want_io_proxy is not supported"),
+        (
+            "x509userproxy = /tmp/x509up_u1",
+            "x509userproxy is not supported",
+        ),
+        ("use_scitokens = auto", "use_scitokens is not supported"),
+        (
+            "use_oauth_services = box",
+            "use_oauth_services is not supported",
+        ),
+        ("compress_files = *.gz", "compress_files is not supported"),
+        ("buffer_size = 1000", "buffer_size is not supported"),
+        ("manifest = true", "manifest is not supported"),
+        (
+            "docker_pull_policy = always",
+            "docker_pull_policy is not supported",
+        ),
+        ("noop_job = true", "noop_job is not supported"),
+        ("max_materialize = 10", "max_materialize is not supported"),
+        ("periodic_vacate = true", "periodic_vacate is not supported"),
+    ] {
+        let e = submit(&format!("executable = /bin/echo\n{line}\nqueue\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(what) && e.contains("t.sub:2"), "{line}: {e}");
+    }
+    let c = submit(
+        "executable = /bin/echo\nwant_io_proxy = false\nperiodic_vacate = false\nuse_x509userproxy = false\nqueue\n",
+    )
+    .unwrap();
+    assert_eq!(attr(&c, 0, "WantIOProxy"), "false");
+    assert_eq!(attr(&c, 0, "PeriodicVacate"), "false");
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+}

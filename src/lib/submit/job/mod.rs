@@ -178,9 +178,11 @@ pub fn build(
     };
     b.set_universe()?;
     b.refuse_container_image()?;
+    b.refuse_unsupported()?;
     b.init_job_ad();
     b.set_iwd()?;
     b.set_executable()?;
+    b.set_image_size()?;
     b.set_std_files()?;
     b.set_user_log()?;
     b.set_arguments()?;
@@ -225,6 +227,7 @@ impl Build<'_> {
             || self.want(transfer::REQUIREMENT_CMDS)
             || self.want_prefix("request_")
             || self.want(&CRON_CMDS)
+            || self.want(&["cuda_version"])
     }
 
     /// An attribute built here, or else the cluster's.

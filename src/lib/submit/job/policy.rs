@@ -5,8 +5,10 @@
 use crate::vocab::{JobStatus, hold_code, signal_name};
 
 use super::{
-    Build, Expr, SubmitError, Value, bool_value, boolean, err, eval_const, int, parse_rhs, string,
+    Build, Expr, SubmitError, Value, absolute, bool_value, boolean, err, eval_const, int,
+    parse_rhs, string,
 };
+use crate::submit::units::{self, Base, Size};
 
 impl Build<'_> {
     /// SetPriority: JobPrio from `priority` (or `prio`), an integer.
@@ -187,6 +189,7 @@ impl Build<'_> {
             };
             let e = match kind {
                 Simple::Str => string(&v),
+                Simple::StrStrip => string(strip_outer_quotes(&v)),
                 Simple::List => string(
                     &v.split(|c: char| c == ',' || c.is_whitespace())
                         .filter(|s| !s.is_empty())
@@ -199,8 +202,33 @@ impl Build<'_> {
                         format!("{cmd}={v} is invalid, must eval to an integer."),
                     )
                 })?),
+                Simple::UInt => match int_value(&v) {
+                    Some(i) if i >= 0 => int(i),
+                    Some(_) => {
+                        return Err(err(
+                            &o,
+                            format!("{cmd}={v} is invalid, must eval to a non-negative integer."),
+                        ));
+                    }
+                    None => {
+                        return Err(err(
+                            &o,
+                            format!("{cmd}={v} is invalid, must eval to an integer."),
+                        ));
+                    }
+                },
             };
             self.ad.insert(attr, e);
+        }
+        // SetUserLog's DAGMan workflow log: a path under the initial directory.
+        if self.want(&["dagman_log", "initialdir", "initial_dir"])
+            && let Some((v, _)) = self.c.command("dagman_log")?
+            && !v.is_empty()
+        {
+            self.ad.insert(
+                "DAGManNodesLog",
+                string(&absolute(&self.iwd, &v).display().to_string()),
+            );
         }
         // tern's event logs are text only.
         if self.want(&["log_xml"])
@@ -225,11 +253,85 @@ impl Build<'_> {
         Ok(())
     }
 
+    /// SetImageSize: `image_size` (KiB, or with a unit K, M, G or T) is
+    /// the job's first ImageSize instead of the executable's size.
+    pub(super) fn set_image_size(&mut self) -> Result<(), SubmitError> {
+        if !self.want(&["image_size"]) {
+            return Ok(());
+        }
+        if let Some((v, o)) = self.c.command("image_size")?
+            && !v.is_empty()
+        {
+            let kib = match units::parse_size(&v, Base::KiB) {
+                Ok(Size::Int(n)) => n,
+                _ => {
+                    return Err(err(
+                        &o,
+                        format!("'{v}' is not valid for Image Size\nImage Size must be positive"),
+                    ));
+                }
+            };
+            if kib < 1 {
+                return Err(err(&o, "Image Size must be positive"));
+            }
+            self.ad.insert("ImageSize", int(kib));
+        }
+        Ok(())
+    }
+
+    /// Commands asking for what tern does not do (containers, remote I/O,
+    /// credentials, ...): refused with their line, unless the value turns
+    /// the feature off, when the job gets what condor_submit stores.
+    pub(super) fn refuse_unsupported(&mut self) -> Result<(), SubmitError> {
+        for &(cmd, attr, off, why) in REFUSED {
+            if !self.want(&[cmd]) {
+                continue;
+            }
+            let Some((v, o)) = self.c.command(cmd)? else {
+                continue;
+            };
+            if v.is_empty() {
+                continue;
+            }
+            match off {
+                Off::Bool if bool_value(&v) == Some(false) => {
+                    self.ad.insert(attr, boolean(false));
+                    continue;
+                }
+                Off::BoolNothing if bool_value(&v) == Some(false) => continue,
+                Off::Expr => {
+                    if let Ok(e) = parse_rhs(attr, &v, &o)
+                        && matches!(e.literal_value(), Some(Value::Bool(false)))
+                    {
+                        self.ad.insert(attr, e);
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            return Err(err(&o, format!("{cmd} is not supported: {why}")));
+        }
+        Ok(())
+    }
+
     /// SetConcurrencyLimits.
     pub(super) fn set_concurrency_limits(&mut self) -> Result<(), SubmitError> {
-        if self.want(&["concurrency_limits"])
-            && let Some((v, _)) = self.c.command("concurrency_limits")?
+        if !self.want(&["concurrency_limits", "concurrency_limits_expr"]) {
+            return Ok(());
+        }
+        let expr = self
+            .c
+            .command("concurrency_limits_expr")?
+            .filter(|(v, _)| !v.is_empty());
+        if let Some((v, _)) = self.c.command("concurrency_limits")?
+            && !v.is_empty()
         {
+            if let Some((_, o)) = expr {
+                return Err(err(
+                    &o,
+                    "concurrency_limits and concurrency_limits_expr can't be used together",
+                ));
+            }
             // HTCondor stores the limits lower-cased, sorted, comma-separated.
             let mut limits: Vec<String> = v
                 .split(|ch: char| ch == ',' || ch.is_whitespace())
@@ -239,6 +341,9 @@ impl Build<'_> {
             limits.sort();
             self.ad
                 .insert("ConcurrencyLimits", string(&limits.join(",")));
+        } else if let Some((v, o)) = expr {
+            self.ad
+                .insert("ConcurrencyLimits", parse_rhs("ConcurrencyLimits", &v, &o)?);
         }
         Ok(())
     }
@@ -377,12 +482,19 @@ enum Simple {
     /// Items separated by commas or white space, joined with commas.
     List,
     Int,
+    /// A string, its enclosing double quotes (if any) removed.
+    StrStrip,
+    /// A non-negative integer.
+    UInt,
 }
 
 /// condor_submit's simple commands not handled elsewhere (submit_utils.cpp,
 /// 24.0, `prunable_keywords`), with the attribute each sets.
 const SIMPLE: &[(&str, &str, Simple)] = &[
     ("batch_id", "JobBatchId", Simple::Str),
+    ("cuda_version", "CUDAVersion", Simple::Str),
+    ("dag_node_name", "DAGNodeName", Simple::Str),
+    ("dagman_job_id", "DAGManJobId", Simple::UInt),
     ("email_attributes", "EmailAttributes", Simple::List),
     (
         "job_ad_information_attrs",
@@ -390,6 +502,9 @@ const SIMPLE: &[(&str, &str, Simple)] = &[
         Simple::Str,
     ),
     ("job_machine_attrs", "JobMachineAttrs", Simple::Str),
+    ("jobset", "JobSetName", Simple::StrStrip),
+    ("match_list_length", "LastMatchListLength", Simple::Int),
+    ("remote_initialdir", "RemoteIwd", Simple::Str),
     (
         "job_machine_attrs_history_length",
         "JobMachineAttrsHistoryLength",
@@ -406,6 +521,247 @@ const SIMPLE: &[(&str, &str, Simple)] = &[
         Simple::Str,
     ),
 ];
+
+/// What value of a refused command turns its feature off.
+#[derive(Clone, Copy)]
+enum Off {
+    /// None does.
+    Never,
+    /// A false boolean, stored as `Attr = false`.
+    Bool,
+    /// A false boolean, stored as nothing.
+    BoolNothing,
+    /// The expression `false`, stored as given.
+    Expr,
+}
+
+const CONTAINERS: &str = "tern runs jobs on the host, not in containers";
+const REMOTE_IO: &str = "tern has no remote I/O for jobs; list files in transfer_input_files";
+
+/// The commands condor_submit 24.0 knows that ask for what tern cannot do,
+/// with the attribute an "off" value stores and why tern refuses them.
+const REFUSED: &[(&str, &str, Off, &str)] = &[
+    (
+        "want_io_proxy",
+        "WantIOProxy",
+        Off::Bool,
+        "tern has no I/O proxy (chirp) for jobs",
+    ),
+    (
+        "transfer_container",
+        "TransferContainer",
+        Off::Bool,
+        CONTAINERS,
+    ),
+    (
+        "docker_network_type",
+        "DockerNetworkType",
+        Off::Never,
+        CONTAINERS,
+    ),
+    (
+        "docker_pull_policy",
+        "DockerPullPolicy",
+        Off::Never,
+        CONTAINERS,
+    ),
+    (
+        "docker_override_entrypoint",
+        "DockerOverrideEntrypoint",
+        Off::Bool,
+        CONTAINERS,
+    ),
+    (
+        "container_target_dir",
+        "ContainerTargetDir",
+        Off::Never,
+        CONTAINERS,
+    ),
+    (
+        "container_service_names",
+        "ContainerServiceNames",
+        Off::Never,
+        CONTAINERS,
+    ),
+    (
+        "manifest",
+        "ManifestDesired",
+        Off::Bool,
+        "tern writes no job manifests",
+    ),
+    (
+        "manifest_dir",
+        "ManifestDir",
+        Off::Never,
+        "tern writes no job manifests",
+    ),
+    (
+        "skip_if_dataflow",
+        "SkipIfDataflow",
+        Off::Bool,
+        "tern runs every job it matches; it does not skip dataflow jobs",
+    ),
+    (
+        "starter_debug",
+        "JobStarterDebug",
+        Off::Never,
+        "tern has no per-job starter log",
+    ),
+    (
+        "starter_log",
+        "JobStarterLog",
+        Off::Never,
+        "tern has no per-job starter log",
+    ),
+    ("file_remaps", "FileRemaps", Off::Never, REMOTE_IO),
+    ("buffer_files", "BufferFiles", Off::Never, REMOTE_IO),
+    ("buffer_size", "BufferSize", Off::Never, REMOTE_IO),
+    (
+        "buffer_block_size",
+        "BufferBlockSize",
+        Off::Never,
+        REMOTE_IO,
+    ),
+    ("fetch_files", "FetchFiles", Off::Never, REMOTE_IO),
+    ("compress_files", "CompressFiles", Off::Never, REMOTE_IO),
+    ("append_files", "AppendFiles", Off::Never, REMOTE_IO),
+    ("local_files", "LocalFiles", Off::Never, REMOTE_IO),
+    (
+        "noop_job",
+        "IsNoopJob",
+        Off::Expr,
+        "tern runs every job; it has no no-op jobs",
+    ),
+    (
+        "noop_job_exit_signal",
+        "NoopJobExitSignal",
+        Off::Never,
+        "tern runs every job; it has no no-op jobs",
+    ),
+    (
+        "noop_job_exit_code",
+        "NoopJobExitCode",
+        Off::Never,
+        "tern runs every job; it has no no-op jobs",
+    ),
+    (
+        "jar_files",
+        "JarFiles",
+        Off::Never,
+        "tern has no java universe",
+    ),
+    (
+        "parallel_script_shadow",
+        "ParallelScriptShadow",
+        Off::Never,
+        "tern has no parallel universe",
+    ),
+    (
+        "parallel_script_starter",
+        "ParallelScriptStarter",
+        Off::Never,
+        "tern has no parallel universe",
+    ),
+    (
+        "tool_daemon_cmd",
+        "ToolDaemonCmd",
+        Off::Never,
+        "tern has no tool daemons",
+    ),
+    (
+        "tool_daemon_args",
+        "ToolDaemonArgs",
+        Off::Never,
+        "tern has no tool daemons",
+    ),
+    (
+        "tool_daemon_arguments",
+        "ToolDaemonArgs",
+        Off::Never,
+        "tern has no tool daemons",
+    ),
+    (
+        "tool_daemon_arguments2",
+        "ToolDaemonArguments",
+        Off::Never,
+        "tern has no tool daemons",
+    ),
+    (
+        "tool_daemon_input",
+        "ToolDaemonInput",
+        Off::Never,
+        "tern has no tool daemons",
+    ),
+    (
+        "tool_daemon_output",
+        "ToolDaemonOutput",
+        Off::Never,
+        "tern has no tool daemons",
+    ),
+    (
+        "tool_daemon_error",
+        "ToolDaemonError",
+        Off::Never,
+        "tern has no tool daemons",
+    ),
+    (
+        "suspend_job_at_exec",
+        "SuspendJobAtExec",
+        Off::BoolNothing,
+        "tern has no tool daemons",
+    ),
+    (
+        "x509userproxy",
+        "x509userproxy",
+        Off::Never,
+        "tern has no X.509 proxies",
+    ),
+    (
+        "use_x509userproxy",
+        "x509userproxy",
+        Off::BoolNothing,
+        "tern has no X.509 proxies",
+    ),
+    (
+        "use_scitokens",
+        "ScitokensFile",
+        Off::BoolNothing,
+        "tern has no SciTokens",
+    ),
+    (
+        "scitokens_file",
+        "ScitokensFile",
+        Off::Never,
+        "tern has no SciTokens",
+    ),
+    (
+        "use_oauth_services",
+        "OAuthServicesNeeded",
+        Off::Never,
+        "tern has no credential manager for OAuth tokens",
+    ),
+    (
+        "max_materialize",
+        "JobMaterializeLimit",
+        Off::Never,
+        "tern materializes every job of a submission at once",
+    ),
+    (
+        "periodic_vacate",
+        "PeriodicVacate",
+        Off::Expr,
+        "tern does not evaluate PeriodicVacate; use periodic_hold or periodic_remove",
+    ),
+];
+
+/// A string with one pair of enclosing double quotes removed
+/// (trim_and_strip_quotes_in_place).
+fn strip_outer_quotes(v: &str) -> &str {
+    let t = v.trim();
+    t.strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(t)
+}
 
 /// An integer, or an expression that evaluates to one (string_is_long_param).
 fn int_value(v: &str) -> Option<i64> {

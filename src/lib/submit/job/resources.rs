@@ -245,10 +245,43 @@ impl Build<'_> {
         if let Some(c) = self.checkpoint_clause(&refers) {
             req = format!("{req} && {c}");
         }
+        req.push_str(&self.cuda_clause()?);
         self.ad
             .insert("Requirements", parse_rhs("Requirements", &req, &self.q)?);
         Ok(())
     }
+
+    /// `cuda_version` (`x` or `x.y`): CUDAVersion becomes x*1000 + y (a
+    /// single x under 1000 is x*1000) and the job needs a slot whose
+    /// CUDAMaxSupportedVersion reaches it.
+    fn cuda_clause(&mut self) -> Result<String, SubmitError> {
+        let Some(Value::Str(v)) = self.lookup("CUDAVersion").and_then(|e| e.literal_value()) else {
+            return Ok(String::new());
+        };
+        let v = v.to_string();
+        let num = |s: &str| {
+            (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| s.parse::<i64>().ok())
+                .flatten()
+        };
+        let version = match v.split_once('.') {
+            Some((a, b)) => num(a).zip(num(b)).map(|(a, b)| a * 1000 + b % 100),
+            None => num(&v).map(|a| if a < 1000 { a * 1000 } else { a }),
+        };
+        let Some(version) = version else {
+            let o = match self.c.command("cuda_version")? {
+                Some((_, o)) => o,
+                None => self.q.clone(),
+            };
+            return Err(err(
+                &o,
+                "cuda_version must be of the form 'x' or 'x.y', where x and y are positive integers.",
+            ));
+        };
+        self.ad.insert("CUDAVersion", int(version));
+        Ok(" && CUDAVersion <= TARGET.CUDAMaxSupportedVersion".into())
+    }
+
     /// The clauses condor_submit adds for what the user's requirements do
     /// not mention (`refers`): the submit machine's Arch and OpSys, each
     /// resource request, and how the job's files reach the slot.
