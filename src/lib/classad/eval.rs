@@ -28,10 +28,19 @@ pub struct Frame {
     /// In a match: the other ad, where unscoped names not found here go last.
     alt: OnceCell<Weak<Frame>>,
     /// Only on a match root: the left and right ad frames.
-    sides: OnceCell<(Weak<Frame>, Weak<Frame>)>,
+    sides: OnceCell<Box<Sides>>,
     /// Only on a match's context ad (HTCondor's lCtx/rCtx): the ad its
     /// `target` and `other` name, so `TARGET.x` need not evaluate `.RIGHT`.
     target: OnceCell<Weak<Frame>>,
+}
+
+/// The two ads of a match, as its root frame knows them: their frames
+/// (weakly, since they hold the root), and the ads themselves, so that the
+/// match ad prints whole even once the match is over.
+struct Sides {
+    left: Weak<Frame>,
+    right: Weak<Frame>,
+    ads: (Rc<ClassAd>, Rc<ClassAd>),
 }
 
 /// A reference-counted handle to a [`Frame`].
@@ -93,15 +102,28 @@ impl Scope {
         self.0.alt.get().and_then(|w| w.upgrade()).map(Scope)
     }
     fn side(&self, side: Side) -> Option<Scope> {
-        let (l, r) = self.0.sides.get()?;
+        let sides = self.0.sides.get()?;
         match side {
-            Side::Left => l.upgrade(),
-            Side::Right => r.upgrade(),
+            Side::Left => sides.left.upgrade(),
+            Side::Right => sides.right.upgrade(),
         }
         .map(Scope)
     }
     pub fn same(&self, other: &Scope) -> bool {
         Rc::ptr_eq(&self.0, &other.0)
+    }
+    /// The ad as printed: a match ad holds its two ads themselves as
+    /// `LEFT` and `RIGHT` (HTCondor prints them in full), where tern keeps
+    /// a placeholder.
+    pub fn printed_ad(&self) -> std::borrow::Cow<'_, ClassAd> {
+        use std::borrow::Cow;
+        let Some(sides) = self.0.sides.get() else {
+            return Cow::Borrowed(&self.0.ad);
+        };
+        let mut ad = (*self.0.ad).clone();
+        ad.insert("LEFT", Expr::Ad(sides.ads.0.clone()));
+        ad.insert("RIGHT", Expr::Ad(sides.ads.1.clone()));
+        Cow::Owned(ad)
     }
 }
 
@@ -142,11 +164,12 @@ fn build_match_ads() -> (Rc<ClassAd>, Rc<ClassAd>, Rc<ClassAd>) {
         c.insert("ad", p(me));
         Rc::new(c)
     };
-    (
-        Rc::new(root),
-        ctx(".LEFT", ".RIGHT"),
-        ctx(".RIGHT", ".LEFT"),
-    )
+    let (lctx, rctx) = (ctx(".LEFT", ".RIGHT"), ctx(".RIGHT", ".LEFT"));
+    // HTCondor also inserts the two context ads into the match ad, where
+    // names can reach them (`lCtx.my.x`, `size(toplevel)` is 9).
+    root.insert("lCtx", Expr::Ad(lctx.clone()));
+    root.insert("rCtx", Expr::Ad(rctx.clone()));
+    (Rc::new(root), lctx, rctx)
 }
 
 impl MatchContext {
@@ -163,7 +186,11 @@ impl MatchContext {
         let _ = r.0.alt.set(Rc::downgrade(&l.0));
         let _ = lctx.0.target.set(Rc::downgrade(&r.0));
         let _ = rctx.0.target.set(Rc::downgrade(&l.0));
-        let _ = root.0.sides.set((Rc::downgrade(&l.0), Rc::downgrade(&r.0)));
+        let _ = root.0.sides.set(Box::new(Sides {
+            left: Rc::downgrade(&l.0),
+            right: Rc::downgrade(&r.0),
+            ads: (l.ad().clone(), r.ad().clone()),
+        }));
         MatchContext { left: l, right: r }
     }
     /// The left ad's scope: MY is the left ad, TARGET the right.
@@ -960,7 +987,9 @@ pub fn identical(l: &Value, r: &Value) -> Value {
         (Value::Int(a), Value::Int(b)) => a == b,
         (Value::Real(a), Value::Real(b)) => a == b,
         (Value::Str(a), Value::Str(b)) => a == b,
-        (Value::AbsTime(a), Value::AbsTime(b)) => a.secs == b.secs,
+        // `=?=` on two times also compares their zone offsets (HTCondor's
+        // compareAbsoluteTimes), where `==` compares the instants only.
+        (Value::AbsTime(a), Value::AbsTime(b)) => a.secs == b.secs && a.offset == b.offset,
         (Value::RelTime(a), Value::RelTime(b)) => a == b,
         _ => false,
     })

@@ -79,6 +79,10 @@ fn write_expr(out: &mut String, e: &Expr, indent: usize) {
         Expr::Lit(v) => write_value(out, v, indent, e),
         Expr::List(items) => write_list(out, items, indent),
         Expr::Ad(ad) => write_ad(out, ad, indent),
+        // HTCondor's relTime("...") literal hands the JSON printer its
+        // value as a real (ReltimeLiteral::GetValue), so it prints as the
+        // number of seconds: relTime("-01:30") is -90.0.
+        Expr::RelTimeLit(secs) => write_value(out, &Value::Real(*secs), indent, e),
         _ => write_wrapped(out, e),
     }
 }
@@ -93,7 +97,7 @@ fn write_value(out: &mut String, v: &Value, indent: usize, source: &Expr) {
         Value::Real(r) if r.is_finite() => out.push_str(&real_old(*r)),
         Value::Str(s) => write_str(out, s),
         Value::List(l) => write_list(out, &l.items, indent),
-        Value::Ad(f) => write_ad(out, f.ad(), indent),
+        Value::Ad(f) => write_ad(out, &f.printed_ad(), indent),
         _ => write_wrapped(out, source),
     }
 }

@@ -347,6 +347,38 @@ fn match_context() {
         (MACH, JOB, "Owner", "\"alice\""),
         (MACH, JOB, "Rank", "4096"),
         (MACH, JOB, "TARGET.RequestMemory <= Memory", "true"),
+        // The match ad holds the two context ads, and prints its two ads
+        // whole (here after the match is gone, as tern_eval prints it).
+        (JOB, MACH, "size(toplevel)", "9"),
+        (JOB, MACH, "lCtx.my.x", "1"),
+        (JOB, MACH, "rCtx.target.x", "1"),
+        (JOB, MACH, "size(rCtx)", "4"),
+        (JOB, MACH, "toplevel.RIGHT.y", "3"),
+        (
+            JOB,
+            MACH,
+            "[a = toplevel].a.LEFT",
+            "[ Memory = 1; Owner = \"alice\"; Rank = TARGET.Memory; RequestCpus = 2; \
+             RequestMemory = 2048; Requirements = TARGET.Memory >= RequestMemory && \
+             TARGET.Cpus >= RequestCpus; x = 1 ]",
+        ),
+        // unresolved() walks LEFT and RIGHT as the ads they are, from the
+        // top of the match, where neither TARGET nor START is defined.
+        (JOB, MACH, "unresolved(TARGET)", "\"START,Owner\""),
+        (JOB, MACH, "unresolved(other)", "\"START,Owner\""),
+        (
+            MACH,
+            JOB,
+            "unresolved(TARGET)",
+            "\"RequestCpus,RequestMemory,Cpus,Memory\"",
+        ),
+        (
+            JOB,
+            MACH,
+            "unresolved(toplevel)",
+            "\"Owner,rank,RequestCpus,RequestMemory,START,Cpus,Memory,Owner\"",
+        ),
+        (JOB, MACH, "unresolved(MY)", "\"\""),
     ];
     let mut bad = Vec::new();
     for (my, target, expr, want) in cases {
@@ -436,6 +468,19 @@ fn round_trips_in_all_three_forms() {
     let old_text = ad_to_old(&ad2, true);
     let back = old::parse_old_ad(&old_text).unwrap();
     assert_eq!(ad_to_old(&back, true), old_text);
+}
+
+#[test]
+fn json_prints_reltime_literals_as_seconds() {
+    // HTCondor's ReltimeLiteral gives the JSON printer a real; a computed
+    // relative time stays an expression.
+    let ad =
+        parse_ad("[a = relTime(\"-01:30\"); b = relTime(5); c = [d = relTime(\"1+00:00:01\")]]")
+            .unwrap();
+    assert_eq!(
+        json::ad_to_json(&ad, 0),
+        "{\n  \"a\": -90.0,\n  \"b\": \"\\/Expr(relTime(5))\\/\",\n  \"c\": {\n    \"d\": 86401.0\n  }\n}"
+    );
 }
 
 #[test]
@@ -586,4 +631,21 @@ fn fuzz_select_on_an_integer_literal_prints_text_that_parses() {
         let again = parse_expr(&unparse(&e)).unwrap_or_else(|err| panic!("{src}: {err}"));
         assert_eq!(unparse(&again), printed, "{src}");
     }
+}
+
+#[test]
+fn identity_of_absolute_times_includes_the_offset() {
+    check(&[
+        ("", "absTime(0) =?= absTime(0, 3600)", "false"),
+        ("", "absTime(0) =!= absTime(0, 3600)", "true"),
+        ("", "absTime(0) is absTime(0, 3600)", "false"),
+        ("", "absTime(0) == absTime(0, 3600)", "true"),
+        ("", "absTime(0, 3600) =?= absTime(0, 3600)", "true"),
+        (
+            "",
+            "identicalMember(absTime(0), {absTime(0, 3600)})",
+            "false",
+        ),
+        ("", "member(absTime(0), {absTime(0, 3600)})", "true"),
+    ]);
 }

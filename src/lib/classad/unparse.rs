@@ -289,7 +289,7 @@ pub fn write_value(out: &mut String, v: &Value, syn: Syntax) {
             }
         },
         Value::List(l) => write_list(out, &l.items, syn),
-        Value::Ad(frame) => write_ad(out, frame.ad(), syn),
+        Value::Ad(frame) => write_ad(out, &frame.printed_ad(), syn),
         Value::AbsTime(t) => {
             out.push_str("absTime(\"");
             out.push_str(&abstime_string(*t));

@@ -329,7 +329,20 @@ fn external_refs(
         return false;
     }
     stacker::maybe_grow(64 * 1024, 1024 * 1024, || match e {
-        Expr::Lit(_) | Expr::MatchSide(_) | Expr::RelTimeLit(_) => true,
+        Expr::Lit(_) | Expr::RelTimeLit(_) => true,
+        // A match ad holds its two ads themselves as LEFT and RIGHT, so
+        // they are walked like nested ads: `unresolved(TARGET)` reports
+        // what the other ad's attributes lack at the top of the match.
+        Expr::MatchSide(_) => match ev.eval(e, scope) {
+            Value::Ad(side) => side
+                .ad()
+                .iter()
+                .map(|(_, x)| x.clone())
+                .collect::<Vec<_>>()
+                .iter()
+                .all(|x| external_refs(ev, x, scope, refs, walk)),
+            _ => true,
+        },
         Expr::Attr(a) => {
             let start = match &a.base {
                 Some(b) => match ev.eval(b, scope) {

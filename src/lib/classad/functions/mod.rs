@@ -42,12 +42,13 @@ pub type Builtin = fn(&mut Evaluator, &[Expr], &Scope) -> Value;
 pub fn lookup(name: &str) -> Option<Builtin> {
     let key = name.to_ascii_lowercase();
     // HTCondor compares these five names case-sensitively inside the
-    // function (`strcmp(name, "versionLE")`), so any other spelling is an
-    // unknown function there and evaluates to error.
+    // function (`strcmp(name, "versionLE")`), so any other spelling finds
+    // the function but falls through to its error branch, after the check
+    // for undefined arguments.
     if let Some((_, exact)) = CASE_SENSITIVE.iter().find(|(k, _)| *k == key)
         && name != *exact
     {
-        return None;
+        return Some(strings::version_misspelled);
     }
     TABLE
         .binary_search_by(|(n, _)| (*n).cmp(key.as_str()))
@@ -438,6 +439,11 @@ mod tests {
             ("versionLE(\"1\", \"2\")", "true"),
             ("versionle(\"1\", \"2\")", "error"),
             ("VERSIONGT(\"2\", \"1\")", "error"),
+            ("VERSIONGT(\"2\", undefined)", "undefined"),
+            ("versionge(nosuch, 1)", "undefined"),
+            ("versionEq(undefined)", "error"),
+            ("VERSIONLT({1}, undefined)", "undefined"),
+            ("VERSIONLT({1}, 2)", "error"),
             ("VERSION_IN_RANGE(\"8.5\", \"8.0\", \"9\")", "true"),
             ("upper(\"a\")", "error"),
             ("lower(\"A\")", "error"),

@@ -362,6 +362,21 @@ pub fn version_eq(ev: &mut Evaluator, args: &[Expr], scope: &Scope) -> Value {
     version_test(ev, args, scope, |o| o == 0)
 }
 
+/// `VERSIONGE(a, b)` and every other spelling of the five case-sensitive
+/// version tests but the exact one: HTCondor's `compareVersion` finds no
+/// test by that name and gives error, but only after returning undefined
+/// for an undefined argument.
+pub fn version_misspelled(ev: &mut Evaluator, args: &[Expr], scope: &Scope) -> Value {
+    if args.len() != 2 {
+        return Value::Error;
+    }
+    if eval_args(ev, args, scope).iter().any(Value::is_undefined) {
+        Value::Undefined
+    } else {
+        Value::Error
+    }
+}
+
 /// `version_in_range(v, lo, hi)`: `lo <= v <= hi` by `natural_cmp`. An
 /// undefined bound gives undefined; an undefined `v` gives error.
 pub fn version_in_range(ev: &mut Evaluator, args: &[Expr], scope: &Scope) -> Value {
