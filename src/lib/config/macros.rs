@@ -123,17 +123,22 @@ impl<'a> Expander<'a> {
         } else {
             name_part.to_string()
         };
-        if name.trim().eq_ignore_ascii_case("DOLLAR") {
-            return Ok("$".into());
-        }
         // condor_config takes only letters, digits, '_', '.' and '/' in a
         // macro's name: any other `$(...)`, `$(+Foo)` or `$( N )` say, is
-        // no macro and stays as written (what it holds is still expanded).
+        // no macro and stays as written (what it holds is still expanded,
+        // once).
         if !name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/'))
         {
-            return Ok(format!("$({})", self.expand(inner)?));
+            let default = match default {
+                Some(d) => format!(":{}", self.expand(d)?),
+                None => String::new(),
+            };
+            return Ok(format!("$({name}{default})"));
+        }
+        if name.eq_ignore_ascii_case("DOLLAR") {
+            return Ok("$".into());
         }
         match self.src.raw(&name) {
             Some(raw) => self.expand_named(&name, &raw),
@@ -868,6 +873,7 @@ mod tests {
         // A name with a character condor_config does not take in one
         // is no macro: it stays, what it holds expanded.
         assert_eq!(x(&m, "a$(+X)b$( X )c$(+$(X))"), "a$(+X)b$( X )c$(+10)");
+        assert_eq!(x(&m, "$( DOLLAR )$(DOLLAR)"), "$( DOLLAR )$");
         // A format of the user's that prints no '.' gets ".0"; the
         // default format's does not.
         assert_eq!(x(&m, "$REAL(X,%g)"), "10.0");

@@ -279,29 +279,48 @@ pub fn remove(spool: &Path, lock: JobLock) {
 /// directories. The job locks' rules are unchanged: a job's lock file
 /// exists and is held from before its claim commits until after its end
 /// does.
-#[derive(Debug, Default)]
-pub struct Spare(Option<File>);
+#[derive(Default)]
+pub struct Spare {
+    /// The `shadow` directory, opened once: the renames go through it, so
+    /// that nothing put in the place of a directory on SPOOL's path can
+    /// send them elsewhere.
+    dir: Option<crate::sys::tree::Dir>,
+    /// The held file and its device and inode.
+    kept: Option<(File, (u64, u64))>,
+}
 
 fn spare_name(pid: u32) -> String {
     format!("{pid}.spare")
 }
 
-fn spare_path(spool: &Path) -> PathBuf {
-    dir(spool).join(spare_name(std::process::id()))
+fn lock_name(id: JobId) -> String {
+    format!("{}.{}.lock", id.cluster, id.proc)
 }
 
 impl Spare {
     /// Takes job `id`'s lock: the spare renamed to the job's lock file
     /// when there is one and the job has no lock file yet (never over one:
-    /// that may be held), else as [`try_acquire`] takes it.
+    /// that may be held), else as [`try_acquire`] takes it. The renamed
+    /// file must be the one this process holds: a process with the same
+    /// pid number in another pid namespace sharing SPOOL could have put
+    /// its own spare in the place of ours; that one goes back, ours is
+    /// given up, and the lock is taken as [`try_acquire`] takes it.
     pub fn acquire(&mut self, spool: &Path, id: JobId) -> io::Result<Option<JobLock>> {
-        if let Some(file) = self.0.take() {
-            if crate::sys::fs::rename_spool_file(&spare_path(spool), &path(spool, id), false)
-                .is_ok()
-            {
-                return Ok(Some(JobLock { file, id }));
+        if let (Some((file, ino)), Some(dir)) = (self.kept.take(), &self.dir) {
+            let (spare, name) = (spare_name(std::process::id()), lock_name(id));
+            match dir.rename_with(&spare, &name, false) {
+                Ok(()) if dir.entry_id(&name).ok() == Some(ino) => {
+                    return Ok(Some(JobLock { file, id }));
+                }
+                Ok(()) => {
+                    let _ = dir.rename_with(&name, &spare, false);
+                }
+                // The job has a lock file: the spare waits for the next.
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
+                    self.kept = Some((file, ino));
+                }
+                Err(_) => {}
             }
-            self.0 = Some(file);
         }
         try_acquire(spool, id)
     }
@@ -311,21 +330,31 @@ impl Spare {
     /// holds it; or, when there is a spare already or the rename fails, it
     /// is removed as [`remove`] does.
     pub fn retire(&mut self, spool: &Path, mut lock: JobLock) {
-        if self.0.is_none()
+        if self.kept.is_none() && self.dir.is_none() {
+            self.dir = crate::sys::tree::Dir::in_spool(spool, "shadow").ok();
+        }
+        if let (None, Some(dir)) = (&self.kept, &self.dir)
             && lock.write_pid(std::process::id(), None).is_ok()
-            && crate::sys::fs::rename_spool_file(&path(spool, lock.id), &spare_path(spool), true)
+            && let Ok(meta) = lock.file.metadata()
+            && dir
+                .rename_with(&lock_name(lock.id), &spare_name(std::process::id()), true)
                 .is_ok()
         {
-            self.0 = Some(lock.file);
+            use std::os::unix::fs::MetadataExt;
+            self.kept = Some((lock.file, (meta.dev(), meta.ino())));
             return;
         }
         remove(spool, lock);
     }
 
-    /// Removes the spare's file (the shadow is leaving).
-    pub fn discard(&mut self, spool: &Path) {
-        if self.0.take().is_some() {
-            let _ = remove_spool_file(&spare_path(spool));
+    /// Removes the spare's file, if it is still ours (the shadow is
+    /// leaving).
+    pub fn discard(&mut self) {
+        if let (Some((_, ino)), Some(dir)) = (self.kept.take(), &self.dir) {
+            let name = spare_name(std::process::id());
+            if dir.entry_id(&name).ok() == Some(ino) {
+                let _ = dir.remove(&name);
+            }
         }
     }
 }
@@ -333,6 +362,10 @@ impl Spare {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn spare_path(spool: &Path) -> PathBuf {
+        dir(spool).join(spare_name(std::process::id()))
+    }
 
     #[test]
     fn a_lock_counts_as_its_shadows_only_while_the_recorded_holder_runs() {
@@ -488,7 +521,7 @@ mod tests {
         assert!(!path(d.path(), id(1)).exists());
         assert!(!path(d.path(), id(2)).exists());
         assert!(spare_file.exists());
-        spare.discard(d.path());
+        spare.discard();
         assert!(!spare_file.exists());
     }
 
@@ -528,5 +561,40 @@ mod tests {
             !spare_path(d.path()).exists(),
             "a stale spare of this pid goes too"
         );
+    }
+
+    #[test]
+    fn a_spare_replaced_by_another_process_is_put_back_and_not_used() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        let id = |proc| JobId { cluster: 8, proc };
+        let mut spare = Spare::default();
+        let left = spare.acquire(d.path(), id(0)).unwrap().unwrap();
+        spare.retire(d.path(), left);
+        // A process with our pid number in another pid namespace puts its
+        // own spare in the place of ours.
+        let theirs = spare_path(d.path());
+        std::fs::remove_file(&theirs).unwrap();
+        std::fs::write(&theirs, "theirs").unwrap();
+        let their_ino = std::fs::metadata(&theirs).unwrap().ino();
+        let lock = spare.acquire(d.path(), id(1)).unwrap().unwrap();
+        assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "theirs");
+        assert_eq!(std::fs::metadata(&theirs).unwrap().ino(), their_ino);
+        let mine = std::fs::metadata(path(d.path(), id(1))).unwrap().ino();
+        assert_ne!(mine, their_ino);
+        assert!(is_held(d.path(), id(1)));
+        // Ours is given up: the next job's lock is a new file, and
+        // leaving removes nothing of theirs.
+        drop(lock);
+        spare.discard();
+        assert!(theirs.exists());
+        // A spare swept away from under us is given up too.
+        let mut spare = Spare::default();
+        let left = spare.acquire(d.path(), id(2)).unwrap().unwrap();
+        std::fs::remove_file(&theirs).unwrap();
+        spare.retire(d.path(), left);
+        std::fs::remove_file(spare_path(d.path())).unwrap();
+        assert!(spare.acquire(d.path(), id(3)).unwrap().is_some());
+        assert!(spare.kept.is_none());
     }
 }

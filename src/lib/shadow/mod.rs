@@ -177,7 +177,7 @@ pub fn run(args: Args) -> Result<(), ShadowError> {
     // The sandbox's last run is over.
     crate::sandbox::Sandbox::remove(&sh.sandbox, &me.to_string());
     joblock::remove_doorbell(&sh.spool, me);
-    sh.spare.get_mut().discard(&sh.spool);
+    sh.spare.get_mut().discard();
     // Also after a failure (its job's lock is free by now): the pass puts
     // the claim right, and a submit that found the slot taken relied on
     // this shadow to ask for one (negotiator::on_submit).

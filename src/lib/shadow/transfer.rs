@@ -126,9 +126,12 @@ impl Shadow {
                 .unwrap_or_default(),
         );
         super::start::as_owner(owner, || adfiles::write(sb, &starter, &slot_ad, owner))?;
+        // A scheduler universe job's 001 has no slot to list (HTCondor's
+        // schedd writes it without props).
+        let listed = self.slot != crate::negotiator::launch::SCHEDULER;
         let execute_props = match crate::userlog::user_log(ad) {
-            Some(_) => super::start::execute_props(&slot_ad, &sb.dir, ad),
-            None => Vec::new(),
+            Some(_) if listed => super::start::execute_props(&slot_ad, &sb.dir, ad),
+            _ => Vec::new(),
         };
         let cpus =
             slot_ad_cpus(&slot_ad).unwrap_or_else(|| ad.eval_int("RequestCpus").unwrap_or(1));

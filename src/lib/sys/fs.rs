@@ -383,35 +383,6 @@ pub fn remove_spool_file(path: &Path) -> io::Result<()> {
     std::fs::remove_file(path)
 }
 
-/// Renames one of SPOOL's own files to another name in SPOOL, with the
-/// group raised in a set-group-id tool. Without `replace` the rename
-/// fails (`EEXIST`) when `to` exists, atomically (`RENAME_NOREPLACE`; a
-/// file system without it refuses the rename, which the caller then
-/// treats as any other failure).
-pub fn rename_spool_file(from: &Path, to: &Path, replace: bool) -> io::Result<()> {
-    let (f, t) = (
-        super::tree::cstr(from.as_os_str())?,
-        super::tree::cstr(to.as_os_str())?,
-    );
-    let flags = if replace { 0 } else { libc::RENAME_NOREPLACE };
-    let _group = super::privilege::raise_group();
-    // SAFETY: renameat2 reads two NUL-terminated paths.
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            f.as_ptr(),
-            libc::AT_FDCWD,
-            t.as_ptr(),
-            flags,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
 /// `create_dir_all` of a directory inside SPOOL, with the group raised in
 /// a set-group-id tool.
 pub fn create_spool_dir(path: &Path) -> io::Result<()> {

@@ -200,10 +200,24 @@ impl Dir {
     /// Renames entry `from` to `to`, both in this directory (a link is
     /// renamed, never followed).
     pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        self.rename_with(from, to, true)
+    }
+
+    /// [`Dir::rename`]; without `replace` it fails (`EEXIST`) when `to`
+    /// exists, atomically (`RENAME_NOREPLACE`; a file system without it
+    /// refuses the rename).
+    pub fn rename_with(&self, from: &str, to: &str, replace: bool) -> io::Result<()> {
         let (f, t) = (cstr(OsStr::new(from))?, cstr(OsStr::new(to))?);
         let fd = self.0.as_raw_fd();
-        // SAFETY: renameat within our descriptor, NUL-terminated names.
-        check(unsafe { libc::renameat(fd, f.as_ptr(), fd, t.as_ptr()) })
+        let flags = if replace { 0 } else { libc::RENAME_NOREPLACE };
+        // SAFETY: renameat2 within our descriptor, NUL-terminated names.
+        check(unsafe { libc::renameat2(fd, f.as_ptr(), fd, t.as_ptr(), flags) })
+    }
+
+    /// The device and inode of entry `name` (a link's own, not followed).
+    pub fn entry_id(&self, name: &str) -> io::Result<(u64, u64)> {
+        let st = self.stat(Some(&cstr(OsStr::new(name))?))?;
+        Ok((st.st_dev, st.st_ino))
     }
 
     /// Removes the entry `name` whole, as [`remove_tree`] does.
