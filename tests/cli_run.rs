@@ -1104,6 +1104,44 @@ fn periodic_hold_holds_a_running_job_and_periodic_release_releases_it() {
     check_logs_with_htcondor(&[env.path("ph.log")]);
 }
 
+/// periodic_vacate stops a running job and puts it back to Idle, as the
+/// shadow's user policy does in HTCondor: the run's 004, VacateReason and
+/// VacateReasonCode 1000 (JobPolicyVacate); the next run completes.
+#[test]
+fn periodic_vacate_sends_a_running_job_back_to_idle_and_it_runs_again() {
+    let env = RunEnv::new()
+        .knob("PERIODIC_EXPR_INTERVAL", "1")
+        .knob("STARTER_INITIAL_UPDATE_INTERVAL", "300");
+    let c = env.submit(
+        "pv.sub",
+        &job(
+            "if-missing runs 2 touch runs sleep 300 touch runs exit 0",
+            "periodic_vacate = JobStatus == 2 && NumJobStarts == 1 && \
+             time() - JobCurrentStartDate >= 1\nlog = pv.log\nqueue\n",
+        ),
+    );
+    let id = format!("{c}.0");
+    let pid = wait_running(&env, &id, "runs");
+    negotiate_until(&env, "the periodic vacate", || {
+        env.q_af(&id, &["VacateReasonCode"]).as_deref() == Some("1000")
+    });
+    wait_dead(&env, "the vacated run", pid);
+    let reason = env.q_af(&id, &["VacateReason"]).unwrap_or_default();
+    assert!(
+        reason.contains("PeriodicVacate expression") && reason.ends_with("evaluated to TRUE"),
+        "VacateReason {reason:?}"
+    );
+    negotiate_until(&env, "the second run's completion", || {
+        env.history_af(&id, &["JobStatus"]).is_some()
+    });
+    assert_eq!(
+        history(&env, &id, &["JobStatus", "ExitCode", "NumJobStarts"]),
+        "4 0 2"
+    );
+    assert_job_events(&env.path("pv.log"), &id, [0, 1, 4, 1, 5]);
+    check_logs_with_htcondor(&[env.path("pv.log")]);
+}
+
 #[test]
 fn on_exit_remove_false_requeues_the_job_after_each_run() {
     let env = RunEnv::new();

@@ -312,6 +312,8 @@ pub mod hold_code {
 
     /// Vacate reasons: why a running job was stopped without being held.
     pub const SYSTEM_POLICY_VACATE: i64 = 1001;
+    /// A vacate by the job's own PeriodicVacate (JobPolicyVacate).
+    pub const JOB_POLICY_VACATE: i64 = 1000;
     pub const USER_VACATE_JOB: i64 = 1004;
     pub const STARTER_ERROR: i64 = 1007;
     pub const STARTD_PREEMPTING_CLAIM_RANK: i64 = 1018;
@@ -434,10 +436,12 @@ pub enum Request {
     Preempt,
     /// The pass preempts the claim for a job the slot's RANK prefers.
     PreemptRank,
+    /// The job's PeriodicVacate became true: vacate it back to Idle.
+    PolicyVacate,
 }
 
 impl Request {
-    pub const ALL: [Request; 8] = [
+    pub const ALL: [Request; 9] = [
         Request::Remove,
         Request::Hold,
         Request::Vacate,
@@ -446,6 +450,7 @@ impl Request {
         Request::Continue,
         Request::Preempt,
         Request::PreemptRank,
+        Request::PolicyVacate,
     ];
 
     /// The name stored in the queue.
@@ -459,6 +464,7 @@ impl Request {
             Request::Continue => "continue",
             Request::Preempt => "preempt",
             Request::PreemptRank => "preempt-rank",
+            Request::PolicyVacate => "policy-vacate",
         }
     }
 

@@ -121,6 +121,7 @@ pub(super) fn periodic(
             policy::Action::Hold { reason, .. } => format!("hold {id} {reason}"),
             policy::Action::Release { reason } => format!("release {id} {reason}"),
             policy::Action::Remove { reason } => format!("remove {id} {reason}"),
+            policy::Action::Vacate { reason } => format!("vacate {id} {reason}"),
         });
     }
     if dry {
@@ -221,9 +222,14 @@ fn decide(
             Some(f) => *f,
             None => {
                 let cad = q.cluster_ad(row.id.cluster)?;
-                let f = ["PeriodicHold", "PeriodicRelease", "PeriodicRemove"]
-                    .iter()
-                    .any(|n| policy::may_fire(&cad, n));
+                let f = [
+                    "PeriodicHold",
+                    "PeriodicRelease",
+                    "PeriodicRemove",
+                    "PeriodicVacate",
+                ]
+                .iter()
+                .any(|n| policy::may_fire(&cad, n));
                 cluster_fires.insert(row.id.cluster, f);
                 f
             }
@@ -285,7 +291,9 @@ fn apply(
                 policy::Action::Remove { .. } => {
                     policy::owed_by_a_hold_stop(w, *id, row.status(), &ad, policy::Step::Remove)?
                 }
-                policy::Action::Release { .. } => (Vec::new(), false),
+                policy::Action::Release { .. } | policy::Action::Vacate { .. } => {
+                    (Vec::new(), false)
+                }
             };
             let mut log = |e: Event| {
                 if let Some(p) = &path {
@@ -348,6 +356,19 @@ fn apply(
                         }
                         w.change(&row, &ad, &c)?;
                         log(Event::aborted(*id, reason));
+                    }
+                }
+                // The job's shadow stops it and requeues it with the
+                // reason; a grid or routed job is left alone (HTCondor's
+                // gridmanager and router ignore a periodic vacate), and so
+                // is a job that already asked its shadow for this.
+                policy::Action::Vacate { .. } => {
+                    if running
+                        && !policy::managed_externally(&ad)
+                        && !w.requests(*id)?.contains(&Request::PolicyVacate)
+                    {
+                        w.request(*id, Request::PolicyVacate)?;
+                        wake.push(*id);
                     }
                 }
             }

@@ -44,6 +44,10 @@ pub enum Action {
     Remove {
         reason: String,
     },
+    /// Back to Idle: the run is stopped, as `tern_vacate_job` stops it.
+    Vacate {
+        reason: String,
+    },
 }
 
 /// Whether an expression attribute could ever fire: present and not the
@@ -63,9 +67,18 @@ pub fn firing_reason(ad: &ClassAd, name: &str) -> String {
 }
 
 /// The periodic policy of a job in the queue, in HTCondor's order:
-/// PeriodicHold (jobs not held), PeriodicRelease (held jobs), then
-/// PeriodicRemove. An expression that is not true does nothing.
+/// PeriodicVacate (running or suspended jobs), PeriodicHold (jobs not
+/// held), PeriodicRelease (held jobs), then PeriodicRemove. An expression
+/// that is not true does nothing.
 pub fn periodic(ad: &Rc<ClassAd>, job_status: Option<JobStatus>) -> Option<Action> {
+    if matches!(job_status, Some(JobStatus::Running | JobStatus::Suspended))
+        && may_fire(ad, "PeriodicVacate")
+        && ad.eval("PeriodicVacate").is_true()
+    {
+        return Some(Action::Vacate {
+            reason: firing_reason(ad, "PeriodicVacate"),
+        });
+    }
     if job_status != Some(JobStatus::Held)
         && job_status != Some(JobStatus::Removed)
         && may_fire(ad, "PeriodicHold")
@@ -421,6 +434,28 @@ mod tests {
         let freed = ad("[LeaveJobInQueue = false; JobStatus = 4]");
         assert!(kept_job_may_leave(&freed, Some(JobStatus::Completed)));
         assert!(!kept_job_may_leave(&freed, Some(JobStatus::Idle)));
+    }
+
+    #[test]
+    fn periodic_vacate_comes_first_and_only_for_a_running_job() {
+        let a = ad("[PeriodicVacate = true; PeriodicHold = true]");
+        for st in [JobStatus::Running, JobStatus::Suspended] {
+            assert_eq!(
+                periodic(&a, Some(st)),
+                Some(Action::Vacate {
+                    reason: "The job attribute PeriodicVacate expression 'true' evaluated to TRUE"
+                        .into()
+                })
+            );
+        }
+        assert!(matches!(
+            periodic(&a, Some(JobStatus::Idle)),
+            Some(Action::Hold { .. })
+        ));
+        assert_eq!(
+            periodic(&ad("[PeriodicVacate = false]"), Some(JobStatus::Running)),
+            None
+        );
     }
 
     #[test]

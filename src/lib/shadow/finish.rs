@@ -465,11 +465,18 @@ fn vacated(
     usage: Vec<(String, Expr)>,
     now: i64,
 ) -> Fate {
+    let fired;
     let (reason, code) = match stop {
         Stop::Vacate => (
             "User requested the job to vacate",
             hold_code::USER_VACATE_JOB,
         ),
+        // The shadow's UserPolicy words it so (FiringReason), with the
+        // JobPolicy code made its vacate one.
+        Stop::PolicyVacate => {
+            fired = policy::firing_reason(ad, "PeriodicVacate");
+            (fired.as_str(), hold_code::JOB_POLICY_VACATE)
+        }
         Stop::Preempt => (
             "Claim preempted by a submitter with a better priority",
             hold_code::STARTD_PREEMPTING_CLAIM_USER_PRIO,
@@ -743,6 +750,7 @@ mod tests {
             (Stop::Preempt, hold_code::STARTD_PREEMPTING_CLAIM_USER_PRIO),
             (Stop::PreemptRank, hold_code::STARTD_PREEMPTING_CLAIM_RANK),
             (Stop::Shutdown, hold_code::SYSTEM_POLICY_VACATE),
+            (Stop::PolicyVacate, hold_code::JOB_POLICY_VACATE),
         ] {
             let f = fate(
                 &job,

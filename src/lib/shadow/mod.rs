@@ -106,6 +106,8 @@ enum Stop {
     Preempt,
     /// Vacated for a job the slot's RANK prefers.
     PreemptRank,
+    /// Vacated by the job's own PeriodicVacate.
+    PolicyVacate,
     /// The shadow itself was told to stop (SIGTERM and friends).
     Shutdown,
 }
@@ -118,6 +120,7 @@ impl Stop {
             Request::Hold => Stop::Hold,
             Request::Preempt => Stop::Preempt,
             Request::PreemptRank => Stop::PreemptRank,
+            Request::PolicyVacate => Stop::PolicyVacate,
             Request::Vacate | Request::VacateFast => Stop::Vacate,
             Request::Suspend | Request::Continue => return None,
         })

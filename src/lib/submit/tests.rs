@@ -217,7 +217,6 @@ fn commands_for_features_tern_lacks_are_refused_unless_off() {
         ),
         ("noop_job = true", "noop_job is not supported"),
         ("max_materialize = 10", "max_materialize is not supported"),
-        ("periodic_vacate = true", "periodic_vacate is not supported"),
     ] {
         let e = submit(&format!("executable = /bin/echo\n{line}\nqueue\n"))
             .unwrap_err()

@@ -47,7 +47,9 @@ pub(in crate::shadow) fn exit_argument(stop: Option<crate::shadow::Stop>) -> &'s
         None => "exit",
         Some(Stop::Remove) => "remove",
         Some(Stop::Hold) => "hold",
-        Some(Stop::Vacate | Stop::Preempt | Stop::PreemptRank | Stop::Shutdown) => "evict",
+        Some(
+            Stop::Vacate | Stop::PolicyVacate | Stop::Preempt | Stop::PreemptRank | Stop::Shutdown,
+        ) => "evict",
     }
 }
 

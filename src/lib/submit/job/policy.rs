@@ -133,6 +133,7 @@ impl Build<'_> {
             ("periodic_hold_subcode", "PeriodicHoldSubCode"),
             ("periodic_release", "PeriodicRelease"),
             ("periodic_remove", "PeriodicRemove"),
+            ("periodic_vacate", "PeriodicVacate"),
             ("max_job_retirement_time", "MaxJobRetirementTime"),
             ("job_lease_duration", "JobLeaseDuration"),
             ("leave_in_queue", "LeaveJobInQueue"),
@@ -745,12 +746,6 @@ const REFUSED: &[(&str, &str, Off, &str)] = &[
         "JobMaterializeLimit",
         Off::Never,
         "tern materializes every job of a submission at once",
-    ),
-    (
-        "periodic_vacate",
-        "PeriodicVacate",
-        Off::Expr,
-        "tern does not evaluate PeriodicVacate; use periodic_hold or periodic_remove",
     ),
 ];
 

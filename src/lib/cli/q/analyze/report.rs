@@ -235,6 +235,7 @@ pub(super) fn policy_notes(ad: &Rc<ClassAd>, job_status: Option<JobStatus>) -> S
         Some(Action::Hold { reason, .. }) => ("hold", reason),
         Some(Action::Release { reason }) => ("release", reason),
         Some(Action::Remove { reason }) => ("remove", reason),
+        Some(Action::Vacate { reason }) => ("vacate", reason),
         None => return String::new(),
     };
     format!("The next negotiation pass will {what} this job:\n    {reason}\n")
