@@ -15,6 +15,7 @@ pub mod json;
 pub mod lexer;
 pub mod matching;
 pub mod old;
+pub mod operators;
 pub mod parser;
 pub mod unparse;
 pub mod value;
