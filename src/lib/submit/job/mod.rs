@@ -16,6 +16,7 @@ mod grid;
 mod policy;
 mod process;
 mod resources;
+mod simple;
 mod timing;
 mod transfer;
 
@@ -177,7 +178,6 @@ pub fn build(
         timed_origin: None,
     };
     b.set_universe()?;
-    b.refuse_container_image()?;
     b.refuse_unsupported()?;
     b.init_job_ad();
     b.set_iwd()?;
@@ -260,25 +260,6 @@ impl Build<'_> {
             }
             _ => return Err(err(&o, format!("I don't know about the '{u}' universe."))),
         };
-        Ok(())
-    }
-
-    /// A container image makes condor_submit's vanilla job a container
-    /// job; tern runs jobs on the host only, so it refuses the image
-    /// rather than run the job without it.
-    fn refuse_container_image(&mut self) -> Result<(), SubmitError> {
-        for cmd in ["container_image", "docker_image"] {
-            if let Some((v, o)) = self.c.command(cmd)?
-                && !v.is_empty()
-            {
-                return Err(err(
-                    &o,
-                    format!(
-                        "{cmd} is not supported: tern runs jobs on the host, not in containers"
-                    ),
-                ));
-            }
-        }
         Ok(())
     }
 

@@ -4,6 +4,7 @@
 
 use crate::vocab::{JobStatus, hold_code, signal_name};
 
+use super::simple::As;
 use super::{
     Build, Expr, SubmitError, Value, absolute, bool_value, boolean, err, eval_const, int,
     parse_rhs, string,
@@ -181,46 +182,7 @@ impl Build<'_> {
     /// `prunable_keywords` table): each copied to one attribute as a
     /// string, a comma-joined list or an integer.
     pub(super) fn set_simple_commands(&mut self) -> Result<(), SubmitError> {
-        for &(cmd, attr, kind) in SIMPLE {
-            if !self.want(&[cmd]) {
-                continue;
-            }
-            let Some((v, o)) = self.c.command(cmd)? else {
-                continue;
-            };
-            let e = match kind {
-                Simple::Str => string(&v),
-                Simple::StrStrip => string(strip_outer_quotes(&v)),
-                Simple::List => string(
-                    &v.split(|c: char| c == ',' || c.is_whitespace())
-                        .filter(|s| !s.is_empty())
-                        .collect::<Vec<_>>()
-                        .join(","),
-                ),
-                Simple::Int => int(int_value(&v).ok_or_else(|| {
-                    err(
-                        &o,
-                        format!("{cmd}={v} is invalid, must eval to an integer."),
-                    )
-                })?),
-                Simple::UInt => match int_value(&v) {
-                    Some(i) if i >= 0 => int(i),
-                    Some(_) => {
-                        return Err(err(
-                            &o,
-                            format!("{cmd}={v} is invalid, must eval to a non-negative integer."),
-                        ));
-                    }
-                    None => {
-                        return Err(err(
-                            &o,
-                            format!("{cmd}={v} is invalid, must eval to an integer."),
-                        ));
-                    }
-                },
-            };
-            self.ad.insert(attr, e);
-        }
+        self.copy_simple(SIMPLE)?;
         // SetUserLog's DAGMan workflow log: a path under the initial directory.
         if self.want(&["dagman_log", "initialdir", "initial_dir"])
             && let Some((v, _)) = self.c.command("dagman_log")?
@@ -476,51 +438,26 @@ impl Build<'_> {
     }
 }
 
-/// How a simple command's value is stored.
-#[derive(Clone, Copy)]
-enum Simple {
-    Str,
-    /// Items separated by commas or white space, joined with commas.
-    List,
-    Int,
-    /// A string, its enclosing double quotes (if any) removed.
-    StrStrip,
-    /// A non-negative integer.
-    UInt,
-}
-
 /// condor_submit's simple commands not handled elsewhere (submit_utils.cpp,
 /// 24.0, `prunable_keywords`), with the attribute each sets.
-const SIMPLE: &[(&str, &str, Simple)] = &[
-    ("batch_id", "JobBatchId", Simple::Str),
-    ("cuda_version", "CUDAVersion", Simple::Str),
-    ("dag_node_name", "DAGNodeName", Simple::Str),
-    ("dagman_job_id", "DAGManJobId", Simple::UInt),
-    ("email_attributes", "EmailAttributes", Simple::List),
-    (
-        "job_ad_information_attrs",
-        "JobAdInformationAttrs",
-        Simple::Str,
-    ),
-    ("job_machine_attrs", "JobMachineAttrs", Simple::Str),
-    ("jobset", "JobSetName", Simple::StrStrip),
-    ("match_list_length", "LastMatchListLength", Simple::Int),
-    ("remote_initialdir", "RemoteIwd", Simple::Str),
+const SIMPLE: &[(&str, &str, As)] = &[
+    ("batch_id", "JobBatchId", As::Str),
+    ("cuda_version", "CUDAVersion", As::Str),
+    ("dag_node_name", "DAGNodeName", As::Str),
+    ("dagman_job_id", "DAGManJobId", As::UInt),
+    ("email_attributes", "EmailAttributes", As::List),
+    ("job_ad_information_attrs", "JobAdInformationAttrs", As::Str),
+    ("job_machine_attrs", "JobMachineAttrs", As::Str),
+    ("jobset", "JobSetName", As::StrStrip),
+    ("match_list_length", "LastMatchListLength", As::Int),
+    ("remote_initialdir", "RemoteIwd", As::Str),
     (
         "job_machine_attrs_history_length",
         "JobMachineAttrsHistoryLength",
-        Simple::Int,
+        As::Int,
     ),
-    (
-        "submit_event_user_notes",
-        "SubmitEventUserNotes",
-        Simple::Str,
-    ),
-    (
-        "ulog_execute_attrs",
-        "UserLogExecuteEventAttrs",
-        Simple::Str,
-    ),
+    ("submit_event_user_notes", "SubmitEventUserNotes", As::Str),
+    ("ulog_execute_attrs", "UserLogExecuteEventAttrs", As::Str),
 ];
 
 /// What value of a refused command turns its feature off.
@@ -542,6 +479,10 @@ const REMOTE_IO: &str = "tern has no remote I/O for jobs; list files in transfer
 /// The commands condor_submit 24.0 knows that ask for what tern cannot do,
 /// with the attribute an "off" value stores and why tern refuses them.
 const REFUSED: &[(&str, &str, Off, &str)] = &[
+    // A container image makes condor_submit's vanilla job a container
+    // job: refused rather than run on the host without it.
+    ("container_image", "ContainerImage", Off::Never, CONTAINERS),
+    ("docker_image", "DockerImage", Off::Never, CONTAINERS),
     (
         "want_io_proxy",
         "WantIOProxy",
@@ -748,26 +689,6 @@ const REFUSED: &[(&str, &str, Off, &str)] = &[
         "tern materializes every job of a submission at once",
     ),
 ];
-
-/// A string with one pair of enclosing double quotes removed
-/// (trim_and_strip_quotes_in_place).
-fn strip_outer_quotes(v: &str) -> &str {
-    let t = v.trim();
-    t.strip_prefix('"')
-        .and_then(|s| s.strip_suffix('"'))
-        .unwrap_or(t)
-}
-
-/// An integer, or an expression that evaluates to one (string_is_long_param).
-fn int_value(v: &str) -> Option<i64> {
-    if let Ok(i) = v.trim().parse() {
-        return Some(i);
-    }
-    match crate::classad::parse_expr(v).ok().map(|e| eval_const(&e)) {
-        Some(Value::Int(i)) => Some(i),
-        _ => None,
-    }
-}
 
 /// C's atoi: optional white space and sign, then the leading digits; 0
 /// when there are none (condor_submit reads `kill_sig_timeout` so).

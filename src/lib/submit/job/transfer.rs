@@ -7,19 +7,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::super::units::{self, Base, Size};
-use super::{Build, SubmitError, absolute, bool_value, boolean, err, int, parse_rhs, string};
+use super::simple::As;
+use super::{Build, SubmitError, absolute, bool_value, boolean, err, int, string};
 use crate::classad::Value;
 use crate::config::reader::Origin;
-
-/// How a transfer command becomes an attribute (condor_submit's simple
-/// keywords: `f_as_string`, `f_as_bool`, `f_as_int`, `f_as_expr`).
-#[derive(Clone, Copy)]
-enum As {
-    Str,
-    Bool,
-    Int,
-    Expr,
-}
 
 /// The transfer commands condor_submit copies as they are, in its order;
 /// several key-file commands set the same attribute, the last given wins.
@@ -328,33 +319,9 @@ impl Build<'_> {
     /// The transfer commands copied as they are (and WantFTOnCheckpoint,
     /// which a checkpoint exit code implies).
     fn set_simple_transfer_commands(&mut self) -> Result<(), SubmitError> {
-        for &(cmd, attr, how) in SIMPLE {
-            if !self.want(&[cmd]) {
-                continue;
-            }
-            let Some((v, o)) = self.c.command(cmd)? else {
-                continue;
-            };
-            if v.is_empty() {
-                continue;
-            }
-            let e = match how {
-                As::Str => string(&v),
-                As::Bool => boolean(bool_value(&v).ok_or_else(|| {
-                    err(&o, format!("{cmd}={v} is invalid, must eval to a boolean."))
-                })?),
-                As::Int => int(int_value(&v).ok_or_else(|| {
-                    err(
-                        &o,
-                        format!("{cmd}={v} is invalid, must eval to an integer."),
-                    )
-                })?),
-                As::Expr => parse_rhs(attr, &v, &o)?,
-            };
-            self.ad.insert(attr, e);
-            if attr == "SuccessCheckpointExitCode" {
-                self.ad.insert("WantFTOnCheckpoint", boolean(true));
-            }
+        let set = self.copy_simple(SIMPLE)?;
+        if set.contains(&"SuccessCheckpointExitCode") {
+            self.ad.insert("WantFTOnCheckpoint", boolean(true));
         }
         Ok(())
     }
@@ -515,21 +482,6 @@ impl Build<'_> {
             .command(cmd)?
             .map(|(_, o)| o)
             .unwrap_or_else(|| self.q.clone()))
-    }
-}
-
-/// An integer, or a ClassAd expression that evaluates to one
-/// (string_is_long_param).
-fn int_value(v: &str) -> Option<i64> {
-    if let Ok(i) = v.trim().parse() {
-        return Some(i);
-    }
-    match crate::classad::parse_expr(v)
-        .ok()
-        .map(|e| super::eval_const(&e))
-    {
-        Some(Value::Int(i)) => Some(i),
-        _ => None,
     }
 }
 
