@@ -607,14 +607,17 @@ fn a_periodic_hold_of_a_job_released_while_its_hold_stops_it_logs_in_order() {
 /// Held and released while its shadow was stopped (SIGSTOP), and the run
 /// ended by itself meanwhile: once the shadow goes on, the run ends as
 /// the hold's (the queue's word wins over the exit), with the 012 and the
-/// 013, and the job runs again.
+/// 013, and the job runs again. The run exits 0 when the test signals it,
+/// after the release, not on a timer: one that ended before the shadow
+/// was stopped (a loaded machine) had its exit recorded, and the job was
+/// gone from the queue when tern_hold came.
 #[test]
 fn a_run_that_ends_before_its_hold_reaches_it_and_is_released_logs_the_hold_then_the_release() {
     let env = RunEnv::new();
     let c = env.submit(
         "quick.sub",
         &job(
-            "if-missing runs 3 touch runs ignore-term sleep 2 exit 0",
+            "if-missing runs 4 record-signal ended ignore-term touch runs sleep 300 exit 0",
             "log = hq.log\nqueue\n",
         ),
     );
@@ -625,7 +628,12 @@ fn a_run_that_ends_before_its_hold_reaches_it_and_is_released_logs_the_hold_then
     stop_outside_a_write(&env, shadow);
     env.run_ok("tern_hold", [&id]);
     env.run_ok("tern_release", [&id]);
-    // The run exits 0 by itself; its stopped shadow has not reaped it.
+    // The run exits 0 by itself (its handler of SIGUSR1); its stopped
+    // shadow has not reaped it.
+    // SAFETY: kill has no memory effects.
+    unsafe {
+        libc::kill(first, libc::SIGUSR1);
+    }
     env.wait_for("the first run to exit", TIMEOUT, || {
         proc_state(first).is_none_or(|s| s == 'Z')
     });
@@ -641,6 +649,9 @@ fn a_run_that_ends_before_its_hold_reaches_it_and_is_released_logs_the_hold_then
 /// lock is taken, the shadow goes on for a moment and is stopped again.
 fn stop_outside_a_write(env: &RunEnv, pid: i32) {
     let db = rusqlite::Connection::open(env.spool().join("queue.db")).unwrap();
+    // A stopped holder frees nothing: the probe answers at once, where
+    // rusqlite's default busy timeout (5 s) kept the shadow stopped.
+    db.busy_timeout(Duration::ZERO).unwrap();
     let end = Instant::now() + TIMEOUT;
     loop {
         // SAFETY: kill has no memory effects.
