@@ -420,6 +420,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("remove_kill_sig", "removekillsig"),
     ("request_cpus", "requestcpus"),
     ("request_disk", "requestdisk"),
+    ("request_gpus", "requestgpus"),
     ("request_memory", "requestmemory"),
     ("require_gpus", "requiregpus"),
     ("run_as_owner", "runasowner"),

@@ -52,24 +52,32 @@ impl Build<'_> {
             None => false,
         };
         let group = self.c.command("accounting_group")?;
+        // An empty value is no value, for both.
+        let group = group.filter(|(g, _)| !g.is_empty());
         let group_user = self.c.command("accounting_group_user")?;
+        let given_user = group_user
+            .as_ref()
+            .map(|(u, _)| u.clone())
+            .filter(|u| !u.is_empty());
+        let u = given_user.clone().unwrap_or_else(|| owner.to_string());
         let ad = &mut self.ad;
         if nice {
             if let Some((_, o)) = &group {
                 return Err(err(o, "nice_user cannot be combined with accounting_group"));
             }
-            ad.insert("AccountingGroup", string(&format!("nice-user.{owner}")));
+            ad.insert("AccountingGroup", string(&format!("nice-user.{u}")));
             ad.insert("AcctGroup", string("nice-user"));
-            ad.insert("AcctGroupUser", string(owner));
+            ad.insert("AcctGroupUser", string(&u));
             ad.insert("MaxJobRetirementTime", int(0));
         } else if let Some((g, _)) = &group {
-            let u = group_user
-                .as_ref()
-                .map(|(u, _)| u.clone())
-                .unwrap_or_else(|| owner.to_string());
             ad.insert("AccountingGroup", string(&format!("{g}.{u}")));
             ad.insert("AcctGroup", string(g));
             ad.insert("AcctGroupUser", string(&u));
+        } else if let Some(u) = &given_user {
+            // A user without a group is charged as that user alone: no
+            // AcctGroup (condor_submit's SetAccountingGroup).
+            ad.insert("AccountingGroup", string(u));
+            ad.insert("AcctGroupUser", string(u));
         }
         Ok(())
     }

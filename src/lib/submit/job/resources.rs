@@ -157,18 +157,33 @@ impl Build<'_> {
         Ok(())
     }
 
-    /// The `request_<tag>` requests beyond cpus, memory and disk.
+    /// The `request_<tag>` requests beyond cpus, memory and disk. GPUs
+    /// may also be asked for by the attribute's name (`RequestGPUs = 1`),
+    /// as condor_submit takes it; `request_gpus` wins over it.
     fn set_custom_requests(&mut self) -> Result<(), SubmitError> {
-        let mut names = self.c.names();
-        names.sort_by_key(|n| n.to_ascii_lowercase());
-        for n in names {
-            let lower = n.to_ascii_lowercase();
+        let mut names: Vec<(String, String)> = self
+            .c
+            .names()
+            .into_iter()
+            .map(|n| {
+                let lower = n.to_ascii_lowercase();
+                if lower == "requestgpus" {
+                    ("request_gpus".to_string(), "request_gpus".to_string())
+                } else {
+                    (lower, n)
+                }
+            })
+            .collect();
+        names.sort();
+        names.dedup_by(|a, b| a.0 == b.0);
+        for (lower, n) in names {
             let Some(tag) = lower.strip_prefix("request_") else {
                 continue;
             };
             if matches!(tag, "cpus" | "memory" | "disk") || tag.len() < 2 {
                 continue;
             }
+            // `request_gpus` is looked up with its alias.
             let Some((v, o)) = self.c.command(&n)? else {
                 continue;
             };
