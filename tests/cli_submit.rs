@@ -293,6 +293,46 @@ fn queue_with_a_queue_statement_in_the_file_is_a_usage_error() {
     );
 }
 
+/// An error in a line the command line added names the argument, as
+/// condor_submit's "with -queue argument" does, and the file's own lines
+/// keep their numbers in the file with -append lines before them.
+#[test]
+fn errors_in_command_line_lines_name_the_argument() {
+    let env = TestEnv::new();
+    env.write("job.sub", "executable = /bin/echo\n");
+    submit(&env, &["-dry-run", "-queue", "x in (a b", "job.sub"]).fails(
+        1,
+        "tern_submit: error: -queue argument: a '(' item list is not closed by ')'\n",
+    );
+    env.write("args.sub", "executable = /bin/echo\nqueue\n");
+    submit(
+        &env,
+        &[
+            "-dry-run",
+            "-a",
+            "x = 1",
+            "-a",
+            "arguments = $(",
+            "args.sub",
+        ],
+    )
+    .fails(
+        1,
+        "tern_submit: error: -append argument #2: unterminated macro reference '$('\n",
+    );
+    env.write("late.sub", "executable = /bin/echo\n\nqueue x y z in\n");
+    let out = submit(
+        &env,
+        &["-dry-run", "-a", "y = 1", "-a", "z = 2", "late.sub"],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .starts_with("tern_submit: error: late.sub:3: Invalid Queue count expression"),
+        "{out:?}"
+    );
+}
+
 #[test]
 fn unused_lines_are_warned_about_on_stderr() {
     let env = TestEnv::new();

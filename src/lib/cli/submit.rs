@@ -78,8 +78,8 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         .map_err(|e| failed(format!("cannot read the current directory: {e}")))?;
     let max_input = cfg.get_int("SUBMIT_MAX_INPUT_BYTES", 64 << 20)?;
     let (text, name) = read_description(&file, max_input.max(0) as u64)?;
-    let text = with_command_line(&text, &args, &name)?;
-    let parsed = submit::parse(&text, &name, &dir, cfg).map_err(|e| failed(e.to_string()))?;
+    let desc = with_command_line(text, &args, name)?;
+    let parsed = submit::parse(&desc.text, &desc.name, &dir, cfg).map_err(|e| desc.error(e))?;
     let owner = env.user.clone();
     let opts = SubmitOptions {
         cluster: 1,
@@ -110,7 +110,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
                 ..opts.clone()
             };
             let mut c = submit::materialize_with(&parsed, cfg, &opts, &inputs)
-                .map_err(|e| Refusal::Tool(failed(e.to_string())))?;
+                .map_err(|e| Refusal::Tool(desc.error(e)))?;
             // The transforms apply before anything is queued.
             let mut w = load_warnings.clone();
             w.extend(
@@ -147,7 +147,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         queue.leave_at_exit();
         return announce(cfg, &env.spool, &args, (id, &cluster), &held, ask_for_pass);
     }
-    dry_run(&env, &args, &parsed, opts)
+    dry_run(&env, &args, &parsed, opts, &desc)
 }
 
 /// How many times a submission is built outside the queue's write lock
@@ -363,12 +363,13 @@ fn dry_run(
     args: &Args,
     parsed: &submit::SubmitFile,
     mut opts: SubmitOptions,
+    desc: &Described,
 ) -> Result<(), CliError> {
     let cfg = &env.cfg;
     if let Some(q) = env.queue(false)? {
         opts.cluster = q.next_cluster()?;
     }
-    let cluster = submit::materialize(parsed, cfg, &opts).map_err(|e| failed(e.to_string()))?;
+    let cluster = submit::materialize(parsed, cfg, &opts).map_err(|e| desc.error(e))?;
     print_warnings(args, &cluster);
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
@@ -387,11 +388,57 @@ fn dry_run(
     Ok(())
 }
 
+/// Where a line of the description tern_submit reads came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LineFrom {
+    /// The file's own line, by its number there.
+    File(u32),
+    /// The `-append` argument of this number (from 1).
+    Append(usize),
+    /// The `-queue` argument.
+    Queue,
+}
+
+/// The description as read: the file with the command line's lines, and
+/// where each line came from (empty when they are the file's alone).
+struct Described {
+    text: String,
+    name: String,
+    lines: Vec<LineFrom>,
+}
+
+impl Described {
+    /// The error of a line, located as condor_submit locates it: the
+    /// file's line by its number in the file (the `-append` lines before
+    /// the queue statement do not move it), or the argument it came from.
+    fn error(&self, e: submit::SubmitError) -> CliError {
+        let submit::SubmitError::At { origin, msg } = &e else {
+            return failed(e.to_string());
+        };
+        if origin.file != self.name || self.lines.is_empty() {
+            return failed(e.to_string());
+        }
+        let from = (origin.line as usize)
+            .checked_sub(1)
+            .and_then(|i| self.lines.get(i));
+        failed(match from {
+            Some(LineFrom::File(n)) => format!("{}:{n}: {msg}", self.name),
+            Some(LineFrom::Append(k)) => format!("-append argument #{k}: {msg}"),
+            Some(LineFrom::Queue) => format!("-queue argument: {msg}"),
+            None => e.to_string(),
+        })
+    }
+}
+
 /// Adds `-append` lines before the first queue statement and the `-queue`
 /// statement at the end.
-fn with_command_line(text: &str, args: &Args, name: &str) -> Result<String, CliError> {
+fn with_command_line(text: String, args: &Args, name: String) -> Result<Described, CliError> {
     if args.append.is_empty() && args.queue.is_none() {
-        return Ok(text.to_string());
+        return Ok(Described {
+            text,
+            name,
+            lines: Vec::new(),
+        });
     }
     let has_queue = text.lines().any(|l| submit::queue::is_queue_line(l.trim()));
     if args.queue.is_some() && has_queue {
@@ -401,19 +448,32 @@ fn with_command_line(text: &str, args: &Args, name: &str) -> Result<String, CliE
         });
     }
     let mut lines: Vec<String> = Vec::new();
+    let mut from = Vec::new();
+    let append = |lines: &mut Vec<String>, from: &mut Vec<LineFrom>| {
+        for (k, a) in args.append.iter().enumerate() {
+            lines.push(a.clone());
+            from.push(LineFrom::Append(k + 1));
+        }
+    };
     let mut appended = false;
-    for l in text.lines() {
+    for (i, l) in text.lines().enumerate() {
         if !appended && submit::queue::is_queue_line(l.trim()) {
-            lines.extend(args.append.iter().cloned());
+            append(&mut lines, &mut from);
             appended = true;
         }
         lines.push(l.to_string());
+        from.push(LineFrom::File(i as u32 + 1));
     }
     if !appended {
-        lines.extend(args.append.iter().cloned());
+        append(&mut lines, &mut from);
     }
     if let Some(q) = &args.queue {
         lines.push(format!("queue {q}"));
+        from.push(LineFrom::Queue);
     }
-    Ok(lines.join("\n") + "\n")
+    Ok(Described {
+        text: lines.join("\n") + "\n",
+        name,
+        lines: from,
+    })
 }
