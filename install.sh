@@ -67,8 +67,14 @@ if [ -z "$man_only" ]; then
     eval "set -- $pass"
     # Linked statically on linux-gnu (pkg/release-build.sh says why).
     . "$here/pkg/release-build.sh"
+    # The versions of Cargo.lock, which the tests ran with (cargo install
+    # otherwise resolves the newest compatible ones afresh).
+    locked=--locked
+    for a in "$@"; do
+        case $a in --locked | --frozen) locked= ;; esac
+    done
     RUSTFLAGS="${RUSTFLAGS:-} $tern_rustflags" \
-        cargo install --path "$here" --root "$root" --target "$tern_host" --bin tern "$@"
+        cargo install --path "$here" --root "$root" --target "$tern_host" --bin tern $locked "$@"
     # Each name is linked under a temporary name and renamed over any
     # earlier install (separate binaries), never left half-made.
     for tool in "$here"/src/bin/*.rs; do
