@@ -5,24 +5,75 @@ use super::{Build, SubmitError, bool_value, err, string};
 use crate::classad::Value;
 use crate::classad::ast::Expr;
 
+/// condor_submit's words for `arguments` beside `arguments2`.
+const BOTH_ARGUMENTS: &str = "If you wish to specify both 'arguments' and\n\
+    'arguments2' for maximal compatibility with different\n\
+    versions of Condor, then you must also specify\n\
+    allow_arguments_v1=true.";
+
+/// condor_submit's words for `environment` (or `env`) beside
+/// `environment2`.
+const BOTH_ENVIRONMENTS: &str = "If you wish to specify both 'environment' and\n\
+    'environment2' for maximal compatibility with different\n\
+    versions of Condor, then you must also specify\n\
+    allow_environment_v1=true.";
+
 impl Build<'_> {
     /// SetArguments: Arguments (or the old syntax's Args); empty when none
-    /// are given.
+    /// are given. `arguments2` is the new syntax only, and wins over
+    /// `arguments`, which may then be given beside it only with
+    /// `allow_arguments_v1 = true` (for submit files written for old and
+    /// new condor_submits alike).
     pub(super) fn set_arguments(&mut self) -> Result<(), SubmitError> {
-        if !self.want(&["arguments", "args"]) {
+        if !self.want(&["arguments", "args", "arguments2", "allow_arguments_v1"]) {
             return Ok(());
         }
+        let mut v1 = None;
         for n in ["arguments", "args"] {
-            if let Some((v, o)) = self.c.command(n)? {
-                let (attr, val) = args::arguments(&v).map_err(|m| err(&o, m))?;
-                self.ad.insert(attr, string(&val));
-                self.hide_other_arguments(attr);
-                return Ok(());
+            if let Some(found) = self.c.command(n)? {
+                v1 = Some(found);
+                break;
             }
+        }
+        let v2 = self.c.command("arguments2")?.filter(|(v, _)| !v.is_empty());
+        if let Some((v, o)) = &v2 {
+            if v1.is_some() && !self.allowed_v1("allow_arguments_v1")? {
+                return Err(err(o, BOTH_ARGUMENTS));
+            }
+            if !v.trim_start().starts_with('"') {
+                return Err(err(
+                    o,
+                    format!(
+                        "Expecting double-quoted input string (V2 format).\n\
+                         The full arguments you specified were: {v}"
+                    ),
+                ));
+            }
+            v1 = v2.clone();
+        }
+        if let Some((v, o)) = v1 {
+            let (attr, val) = args::arguments(&v).map_err(|m| err(&o, m))?;
+            self.ad.insert(attr, string(&val));
+            self.hide_other_arguments(attr);
+            return Ok(());
         }
         self.ad.insert("Arguments", string(""));
         self.hide_other_arguments("Arguments");
         Ok(())
+    }
+
+    /// `allow_arguments_v1` or `allow_environment_v1`: false unless given
+    /// true; a value that is not a boolean is an error.
+    fn allowed_v1(&mut self, name: &str) -> Result<bool, SubmitError> {
+        match self.c.command(name)? {
+            Some((v, o)) => bool_value(&v).ok_or_else(|| {
+                err(
+                    &o,
+                    format!("{name}={v} is invalid, must eval to a boolean."),
+                )
+            }),
+            None => Ok(false),
+        }
     }
 
     /// A proc built on the cluster ad must not inherit the other syntax's
@@ -39,16 +90,43 @@ impl Build<'_> {
     /// SetEnvironment: `environment` (new syntax) or `env` (old), plus
     /// what `getenv` takes from the submitter's environment.
     pub(super) fn set_environment(&mut self) -> Result<(), SubmitError> {
-        if !self.want(&["environment", "env", "getenv"]) {
+        if !self.want(&[
+            "environment",
+            "env",
+            "getenv",
+            "environment2",
+            "allow_environment_v1",
+        ]) {
             return Ok(());
         }
         let mut env_pairs: Vec<(String, String)> = Vec::new();
         let mut legacy_env = false;
-        if let Some((v, o)) = self.c.command("environment")? {
+        let v2 = self
+            .c
+            .command("environment2")?
+            .filter(|(v, _)| !v.is_empty());
+        let v1 = match self.c.command("environment")? {
+            Some(e) => Some((e, false)),
+            None => self.c.command("env")?.map(|e| (e, true)),
+        };
+        let given_v1 = v1.is_some();
+        if let Some((v, o)) = &v2 {
+            if given_v1 && !self.allowed_v1("allow_environment_v1")? {
+                return Err(err(o, BOTH_ENVIRONMENTS));
+            }
+            if !v.trim_start().starts_with('"') {
+                return Err(err(
+                    o,
+                    format!(
+                        "Expecting a double-quoted environment string (V2 format).\n\
+                         The environment you specified was: '{v}'"
+                    ),
+                ));
+            }
+            env_pairs = args::environment_pairs(v).map_err(|m| err(o, m))?;
+        } else if let Some(((v, o), legacy)) = v1 {
             env_pairs = args::environment_pairs(&v).map_err(|m| err(&o, m))?;
-        } else if let Some((v, o)) = self.c.command("env")? {
-            env_pairs = args::environment_pairs(&v).map_err(|m| err(&o, m))?;
-            legacy_env = true;
+            legacy_env = legacy;
         }
         if let Some((g, _)) = self.c.command("getenv")? {
             let filter = match bool_value(&g) {
@@ -58,7 +136,7 @@ impl Build<'_> {
             };
             // With `environment`/`env` given, condor_submit also drops the
             // values its old syntax cannot hold.
-            let v1_safe = self.c.command("environment")?.is_some() || legacy_env;
+            let v1_safe = given_v1;
             if let Some(f) = filter {
                 for (k, v) in self.ctx.environ {
                     if f.wants(k, v, v1_safe) && !env_pairs.iter().any(|(n, _)| n == k) {
