@@ -333,6 +333,37 @@ fn errors_in_command_line_lines_name_the_argument() {
     );
 }
 
+/// skip_filechecks: a missing executable is no error (its sizes are 0);
+/// `warn` is refused as not honoured, and a value that is not a boolean
+/// is condor_submit's error.
+#[test]
+fn skip_filechecks_takes_a_boolean() {
+    let env = TestEnv::new();
+    env.write(
+        "gone.sub",
+        "executable = no/such/prog\nskip_filechecks = true\nqueue\n",
+    );
+    let ads = dry_run_ads(&submit(&env, &["-dry-run", "gone.sub"]));
+    assert_eq!(attr(&ads[0], "ExecutableSize"), "0");
+    env.write(
+        "warn.sub",
+        "executable = /bin/echo\nskip_filechecks = warn\nqueue\n",
+    );
+    submit(&env, &["-dry-run", "warn.sub"]).fails(
+        1,
+        "tern_submit: error: warn.sub:2: skip_filechecks = warn is not supported: \
+         tern checks the files or, with true, skips the checks\n",
+    );
+    env.write(
+        "bad.sub",
+        "executable = /bin/echo\nskip_filechecks = maybe\nqueue\n",
+    );
+    submit(&env, &["-dry-run", "bad.sub"]).fails(
+        1,
+        "tern_submit: error: bad.sub:2: skip_filechecks=maybe is invalid, must be 'warn' or a boolean\n",
+    );
+}
+
 #[test]
 fn unused_lines_are_warned_about_on_stderr() {
     let env = TestEnv::new();

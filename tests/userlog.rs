@@ -126,6 +126,32 @@ fn a_log_that_cannot_be_opened_refuses_the_submit_and_queues_nothing() {
     q.ok("1 0\n");
 }
 
+/// skip_filechecks = true leaves the log unchecked, as condor_submit
+/// does: the jobs are queued, and a log that cannot be written costs the
+/// submit events, with a warning, not the submission.
+#[test]
+fn skip_filechecks_queues_the_jobs_of_a_log_that_cannot_be_opened() {
+    let env = env();
+    env.write(
+        "job.sub",
+        "executable = /bin/true\nlog = no/such/dir/job.log\nskip_filechecks = true\nqueue 2\n",
+    );
+    let r = submit(&env, &["job.sub"]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "2 job(s) submitted to cluster 1.\n"),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.starts_with(
+            "tern_submit: warning: the submit events of cluster 1 were not logged (skip_filechecks): "
+        ),
+        "{r:?}"
+    );
+    env.run("tern_q", ["-af", "ClusterId", "ProcId"])
+        .ok("1 0\n1 1\n");
+}
+
 #[test]
 fn the_log_check_refuses_a_fifo_and_a_symbolic_link_without_waiting() {
     let env = env();

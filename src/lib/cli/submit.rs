@@ -125,7 +125,9 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
             // condor_submit checks (its file checks on): tern_submit writes
             // the submit events itself once the jobs are in the queue. The
             // log's name may hold the cluster id, so each build checks.
-            crate::userlog::check_submit_logs(&c).map_err(|(path, e)| Refusal::Log(path, e))?;
+            if !c.skip_file_checks {
+                crate::userlog::check_submit_logs(&c).map_err(|(path, e)| Refusal::Log(path, e))?;
+            }
             Ok::<_, Refusal>(c)
         };
         let submitted = submit_outside_the_lock(&mut queue, &authority, &owner, &inputs, |id| {
@@ -338,11 +340,22 @@ fn announce(
             writeln!(out, "{n} job(s) submitted to cluster {id}.")?;
         }
     }
-    logged.map_err(|e| {
-        failed(format!(
+    match logged {
+        // With skip_filechecks the logs were not checked, as condor_submit
+        // does not check them: a log that cannot be written costs its
+        // event (and holds the job when it runs), not the submission.
+        Err(e) if cluster.skip_file_checks => {
+            note!(
+                "tern_submit: warning: the submit events of cluster {id} were not logged \
+                 (skip_filechecks): {e}"
+            );
+            Ok(())
+        }
+        Err(e) => Err(failed(format!(
             "{n} job(s) were submitted to cluster {id}, but their submit events were not logged: {e}"
-        ))
-    })
+        ))),
+        Ok(()) => Ok(()),
+    }
 }
 
 /// The cluster's warnings on standard error; `-terse` leaves out the one

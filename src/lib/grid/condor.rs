@@ -595,6 +595,7 @@ impl Round<'_> {
                     cluster_ad: ad,
                     procs: vec![proc0],
                     warnings: Vec::new(),
+                    skip_file_checks: false,
                 })
             })?;
             Ok(JobId { cluster, proc: 0 })

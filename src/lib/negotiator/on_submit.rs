@@ -117,6 +117,7 @@ mod tests {
                 .map(|p| crate::classad::parse_ad(p).unwrap())
                 .collect(),
             warnings: Vec::new(),
+            skip_file_checks: false,
         }
     }
 

@@ -895,6 +895,7 @@ fn copy_cluster(mut dest: ClassAd, now: i64) -> crate::submit::Cluster {
         cluster_ad: dest,
         procs: vec![proc],
         warnings: Vec::new(),
+        skip_file_checks: false,
     }
 }
 

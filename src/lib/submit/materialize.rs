@@ -162,6 +162,7 @@ pub fn materialize_with(
         cluster_ad: None,
         procs: Vec::new(),
         used: file.condition_refs.clone(),
+        skip_file_checks: false,
     };
     let mut saw_queue = false;
     for st in &file.stmts {
@@ -222,6 +223,7 @@ pub fn materialize_with(
         cluster_ad: m.cluster_ad.unwrap_or_default(),
         procs: m.procs,
         warnings,
+        skip_file_checks: m.skip_file_checks,
     })
 }
 
@@ -274,6 +276,8 @@ struct Materializer<'a> {
     procs: Vec<ClassAd>,
     /// The macros something reads, for the unused-line warnings.
     used: HashSet<String>,
+    /// `skip_filechecks` as the first proc read it.
+    skip_file_checks: bool,
 }
 
 impl Materializer<'_> {
@@ -400,6 +404,10 @@ impl Materializer<'_> {
                 }
                 _ => {
                     let ad = job::build(&mut cmds, &ctx, None, None)?;
+                    if self.cluster_ad.is_none() {
+                        // The build has checked its value.
+                        self.skip_file_checks = job::skips_file_checks(&mut cmds)?;
+                    }
                     let stmt_diff = match &self.cluster_ad {
                         None => {
                             let mut c = ad.clone();

@@ -101,6 +101,9 @@ pub struct Cluster {
     /// including ProcId).
     pub procs: Vec<ClassAd>,
     pub warnings: Vec<String>,
+    /// `skip_filechecks = true`: the submitter's checks of the files
+    /// (the event logs) are not made.
+    pub skip_file_checks: bool,
 }
 
 impl Cluster {
@@ -147,6 +150,7 @@ const COMMANDS: &[&str] = &[
     "container_image",
     "container_service_names",
     "container_target_dir",
+    "copy_to_spool",
     "core_size",
     "cron_day_of_month",
     "cron_day_of_week",
@@ -258,6 +262,7 @@ const COMMANDS: &[&str] = &[
     "s3_secret_access_key_file",
     "scitokens_file",
     "should_transfer_files",
+    "skip_filechecks",
     "skip_if_dataflow",
     "stack_size",
     "starter_debug",

@@ -217,6 +217,7 @@ fn commands_for_features_tern_lacks_are_refused_unless_off() {
         ),
         ("noop_job = true", "noop_job is not supported"),
         ("max_materialize = 10", "max_materialize is not supported"),
+        ("copy_to_spool = true", "copy_to_spool is not supported"),
     ] {
         let e = submit(&format!("executable = /bin/echo\n{line}\nqueue\n"))
             .unwrap_err()
@@ -224,7 +225,7 @@ fn commands_for_features_tern_lacks_are_refused_unless_off() {
         assert!(e.contains(what) && e.contains("t.sub:2"), "{line}: {e}");
     }
     let c = submit(
-        "executable = /bin/echo\nwant_io_proxy = false\nperiodic_vacate = false\nuse_x509userproxy = false\nqueue\n",
+        "executable = /bin/echo\nwant_io_proxy = false\nperiodic_vacate = false\nuse_x509userproxy = false\ncopy_to_spool = false\nqueue\n",
     )
     .unwrap();
     assert_eq!(attr(&c, 0, "WantIOProxy"), "false");

@@ -152,6 +152,7 @@ mod tests {
                 .map(|p| parse_ad(&format!("[ ProcId = {p} ]")).unwrap())
                 .collect(),
             warnings: Vec::new(),
+            skip_file_checks: false,
         }
     }
 

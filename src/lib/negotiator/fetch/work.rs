@@ -663,6 +663,7 @@ pub fn job_cluster(
         cluster_ad: ad,
         procs: vec![proc],
         warnings: Vec::new(),
+        skip_file_checks: false,
     }
 }
 

@@ -3,14 +3,15 @@
 
 use std::path::PathBuf;
 
-use super::{Build, SubmitError, absolute, bool_value, boolean, err, int, string};
+use super::{Build, Commands, SubmitError, absolute, bool_value, boolean, err, int, string};
 
 /// The commands that decide Iwd and the executable's attributes.
-const IWD_CMDS: [&str; 4] = [
+const IWD_CMDS: [&str; 5] = [
     "initialdir",
     "initial_dir",
     "executable",
     "transfer_executable",
+    "skip_filechecks",
 ];
 
 impl Build<'_> {
@@ -68,7 +69,7 @@ impl Build<'_> {
                     .c
                     .command("transfer_executable")?
                     .and_then(|(v, _)| bool_value(&v));
-                if transfer == Some(false) {
+                if transfer == Some(false) || skips_file_checks(&mut *self.c)? {
                     0
                 } else {
                     return Err(err(
@@ -176,4 +177,29 @@ impl Build<'_> {
         }
         Ok(())
     }
+}
+
+/// `skip_filechecks`: true leaves out the submitter's checks of the
+/// files (that the executable can be read, that the event logs open), as
+/// condor_submit does. Its `warn` is refused, and any other value that is
+/// not a boolean is an error.
+pub fn skips_file_checks(c: &mut dyn Commands) -> Result<bool, SubmitError> {
+    let Some((v, o)) = c.command("skip_filechecks")? else {
+        return Ok(false);
+    };
+    if v.is_empty() {
+        return Ok(false);
+    }
+    if v.eq_ignore_ascii_case("warn") {
+        return Err(err(
+            &o,
+            "skip_filechecks = warn is not supported: tern checks the files or, with true, skips the checks",
+        ));
+    }
+    bool_value(&v).ok_or_else(|| {
+        err(
+            &o,
+            format!("skip_filechecks={v} is invalid, must be 'warn' or a boolean"),
+        )
+    })
 }

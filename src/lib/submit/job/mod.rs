@@ -12,6 +12,7 @@
 //! (CronTab and deferral).
 
 mod files;
+pub use files::skips_file_checks;
 mod grid;
 mod policy;
 mod process;

@@ -655,6 +655,12 @@ const REFUSED: &[(&str, &str, Off, &str)] = &[
         "tern has no tool daemons",
     ),
     (
+        "copy_to_spool",
+        "CopyToSpool",
+        Off::BoolNothing,
+        "tern runs the executable from where it is; copy it first if it may change",
+    ),
+    (
         "suspend_job_at_exec",
         "SuspendJobAtExec",
         Off::BoolNothing,
