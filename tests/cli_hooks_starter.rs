@@ -613,8 +613,11 @@ fn what_prepare_job_sets_decides_what_comes_back() {
     assert_eq!(attr(&env, &id, "TransferOutput").as_deref(), Some("b.txt"));
 }
 
-/// Runs a job of about 3 s whose UPDATE_JOB_INFO (run every second) is
-/// `body`, with `knobs`; the StarterHookFailure it leaves.
+/// Runs a job whose UPDATE_JOB_INFO (run every second) is `body`, with
+/// `knobs`; the StarterHookFailure it leaves. The job ends once the failure
+/// is recorded (the file `go`), not on a timer: a run that ended first
+/// (a loaded machine, a hook late to time out) killed the hook with it,
+/// which is no failure.
 fn update_failure(body: &str, knobs: &[(&str, &str)]) -> String {
     let mut all = vec![
         ("STARTER_INITIAL_UPDATE_INTERVAL", "1"),
@@ -622,7 +625,11 @@ fn update_failure(body: &str, knobs: &[(&str, &str)]) -> String {
     ];
     all.extend_from_slice(knobs);
     let env = hooked(&[("UPDATE_JOB_INFO", body)], &all);
-    let id = submit(&env, "sleep 3; echo done", "");
+    let id = submit(&env, &format!("{}\necho done", wait_for_file("go")), "");
+    env.wait_for("the hook's failure recorded", TIMEOUT, || {
+        attr(&env, &id, "StarterHookFailure").is_some()
+    });
+    env.write("go", "");
     assert_eq!(env.wait_history(&id, TIMEOUT), 4, "{}", env.diagnosis());
     // The hook's failure costs the job nothing.
     assert_eq!(read(&env, "job.out"), "done\n");

@@ -50,6 +50,18 @@ fn wait_running(env: &RunEnv, job: &str, file: &str) -> i32 {
     runs(env, file)[0]
 }
 
+/// Waits until the first run of a job has touched `file`; that run's pid.
+/// For a job whose policy ends its first run within a second or two of the
+/// start: its JobStatus 2 may be gone before a loaded machine looks (the
+/// job idle again, held, or in the history), the `touch` stays.
+#[track_caller]
+fn wait_first_run(env: &RunEnv, job: &str, file: &str) -> i32 {
+    env.wait_for(&format!("job {job}'s first run"), TIMEOUT, || {
+        !runs(env, file).is_empty()
+    });
+    runs(env, file)[0]
+}
+
 #[track_caller]
 fn wait_dead(env: &RunEnv, what: &str, pid: i32) {
     env.wait_for(&format!("{what} (pid {pid}) to end"), TIMEOUT, || {
@@ -1066,7 +1078,7 @@ fn periodic_remove_removes_a_running_job() {
         ),
     );
     let id = format!("{c}.0");
-    let pid = wait_running(&env, &id, "runs");
+    let pid = wait_first_run(&env, &id, "runs");
     negotiate_until(&env, "the periodic removal", || {
         env.history_af(&id, &["JobStatus"]).is_some()
     });
@@ -1097,7 +1109,7 @@ fn periodic_hold_holds_a_running_job_and_periodic_release_releases_it() {
         ),
     );
     let id = format!("{c}.0");
-    let pid = wait_running(&env, &id, "runs");
+    let pid = wait_first_run(&env, &id, "runs");
     negotiate_until(&env, "the periodic hold", || env.status(&id) == Some(5));
     let code = env.q_af(&id, &["HoldReasonCode"]);
     let reason = env.q_af(&id, &["HoldReason"]).unwrap_or_default();
@@ -1132,7 +1144,7 @@ fn periodic_vacate_sends_a_running_job_back_to_idle_and_it_runs_again() {
         ),
     );
     let id = format!("{c}.0");
-    let pid = wait_running(&env, &id, "runs");
+    let pid = wait_first_run(&env, &id, "runs");
     // From the queue or the history: the second run exits at once, and a
     // loaded machine may see the job only once it has left the queue.
     negotiate_until(&env, "the periodic vacate", || {

@@ -393,12 +393,17 @@ fn peak_rss_kib(pid: i32) -> Option<u64> {
 fn a_one_gib_output_comes_back_with_the_shadows_memory_bounded() {
     let env = RunEnv::new();
     let marker = env.path("written");
+    // The job ends once the test has found the shadow (the file `go`), not
+    // on a timer: a loaded machine could look only after the shadow left.
+    let go = env.path("go");
     script(
         &env,
         "big.sh",
         &format!(
-            "head -c 1073741824 /dev/zero > big.out\ntouch {}\nsleep 1\n",
-            marker.display()
+            "head -c 1073741824 /dev/zero > big.out\ntouch {}\n\
+             while [ ! -e {} ]; do sleep 0.05; done\n",
+            marker.display(),
+            go.display()
         ),
     );
     let c = env.submit(
@@ -408,7 +413,8 @@ fn a_one_gib_output_comes_back_with_the_shadows_memory_bounded() {
     let id = format!("{c}.0");
     env.wait_for("the 1 GiB file written", TIMEOUT, || marker.exists());
     let shadow = env.shadow_pid(&id).expect("the job's shadow");
-    let mut peak = 0;
+    let mut peak = peak_rss_kib(shadow).expect("the shadow's peak RSS");
+    std::fs::write(&go, "").unwrap();
     while let Some(kib) = peak_rss_kib(shadow) {
         peak = peak.max(kib);
         std::thread::sleep(std::time::Duration::from_millis(5));

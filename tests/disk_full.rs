@@ -282,7 +282,7 @@ fn a_run_that_ends_while_spool_is_full_is_recorded_once_there_is_room_not_run_ag
     let c = env.submit(
         "s.sub",
         &format!(
-            "executable = /bin/sh\narguments = \"-c 'touch started; sleep 2; echo done'\"\noutput = out.txt\nlog = {}\nqueue\n",
+            "executable = /bin/sh\narguments = \"-c 'touch started; while [ ! -e go ]; do sleep 0.05; done; echo done'\"\noutput = out.txt\nlog = {}\nqueue\n",
             log.display()
         ),
     );
@@ -298,7 +298,9 @@ fn a_run_that_ends_while_spool_is_full_is_recorded_once_there_is_room_not_run_ag
     });
     empty_log(spool);
     let filler = fill(&m.dir);
-    // The job ends; its shadow cannot record it, and waits.
+    // The job ends (on the test's word, not a timer: a loaded machine can take
+    // longer than one to get here); its shadow cannot record it, and waits.
+    env.write("go", "");
     env.wait_for("the job's output", Duration::from_secs(30), || {
         std::fs::read_to_string(env.path("out.txt")).is_ok_and(|s| s == "done\n")
     });

@@ -182,10 +182,18 @@ fn grid_jobs_run_on_a_real_slurm() {
     assert_job_events(&log, "5.0", [0, 27, 1, 12]);
 
     // 8. The controller goes away while a job runs: nothing completes,
-    //    026; it comes back: 025, and the job completes with its code.
+    //    026; it comes back: 025, and the job completes with its code. The
+    //    job ends once the controller is away (the file `go8`), not on a
+    //    timer: a loaded machine can take longer than one to stop it.
+    let (go, ended) = (env.path("go8"), env.path("ended8"));
     env.submit(
         "down.sub",
-        "universe = grid\ngrid_resource = batch slurm\nlog = down.log\nexecutable = /bin/sh\narguments = \"-c 'sleep 6; exit 2'\"\nqueue\n",
+        &format!(
+            "universe = grid\ngrid_resource = batch slurm\nlog = down.log\nexecutable = /bin/sh\n\
+             arguments = \"-c 'while [ ! -e {} ]; do sleep 0.1; done; touch {}; exit 2'\"\nqueue\n",
+            go.display(),
+            ended.display()
+        ),
     );
     wait_attr(&env, "8.0", "JobStatus", "2", 60);
     let o = slurm.script("ctld-stop");
@@ -195,6 +203,9 @@ fn grid_jobs_run_on_a_real_slurm() {
     });
     assert!(down, "no GridResourceUnavailableTime\n{}", env.diagnosis());
     // The job ends while the controller is away; nothing may complete it.
+    std::fs::write(&go, "").unwrap();
+    let gone = wait_until(Duration::from_secs(30), || ended.exists());
+    assert!(gone, "the job did not end\n{}", env.diagnosis());
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(env.attr("8.0", "JobStatus").as_deref(), Some("2"));
     let o = slurm.script("ctld-start");
