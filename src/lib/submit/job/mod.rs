@@ -210,6 +210,12 @@ pub fn build(
 }
 
 impl Build<'_> {
+    /// The value of command `cmd` when the file gives it a non-empty one
+    /// (condor_submit takes an empty value for none).
+    fn given(&mut self, cmd: &str) -> Result<Option<(String, Origin)>, SubmitError> {
+        Ok(self.c.command(cmd)?.filter(|(v, _)| !v.is_empty()))
+    }
+
     /// Whether any of `cmds` is to be built.
     fn want(&self, cmds: &[&str]) -> bool {
         self.only

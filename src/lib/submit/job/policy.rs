@@ -51,14 +51,9 @@ impl Build<'_> {
             })?,
             None => false,
         };
-        let group = self.c.command("accounting_group")?;
         // An empty value is no value, for both.
-        let group = group.filter(|(g, _)| !g.is_empty());
-        let group_user = self.c.command("accounting_group_user")?;
-        let given_user = group_user
-            .as_ref()
-            .map(|(u, _)| u.clone())
-            .filter(|u| !u.is_empty());
+        let group = self.given("accounting_group")?;
+        let given_user = self.given("accounting_group_user")?.map(|(u, _)| u);
         let u = given_user.clone().unwrap_or_else(|| owner.to_string());
         let ad = &mut self.ad;
         if nice {
@@ -258,12 +253,9 @@ impl Build<'_> {
             if !self.want(&[cmd]) {
                 continue;
             }
-            let Some((v, o)) = self.c.command(cmd)? else {
+            let Some((v, o)) = self.given(cmd)? else {
                 continue;
             };
-            if v.is_empty() {
-                continue;
-            }
             match off {
                 Off::Bool if bool_value(&v) == Some(false) => {
                     self.ad.insert(attr, boolean(false));
@@ -290,10 +282,7 @@ impl Build<'_> {
         if !self.want(&["concurrency_limits", "concurrency_limits_expr"]) {
             return Ok(());
         }
-        let expr = self
-            .c
-            .command("concurrency_limits_expr")?
-            .filter(|(v, _)| !v.is_empty());
+        let expr = self.given("concurrency_limits_expr")?;
         if let Some((v, _)) = self.c.command("concurrency_limits")?
             && !v.is_empty()
         {

@@ -35,7 +35,7 @@ impl Build<'_> {
                 break;
             }
         }
-        let v2 = self.c.command("arguments2")?.filter(|(v, _)| !v.is_empty());
+        let v2 = self.given("arguments2")?;
         if let Some((v, o)) = &v2 {
             if v1.is_some() && !self.allowed_v1("allow_arguments_v1")? {
                 return Err(err(o, BOTH_ARGUMENTS));
@@ -101,10 +101,7 @@ impl Build<'_> {
         }
         let mut env_pairs: Vec<(String, String)> = Vec::new();
         let mut legacy_env = false;
-        let v2 = self
-            .c
-            .command("environment2")?
-            .filter(|(v, _)| !v.is_empty());
+        let v2 = self.given("environment2")?;
         let v1 = match self.c.command("environment")? {
             Some(e) => Some((e, false)),
             None => self.c.command("env")?.map(|e| (e, true)),

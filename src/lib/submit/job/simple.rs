@@ -37,12 +37,9 @@ impl Build<'_> {
             if !self.want(&[cmd]) {
                 continue;
             }
-            let Some((v, o)) = self.c.command(cmd)? else {
+            let Some((v, o)) = self.given(cmd)? else {
                 continue;
             };
-            if v.is_empty() {
-                continue;
-            }
             let invalid =
                 |what: &str| err(&o, format!("{cmd}={v} is invalid, must eval to {what}."));
             let e = match how {
