@@ -608,13 +608,7 @@ impl Queue {
     /// time, a cluster that left the queue in between (a job completing
     /// while tern_router_q -S reads) had its rows but no cluster ad.
     pub fn select(&self, sel: &Selection) -> Result<Vec<(JobRow, ClassAd)>, QueueError> {
-        // Inside a caller's transaction the snapshot is already one; the
-        // read transaction ends (rolled back, nothing written) on return.
-        let _snapshot = if self.conn.is_autocommit() {
-            Some(self.conn.unchecked_transaction()?)
-        } else {
-            None
-        };
+        let _snapshot = self.snapshot()?;
         let mut out = Vec::new();
         for row in self.rows(sel)? {
             let ad = self.full_ad(&row)?;
@@ -712,6 +706,19 @@ impl Queue {
         self.keep_within_limits(done.logged, done.history)?;
         self.restart_log();
         Ok(out)
+    }
+
+    /// One read transaction for the reads that follow, until the guard is
+    /// dropped (rolled back: nothing is written): they see one state of the
+    /// queue, and they begin one transaction, not one each (each checks the
+    /// log's index and, after another process's commit, reads its pages
+    /// again). Inside a caller's transaction that one already holds, and
+    /// the guard is `None`.
+    pub fn snapshot(&self) -> Result<Option<rusqlite::Transaction<'_>>, QueueError> {
+        Ok(match self.conn.is_autocommit() {
+            true => Some(self.conn.unchecked_transaction()?),
+            false => None,
+        })
     }
 
     /// The connection, for reads of tables other modules own (slots).

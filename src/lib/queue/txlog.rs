@@ -142,11 +142,7 @@ impl Queue {
     /// name (each once, in id order) and the position they reach. Read in
     /// one snapshot, so the next call from `end` misses nothing.
     pub fn touched_since(&self, since: i64) -> Result<Touched, QueueError> {
-        let _snapshot = if self.conn.is_autocommit() {
-            Some(self.conn.unchecked_transaction()?)
-        } else {
-            None
-        };
+        let _snapshot = self.snapshot()?;
         let (first, end) = log_bounds(&self.conn)?;
         let mut touched = Touched {
             end,

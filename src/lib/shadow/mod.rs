@@ -43,10 +43,10 @@ use std::rc::Rc;
 
 use crate::classad::ClassAd;
 use crate::config::{Config, ConfigError};
-use crate::machine::{self, Machine, MachineError};
+use crate::machine::{self, Machine, MachineError, SlotRow};
 use crate::negotiator::accountant::Knobs;
 use crate::negotiator::{NegotiatorError, launch};
-use crate::queue::{Change, JobId, Limits, Queue, QueueError, joblock};
+use crate::queue::{Change, JobId, JobRow, Limits, Queue, QueueError, joblock};
 use crate::vocab::{Hold, JobStatus, Request, hold_code};
 
 use deferral::Deferral;
@@ -273,17 +273,26 @@ impl Shadow {
     fn run_one(&mut self, id: JobId, mut lock: joblock::JobLock) -> Result<After, ShadowError> {
         let now = crate::clock::now();
         // Is the job still ours?
-        let Some(row) = self.q.row(id)? else {
-            self.release_if_ours(id, now)?;
-            return Ok(After::Done);
+        let (row, ad, slot) = match self.read_job(id)? {
+            Claimed::Gone => {
+                self.release_if_ours(id, now)?;
+                return Ok(After::Done);
+            }
+            Claimed::Lost => return Ok(After::Done),
+            Claimed::Job(job) => {
+                let (row, ad, slot) = *job;
+                (row, Rc::new(ad), slot)
+            }
         };
-        if !self.holds_claim_for(id)? {
-            return Ok(After::Done);
-        }
-        let ad = Rc::new(self.q.full_ad(&row)?);
         if let Some(end) = self.before_run(id, row.status(), &ad)? {
             return self.finish(id, lock, end, false);
         }
+        // A deferred job may have waited: its ad files show the slot as
+        // it is now.
+        let slot = match ad.eval_int("DeferralTime") {
+            Some(_) => self.slot_row()?,
+            None => slot,
+        };
         let run_ad = Rc::new(
             crate::negotiator::dollar::substituted(&ad)
                 .map_err(|msg| ShadowError::Substitute { job: id, msg })?,
@@ -299,7 +308,7 @@ impl Shadow {
         // The sandbox, the inputs and the PREPARE hooks; a failure holds
         // or requeues the job, which then never started (no 001,
         // NumJobStarts unchanged).
-        let staged = match self.stage(id, &run_ad, hooks.as_ref()) {
+        let staged = match self.stage(id, &run_ad, hooks.as_ref(), slot.as_ref()) {
             Ok(s) => s,
             Err(r) => return self.finish(id, lock, RunEnd::refused(r), false),
         };
@@ -432,22 +441,38 @@ impl Shadow {
         Ok(())
     }
 
-    /// Whether this shadow's slot still holds its claim, for this job (the
-    /// scheduler universe has no slot to lose).
-    fn holds_claim_for(&self, id: JobId) -> Result<bool, ShadowError> {
-        if self.slot == launch::SCHEDULER {
-            return Ok(true);
+    /// The job, its full ad and this shadow's slot, read in one snapshot
+    /// (see [`crate::queue::Queue::snapshot`]), when the slot still holds
+    /// this shadow's claim for the job (the scheduler universe has no slot
+    /// to lose).
+    fn read_job(&self, id: JobId) -> Result<Claimed, ShadowError> {
+        let _snapshot = self.q.snapshot()?;
+        let Some(row) = self.q.row(id)? else {
+            return Ok(Claimed::Gone);
+        };
+        let slot = self.slot_row()?;
+        let held = self.slot == launch::SCHEDULER
+            || slot.as_ref().is_some_and(|s| {
+                s.cluster == Some(id.cluster)
+                    && s.proc == Some(id.proc)
+                    && s.claim.as_deref() == Some(&self.claim)
+            });
+        if !held {
+            return Ok(Claimed::Lost);
         }
-        let s =
-            machine::load_slot(self.q.conn(), &self.slot).map_err(|source| ShadowError::Slot {
-                slot: self.slot.clone(),
-                source,
-            })?;
-        Ok(s.is_some_and(|s| {
-            s.cluster == Some(id.cluster)
-                && s.proc == Some(id.proc)
-                && s.claim.as_deref() == Some(&self.claim)
-        }))
+        let ad = self.q.full_ad(&row)?;
+        Ok(Claimed::Job(Box::new((row, ad, slot))))
+    }
+
+    /// This shadow's slot's row (none for the scheduler universe).
+    fn slot_row(&self) -> Result<Option<SlotRow>, ShadowError> {
+        if self.slot == launch::SCHEDULER {
+            return Ok(None);
+        }
+        machine::load_slot(self.q.conn(), &self.slot).map_err(|source| ShadowError::Slot {
+            slot: self.slot.clone(),
+            source,
+        })
     }
 
     /// Applies `change` to the job, if it is still in the queue, in one
@@ -468,6 +493,16 @@ impl Shadow {
             .write(now, |w| release_slot_if(w, &slot, &claim, id, now))?;
         Ok(())
     }
+}
+
+/// What a run reads of the queue before it starts ([`Shadow::read_job`]).
+enum Claimed {
+    /// The job left the queue.
+    Gone,
+    /// The slot no longer holds this shadow's claim for the job.
+    Lost,
+    /// The job's row and full ad, and the slot's row.
+    Job(Box<(JobRow, ClassAd, Option<SlotRow>)>),
 }
 
 /// Lets the slot go if it still holds this claim and job.

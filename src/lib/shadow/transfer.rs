@@ -6,7 +6,7 @@
 use std::rc::Rc;
 
 use crate::classad::{ClassAd, Expr};
-use crate::machine;
+use crate::machine::{self, SlotRow};
 use crate::queue::JobId;
 use crate::sandbox::{self, Moved, Sandbox, Sides, adfiles, input, output, spool};
 use crate::userlog::{self, Event, TransferStep};
@@ -83,12 +83,13 @@ impl Shadow {
         id: JobId,
         ad: &Rc<ClassAd>,
         hooks: Option<&JobHooks>,
+        slot: Option<&SlotRow>,
     ) -> Result<Staged, Refusal> {
         let owner = super::start::identity(ad)?;
         let transfer = sandbox::transfers(ad, &self.machine.filesystem_domain);
         let tag = std::process::id().to_string();
         let sb = Sandbox::create(&self.sandbox, &tag, transfer, owner.as_ref())?;
-        match self.fill(id, ad, &sb, owner.as_ref(), hooks) {
+        match self.fill(id, ad, &sb, owner.as_ref(), hooks, slot) {
             Ok(f) => Ok(Staged {
                 sb,
                 owner,
@@ -115,14 +116,12 @@ impl Shadow {
         sb: &Sandbox,
         owner: Option<&crate::sys::identity::Identity>,
         hooks: Option<&JobHooks>,
+        slot: Option<&SlotRow>,
     ) -> Result<Filled, Refusal> {
         let mut starter = adfiles::starter_copy(ad, sb);
         let now = crate::clock::now();
         let slot_ad = Rc::new(
-            machine::load_slot(self.q.conn(), &self.slot)
-                .ok()
-                .flatten()
-                .map(|row| machine::slot_ad(&self.machine, &row, now))
+            slot.map(|row| machine::slot_ad(&self.machine, row, now))
                 .unwrap_or_default(),
         );
         super::start::as_owner(owner, || adfiles::write(sb, &starter, &slot_ad, owner))?;
@@ -145,26 +144,30 @@ impl Shadow {
             changed.extend(ch);
         }
         let mut input = None;
-        // An evicted run's SPOOL copy, open: the owner reads it through
-        // the descriptor (in shared mode they cannot reach SPOOL).
-        let uid = owner.map_or_else(crate::sys::identity::effective_uid, |o| o.uid);
-        let spooled = spool::open_copy(&self.sandbox.spool, id.cluster, id.proc, uid);
-        let spooled = spooled.as_ref().map(|d| (d, d.proc_path()));
+        // Without transfer nothing is copied in or sent back: no SPOOL
+        // copy to restore and no catalog to tell the output by (each a
+        // look at a directory, every job).
+        let mut catalog = output::Catalog::default();
         if sb.transfer {
+            // An evicted run's SPOOL copy, open: the owner reads it
+            // through the descriptor (in shared mode they cannot reach
+            // SPOOL).
+            let uid = owner.map_or_else(crate::sys::identity::effective_uid, |o| o.uid);
+            let spooled = spool::open_copy(&self.sandbox.spool, id.cluster, id.proc, uid);
+            let saved = spooled.as_ref().map(|d| d.proc_path());
             self.log(&ad, id, TransferStep::InputStarted);
             // As the owner: root never reads a path the job names.
             let sides = self.sides();
             let max_mb = self.sandbox.max_input_mb;
-            let saved = spooled.as_ref().map(|(_, p)| p.as_path());
             let moved = super::start::as_owner(owner, || {
-                input::stage_in(sb, &ad, saved, max_mb, &sides, owner)
+                input::stage_in(sb, &ad, saved.as_deref(), max_mb, &sides, owner)
             })?;
             input = Some(moved);
             self.log(&ad, id, TransferStep::InputFinished);
-        }
-        let mut catalog = output::Catalog::take(sb);
-        if let Some((_, saved)) = &spooled {
-            catalog.forget_restored(saved);
+            catalog = output::Catalog::take(sb);
+            if let Some(saved) = &saved {
+                catalog.forget_restored(saved);
+            }
         }
         let mut run = starter;
         if let Some(exe) = sb.executable(&ad) {
