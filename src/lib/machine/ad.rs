@@ -2,6 +2,7 @@
 //! ResAttributes.cpp, Reqexp.cpp), trimmed to what a one-machine pool
 //! uses.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::classad::parser::parse_expr_old;
@@ -42,8 +43,78 @@ fn boolean(b: bool) -> Expr {
     Expr::Lit(Value::Bool(b))
 }
 
+/// What a slot's ad is made of that no claim or state changes: its name,
+/// kind and size. Ads of slots of the same shape share their fixed part.
+#[derive(Debug, PartialEq)]
+struct Shape {
+    name: String,
+    kind: SlotKind,
+    ids: [i64; 3],
+    parent: Option<String>,
+    size: [i64; 6],
+}
+
+impl Shape {
+    fn of(row: &SlotRow) -> Shape {
+        Shape {
+            name: row.name.clone(),
+            kind: row.kind,
+            ids: [row.slot_id, row.sub_id, row.slot_type],
+            parent: row.parent.clone(),
+            size: [
+                row.cpus,
+                row.memory,
+                row.disk,
+                row.total_cpus,
+                row.total_memory,
+                row.total_disk,
+            ],
+        }
+    }
+}
+
+/// The fixed parts of the slot ads a [`Machine`] built, by shape, so that
+/// a shadow that builds its slot's ad twice a job (to match the next job,
+/// and for the job's `.machine.ad`) builds that part once. At most
+/// [`SlotBases::KEPT`] shapes are kept (a pass over many dynamic slots
+/// starts again when full). A clone of the machine starts empty: what it
+/// is built from may then be changed.
+#[derive(Debug, Default)]
+pub struct SlotBases(RefCell<Vec<(Shape, ClassAd)>>);
+
+impl SlotBases {
+    const KEPT: usize = 64;
+}
+
+impl Clone for SlotBases {
+    fn clone(&self) -> SlotBases {
+        SlotBases::default()
+    }
+}
+
 /// The ad of slot `row` on `machine` at `now`.
 pub fn slot_ad(machine: &Machine, row: &SlotRow, now: i64) -> ClassAd {
+    let shape = Shape::of(row);
+    let mut ad = {
+        let mut bases = machine.slot_bases.0.borrow_mut();
+        match bases.iter().find(|(s, _)| *s == shape) {
+            Some((_, base)) => base.clone(),
+            None => {
+                let base = fixed_part(machine, row);
+                if bases.len() >= SlotBases::KEPT {
+                    bases.clear();
+                }
+                bases.push((shape, base.clone()));
+                base
+            }
+        }
+    };
+    state_part(&mut ad, machine, row, now);
+    ad
+}
+
+/// The part of a slot's ad its [`Shape`] decides.
+fn fixed_part(machine: &Machine, row: &SlotRow) -> ClassAd {
     let mut ad = ClassAd::with_capacity(64);
     let s = |ad: &mut ClassAd, n: &str, v: &str| ad.insert(n, Expr::string(v));
     let i = |ad: &mut ClassAd, n: &str, v: i64| ad.insert(n, Expr::int(v));
@@ -127,31 +198,36 @@ pub fn slot_ad(machine: &Machine, row: &SlotRow, now: i64) -> ClassAd {
     for (name, e) in &machine.startd_attrs {
         ad.insert_shared(name, Rc::clone(e));
     }
+    ad
+}
 
-    // State.
-    s(&mut ad, "State", &row.state);
-    s(&mut ad, "Activity", &row.activity);
-    i(&mut ad, "EnteredCurrentState", row.entered_state);
-    i(&mut ad, "EnteredCurrentActivity", row.entered_activity);
-    i(&mut ad, "MyCurrentTime", now);
-    i(&mut ad, "LastHeardFrom", now);
+/// The slot's state, its claim and its job, and what the STARTD_CRON
+/// hooks published.
+fn state_part(ad: &mut ClassAd, machine: &Machine, row: &SlotRow, now: i64) {
+    let s = |ad: &mut ClassAd, n: &str, v: &str| ad.insert(n, Expr::string(v));
+    let i = |ad: &mut ClassAd, n: &str, v: i64| ad.insert(n, Expr::int(v));
+    s(ad, "State", &row.state);
+    s(ad, "Activity", &row.activity);
+    i(ad, "EnteredCurrentState", row.entered_state);
+    i(ad, "EnteredCurrentActivity", row.entered_activity);
+    i(ad, "MyCurrentTime", now);
+    i(ad, "LastHeardFrom", now);
     if let Some(u) = &row.remote_user {
-        s(&mut ad, "RemoteUser", u);
+        s(ad, "RemoteUser", u);
     }
     if let Some(o) = &row.remote_owner {
-        s(&mut ad, "RemoteOwner", o);
+        s(ad, "RemoteOwner", o);
     }
     if row.claim.is_some() {
-        s(&mut ad, "ClientMachine", &machine.host);
+        s(ad, "ClientMachine", &machine.host);
     }
     if let (Some(c), Some(p)) = (row.cluster, row.proc) {
-        s(&mut ad, "JobId", &format!("{c}.{p}"));
+        s(ad, "JobId", &format!("{c}.{p}"));
     }
     if let Some(t) = row.job_start {
-        i(&mut ad, "JobStart", t);
+        i(ad, "JobStart", t);
     }
     if !machine.hooks.is_empty() {
-        crate::hooks::cron::merge::merge(&mut ad, &machine.hooks);
+        crate::hooks::cron::merge::merge(ad, &machine.hooks);
     }
-    ad
 }

@@ -135,6 +135,8 @@ pub struct Machine {
     /// What the STARTD_CRON hooks published, merged into every slot ad
     /// ([`Machine::with_hooks`]; empty until then).
     pub hooks: std::rc::Rc<crate::hooks::cron::Published>,
+    /// The slot ads' fixed parts built so far ([`ad::SlotBases`]).
+    pub slot_bases: ad::SlotBases,
 }
 
 impl Machine {
@@ -195,6 +197,7 @@ impl Machine {
             startd_attrs,
             layout,
             hooks: Default::default(),
+            slot_bases: Default::default(),
         })
     }
 

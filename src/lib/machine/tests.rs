@@ -131,6 +131,50 @@ fn partitionable_slot_ad() {
     )));
 }
 
+/// The fixed part of a slot's ad is built once per shape: later ads of the
+/// same slot carry their own state, a slot of another size its own
+/// resources, and a clone of the machine builds afresh.
+#[test]
+fn slot_ads_share_their_fixed_part_by_shape() {
+    let text = |ad: &ClassAd| crate::classad::unparse::ad_to_old(ad, false);
+    let m = machine("NUM_SLOTS = 2");
+    let rows = configured_rows(&m, 0);
+    let first = slot_ad(&m, &rows[0], 10);
+    let mut claimed = rows[0].clone();
+    claimed.state = "Claimed".into();
+    claimed.activity = "Busy".into();
+    claimed.remote_user = Some("alice@host.example".into());
+    claimed.cluster = Some(7);
+    claimed.proc = Some(0);
+    claimed.claim = Some("c1".into());
+    let again = slot_ad(&m, &claimed, 20);
+    assert_eq!(string(&again, "State"), "Claimed");
+    assert_eq!(string(&again, "JobId"), "7.0");
+    assert_eq!(int(&again, "MyCurrentTime"), 20);
+    assert!(!first.contains("JobId"));
+    // Built from a fresh machine, the same ads, attribute for attribute
+    // and in the same order.
+    let fresh = machine("NUM_SLOTS = 2");
+    assert_eq!(text(&again), text(&slot_ad(&fresh, &claimed, 20)));
+    assert_eq!(text(&first), text(&slot_ad(&fresh, &rows[0], 10)));
+    // Another slot, and the same slot at another size.
+    assert_eq!(
+        string(&slot_ad(&m, &rows[1], 0), "Name"),
+        "slot2@host.example"
+    );
+    let mut smaller = rows[0].clone();
+    smaller.cpus = 3;
+    assert_eq!(int(&slot_ad(&m, &smaller, 0), "Cpus"), 3);
+    // A clone whose policy is changed builds its own.
+    let mut other = m.clone();
+    other.start = Rc::new(crate::classad::parser::parse_expr_old("false").unwrap());
+    let ad = slot_ad(&other, &rows[0], 0);
+    assert_eq!(
+        crate::classad::unparse::unparse_old(ad.get("Start").unwrap()),
+        "false"
+    );
+}
+
 #[test]
 fn static_slots_require_start_alone() {
     let m = machine("NUM_SLOTS = 3");
