@@ -71,6 +71,45 @@ pub fn ad_to_old(ad: &ClassAd, sort: bool) -> String {
     s
 }
 
+/// Old-syntax texts of expressions that several ads share (a cluster's
+/// attributes in each of its jobs' ads, a slot ad's fixed part), kept by
+/// the expression itself: a shadow writes each job's `.job.ad` and
+/// `.machine.ad`, and most of their lines are the last job's. The cache
+/// holds every expression it keeps, so no other can take its address; an
+/// expression only one ad holds is written afresh and not kept.
+#[derive(Debug, Default)]
+pub struct OldTexts(rustc_hash::FxHashMap<usize, (std::rc::Rc<Expr>, String)>);
+
+impl OldTexts {
+    /// Expressions kept at most (then the cache starts again).
+    const KEPT: usize = 4096;
+
+    /// [`ad_to_old`] unsorted, with the texts of shared expressions kept.
+    pub fn ad_to_old(&mut self, ad: &ClassAd) -> String {
+        let mut s = String::with_capacity(text_estimate(ad));
+        for (name, e) in ad.iter_shared() {
+            s.push_str(name);
+            s.push_str(" = ");
+            let key = std::rc::Rc::as_ptr(e) as usize;
+            match self.0.get(&key) {
+                Some((_, text)) => s.push_str(text),
+                None if std::rc::Rc::strong_count(e) > 1 => {
+                    let mut text = String::new();
+                    write_expr(&mut text, e, Syntax::Old);
+                    s.push_str(&text);
+                    if self.0.len() >= Self::KEPT {
+                        self.0.clear();
+                    }
+                    self.0.insert(key, (std::rc::Rc::clone(e), text));
+                }
+                None => write_expr(&mut s, e, Syntax::Old),
+            }
+            s.push('\n');
+        }
+        s
+    }
+}
+
 /// Whether `out` ends with a token of digits only (an integer literal;
 /// not a name like `x1`, nor a real, which has its `.` or exponent).
 fn ends_with_integer(out: &str) -> bool {
@@ -620,5 +659,41 @@ mod tests {
         assert_eq!(reltime_string(-90.0), "-01:30");
         assert_eq!(reltime_string(3661.0), "01:01:01");
         assert_eq!(reltime_string(90061.25), "1+01:01:01");
+    }
+
+    /// The cached texts are the ones written afresh: for shared and
+    /// unshared expressions, for a shared one seen again, and for another
+    /// expression under the same name.
+    #[test]
+    fn kept_texts_write_what_ad_to_old_writes() {
+        use std::rc::Rc;
+        let parse = |t: &str| Rc::new(crate::classad::parser::parse_expr_old(t).unwrap());
+        let shared = parse("RequestMemory > 2 * x && \"a\\\"b\" =?= Owner");
+        let mut texts = OldTexts::default();
+        let mut cluster = ClassAd::new();
+        cluster.insert_shared("Requirements", Rc::clone(&shared));
+        cluster.insert_shared("Cmd", parse("\"/bin/true\""));
+        for proc in 0..3 {
+            let mut job = cluster.clone();
+            job.insert_shared("ProcId", parse(&proc.to_string()));
+            assert_eq!(texts.ad_to_old(&job), ad_to_old(&job, false));
+        }
+        assert!(texts.0.contains_key(&(Rc::as_ptr(&shared) as usize)));
+        // A job of another cluster: the same name, another expression.
+        let mut other = ClassAd::new();
+        other.insert_shared("Requirements", parse("false"));
+        other.insert_shared("Cmd", parse("undefined"));
+        assert_eq!(
+            texts.ad_to_old(&other),
+            "Requirements = false\nCmd = undefined\n"
+        );
+        // Full, the cache starts again and still writes the same.
+        for i in 0..OldTexts::KEPT + 1 {
+            let e = parse(&i.to_string());
+            let mut ad = ClassAd::new();
+            ad.insert_shared("N", Rc::clone(&e));
+            assert_eq!(texts.ad_to_old(&ad), format!("N = {i}\n"));
+        }
+        assert!(texts.0.len() <= OldTexts::KEPT);
     }
 }

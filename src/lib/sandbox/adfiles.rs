@@ -9,23 +9,25 @@
 use std::rc::Rc;
 
 use crate::classad::ClassAd;
-use crate::classad::unparse::ad_to_old;
+use crate::classad::unparse::OldTexts;
 use crate::sys::identity::Identity;
 use crate::sys::io_error_text as io_text;
 use crate::vocab::{Hold, hold_code};
 
 use super::Sandbox;
 
-/// Writes both files; a failure is a hold naming the file.
+/// Writes both files, the shared expressions' texts kept in `texts`; a
+/// failure is a hold naming the file.
 pub fn write(
     sb: &Sandbox,
     job: &ClassAd,
     machine: &ClassAd,
     owner: Option<&Identity>,
+    texts: &mut OldTexts,
 ) -> Result<(), Hold> {
     for (name, ad) in [(super::JOB_AD_FILE, job), (super::MACHINE_AD_FILE, machine)] {
         let path = sb.path(name);
-        let r = write_in_place(&path, ad_to_old(ad, false).as_bytes()).and_then(|f| {
+        let r = write_in_place(&path, texts.ad_to_old(ad).as_bytes()).and_then(|f| {
             if let Some(id) = owner {
                 std::os::unix::fs::fchown(&f, Some(id.uid), Some(id.gid))?;
             }

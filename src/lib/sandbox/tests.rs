@@ -190,9 +190,9 @@ fn ad_files_are_rewritten_in_place_and_a_planted_symlink_is_not_followed() {
     let sb = Sandbox::create(&knobs(dir.path()), "1", true, None).unwrap();
     let long = parse_ad("[A = \"a long value of the first run\"; B = 2]").unwrap();
     let short = parse_ad("[C = 3]").unwrap();
-    adfiles::write(&sb, &long, &long, None).unwrap();
+    adfiles::write(&sb, &long, &long, None, &mut Default::default()).unwrap();
     // A shorter ad over a longer one leaves no tail of the old one.
-    adfiles::write(&sb, &short, &short, None).unwrap();
+    adfiles::write(&sb, &short, &short, None, &mut Default::default()).unwrap();
     let text = std::fs::read_to_string(sb.path(JOB_AD_FILE)).unwrap();
     assert_eq!(text, "C = 3\n");
     // A job replaced the file with a link to a file of someone else's.
@@ -200,7 +200,7 @@ fn ad_files_are_rewritten_in_place_and_a_planted_symlink_is_not_followed() {
     std::fs::write(&victim, "keep me").unwrap();
     std::fs::remove_file(sb.path(JOB_AD_FILE)).unwrap();
     std::os::unix::fs::symlink(&victim, sb.path(JOB_AD_FILE)).unwrap();
-    adfiles::write(&sb, &short, &short, None).unwrap();
+    adfiles::write(&sb, &short, &short, None, &mut Default::default()).unwrap();
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
     let meta = std::fs::symlink_metadata(sb.path(JOB_AD_FILE)).unwrap();
     assert!(meta.file_type().is_file());

@@ -147,6 +147,8 @@ struct Shadow {
     /// A job that executed, and when, not yet recorded in the queue (see
     /// [`Shadow::executing`]).
     pending_exec: Option<start::PendingExec>,
+    /// The ad files' texts of expressions the jobs share.
+    old_texts: crate::classad::unparse::OldTexts,
     /// Where and how runs get their sandboxes.
     sandbox: crate::sandbox::Knobs,
     /// How long a claim with nothing to run waits for work (ms).
@@ -265,6 +267,7 @@ impl Shadow {
             signals,
             start_suspended: false,
             pending_exec: None,
+            old_texts: Default::default(),
         })
     }
 

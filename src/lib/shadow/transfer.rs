@@ -124,7 +124,10 @@ impl Shadow {
             slot.map(|row| machine::slot_ad(&self.machine, row, now))
                 .unwrap_or_default(),
         );
-        super::start::as_owner(owner, || adfiles::write(sb, &starter, &slot_ad, owner))?;
+        let texts = &mut self.old_texts;
+        super::start::as_owner(owner, || {
+            adfiles::write(sb, &starter, &slot_ad, owner, texts)
+        })?;
         // A scheduler universe job's 001 has no slot to list (HTCondor's
         // schedd writes it without props).
         let listed = self.slot != crate::negotiator::launch::SCHEDULER;
