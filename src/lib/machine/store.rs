@@ -382,6 +382,9 @@ pub fn release_dynamic(conn: &Connection, name: &str) -> Result<(), MachineError
 /// Records a claim: State and Activity (Claimed/Busy when a job starts),
 /// who holds the claim and which job runs. EnteredCurrentState changes
 /// only when the state does, EnteredCurrentActivity when either does.
+/// Nothing is read back: a shadow claims its slot's next job this way at
+/// every job's end, and the row it would return (RETURNING builds it in a
+/// table of its own) cost as much as the update.
 pub fn set_claim(
     conn: &Connection,
     name: &str,
@@ -389,34 +392,32 @@ pub fn set_claim(
     activity: &str,
     claim: &ClaimInfo,
     now: i64,
-) -> Result<SlotRow, MachineError> {
-    let row = conn
-        .prepare_cached(concat!(
+) -> Result<(), MachineError> {
+    let changed = conn
+        .prepare_cached(
             "UPDATE slots SET \
              entered_state = CASE WHEN state = ?2 THEN entered_state ELSE ?10 END, \
              entered_activity = CASE WHEN state = ?2 AND activity = ?3 THEN entered_activity \
                                      ELSE ?10 END, \
              state = ?2, activity = ?3, remote_user = ?4, remote_owner = ?5, cluster = ?6, \
-             proc = ?7, claim = ?8, job_start = ?9 WHERE name = ?1 RETURNING ",
-            columns!()
-        ))?
-        .query_row(
-            params![
-                name,
-                state,
-                activity,
-                claim.remote_user,
-                claim.remote_owner,
-                claim.cluster,
-                claim.proc,
-                claim.claim,
-                claim.job_start,
-                now,
-            ],
-            from_row,
-        )
-        .optional()?;
-    row.ok_or_else(|| MachineError::NoSlot(name.to_string()))
+             proc = ?7, claim = ?8, job_start = ?9 WHERE name = ?1",
+        )?
+        .execute(params![
+            name,
+            state,
+            activity,
+            claim.remote_user,
+            claim.remote_owner,
+            claim.cluster,
+            claim.proc,
+            claim.claim,
+            claim.job_start,
+            now,
+        ])?;
+    match changed {
+        0 => Err(MachineError::NoSlot(name.to_string())),
+        _ => Ok(()),
+    }
 }
 
 /// Changes only State and Activity (Claimed/Suspended, Preempting/Vacating,

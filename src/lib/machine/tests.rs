@@ -224,11 +224,17 @@ fn carve_claim_and_release_dynamic_slots() {
     assert_eq!((p.cpus, p.memory, p.disk), (27, 64000 - 1536, 999_000));
     assert_eq!((p.total_cpus, p.total_memory), (30, 64000));
 
-    let s = set_claim(conn, "slot1_1", "Claimed", "Busy", &claim(7), 300).unwrap();
+    set_claim(conn, "slot1_1", "Claimed", "Busy", &claim(7), 300).unwrap();
+    let s = load_slot(conn, "slot1_1").unwrap().unwrap();
     assert_eq!((s.entered_state, s.entered_activity), (300, 300));
     let s = set_activity(conn, "slot1_1", "Claimed", "Suspended", 400).unwrap();
     assert_eq!((s.entered_state, s.entered_activity), (300, 400));
-    let s = set_claim(conn, "slot1_1", "Claimed", "Busy", &claim(8), 450).unwrap();
+    set_claim(conn, "slot1_1", "Claimed", "Busy", &claim(8), 450).unwrap();
+    let s = load_slot(conn, "slot1_1").unwrap().unwrap();
+    assert!(matches!(
+        set_claim(conn, "slot1_9", "Claimed", "Busy", &claim(9), 450),
+        Err(MachineError::NoSlot(n)) if n == "slot1_9"
+    ));
     assert_eq!(
         (s.entered_state, s.entered_activity, s.cluster),
         (300, 450, Some(8))
