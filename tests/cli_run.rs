@@ -308,25 +308,34 @@ fn a_job_runs_in_its_iwd_with_its_arguments_environment_and_input() {
 
 /// tern's processes start with transparent huge pages off (a start-up
 /// cost), and the flag survives fork and exec: the job must not inherit it.
+/// The shadow turns it off again after each start, so the later jobs of
+/// its claim are checked too, started by posix_spawn and (niced) by fork.
 #[test]
 fn a_job_sees_the_machines_huge_page_setting_not_terns() {
-    let env = RunEnv::new();
+    let env = RunEnv::new()
+        .knob("NUM_CPUS", "1")
+        .knob("JOB_RENICE_INCREMENT", "ifThenElse(ProcId == 2, 5, 0)");
     let c = env.submit(
         "thp.sub",
         "executable = /bin/grep\narguments = \"THP_enabled /proc/self/status\"\n\
-         output = thp.out\nqueue\n",
+         output = thp$(Process).out\nqueue 3\n",
     );
-    assert_eq!(env.wait_history(&format!("{c}.0"), TIMEOUT), 4);
+    for p in 0..3 {
+        assert_eq!(env.wait_history(&format!("{c}.{p}"), TIMEOUT), 4);
+    }
     let mine = std::fs::read_to_string("/proc/self/status").unwrap();
     if !mine.contains("THP_enabled") {
         return; // a kernel older than 5.0 reports nothing to compare
     }
     // This test process is a tern process too (it links the library).
     assert!(mine.contains("THP_enabled:\t0"), "{mine}");
-    assert_eq!(
-        std::fs::read_to_string(env.path("thp.out")).unwrap(),
-        "THP_enabled:\t1\n"
-    );
+    for p in 0..3 {
+        assert_eq!(
+            std::fs::read_to_string(env.path(&format!("thp{p}.out"))).unwrap(),
+            "THP_enabled:\t1\n",
+            "job {p}"
+        );
+    }
 }
 
 #[test]

@@ -9,16 +9,21 @@
 //! allocator). So every tern process starts with THP off
 //! ([`START_WITHOUT_HUGE_PAGES`], run before any other constructor that
 //! might allocate). A process that
-//! starts a user's program turns it back on first ([`allow`]): the flag
-//! survives fork and exec, and a job must see the machine's own setting.
+//! starts a user's program turns it back on for the start alone
+//! ([`allow`], then [`disable`]): the flag survives fork and exec, and a
+//! job must see the machine's own setting.
 
 /// Turns THP off for this process (`PR_SET_THP_DISABLE`); errors are
 /// ignored, the setting only changes speed.
-extern "C" fn disable_at_start() {
+pub fn disable() {
     // SAFETY: prctl with integer arguments has no memory effects.
     unsafe {
         libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
+}
+
+extern "C" fn disable_at_start() {
+    disable();
 }
 
 /// Runs [`disable_at_start`] as a constructor of priority 100, before the
@@ -28,8 +33,11 @@ extern "C" fn disable_at_start() {
 pub static START_WITHOUT_HUGE_PAGES: extern "C" fn() = disable_at_start;
 
 /// Lets this process, and what it starts from now on, use huge pages
-/// again: the shadow calls it before it starts a job, since the flag
-/// survives fork and exec and a job must see the machine's own setting.
+/// again: the shadow calls it just before it starts a job, since the flag
+/// survives fork and exec and a job must see the machine's own setting,
+/// and [`disable`] once the job is started. The flag belongs to the
+/// address space: a child made by fork copies it then, and one made by
+/// posix_spawn (vfork: the parent waits) takes it at its exec.
 pub fn allow() {
     // SAFETY: as in disable_at_start.
     unsafe {
