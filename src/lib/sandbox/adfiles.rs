@@ -48,7 +48,8 @@ pub fn write(
 /// emptying it: a sandbox keeps its ad files from run to run, and ext4
 /// writes a file emptied by truncation back to disk when it is closed
 /// (`auto_da_alloc`), a disk write per file per job for files nobody
-/// needs on disk. Cutting the tail off afterwards does not count as that.
+/// needs on disk. Cutting the tail off afterwards, when there is one,
+/// does not count as that.
 /// A symlink, FIFO or anything else but a regular file the last job left
 /// in its place is never followed or waited on: it is removed and the file
 /// made anew.
@@ -62,8 +63,14 @@ fn write_in_place(path: &std::path::Path, text: &[u8]) -> std::io::Result<std::f
         }
         r => r?,
     };
+    let before = f.metadata()?.len();
     f.write_all_at(text, 0)?;
-    f.set_len(text.len() as u64)?;
+    // Only a longer file has a tail to cut: a truncation to the same size
+    // still costs ext4 an inode update (1.5% of a shadow's time on 2,000
+    // short jobs, whose ads have the same length from job to job).
+    if before > text.len() as u64 {
+        f.set_len(text.len() as u64)?;
+    }
     Ok(f)
 }
 

@@ -101,6 +101,16 @@ pub struct Spawn<'a> {
     pub only_stdio: bool,
 }
 
+/// `k=v` with room for the NUL that CString adds: a job's environment is
+/// a few dozen entries, and `format!` made each one in several steps.
+fn env_entry(k: &str, v: &str) -> Vec<u8> {
+    let mut kv = Vec::with_capacity(k.len() + v.len() + 2);
+    kv.extend_from_slice(k.as_bytes());
+    kv.push(b'=');
+    kv.extend_from_slice(v.as_bytes());
+    kv
+}
+
 /// Starts a program with posix_spawn: glibc's is clone+exec, without
 /// copying the caller's page tables, which for a short job or a pass
 /// holding 100k rows is most of the cost of fork. The child gets every
@@ -122,7 +132,7 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<i32> {
     match s.env {
         Some(env) => {
             for (k, v) in env {
-                envp_c.push(CString::new(format!("{k}={v}")).map_err(bad)?);
+                envp_c.push(CString::new(env_entry(k, v)).map_err(bad)?);
             }
         }
         None => {
@@ -141,7 +151,7 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<i32> {
         }
     }
     for (k, v) in s.extra_env {
-        envp_c.push(CString::new(format!("{k}={v}")).map_err(bad)?);
+        envp_c.push(CString::new(env_entry(k, v)).map_err(bad)?);
     }
     let cdir = match s.dir {
         Some(d) => Some(CString::new(d.as_os_str().as_bytes()).map_err(bad)?),
