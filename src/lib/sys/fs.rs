@@ -143,6 +143,16 @@ pub fn open_regular(
     flags: libc::c_int,
     mode: libc::mode_t,
 ) -> io::Result<std::fs::File> {
+    open_regular_sized(path, flags, mode).map(|(f, _)| f)
+}
+
+/// [`open_regular`], with the file's length when it was opened (from the
+/// same `fstat` that checked its type).
+pub fn open_regular_sized(
+    path: &Path,
+    flags: libc::c_int,
+    mode: libc::mode_t,
+) -> io::Result<(std::fs::File, u64)> {
     let refused = |what: &str| {
         io::Error::new(
             io::ErrorKind::InvalidData,
@@ -160,10 +170,11 @@ pub fn open_regular(
         }
         Err(e) => return Err(e),
     };
-    if !f.metadata()?.file_type().is_file() {
+    let meta = f.metadata()?;
+    if !meta.file_type().is_file() {
         return Err(refused("it is not a regular file"));
     }
-    Ok(f)
+    Ok((f, meta.len()))
 }
 
 /// Opens a file to be read whole (a file a job transfers): following

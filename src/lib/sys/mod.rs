@@ -103,11 +103,11 @@ pub struct Spawn<'a> {
 
 /// `k=v` with room for the NUL that CString adds: a job's environment is
 /// a few dozen entries, and `format!` made each one in several steps.
-fn env_entry(k: &str, v: &str) -> Vec<u8> {
+fn env_entry(k: &[u8], v: &[u8]) -> Vec<u8> {
     let mut kv = Vec::with_capacity(k.len() + v.len() + 2);
-    kv.extend_from_slice(k.as_bytes());
+    kv.extend_from_slice(k);
     kv.push(b'=');
-    kv.extend_from_slice(v.as_bytes());
+    kv.extend_from_slice(v);
     kv
 }
 
@@ -132,7 +132,7 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<i32> {
     match s.env {
         Some(env) => {
             for (k, v) in env {
-                envp_c.push(CString::new(env_entry(k, v)).map_err(bad)?);
+                envp_c.push(CString::new(env_entry(k.as_bytes(), v.as_bytes())).map_err(bad)?);
             }
         }
         None => {
@@ -143,15 +143,12 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<i32> {
                 {
                     continue;
                 }
-                let mut kv = k.as_bytes().to_vec();
-                kv.push(b'=');
-                kv.extend_from_slice(v.as_bytes());
-                envp_c.push(CString::new(kv).map_err(bad)?);
+                envp_c.push(CString::new(env_entry(k.as_bytes(), v.as_bytes())).map_err(bad)?);
             }
         }
     }
     for (k, v) in s.extra_env {
-        envp_c.push(CString::new(env_entry(k, v)).map_err(bad)?);
+        envp_c.push(CString::new(env_entry(k.as_bytes(), v.as_bytes())).map_err(bad)?);
     }
     let cdir = match s.dir {
         Some(d) => Some(CString::new(d.as_os_str().as_bytes()).map_err(bad)?),
