@@ -1474,3 +1474,30 @@ fn job_renice_increment_sets_how_nice_each_job_runs() {
         "{log}"
     );
 }
+
+/// A shadow running a stream of short jobs starts the queue's log again
+/// once a job runs, soon after the log passes its restart length (768
+/// frames), not when a later write finds it past the closers' length (832
+/// frames): the log's file, which only a restart bounds, never holds more
+/// than the restart length and a few commits.
+#[test]
+fn a_shadow_starts_the_log_again_while_a_job_runs() {
+    const FRAME: u64 = 24 + 4096;
+    let env = RunEnv::new().knob("NUM_CPUS", "1");
+    let c = env.submit("many.sub", "executable = /bin/true\nqueue 240\n");
+    assert_eq!(env.wait_history(&format!("{c}.239"), TIMEOUT), 4);
+    let done = env
+        .run_ok("tern_history", ["-af", "ClusterId"])
+        .lines()
+        .count();
+    assert_eq!(done, 240, "{}", env.diagnosis());
+    let file = std::fs::metadata(env.spool().join("queue.db-wal"))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    assert!(file > 700 * FRAME, "the log never got long: {file} bytes");
+    assert!(
+        file <= (768 + 40) * FRAME + 32,
+        "the log's file grew to {} frames",
+        file / FRAME
+    );
+}

@@ -198,6 +198,10 @@ pub struct Queue {
     /// this handle's last restart copied it all: no new attempt until a
     /// commit changes it.
     restarted_at: Option<u32>,
+    /// Writes leave the log's restart to [`Queue::log_upkeep`], which the
+    /// handle's owner calls when waiting costs it nothing (a shadow, once
+    /// its job runs): see [`Queue::defer_log_upkeep`].
+    upkeep_deferred: bool,
     /// The log's length in frames after this handle's last commit
     /// (see [`wal`]).
     log_frames: std::sync::Arc<std::sync::atomic::AtomicU32>,
@@ -366,6 +370,7 @@ impl Queue {
             own_busy_handler: false,
             restart_after: 2,
             restarted_at: None,
+            upkeep_deferred: false,
             log_frames,
         }))
     }
@@ -704,7 +709,7 @@ impl Queue {
         }
         self.writes += 1;
         self.keep_within_limits(done.logged, done.history)?;
-        self.restart_log();
+        self.upkeep_after_write();
         Ok(out)
     }
 

@@ -23,7 +23,9 @@
 //! - a writer whose commit left the log past [`RESTART_FRAMES`] copies it
 //!   ([`Queue::restart_log`]), waiting a moment for the readers of the
 //!   moment, so that its next write starts it again; readers that hold it
-//!   off make it wait 64 writes before it tries again;
+//!   off make it wait 64 writes before it tries again; a shadow does this
+//!   once its next job runs, not after the commit
+//!   ([`Queue::defer_log_upkeep`]);
 //! - whoever starts the log again cuts its file to [`FILE_LIMIT`] if it is
 //!   longer (`journal_size_limit`, set on every handle), and otherwise
 //!   leaves the file as it is;
@@ -272,6 +274,33 @@ impl Queue {
             self.restarted_at = Some(frames);
         } else {
             self.restart_after = self.writes + 64;
+        }
+    }
+
+    /// Makes this handle's writes leave the log's restart (see
+    /// [`Queue::restart_log`]) to [`Queue::log_upkeep`]. A shadow calls that
+    /// once its next job runs: the copy's fsyncs (a few milliseconds, two
+    /// or three for every 60 or so short jobs) then fall while the shadow
+    /// waits for the job anyway, not between one job's end and the next's
+    /// start, where each left a cpu idle (a tenth of a second of a
+    /// 2,000-job run on two cpus, bench/README.md).
+    pub fn defer_log_upkeep(&mut self) {
+        self.upkeep_deferred = true;
+    }
+
+    /// The log's restart that [`Queue::defer_log_upkeep`] put off: done
+    /// now if the last commits left the log long enough to need it.
+    pub fn log_upkeep(&mut self) {
+        self.restart_log();
+    }
+
+    /// After each write: the log's restart, unless the handle's owner does
+    /// it later ([`Queue::defer_log_upkeep`]) and the log is still short of
+    /// [`KEEP_FRAMES_BESIDE`] (a shadow whose jobs fail before they start
+    /// never reaches its later call; past that length the write does it).
+    pub(super) fn upkeep_after_write(&mut self) {
+        if !self.upkeep_deferred || self.log_frames() > KEEP_FRAMES_BESIDE {
+            self.restart_log();
         }
     }
 

@@ -242,6 +242,8 @@ impl Shadow {
             spool: spool.clone(),
         })?;
         q.set_limits(Limits::from_config(&cfg)?);
+        // The log's upkeep waits until a job runs (`supervise`).
+        q.defer_log_upkeep();
         let machine = machine.with_hooks(q.conn()).map_err(ShadowError::Machine)?;
         let seconds = |knob: &str, default: i64, min: i64| -> Result<u64, ConfigError> {
             Ok(cfg.get_int(knob, default)?.max(min) as u64)

@@ -118,6 +118,9 @@ impl Shadow {
         around: Option<&Around<'_>>,
     ) -> Result<RunEnd, ShadowError> {
         let mut watch = self.watch(ad, pid);
+        // The job runs: the log's restart, with its fsyncs, costs the
+        // shadow nothing now (see `Queue::defer_log_upkeep`).
+        self.q.log_upkeep();
         if self.start_suspended {
             // Suspended while it waited for its deferral time: it starts
             // and is at once suspended (010 was written then).

@@ -296,3 +296,56 @@ fn a_writer_that_restarted_and_closes_leaves_a_short_log() {
     submit_text(&mut q, "executable = /bin/echo\nqueue\n", "alice");
     assert!(q.log_frames() < 40, "{} frames", q.log_frames());
 }
+
+/// A handle whose owner does the upkeep later (a shadow,
+/// [`Queue::defer_log_upkeep`]) leaves the log alone after its writes
+/// until [`Queue::log_upkeep`], which starts it again; a log that no call
+/// came for is started again by the write that takes it past
+/// [`wal::KEEP_FRAMES_BESIDE`], so the file still stays within
+/// [`wal::FILE_LIMIT`].
+#[test]
+fn deferred_upkeep_waits_for_its_call_but_not_past_the_closers_length() {
+    let (_dir, spool, mut q, id) = queue_with_one_job();
+    let wal_path = db_path(&spool).with_extension("db-wal");
+    let _other = Queue::open(&spool, false).unwrap().unwrap();
+    q.defer_log_upkeep();
+    let mut i = 0;
+    while q.log_frames() <= wal::RESTART_FRAMES {
+        pad_write(&mut q, id, i);
+        i += 1;
+        assert!(i < 10 * wal::RESTART_FRAMES as usize, "the log never grew");
+    }
+    assert_eq!(q.restarted_at, None, "a deferred write restarted the log");
+    q.log_upkeep();
+    assert!(
+        q.restarted_at.is_some(),
+        "the upkeep did not restart the log"
+    );
+    pad_write(&mut q, id, i);
+    assert!(
+        q.log_frames() < 40,
+        "{} frames after the restart",
+        q.log_frames()
+    );
+    // No upkeep call: the write past the closers' length restarts it.
+    let (mut most, mut file, mut last, mut restarts) = (0, 0, 0, 0);
+    while restarts < 2 {
+        i += 1;
+        pad_write(&mut q, id, i);
+        let frames = q.log_frames();
+        if frames < last {
+            restarts += 1;
+        }
+        (most, last) = (most.max(frames), frames);
+        file = file.max(std::fs::metadata(&wal_path).unwrap().len());
+        assert!(i < 20 * wal::RESTART_FRAMES as usize, "never restarted");
+    }
+    assert!(
+        most > wal::RESTART_FRAMES && most <= wal::KEEP_FRAMES_BESIDE + 40,
+        "the log grew to {most} frames"
+    );
+    assert!(
+        file <= wal::FILE_LIMIT,
+        "the log's file grew to {file} bytes"
+    );
+}
