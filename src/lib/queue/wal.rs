@@ -289,9 +289,16 @@ impl Queue {
     }
 
     /// The log's restart that [`Queue::defer_log_upkeep`] put off: done
-    /// now if the last commits left the log long enough to need it.
+    /// now if the last commits left the log long enough to need it. A
+    /// restart is followed at once by the one small record that starts the
+    /// log at its first block: that commit syncs the log's new header, an
+    /// fsync the next job's end would otherwise wait for.
     pub fn log_upkeep(&mut self) {
+        let before = self.restarted_at;
         self.restart_log();
+        if self.restarted_at != before {
+            self.note_restart();
+        }
     }
 
     /// After each write: the log's restart, unless the handle's owner does
@@ -372,6 +379,12 @@ impl Queue {
         // disk before the process ends (a durable handle, tern_submit's,
         // would sync it at commit).
         let _ = self.conn.pragma_update(None, "synchronous", "NORMAL");
+        self.note_restart();
+    }
+
+    /// Writes the record that starts the log again after a full copy (its
+    /// count of restarts, in `meta`).
+    fn note_restart(&self) {
         let _ = self.conn.execute(
             "INSERT INTO meta (key, value) VALUES ('log_restarts', 1) \
              ON CONFLICT (key) DO UPDATE SET value = value + 1",

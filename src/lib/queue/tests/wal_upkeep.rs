@@ -321,12 +321,30 @@ fn deferred_upkeep_waits_for_its_call_but_not_past_the_closers_length() {
         q.restarted_at.is_some(),
         "the upkeep did not restart the log"
     );
+    // Its record started the log at its first block.
+    let restarts = |q: &Queue| -> i64 {
+        q.conn()
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'log_restarts'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    let first = restarts(&q);
+    assert!(
+        q.log_frames() < 10,
+        "{} frames after the restart",
+        q.log_frames()
+    );
     pad_write(&mut q, id, i);
     assert!(
         q.log_frames() < 40,
         "{} frames after the restart",
         q.log_frames()
     );
+    q.log_upkeep();
+    assert_eq!(restarts(&q), first, "an upkeep with nothing to do wrote");
     // No upkeep call: the write past the closers' length restarts it.
     let (mut most, mut file, mut last, mut restarts) = (0, 0, 0, 0);
     while restarts < 2 {
