@@ -1501,3 +1501,55 @@ fn a_shadow_starts_the_log_again_while_a_job_runs() {
         file / FRAME
     );
 }
+
+/// A standard file that is unset, or names /dev/null, is /dev/null in the
+/// job, open for reading (0) or writing (1, 2), blocking, and not
+/// close-on-exec; with JOB_RENICE_INCREMENT the job starts by fork and
+/// exec, and gets the same.
+#[test]
+fn unset_standard_files_are_dev_null_open_the_right_way() {
+    let env = RunEnv::new()
+        .knob("NUM_CPUS", "1")
+        .knob("JOB_RENICE_INCREMENT", "ifThenElse(ProcId == 1, 5, 0)");
+    // The shell's own descriptors (/proc/$$), read from subshells whose
+    // output is a pipe; the answers go to descriptor 3.
+    let script = "exec 3> fds$(ProcId); for fd in 0 1 2; do echo $fd $(readlink /proc/$$/fd/$fd) \
+                  $(sed -n s/^flags://p /proc/$$/fdinfo/$fd) >&3; done";
+    let c = env.submit(
+        "null.sub",
+        &format!(
+            "executable = /bin/sh\narguments = \"-c '{script}'\"\n\
+             output = /dev/null\nqueue 2\n"
+        ),
+    );
+    for p in 0..2 {
+        assert_eq!(env.wait_history(&format!("{c}.{p}"), TIMEOUT), 4);
+        let text = std::fs::read_to_string(env.path(&format!("fds{p}"))).unwrap();
+        let lines: Vec<Vec<&str>> = text
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(lines.len(), 3, "job {p}: {text}");
+        for (fd, l) in lines.iter().enumerate() {
+            assert_eq!(
+                l[..2],
+                [fd.to_string().as_str(), "/dev/null"],
+                "job {p}: {text}"
+            );
+            let flags = u32::from_str_radix(l[2], 8).unwrap();
+            let mode = flags & libc::O_ACCMODE as u32;
+            let want = if fd == 0 {
+                libc::O_RDONLY
+            } else {
+                libc::O_WRONLY
+            } as u32;
+            assert_eq!(mode, want, "job {p} fd {fd}: {text}");
+            assert_eq!(
+                flags & libc::O_NONBLOCK as u32,
+                0,
+                "job {p} fd {fd}: {text}"
+            );
+            assert_eq!(flags & libc::O_CLOEXEC as u32, 0, "job {p} fd {fd}: {text}");
+        }
+    }
+}

@@ -29,9 +29,11 @@ pub(super) struct Plan {
     args: Vec<String>,
     env: Vec<(String, String)>,
     iwd: PathBuf,
-    stdin: File,
-    stdout: File,
-    stderr: File,
+    /// The standard files; `None` is /dev/null, which the job's process
+    /// opens for itself (see [`Files`]).
+    stdin: Option<File>,
+    stdout: Option<File>,
+    stderr: Option<File>,
 }
 
 /// Resolves the job's files. A missing Iwd or executable, or an input or
@@ -79,7 +81,7 @@ pub(super) fn as_owner<T>(
 
 /// Iwd, Cmd and the standard files, checked and opened by the caller's
 /// (effective) user.
-fn open_files(ad: &Rc<ClassAd>) -> Result<(PathBuf, PathBuf, [File; 3]), Hold> {
+fn open_files(ad: &Rc<ClassAd>) -> Result<(PathBuf, PathBuf, [Option<File>; 3]), Hold> {
     let iwd = working_dir(ad)?;
     let exe = executable(ad, &iwd)?;
     let files = Files { ad, iwd: &iwd };
@@ -175,7 +177,10 @@ fn arguments(ad: &Rc<ClassAd>) -> Result<Vec<String>, Hold> {
 }
 
 /// Opens the job's standard files (In, Out, Err; relative to Iwd,
-/// /dev/null when unset).
+/// /dev/null when unset). /dev/null itself, what most jobs have for at
+/// least one of them, is not opened here but by the job's process before
+/// its exec (`None`): an open there instead of an open, two `fcntl`s and a
+/// close here, for each of the three, in every job of a stream.
 struct Files<'a> {
     ad: &'a Rc<ClassAd>,
     iwd: &'a Path,
@@ -187,48 +192,59 @@ impl Files<'_> {
         self.ad
             .eval_str(attr)
             .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "/dev/null".into())
+            .unwrap_or_else(|| DEV_NULL.into())
     }
 
     /// In, Out and Err are opened without blocking (a FIFO there must not
     /// hang the shadow: [`crate::sys::fs::open_nonblocking`]); the job then
     /// gets ordinary blocking descriptors, whatever the file is.
-    fn input(&self, attr: &str) -> Result<File, Hold> {
+    fn input(&self, attr: &str) -> Result<Option<File>, Hold> {
         let path = self.iwd.join(self.named(attr));
-        crate::sys::fs::open_nonblocking(&path, libc::O_RDONLY, 0).map_err(|e| {
-            Hold::new(
-                format!(
-                    "Cannot open input file '{}': {}",
-                    path.display(),
-                    io_text(&e)
-                ),
-                hold_code::UNABLE_TO_OPEN_INPUT,
-                e.raw_os_error().unwrap_or(0) as i64,
-            )
-        })
+        if path == Path::new(DEV_NULL) {
+            return Ok(None);
+        }
+        crate::sys::fs::open_nonblocking(&path, libc::O_RDONLY, 0)
+            .map_err(|e| {
+                Hold::new(
+                    format!(
+                        "Cannot open input file '{}': {}",
+                        path.display(),
+                        io_text(&e)
+                    ),
+                    hold_code::UNABLE_TO_OPEN_INPUT,
+                    e.raw_os_error().unwrap_or(0) as i64,
+                )
+            })
+            .map(Some)
     }
 
-    fn output(&self, attr: &str) -> Result<File, Hold> {
+    fn output(&self, attr: &str) -> Result<Option<File>, Hold> {
         let name = self.named(attr);
         let path = self.iwd.join(&name);
+        if path == Path::new(DEV_NULL) {
+            return Ok(None);
+        }
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC;
-        crate::sys::fs::open_nonblocking(&path, flags, 0o666).map_err(|e| {
-            let errno = e.raw_os_error().unwrap_or(0) as i64;
-            output_hold(&path, &e, errno)
-        })
+        crate::sys::fs::open_nonblocking(&path, flags, 0o666)
+            .map_err(|e| {
+                let errno = e.raw_os_error().unwrap_or(0) as i64;
+                output_hold(&path, &e, errno)
+            })
+            .map(Some)
     }
 
     /// Err: Out's own descriptor when both name the same file, so that
     /// writes interleave; else a file of its own.
-    fn error(&self) -> Result<File, Hold> {
+    fn error(&self) -> Result<Option<File>, Hold> {
         let (out, err) = (self.ad.eval_str("Out"), self.ad.eval_str("Err"));
-        let same = err.is_some() && err == out && out.as_deref() != Some("/dev/null");
+        let same = err.is_some() && err == out && out.as_deref() != Some(DEV_NULL);
         if !same {
             return self.output("Err");
         }
         let path = self.iwd.join(out.unwrap_or_default());
         crate::sys::fs::open_nonblocking(&path, libc::O_WRONLY | libc::O_APPEND, 0)
             .map_err(|e| output_hold(&path, &e, 0))
+            .map(Some)
     }
 }
 
@@ -495,9 +511,9 @@ fn spawn(plan: &Plan, nice: i32) -> std::io::Result<i32> {
             extra_env: &[],
             dir: Some(&plan.iwd),
             stdio: [
-                Some(plan.stdin.as_raw_fd()),
-                Some(plan.stdout.as_raw_fd()),
-                Some(plan.stderr.as_raw_fd()),
+                plan.stdin.as_ref().map(File::as_raw_fd),
+                plan.stdout.as_ref().map(File::as_raw_fd),
+                plan.stderr.as_ref().map(File::as_raw_fd),
             ],
             new_session: false,
             only_stdio: true,
@@ -521,9 +537,9 @@ fn spawn_forked(plan: &Plan, id: Option<Identity>, nice: i32) -> std::io::Result
         .env_clear()
         .envs(plan.env.iter().map(|(a, b)| (a, b)))
         .process_group(0)
-        .stdin(Stdio::from(plan.stdin.try_clone()?))
-        .stdout(Stdio::from(plan.stdout.try_clone()?))
-        .stderr(Stdio::from(plan.stderr.try_clone()?));
+        .stdin(stdio(&plan.stdin)?)
+        .stdout(stdio(&plan.stdout)?)
+        .stderr(stdio(&plan.stderr)?);
     identity::child_runs_as(&mut cmd, id, Some(&plan.iwd));
     crate::sys::sched::child_restores_policy(&mut cmd);
     crate::sys::sched::child_renices(&mut cmd, nice);
@@ -533,6 +549,19 @@ fn spawn_forked(plan: &Plan, id: Option<Identity>, nice: i32) -> std::io::Result
     // The Child handle is not used for waiting: we reap with wait4.
     std::mem::forget(child);
     Ok(pid)
+}
+
+/// The /dev/null that a job's standard file is when its attribute is
+/// unset or names it.
+const DEV_NULL: &str = "/dev/null";
+
+/// A standard file of the plan for `Command`: a copy of the open file, or
+/// /dev/null.
+fn stdio(f: &Option<File>) -> std::io::Result<Stdio> {
+    Ok(match f {
+        Some(f) => Stdio::from(f.try_clone()?),
+        None => Stdio::null(),
+    })
 }
 
 #[cfg(test)]
