@@ -163,17 +163,38 @@ rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t > 0) printf "%.0f", n / t; else 
 # $1 over $2, with $3 decimals (default 2).
 ratio() { awk -v a="$1" -v b="$2" -v d="${3:-2}" 'BEGIN { if (a > 0 && b > 0) printf "%.*f", d, a / b; else print "-" }'; }
 
+# What `env -i NAME=VALUE... COMMAND [ARG...]` does, done by the calling
+# subshell, whose caller has un-exported every variable: exports the
+# assignments and execs COMMAND. (bash still passes SHLVL=0 on; nothing
+# of tern reads it.)
+env_here() {
+    [[ $1 == -i ]] && shift
+    while [[ $1 == *=* ]]; do
+        export "${1%%=*}=${1#*=}"
+        shift
+    done
+    exec "$@"
+}
+
 # Waits until the tern queue in SPOOL is empty, looking every POLL seconds;
 # past the deadline END it prints the totals and the tail of LOG, and fails.
 # EACH, if given, is run at every look (a cron tick). Uses the script's
 # tern_env and $bin.
 tern_drain() {
-    local spool=$1 end=$2 poll=$3 log=$4 each=${5:-} total
-    # One process per poll, the tern_q itself (with its env): the poller's
-    # own cost is not tern's, and every fork of it would take cpu from the
-    # jobs being timed.
+    local spool=$1 end=$2 poll=$3 log=$4 each=${5:-} total names
+    # One process per poll, the tern_q itself: the poller's own cost is not
+    # tern's, and every fork or exec of it takes cpu from the jobs being
+    # timed. tern_env's `env -i` is done by the poll's subshell itself
+    # (env_here), not by an exec of env: env is a dynamically linked
+    # program, whose start (about 1.4 ms of cpu here, most of it the
+    # loader's cpu probing) cost more than the static tern_q's whole run.
+    mapfile -t names < <(compgen -e)
     while :; do
-        total=$(tern_env "$spool" "$bin/tern_q" -totals -allusers)
+        total=$(
+            export -n "${names[@]}"
+            env() { env_here "$@"; }
+            tern_env "$spool" "$bin/tern_q" -totals -allusers
+        )
         [[ $total =~ Total\ for\ all\ users:\ ([0-9]+)\ jobs ]] && total=${BASH_REMATCH[1]}
         [[ $total == 0 ]] && return 0
         past "$end" && {
