@@ -96,3 +96,56 @@ fn no_wait_when_turned_off() {
     let b = std::fs::read_to_string(env.path("b.out")).unwrap();
     assert_ne!(a, b, "a new shadow for the second job");
 }
+
+/// A shadow's scheduling policy (sched(7)) as /proc shows it: the 41st
+/// field of its stat line (0 SCHED_OTHER, 3 SCHED_BATCH).
+fn policy_of(pid: &str) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields from the 3rd on follow the command's closing parenthesis.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(41 - 3)?.parse().ok()
+}
+
+/// The shadow runs its jobs under the normal policy, which its job sees as
+/// its parent's, and waits for the next one under SCHED_BATCH, so that its
+/// looks at the queue never preempt the user's own work; the next job runs
+/// under the normal policy again.
+#[test]
+fn the_shadow_runs_jobs_under_the_normal_policy_and_lingers_under_batch() {
+    if policy_of("self") != Some(0) {
+        eprintln!("skipped: the tests run under another policy");
+        return;
+    }
+    let env = env("60000");
+    let job = |n: u32| {
+        format!(
+            "executable = /bin/sh\narguments = \"-c 'echo $PPID > shadow{n}; \
+             sed -e s/.*\\)// /proc/$PPID/stat | cut -d\\  -f40 > policy{n}'\"\nqueue\n"
+        )
+    };
+    env.submit("a.sub", &job(1));
+    wait_done(&env, "1.0");
+    let read = |name: &str| {
+        std::fs::read_to_string(env.path(name))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    assert_eq!(read("policy1"), "0", "{}", env.diagnosis());
+    assert!(claim_waits(&env), "{}", env.diagnosis());
+    let shadow = read("shadow1");
+    // (The slot shows Claimed/Idle a moment before the wait begins.)
+    assert!(
+        wait_until(Duration::from_secs(10), || policy_of(&shadow) == Some(3)),
+        "the lingering shadow {shadow}: policy {:?}",
+        policy_of(&shadow)
+    );
+    env.submit("b.sub", &job(2));
+    wait_done(&env, "2.0");
+    assert_eq!(
+        read("shadow2"),
+        shadow,
+        "the same shadow ran the second job"
+    );
+    assert_eq!(read("policy2"), "0", "{}", env.diagnosis());
+}

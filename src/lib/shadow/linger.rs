@@ -48,6 +48,10 @@ impl Shadow {
         // Without the mark a submit would not know to wait for us: then
         // do not wait at all.
         let mark = linger::Mark::take(&self.spool).ok();
+        // Its looks wait for the running task's turn rather than preempt
+        // it, a submit of the user's among them (see sys::sched); the next
+        // job, if any, starts back under the normal policy.
+        let _batch = crate::sys::sched::batch();
         let deadline = Instant::now() + Duration::from_millis(self.linger_ms);
         let mut seen: Option<i64> = None;
         while mark.is_some() {

@@ -164,9 +164,6 @@ struct Shadow {
 pub fn run(args: Args) -> Result<(), ShadowError> {
     let signals = Signals::install().map_err(ShadowError::Signals)?;
     procs::become_subreaper();
-    // Its bookkeeping waits for the running task's turn rather than
-    // preempting it; its jobs get the policy back (see sys::sched).
-    crate::sys::sched::batch_self();
     let cfg = Config::load()?;
     let spool = PathBuf::from(cfg.get("SPOOL")?.ok_or(ShadowError::NoSpool)?);
     let lock = job_lock(&spool, args.job)?;

@@ -497,7 +497,7 @@ pub(super) fn execute_props(
 /// shadow's own user, or by fork and exec as the job's owner or to renice
 /// it before its exec.
 /// Either way the job starts under the scheduling policy the shadow
-/// started with (`sys::sched`), not the shadow's SCHED_BATCH, and with the
+/// started with (`sys::sched`), never the lingering shadow's SCHED_BATCH, and with the
 /// machine's huge-page setting, which the shadow itself goes without:
 /// with them, each job's turn of the shadow's allocator zeroed huge pages
 /// (a twentieth of the shadow's time on 2,000 short jobs).

@@ -215,8 +215,9 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<i32> {
         if privilege::is_setid() {
             flags |= libc::POSIX_SPAWN_RESETIDS;
         }
-        // A job of a shadow, which runs itself as SCHED_BATCH, starts
-        // under the policy the shadow started with (see [`sched`]).
+        // A job of a shadow, which runs itself as SCHED_BATCH while it
+        // lingers, starts under the policy the shadow started with (see
+        // [`sched`]).
         if let Some(policy) = sched::for_children() {
             let param = libc::sched_param { sched_priority: 0 };
             flags |= libc::POSIX_SPAWN_SETSCHEDULER;

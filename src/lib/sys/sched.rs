@@ -1,29 +1,42 @@
-//! The shadow's scheduling policy: `SCHED_BATCH` for itself, the caller's
-//! own for the jobs it starts.
+//! The shadow's scheduling policy: `SCHED_BATCH` while it lingers, the
+//! policy it started with otherwise, and that one for the jobs it starts.
 //!
-//! A shadow wakes for a few hundred microseconds around each job's start
-//! and end. Under `SCHED_OTHER` the kernel lets a task that just woke
-//! preempt the one running on its cpu, so on a busy machine the shadow's
-//! bookkeeping cut into whatever the user ran meanwhile: in a shell loop
-//! of `tern_submit` calls, the submit the loop waits for. Under
-//! `SCHED_BATCH` (sched(7): "mildly disfavored in scheduling decisions"
-//! on wakeup, the same share of cpu otherwise) it waits for the running
-//! task's turn to end instead. The jobs themselves run under the policy
-//! the shadow started with, as HTCondor's do, and as much nicer as
+//! A lingering shadow (SHADOW_LINGER_MSEC) wakes every few milliseconds to
+//! look for the next job. Under `SCHED_OTHER` the kernel lets a task that
+//! just woke preempt the one running on its cpu, so those looks cut into
+//! whatever the user ran meanwhile: in a shell loop of `tern_submit`
+//! calls, the submit the loop waits for. Under `SCHED_BATCH` (sched(7):
+//! "mildly disfavored in scheduling decisions" on wakeup, the same share
+//! of cpu otherwise) it waits for the running task's turn to end instead
+//! ([`batch`], for the wait). Around its jobs the shadow keeps the normal
+//! policy: waking at a job's end, its bookkeeping and the next job's start
+//! are the jobs' own critical path, and under `SCHED_BATCH` there too a
+//! stream of 2,000 short jobs on two cpus took a tenth longer
+//! (bench/README.md). The jobs themselves run under the policy the shadow
+//! started with, as HTCondor's do, and as much nicer as
 //! JOB_RENICE_INCREMENT says ([`child_renices`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// This process's main thread moved itself to `SCHED_BATCH` ([`batch_self`]).
+/// This process's main thread has moved itself to `SCHED_BATCH` at some
+/// time ([`batch`]): its children are then started under `SCHED_OTHER`
+/// explicitly ([`for_children`]).
 static BATCHED: AtomicBool = AtomicBool::new(false);
 
+/// The calling thread under `SCHED_BATCH` until the guard is dropped
+/// ([`batch`]).
+#[must_use = "the policy goes back when the guard is dropped"]
+pub struct Batched {
+    moved: bool,
+}
+
 /// Moves the calling thread from `SCHED_OTHER` to `SCHED_BATCH` (allowed
-/// without privilege; the nice value stays); a thread under any other
-/// policy, which someone chose for it, keeps that. The policy is a
-/// thread's, and threads and children inherit it: call it from the main
-/// thread before any other thread exists (the shadow does, first thing).
-/// Says whether it moved.
-pub fn batch_self() -> bool {
+/// without privilege; the nice value stays) until the returned guard is
+/// dropped, which moves it back; a thread under any other policy, which
+/// someone chose for it, keeps that. The policy is a thread's, and
+/// threads and children inherit it: call it from the main thread of a
+/// process with no other thread (the shadow's).
+pub fn batch() -> Batched {
     let param = libc::sched_param { sched_priority: 0 };
     // SAFETY: sched_getscheduler and sched_setscheduler on this thread,
     // with a parameter that lives on this stack.
@@ -34,11 +47,34 @@ pub fn batch_self() -> bool {
     if moved {
         BATCHED.store(true, Ordering::Relaxed);
     }
-    moved
+    Batched { moved }
 }
 
-/// The policy a child of this process should start under, when it is not
-/// this process's own: `SCHED_OTHER` after [`batch_self`]. Never
+impl Batched {
+    /// Whether the guard moved the thread (it was under `SCHED_OTHER`).
+    pub fn moved(&self) -> bool {
+        self.moved
+    }
+}
+
+impl Drop for Batched {
+    fn drop(&mut self) {
+        if !self.moved {
+            return;
+        }
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: as in batch. A failure leaves the thread under
+        // SCHED_BATCH, which changes only how soon it gets a cpu.
+        unsafe {
+            if libc::sched_getscheduler(0) == libc::SCHED_BATCH {
+                libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
+            }
+        }
+    }
+}
+
+/// The policy a child of this process should start under, when it may
+/// not be this process's own: `SCHED_OTHER` once [`batch`] has moved it. Never
 /// `SCHED_BATCH` or `SCHED_IDLE`, which glibc's
 /// `posix_spawnattr_setschedpolicy` refuses (EINVAL).
 pub fn for_children() -> Option<libc::c_int> {
@@ -99,15 +135,24 @@ mod tests {
     }
 
     /// A process that moves itself to SCHED_BATCH starts its children,
-    /// by posix_spawn and by fork, under the policy it had. (Run in a
+    /// by posix_spawn and by fork, under the policy it had, and goes back
+    /// to it when the guard goes; a nested guard moves nothing. (Run in a
     /// child of the test, which alone changes its own policy.)
     #[test]
     fn the_shadow_is_batch_and_its_children_are_not() {
         if std::env::var_os("TERN_TEST_SCHED_CHILD").is_some() {
             assert_eq!(policy(), libc::SCHED_OTHER);
-            assert!(batch_self());
+            let guard = batch();
+            assert!(guard.moved());
             assert_eq!(policy(), libc::SCHED_BATCH);
-            assert!(!batch_self(), "a second move is no move");
+            let nested = batch();
+            assert!(!nested.moved(), "a second move is no move");
+            drop(nested);
+            assert_eq!(
+                policy(),
+                libc::SCHED_BATCH,
+                "the nested guard moved it back"
+            );
             for spawned in [true, false] {
                 let out = tempfile::NamedTempFile::new().unwrap();
                 let fd = std::os::fd::AsRawFd::as_raw_fd(out.as_file());
@@ -140,6 +185,8 @@ mod tests {
                 let seen = std::fs::read_to_string(out.path()).unwrap();
                 assert_eq!(seen.trim(), "SCHED_OTHER", "spawned: {spawned}");
             }
+            drop(guard);
+            assert_eq!(policy(), libc::SCHED_OTHER);
             return;
         }
         if std::process::Command::new("chrt")
