@@ -1475,11 +1475,13 @@ fn job_renice_increment_sets_how_nice_each_job_runs() {
     );
 }
 
-/// A shadow running a stream of short jobs starts the queue's log again
-/// once a job runs, soon after the log passes its restart length (768
-/// frames), not when a later write finds it past the closers' length (832
-/// frames): the log's file, which only a restart bounds, never holds more
-/// than the restart length and a few commits.
+/// A shadow running a stream of short jobs, which leaves the log's restart
+/// until its next job runs, still starts the log again soon after it
+/// passes its restart length (768 frames), not only when a later write
+/// finds it past the closers' length (832 frames): the log's file, which
+/// only a restart bounds, never holds more than the restart length and a
+/// few commits. (That the restart waits for the job is the queue's unit
+/// test, `deferred_upkeep_waits_for_its_call_but_not_past_the_closers_length`.)
 #[test]
 fn a_shadow_starts_the_log_again_while_a_job_runs() {
     const FRAME: u64 = 24 + 4096;

@@ -180,7 +180,10 @@ fn arguments(ad: &Rc<ClassAd>) -> Result<Vec<String>, Hold> {
 /// /dev/null when unset). /dev/null itself, what most jobs have for at
 /// least one of them, is not opened here but by the job's process before
 /// its exec (`None`): an open there instead of an open, two `fcntl`s and a
-/// close here, for each of the three, in every job of a stream.
+/// close here, for each of the three, in every job of a stream. Only the
+/// exact name `/dev/null` is: `/dev/null/` or a relative path that leads
+/// there is opened here as before. (Where /dev/null cannot be opened, a
+/// job is then held as failing to start, not as failing to open it.)
 struct Files<'a> {
     ad: &'a Rc<ClassAd>,
     iwd: &'a Path,
@@ -199,10 +202,11 @@ impl Files<'_> {
     /// hang the shadow: [`crate::sys::fs::open_nonblocking`]); the job then
     /// gets ordinary blocking descriptors, whatever the file is.
     fn input(&self, attr: &str) -> Result<Option<File>, Hold> {
-        let path = self.iwd.join(self.named(attr));
-        if path == Path::new(DEV_NULL) {
+        let name = self.named(attr);
+        if name == DEV_NULL {
             return Ok(None);
         }
+        let path = self.iwd.join(name);
         crate::sys::fs::open_nonblocking(&path, libc::O_RDONLY, 0)
             .map_err(|e| {
                 Hold::new(
@@ -220,10 +224,10 @@ impl Files<'_> {
 
     fn output(&self, attr: &str) -> Result<Option<File>, Hold> {
         let name = self.named(attr);
-        let path = self.iwd.join(&name);
-        if path == Path::new(DEV_NULL) {
+        if name == DEV_NULL {
             return Ok(None);
         }
+        let path = self.iwd.join(&name);
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC;
         crate::sys::fs::open_nonblocking(&path, flags, 0o666)
             .map_err(|e| {

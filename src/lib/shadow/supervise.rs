@@ -118,9 +118,6 @@ impl Shadow {
         around: Option<&Around<'_>>,
     ) -> Result<RunEnd, ShadowError> {
         let mut watch = self.watch(ad, pid);
-        // The job runs: the log's restart, with its fsyncs, costs the
-        // shadow nothing now (see `Queue::defer_log_upkeep`).
-        self.q.log_upkeep();
         if self.start_suspended {
             // Suspended while it waited for its deferral time: it starts
             // and is at once suspended (010 was written then).
@@ -129,6 +126,7 @@ impl Shadow {
         }
         // Requests made before we wrote our pid.
         let mut wake = Wake::Request;
+        let mut upkept = false;
         loop {
             match wake {
                 Wake::Child | Wake::Timeout => {}
@@ -139,6 +137,14 @@ impl Shadow {
                         watch.begin_stop(Stop::Shutdown, kill_sig(ad, Stop::Shutdown), at);
                     }
                 }
+            }
+            if !upkept {
+                // The job runs, suspended if it must be and with the
+                // requests made before it started taken: the log's
+                // restart, with its fsyncs, costs the shadow nothing now
+                // (see `Queue::defer_log_upkeep`).
+                upkept = true;
+                self.q.log_upkeep();
             }
             watch.reap();
             self.poll_update(id, &mut watch, around)?;
