@@ -251,15 +251,16 @@ impl Queue {
     /// copy the log but, with writers taking turns and short readers always
     /// about, never start it again: it grew to 72 MB over 2,000 short jobs,
     /// every commit extending the file, which on ext4 was a quarter of the
-    /// run (bench/README.md, "Running jobs").
-    pub(super) fn restart_log(&mut self) {
+    /// run (bench/README.md, "Running jobs"). Says whether it copied
+    /// everything now.
+    pub(super) fn restart_log(&mut self) -> bool {
         let frames = self.log_frames();
         if self.own_busy_handler
             || frames <= RESTART_FRAMES
             || self.writes < self.restart_after
             || self.restarted_at == Some(frames)
         {
-            return;
+            return false;
         }
         // The plain handler's short pauses, for at most RESTART_WAIT
         // (SQLite's own timeout sleeps 1, 2, 5, 10 ms, with the write
@@ -275,6 +276,7 @@ impl Queue {
         } else {
             self.restart_after = self.writes + 64;
         }
+        done
     }
 
     /// Makes this handle's writes leave the log's restart (see
@@ -294,9 +296,7 @@ impl Queue {
     /// log at its first block: that commit syncs the log's new header, an
     /// fsync the next job's end would otherwise wait for.
     pub fn log_upkeep(&mut self) {
-        let before = self.restarted_at;
-        self.restart_log();
-        if self.restarted_at != before {
+        if self.restart_log() {
             self.note_restart();
         }
     }
@@ -307,7 +307,7 @@ impl Queue {
     /// never reaches its later call; past that length the write does it).
     pub(super) fn upkeep_after_write(&mut self) {
         if !self.upkeep_deferred || self.log_frames() > KEEP_FRAMES_BESIDE {
-            self.restart_log();
+            let _ = self.restart_log();
         }
     }
 

@@ -190,23 +190,22 @@ struct Files<'a> {
 }
 
 impl Files<'_> {
-    /// The file an attribute names, or /dev/null.
-    fn named(&self, attr: &str) -> String {
+    /// The path of the file an attribute names, relative to Iwd; `None`
+    /// when it is unset or names /dev/null, which the job opens itself.
+    fn path(&self, attr: &str) -> Option<PathBuf> {
         self.ad
             .eval_str(attr)
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| DEV_NULL.into())
+            .filter(|s| !s.is_empty() && s != DEV_NULL)
+            .map(|name| self.iwd.join(name))
     }
 
     /// In, Out and Err are opened without blocking (a FIFO there must not
     /// hang the shadow: [`crate::sys::fs::open_nonblocking`]); the job then
     /// gets ordinary blocking descriptors, whatever the file is.
     fn input(&self, attr: &str) -> Result<Option<File>, Hold> {
-        let name = self.named(attr);
-        if name == DEV_NULL {
+        let Some(path) = self.path(attr) else {
             return Ok(None);
-        }
-        let path = self.iwd.join(name);
+        };
         crate::sys::fs::open_nonblocking(&path, libc::O_RDONLY, 0)
             .map_err(|e| {
                 Hold::new(
@@ -223,11 +222,9 @@ impl Files<'_> {
     }
 
     fn output(&self, attr: &str) -> Result<Option<File>, Hold> {
-        let name = self.named(attr);
-        if name == DEV_NULL {
+        let Some(path) = self.path(attr) else {
             return Ok(None);
-        }
-        let path = self.iwd.join(&name);
+        };
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC;
         crate::sys::fs::open_nonblocking(&path, flags, 0o666)
             .map_err(|e| {

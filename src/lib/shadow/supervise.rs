@@ -125,8 +125,12 @@ impl Shadow {
             watch.suspended = true;
         }
         // Requests made before we wrote our pid.
-        let mut wake = Wake::Request;
-        let mut upkept = false;
+        self.take_requests(id, ad, &mut watch, around)?;
+        // The job runs, suspended if it must be and with those requests
+        // taken: the log's restart, with its fsyncs, costs the shadow
+        // nothing now (see `Queue::defer_log_upkeep`).
+        self.q.log_upkeep();
+        let mut wake = Wake::Child;
         loop {
             match wake {
                 Wake::Child | Wake::Timeout => {}
@@ -137,14 +141,6 @@ impl Shadow {
                         watch.begin_stop(Stop::Shutdown, kill_sig(ad, Stop::Shutdown), at);
                     }
                 }
-            }
-            if !upkept {
-                // The job runs, suspended if it must be and with the
-                // requests made before it started taken: the log's
-                // restart, with its fsyncs, costs the shadow nothing now
-                // (see `Queue::defer_log_upkeep`).
-                upkept = true;
-                self.q.log_upkeep();
             }
             watch.reap();
             self.poll_update(id, &mut watch, around)?;

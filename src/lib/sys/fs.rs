@@ -144,8 +144,9 @@ fn open_with_nonblock(
     Ok(unsafe { std::fs::File::from_raw_fd(fd) })
 }
 
-/// [`open_nonblocking`] of what must be a regular file (an event log, a
-/// file to copy): never through a final symbolic link (`O_NOFOLLOW`), and
+/// Opens what must be a regular file (an event log, a file to copy), as
+/// [`open_nonblocking`] does but leaving `O_NONBLOCK` set, which a regular
+/// file ignores: never through a final symbolic link (`O_NOFOLLOW`), and
 /// anything that is not a regular file (a FIFO, a device, a socket) is
 /// refused with an error that says so, before a byte is read or written.
 pub fn open_regular(

@@ -50,6 +50,7 @@ pub fn batch() -> Batched {
     Batched { moved }
 }
 
+#[cfg(test)]
 impl Batched {
     /// Whether the guard moved the thread (it was under `SCHED_OTHER`).
     pub fn moved(&self) -> bool {

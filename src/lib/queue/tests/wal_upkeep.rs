@@ -207,6 +207,35 @@ fn pad_write(q: &mut Queue, id: JobId, i: usize) {
     .unwrap();
 }
 
+/// Writes through `q` (counting writes in `i`) until the log has started
+/// again `restarts` times, failing past `rounds` times RESTART_FRAMES
+/// writes; the most frames the log held, and the longest its file was.
+fn write_until_restarts(
+    q: &mut Queue,
+    id: JobId,
+    wal_path: &std::path::Path,
+    i: &mut usize,
+    restarts: usize,
+    rounds: usize,
+) -> (u32, u64) {
+    let (mut most, mut file, mut last, mut seen) = (0, 0, 0, 0);
+    while seen < restarts {
+        *i += 1;
+        assert!(
+            *i < rounds * wal::RESTART_FRAMES as usize,
+            "the log was started again {seen} times"
+        );
+        pad_write(q, id, *i);
+        let frames = q.log_frames();
+        if frames < last {
+            seen += 1;
+        }
+        (most, last) = (most.max(frames), frames);
+        file = file.max(std::fs::metadata(wal_path).unwrap().len());
+    }
+    (most, file)
+}
+
 /// A long-lived writer (a shadow, a pass) starts the log again after the
 /// write whose commit takes it past [`wal::RESTART_FRAMES`], while another
 /// handle has the queue open: the log never grows far past that, and its
@@ -218,21 +247,9 @@ fn a_long_lived_writer_starts_the_log_again_before_the_file_limit() {
     let wal_path = db_path(&spool).with_extension("db-wal");
     // Another handle with the queue open (not reading meanwhile).
     let other = Queue::open(&spool, false).unwrap().unwrap();
-    let (mut most, mut restarts, mut last, mut file) = (0, 0, 0, 0);
     // Three restarts: a frame a write is the least a write adds.
-    for i in 0..3 * wal::RESTART_FRAMES as usize {
-        pad_write(&mut q, id, i);
-        let frames = q.log_frames();
-        if frames < last {
-            restarts += 1;
-        }
-        (most, last) = (most.max(frames), frames);
-        file = file.max(std::fs::metadata(&wal_path).unwrap().len());
-        if restarts >= 3 {
-            break;
-        }
-    }
-    assert!(restarts >= 3, "the log was started again {restarts} times");
+    let mut i = 0;
+    let (most, file) = write_until_restarts(&mut q, id, &wal_path, &mut i, 3, 3);
     assert!(
         most <= wal::RESTART_FRAMES + 40,
         "the log grew to {most} frames"
@@ -346,18 +363,7 @@ fn deferred_upkeep_waits_for_its_call_but_not_past_the_closers_length() {
     q.log_upkeep();
     assert_eq!(restarts(&q), first, "an upkeep with nothing to do wrote");
     // No upkeep call: the write past the closers' length restarts it.
-    let (mut most, mut file, mut last, mut restarts) = (0, 0, 0, 0);
-    while restarts < 2 {
-        i += 1;
-        pad_write(&mut q, id, i);
-        let frames = q.log_frames();
-        if frames < last {
-            restarts += 1;
-        }
-        (most, last) = (most.max(frames), frames);
-        file = file.max(std::fs::metadata(&wal_path).unwrap().len());
-        assert!(i < 20 * wal::RESTART_FRAMES as usize, "never restarted");
-    }
+    let (most, file) = write_until_restarts(&mut q, id, &wal_path, &mut i, 2, 20);
     assert!(
         most > wal::RESTART_FRAMES && most <= wal::KEEP_FRAMES_BESIDE + 40,
         "the log grew to {most} frames"
