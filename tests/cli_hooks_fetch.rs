@@ -507,10 +507,12 @@ fn a_fetched_job_preempted_by_a_better_one_has_its_claim_evicted_and_runs_again(
 fn a_fetched_job_waiting_for_its_slot_is_explained_by_better_analyze() {
     let env = prepared(1);
     let d = env.path("").display().to_string();
+    // It says when its trap is set: a TERM that came before would end it
+    // at once, and 2.0 would not wait.
     script(
         &env,
         "stubborn.sh",
-        "trap '' TERM\nwhile true; do sleep 1; done",
+        &format!("trap '' TERM\ntouch {d}/trapped\nwhile true; do sleep 1; done"),
     );
     let fetch = format!(
         "cd {d}\n[ -e offer ] || exit 0\nrm offer\n\
@@ -523,7 +525,7 @@ fn a_fetched_job_waiting_for_its_slot_is_explained_by_better_analyze() {
         "s.sub",
         &format!("executable = {d}/stubborn.sh\njob_max_vacate_time = 60\nqueue\n"),
     );
-    env.wait_for("the job running", TIMEOUT, || env.status("1.0") == Some(2));
+    env.wait_for("the job's trap", TIMEOUT, || env.path("trapped").exists());
     // FetchWorkDelay = 0 and nothing offered yet: the slot is always due.
     let dry = env.run_ok("tern_negotiate", ["-dry-run"]);
     assert!(dry.contains("fetch due on slot1 ("), "{dry}");
