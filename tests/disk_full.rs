@@ -1,7 +1,8 @@
 //! A full SPOOL, a full EXECUTE and a read-only SPOOL, each on a small
 //! tmpfs of its own: the tools fail with a message naming the file and the
 //! trouble, nothing is lost or half-written, and work resumes once space
-//! (or the right to write) returns.
+//! (or the right to write) returns. And a /dev/null that a job cannot
+//! open, named in its hold.
 //!
 //! Mounting needs root; as anyone else these print why and pass, unless
 //! TERN_REQUIRE_SHARED=1 (CI, which runs the root-only tests as root).
@@ -317,4 +318,87 @@ fn a_run_that_ends_while_spool_is_full_is_recorded_once_there_is_room_not_run_ag
     );
     assert_job_events(&log, &job, [0, 1, 5]);
     assert_eq!(integrity(spool), "ok");
+}
+
+/// A /dev/null that can no longer be opened for writing once a shadow
+/// runs (a read-only bind mount of a plain file over it, in a private
+/// mount namespace of one pass and its shadow, made while the first job
+/// run): the jobs their shadows start next, whose output is unset, are
+/// held naming /dev/null as an output file that cannot be opened, not as
+/// an executable that failed to start; on both start paths (posix_spawn
+/// for job 2, fork for the reniced job 3).
+#[test]
+fn a_dev_null_the_job_cannot_open_holds_it_naming_dev_null() {
+    if !as_root() {
+        return;
+    }
+    let env = RunEnv::new()
+        .knob("NEGOTIATE_ON_SUBMIT", "false")
+        .knob("NEGOTIATE_ON_EXIT", "false")
+        .knob("NUM_CPUS", "2")
+        .knob("SHADOW_LINGER_MSEC", "0")
+        .knob("JOB_RENICE_INCREMENT", "ifThenElse(ProcId == 3, 5, 0)");
+    let c = env.submit(
+        "n.sub",
+        "executable = /bin/sh\n\
+         arguments = \"-c 'if [ $(ProcId) -lt 2 ]; then touch started$(ProcId); \
+         while [ ! -e go ]; do sleep 0.05; done; fi'\"\nqueue 4\n",
+    );
+    let plain = env.write("plain", "");
+    let pass = env.command("tern_negotiate");
+    let mut cmd = Command::new("unshare");
+    cmd.args(["--mount", "--propagation", "private", "--", "/bin/sh", "-c"])
+        .arg(
+            "\"$2\" -wait || exit 98\n\
+             i=0; while [ ! -e started0 ] || [ ! -e started1 ]; do sleep 0.05; i=$((i+1)); [ $i -lt 1200 ] || exit 97; done\n\
+             mount --bind \"$1\" /dev/null && mount -o remount,bind,ro /dev/null || exit 99\n\
+             touch go",
+        )
+        .arg("sh")
+        .arg(&plain)
+        .arg(pass.get_program())
+        .env_clear()
+        .current_dir(env.path(""));
+    for (k, v) in pass.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    let out = cmd.output().unwrap();
+    if out.status.code() == Some(99) {
+        std::fs::write(env.path("go"), "").unwrap();
+        skip::<()>(&format!(
+            "cannot bind-mount over /dev/null in a private mount namespace: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+        return;
+    }
+    assert!(out.status.success(), "{out:?}");
+    for p in 0..2 {
+        assert_eq!(
+            env.wait_history(&format!("{c}.{p}"), Duration::from_secs(60)),
+            4
+        );
+    }
+    for p in 2..4 {
+        let job = format!("{c}.{p}");
+        env.wait_for("the job held", Duration::from_secs(60), || {
+            env.status(&job) == Some(5)
+        });
+        let held = env
+            .q_af(&job, &["HoldReasonCode", "HoldReasonSubCode", "HoldReason"])
+            .unwrap();
+        assert_eq!(
+            held, "7 30 Cannot open output file '/dev/null': Read-only file system",
+            "job {p}"
+        );
+    }
+    // Released, outside that namespace, both run.
+    env.wait_slots_unclaimed();
+    env.run_ok("tern_release", [&c.to_string()]);
+    env.negotiate();
+    for p in 2..4 {
+        let job = format!("{c}.{p}");
+        assert_eq!(env.wait_history(&job, Duration::from_secs(60)), 4);
+    }
 }

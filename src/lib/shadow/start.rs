@@ -182,8 +182,8 @@ fn arguments(ad: &Rc<ClassAd>) -> Result<Vec<String>, Hold> {
 /// its exec (`None`): an open there instead of an open, two `fcntl`s and a
 /// close here, for each of the three, in every job of a stream. Only the
 /// exact name `/dev/null` is: `/dev/null/` or a relative path that leads
-/// there is opened here as before. (Where /dev/null cannot be opened, a
-/// job is then held as failing to start, not as failing to open it.)
+/// there is opened here as before. (Where the job's process could not
+/// open /dev/null, the hold names it as before: [`dev_null_failed`].)
 struct Files<'a> {
     ad: &'a Rc<ClassAd>,
     iwd: &'a Path,
@@ -207,17 +207,7 @@ impl Files<'_> {
             return Ok(None);
         };
         crate::sys::fs::open_nonblocking(&path, libc::O_RDONLY, 0)
-            .map_err(|e| {
-                Hold::new(
-                    format!(
-                        "Cannot open input file '{}': {}",
-                        path.display(),
-                        io_text(&e)
-                    ),
-                    hold_code::UNABLE_TO_OPEN_INPUT,
-                    e.raw_os_error().unwrap_or(0) as i64,
-                )
-            })
+            .map_err(|e| input_hold(&path, &e))
             .map(Some)
     }
 
@@ -249,6 +239,18 @@ impl Files<'_> {
     }
 }
 
+fn input_hold(path: &Path, e: &std::io::Error) -> Hold {
+    Hold::new(
+        format!(
+            "Cannot open input file '{}': {}",
+            path.display(),
+            io_text(e)
+        ),
+        hold_code::UNABLE_TO_OPEN_INPUT,
+        e.raw_os_error().unwrap_or(0) as i64,
+    )
+}
+
 fn output_hold(path: &Path, e: &std::io::Error, subcode: i64) -> Hold {
     Hold::new(
         format!(
@@ -277,6 +279,9 @@ impl Shadow {
         // must not leave a run without its execute event.
         self.started(id, ad, props, crate::clock::now())?;
         spawn(plan, self.nice_increment(id, ad)).map_err(|e| {
+            if let Some(hold) = dev_null_failed(plan) {
+                return hold;
+            }
             Hold::new(
                 format!(
                     "Error from {}@{}: Failed to execute '{}': {}",
@@ -555,6 +560,36 @@ fn spawn_forked(plan: &Plan, id: Option<Identity>, nice: i32) -> std::io::Result
 /// The /dev/null that a job's standard file is when its attribute is
 /// unset or names it.
 const DEV_NULL: &str = "/dev/null";
+
+/// For a job that failed to start: when /dev/null, which was to be opened
+/// for a standard file (by the job's process before its exec, or on the
+/// fork path by the shadow, as the shadow's user either way), cannot be
+/// opened that way, the hold an open of it here would have given, naming
+/// it, rather than a failure to execute the job. Asked only after a
+/// failure, so a start pays nothing for it.
+fn dev_null_failed(plan: &Plan) -> Option<Hold> {
+    let null = Path::new(DEV_NULL);
+    let opens = [&plan.stdin, &plan.stdout, &plan.stderr]
+        .into_iter()
+        .enumerate()
+        .filter(|(_, f)| f.is_none());
+    for (fd, _) in opens {
+        let flags = if fd == 0 {
+            libc::O_RDONLY
+        } else {
+            libc::O_WRONLY
+        };
+        let Err(e) = crate::sys::fs::open_nonblocking(null, flags, 0) else {
+            continue;
+        };
+        let errno = e.raw_os_error().unwrap_or(0) as i64;
+        return Some(match fd {
+            0 => input_hold(null, &e),
+            _ => output_hold(null, &e, errno),
+        });
+    }
+    None
+}
 
 /// A standard file of the plan for `Command`: a copy of the open file, or
 /// /dev/null.
