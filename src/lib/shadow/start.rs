@@ -179,11 +179,13 @@ fn arguments(ad: &Rc<ClassAd>) -> Result<Vec<String>, Hold> {
 /// Opens the job's standard files (In, Out, Err; relative to Iwd,
 /// /dev/null when unset). /dev/null itself, what most jobs have for at
 /// least one of them, is not opened here but by the job's process before
-/// its exec (`None`): an open there instead of an open, two `fcntl`s and a
-/// close here, for each of the three, in every job of a stream. Only the
-/// exact name `/dev/null` is: `/dev/null/` or a relative path that leads
-/// there is opened here as before. (Where the job's process could not
-/// open /dev/null, the hold names it as before: [`dev_null_failed`].)
+/// its exec (`None`; on the fork path, by the shadow just before the
+/// fork): an open there instead of an open, two `fcntl`s and a close here,
+/// for each of the three, in every job of a stream. Only the exact name
+/// `/dev/null` is: `/dev/null/` or a relative path that leads there is
+/// opened here as before. (Where /dev/null could not be opened, the hold
+/// names it, as an open here did, but after the execute event, which is
+/// written before the start: [`dev_null_failed`].)
 struct Files<'a> {
     ad: &'a Rc<ClassAd>,
     iwd: &'a Path,
@@ -279,7 +281,7 @@ impl Shadow {
         // must not leave a run without its execute event.
         self.started(id, ad, props, crate::clock::now())?;
         spawn(plan, self.nice_increment(id, ad)).map_err(|e| {
-            if let Some(hold) = dev_null_failed(plan) {
+            if let Some(hold) = dev_null_failed(plan, &e) {
                 return hold;
             }
             Hold::new(
@@ -561,13 +563,14 @@ fn spawn_forked(plan: &Plan, id: Option<Identity>, nice: i32) -> std::io::Result
 /// unset or names it.
 const DEV_NULL: &str = "/dev/null";
 
-/// For a job that failed to start: when /dev/null, which was to be opened
-/// for a standard file (by the job's process before its exec, or on the
-/// fork path by the shadow, as the shadow's user either way), cannot be
-/// opened that way, the hold an open of it here would have given, naming
-/// it, rather than a failure to execute the job. Asked only after a
-/// failure, so a start pays nothing for it.
-fn dev_null_failed(plan: &Plan) -> Option<Hold> {
+/// For a job that failed to start with `failed`: when /dev/null, which
+/// was to be opened for a standard file (by the job's process before its
+/// exec, or on the fork path by the shadow, as the shadow's user either
+/// way, and before anything else of the start), cannot be opened that way
+/// either, and with the same error, the hold an open of it here would have
+/// given, naming it, rather than a failure to execute the job. Asked only
+/// after a failure, so a start pays nothing for it.
+fn dev_null_failed(plan: &Plan, failed: &std::io::Error) -> Option<Hold> {
     let null = Path::new(DEV_NULL);
     let opens = [&plan.stdin, &plan.stdout, &plan.stderr]
         .into_iter()
@@ -582,6 +585,9 @@ fn dev_null_failed(plan: &Plan) -> Option<Hold> {
         let Err(e) = crate::sys::fs::open_nonblocking(null, flags, 0) else {
             continue;
         };
+        if e.raw_os_error() != failed.raw_os_error() {
+            return None;
+        }
         let errno = e.raw_os_error().unwrap_or(0) as i64;
         return Some(match fd {
             0 => input_hold(null, &e),

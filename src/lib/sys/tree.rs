@@ -93,7 +93,8 @@ impl Dir {
         }
         // u64s, so the records (8-byte aligned by the kernel) are too;
         // 4 KiB, on the stack: a sandbox holds a few names, and a bigger
-        // directory takes more reads.
+        // directory (SPOOL's `shadow`, a job's output tree) takes a read
+        // per 4 KiB of names.
         let mut buf = [0u64; 512];
         let mut out = Vec::new();
         loop {
@@ -101,7 +102,12 @@ impl Dir {
             // SAFETY: getdents64 writes at most `len` bytes into `buf`.
             let n = unsafe { libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), len) };
             if n < 0 {
-                return Err(io::Error::last_os_error());
+                let e = io::Error::last_os_error();
+                // Nothing was read (NFS, FUSE): read again.
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
             }
             if n == 0 {
                 return Ok(out);
@@ -261,9 +267,10 @@ impl Dir {
     }
 }
 
-/// Appends the names (but `.` and `..`) of the `linux_dirent64` records
-/// in `bytes`: d_ino (8 bytes), d_off (8), d_reclen (2), d_type (1), then
-/// the NUL-terminated name, each record `d_reclen` long.
+/// Appends the names (but `.` and `..`, and a record of inode 0, which
+/// glibc's readdir skips too) of the `linux_dirent64` records in `bytes`:
+/// d_ino (8 bytes), d_off (8), d_reclen (2), d_type (1), then the
+/// NUL-terminated name, each record `d_reclen` long.
 fn dirent_names(mut bytes: &[u8], out: &mut Vec<CString>) -> io::Result<()> {
     const NAME: usize = 19;
     let bad = || io::Error::new(io::ErrorKind::InvalidData, "a malformed directory record");
@@ -277,7 +284,8 @@ fn dirent_names(mut bytes: &[u8], out: &mut Vec<CString>) -> io::Result<()> {
             .filter(|_| reclen > NAME)
             .ok_or_else(bad)?;
         let name = CStr::from_bytes_until_nul(&rec[NAME..]).map_err(|_| bad())?;
-        if name != c"." && name != c".." {
+        let no_inode = rec[..8].iter().all(|b| *b == 0);
+        if name != c"." && name != c".." && !no_inode {
             out.push(name.to_owned());
         }
         bytes = &bytes[reclen..];
@@ -534,11 +542,15 @@ mod tests {
     #[test]
     fn a_malformed_directory_record_is_an_error() {
         let mut out = Vec::new();
-        // One good record: "a", 24 bytes.
+        // One good record: "a", 24 bytes, inode 7; the same of inode 0 is
+        // skipped.
         let mut rec = vec![0u8; 24];
         rec[16..18].copy_from_slice(&24u16.to_ne_bytes());
         rec[19] = b'a';
-        dirent_names(&rec, &mut out).unwrap();
+        let mut unused = rec.clone();
+        rec[0] = 7;
+        unused[19] = b'b';
+        dirent_names(&[&rec[..], &unused[..]].concat(), &mut out).unwrap();
         assert_eq!(out, vec![CString::new("a").unwrap()]);
         // A length past the buffer, one too short for a name, and a name
         // with no NUL.
