@@ -124,6 +124,55 @@ fn dry_run_prints_one_ad_per_job_sorted_by_name() {
     }
 }
 
+/// condor_submit's form, `-dry-run OUTPUT FILE` (or FILE first): the ads
+/// go to OUTPUT, `-` being standard output, and standard output says how
+/// many jobs the dry run made (or, with -terse, their ids); nothing is
+/// queued. `-dry-run FILE` alone stays tern's: FILE is the description.
+#[test]
+fn dry_run_with_an_output_file_writes_the_ads_there_as_condor_submit() {
+    let env = TestEnv::new();
+    env.write(
+        "job.sub",
+        "executable = /bin/echo\narguments = job $(Process)\nqueue 2\n",
+    );
+    let alone = submit(&env, &["-dry-run", "job.sub"]);
+    assert_eq!(alone.code, 0, "{alone:?}");
+    let r = submit(&env, &["-dry-run", "ads.txt", "job.sub"]);
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (0, "2 job(s) dry-run to cluster 1.\n", "")
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.path("ads.txt")).unwrap(),
+        alone.stdout
+    );
+    let r = submit(&env, &["job.sub", "-dry-run", "late.txt", "-terse"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "1.0 - 1.1\n"), "{r:?}");
+    assert_eq!(
+        std::fs::read_to_string(env.path("late.txt")).unwrap(),
+        alone.stdout
+    );
+    let r = submit(&env, &["-dry-run", "-", "job.sub"]);
+    assert_eq!(
+        (r.code, r.stdout.clone()),
+        (
+            0,
+            format!("{}2 job(s) dry-run to cluster 1.\n", alone.stdout)
+        )
+    );
+    // An output that cannot be written is an error naming it.
+    let r = submit(&env, &["-dry-run", "no/such/dir/ads.txt", "job.sub"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("cannot write the -dry-run output file no/such/dir/ads.txt"),
+        "{r:?}"
+    );
+    // Nothing was queued by any of them.
+    let q = env.run("tern_q", ["-af", "ClusterId"]);
+    assert_eq!((q.code, q.stdout.as_str()), (0, ""), "{q:?}");
+}
+
 #[test]
 fn dry_run_prints_operators_in_old_syntax() {
     let env = TestEnv::new();

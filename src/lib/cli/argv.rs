@@ -285,10 +285,12 @@ fn option_table(cmd: &mut Command) -> OptionTable {
     let mut shorts: Vec<char> = Vec::new();
     let mut lists = Vec::new();
     for (i, arg) in cmd.get_arguments().enumerate() {
+        // An option whose value may be left out (tern_submit's
+        // `-dry-run [OUTPUT]`) takes none here: the next argument is
+        // normalised as any other, and clap takes it for the value only
+        // when it is no option.
         let takes = if arg.get_action().takes_values() {
-            arg.get_num_args()
-                .map(|r| r.min_values().max(1))
-                .unwrap_or(1)
+            arg.get_num_args().map_or(1, |r| r.min_values())
         } else {
             0
         };
@@ -576,6 +578,38 @@ mod tests {
         ok(&["-"], &["-"]);
         ok(&["-h", "-V"], &["-h", "-V"]);
         ok(&["--", "-long", "-const"], &["--", "-long", "-const"]);
+    }
+
+    /// An option whose value may be left out takes the next argument only
+    /// when that is no option: `-dry-run -append x` is two options.
+    #[test]
+    fn an_optional_value_is_never_the_next_option() {
+        #[derive(Parser, Debug)]
+        #[command(name = "tern_optional")]
+        struct O {
+            #[arg(long = "dry-run", num_args = 0..=1)]
+            dry_run: Option<Option<String>>,
+            #[arg(long)]
+            append: Vec<String>,
+            file: Option<String>,
+        }
+        let parse = |args: &[&str]| {
+            let mut argv = vec![OsString::from("tern_optional")];
+            argv.extend(args.iter().map(OsString::from));
+            parse_args::<O>(argv).unwrap().0
+        };
+        let o = parse(&["-dry-run", "-append", "x", "job.sub"]);
+        assert_eq!(o.dry_run, Some(None));
+        assert_eq!(
+            (o.append, o.file.as_deref()),
+            (vec!["x".to_string()], Some("job.sub"))
+        );
+        let o = parse(&["-dry-run", "out", "job.sub"]);
+        assert_eq!(o.dry_run, Some(Some("out".into())));
+        assert_eq!(o.file.as_deref(), Some("job.sub"));
+        let o = parse(&["-dry-run", "-", "-append", "x"]);
+        assert_eq!(o.dry_run, Some(Some("-".into())));
+        assert_eq!(parse(&["-dry-run"]).dry_run, Some(None));
     }
 
     /// A tool with every colon form's options.

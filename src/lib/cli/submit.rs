@@ -21,17 +21,20 @@ use crate::submit::{self, SubmitOptions};
 /// FILE is the submit description (`-` reads it from standard input). With
 /// -dry-run the job ads that would be created are printed, in old ClassAd
 /// syntax sorted by attribute name (or as a JSON array with -dry-run:json),
-/// and nothing is submitted.
+/// and nothing is submitted. As condor_submit, `-dry-run OUTPUT FILE`
+/// writes them to OUTPUT (`-`: standard output) and says how many jobs the
+/// dry run made; `-dry-run FILE` alone prints them.
 #[derive(Parser, Debug)]
 #[command(
     name = "tern_submit",
     version,
-    after_help = "Examples:\n  tern_submit -dry-run job.sub\n  tern_submit -dry-run:json job.sub\n  echo 'executable = /bin/true\nqueue 3' | tern_submit -dry-run -"
+    after_help = "Examples:\n  tern_submit -dry-run job.sub\n  tern_submit -dry-run ads.txt job.sub\n  tern_submit -dry-run:json job.sub\n  echo 'executable = /bin/true\nqueue 3' | tern_submit -dry-run -"
 )]
 pub struct Args {
-    /// Print the job ads instead of submitting
-    #[arg(long = "dry-run")]
-    pub dry_run: bool,
+    /// Print the job ads instead of submitting; with FILE given too,
+    /// write them to OUTPUT (- for standard output), as condor_submit
+    #[arg(long = "dry-run", value_name = "OUTPUT", num_args = 0..=1)]
+    pub dry_run: Option<Option<String>>,
 
     /// Print the job ads as one JSON array instead of submitting
     /// (`-dry-run:json`, see [`super::COLON_FORMS`])
@@ -71,7 +74,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
     let (args, _) = parse_args::<Args>(argv)?;
     let env = ToolEnv::open("tern_submit")?;
     let cfg = &env.cfg;
-    let file = args.file.clone().unwrap_or_else(|| "-".into());
+    let (file, dry) = dry_run_target(&args);
     // Relative paths in the description (include, queue from, matching)
     // are relative to the current directory, as condor_submit reads them.
     let dir = std::env::current_dir()
@@ -92,7 +95,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         environ: crate::sys::privilege::caller_env(),
         batch_name: args.batch_name.clone(),
     };
-    if !(args.dry_run || args.dry_run_json) {
+    if dry.is_none() && !args.dry_run_json {
         let mut queue = env.queue_created()?;
         // A job reported submitted survives a power cut (unless
         // CONDOR_FSYNC = false).
@@ -149,7 +152,22 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         queue.leave_at_exit();
         return announce(cfg, &env.spool, &args, (id, &cluster), &held, ask_for_pass);
     }
-    dry_run(&env, &args, &parsed, opts, &desc)
+    dry_run(&env, &args, &parsed, opts, &desc, dry.flatten())
+}
+
+/// The submit description to read, and for a dry run where its ads go:
+/// `None` without -dry-run; `Some(None)` to standard output, the ads
+/// alone; `Some(Some(out))` as condor_submit's `-dry-run OUTPUT FILE`, to
+/// OUTPUT (`-`: standard output) followed by the count of jobs. The value
+/// of a -dry-run with no FILE is the description itself (`-dry-run
+/// job.sub`, where condor_submit would refuse to take job.sub for its
+/// output and find no description).
+fn dry_run_target(args: &Args) -> (String, Option<Option<String>>) {
+    match (&args.dry_run, &args.file) {
+        (Some(Some(out)), Some(file)) => (file.clone(), Some(Some(out.clone()))),
+        (Some(Some(file)), None) => (file.clone(), Some(None)),
+        (dry, file) => (file.clone().unwrap_or_else(|| "-".into()), dry.clone()),
+    }
 }
 
 /// How many times a submission is built outside the queue's write lock
@@ -377,6 +395,7 @@ fn dry_run(
     parsed: &submit::SubmitFile,
     mut opts: SubmitOptions,
     desc: &Described,
+    to: Option<String>,
 ) -> Result<(), CliError> {
     let cfg = &env.cfg;
     if let Some(q) = env.queue(false)? {
@@ -385,7 +404,42 @@ fn dry_run(
     let cluster = submit::materialize(parsed, cfg, &opts).map_err(|e| desc.error(e))?;
     print_warnings(args, &cluster);
     let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    let file = match to.as_deref() {
+        None | Some("-") => None,
+        Some(path) => Some(std::fs::File::create(path).map_err(|e| {
+            failed(format!(
+                "cannot write the -dry-run output file {path}: {}",
+                crate::sys::io_error_text(&e)
+            ))
+        })?),
+    };
+    let mut out: BufWriter<Box<dyn Write>> = BufWriter::new(match file {
+        Some(f) => Box::new(f),
+        None => Box::new(stdout.lock()),
+    });
+    write_dry_ads(&mut out, args, &cluster)?;
+    out.flush()?;
+    drop(out);
+    // condor_submit's count, for its form of the command.
+    let n = cluster.procs.len();
+    if to.is_some() && n > 0 {
+        let id = opts.cluster;
+        let mut o = stdout.lock();
+        if args.terse {
+            writeln!(o, "{id}.0 - {id}.{}", n - 1)?;
+        } else {
+            writeln!(o, "{n} job(s) dry-run to cluster {id}.")?;
+        }
+    }
+    Ok(())
+}
+
+/// The ads of a dry run, in old syntax or (`-dry-run:json`) as a JSON array.
+fn write_dry_ads(
+    out: &mut impl Write,
+    args: &Args,
+    cluster: &submit::Cluster,
+) -> Result<(), CliError> {
     if args.dry_run_json {
         let ads: Vec<_> = (0..cluster.procs.len())
             .map(|i| cluster.full_ad(i))
