@@ -168,6 +168,30 @@ fn dry_run_with_an_output_file_writes_the_ads_there_as_condor_submit() {
             .contains("cannot write the -dry-run output file no/such/dir/ads.txt"),
         "{r:?}"
     );
+    // -dry-run:json takes its output the same way.
+    let json = submit(&env, &["-dry-run:json", "job.sub"]);
+    let r = submit(&env, &["-dry-run:json", "ads.json", "job.sub"]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "2 job(s) dry-run to cluster 1.\n"),
+        "{r:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.path("ads.json")).unwrap(),
+        json.stdout
+    );
+    // The description is never its output, by any name.
+    let r = submit(&env, &["-dry-run", "./job.sub", "job.sub"]);
+    r.fails(
+        1,
+        "tern_submit: error: the -dry-run output file ./job.sub is the submit description \
+         job.sub: nothing was written\n",
+    );
+    assert!(
+        std::fs::read_to_string(env.path("job.sub"))
+            .unwrap()
+            .starts_with("executable")
+    );
     // Nothing was queued by any of them.
     let q = env.run("tern_q", ["-af", "ClusterId"]);
     assert_eq!((q.code, q.stdout.as_str()), (0, ""), "{q:?}");

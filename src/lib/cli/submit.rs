@@ -37,9 +37,10 @@ pub struct Args {
     pub dry_run: Option<Option<String>>,
 
     /// Print the job ads as one JSON array instead of submitting
-    /// (`-dry-run:json`, see [`super::COLON_FORMS`])
-    #[arg(long = "json-dry-run", hide = true)]
-    pub dry_run_json: bool,
+    /// (`-dry-run:json`, see [`super::COLON_FORMS`]), with an OUTPUT as
+    /// -dry-run's
+    #[arg(long = "json-dry-run", hide = true, num_args = 0..=1)]
+    pub dry_run_json: Option<Option<String>>,
 
     /// Set the batch name of every job (as batch_name in the file)
     #[arg(long = "batch-name", value_name = "NAME")]
@@ -95,7 +96,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         environ: crate::sys::privilege::caller_env(),
         batch_name: args.batch_name.clone(),
     };
-    if dry.is_none() && !args.dry_run_json {
+    if dry.is_none() {
         let mut queue = env.queue_created()?;
         // A job reported submitted survives a power cut (unless
         // CONDOR_FSYNC = false).
@@ -152,7 +153,7 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
         queue.leave_at_exit();
         return announce(cfg, &env.spool, &args, (id, &cluster), &held, ask_for_pass);
     }
-    dry_run(&env, &args, &parsed, opts, &desc, dry.flatten())
+    dry_run(&env, &args, &parsed, opts, &desc, (&file, dry.flatten()))
 }
 
 /// The submit description to read, and for a dry run where its ads go:
@@ -163,10 +164,13 @@ pub fn run(argv: Vec<OsString>) -> Result<(), CliError> {
 /// job.sub`, where condor_submit would refuse to take job.sub for its
 /// output and find no description).
 fn dry_run_target(args: &Args) -> (String, Option<Option<String>>) {
-    match (&args.dry_run, &args.file) {
+    match (
+        args.dry_run.as_ref().or(args.dry_run_json.as_ref()),
+        &args.file,
+    ) {
         (Some(Some(out)), Some(file)) => (file.clone(), Some(Some(out.clone()))),
         (Some(Some(file)), None) => (file.clone(), Some(None)),
-        (dry, file) => (file.clone().unwrap_or_else(|| "-".into()), dry.clone()),
+        (dry, file) => (file.clone().unwrap_or_else(|| "-".into()), dry.cloned()),
     }
 }
 
@@ -395,7 +399,7 @@ fn dry_run(
     parsed: &submit::SubmitFile,
     mut opts: SubmitOptions,
     desc: &Described,
-    to: Option<String>,
+    (file, to): (&str, Option<String>),
 ) -> Result<(), CliError> {
     let cfg = &env.cfg;
     if let Some(q) = env.queue(false)? {
@@ -404,8 +408,14 @@ fn dry_run(
     let cluster = submit::materialize(parsed, cfg, &opts).map_err(|e| desc.error(e))?;
     print_warnings(args, &cluster);
     let stdout = io::stdout();
-    let file = match to.as_deref() {
+    let output = match to.as_deref() {
         None | Some("-") => None,
+        Some(path) if same_file(path, file) => {
+            return Err(failed(format!(
+                "the -dry-run output file {path} is the submit description {file}: \
+                 nothing was written"
+            )));
+        }
         Some(path) => Some(std::fs::File::create(path).map_err(|e| {
             failed(format!(
                 "cannot write the -dry-run output file {path}: {}",
@@ -413,7 +423,7 @@ fn dry_run(
             ))
         })?),
     };
-    let mut out: BufWriter<Box<dyn Write>> = BufWriter::new(match file {
+    let mut out: BufWriter<Box<dyn Write>> = BufWriter::new(match output {
         Some(f) => Box::new(f),
         None => Box::new(stdout.lock()),
     });
@@ -434,13 +444,26 @@ fn dry_run(
     Ok(())
 }
 
+/// Whether `a` and `b` name one existing file (by device and inode, so
+/// through `./` or a link too); `-` is standard input, no file.
+fn same_file(a: &str, b: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if b == "-" {
+        return false;
+    }
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => (x.dev(), x.ino()) == (y.dev(), y.ino()),
+        _ => false,
+    }
+}
+
 /// The ads of a dry run, in old syntax or (`-dry-run:json`) as a JSON array.
 fn write_dry_ads(
     out: &mut impl Write,
     args: &Args,
     cluster: &submit::Cluster,
 ) -> Result<(), CliError> {
-    if args.dry_run_json {
+    if args.dry_run_json.is_some() {
         let ads: Vec<_> = (0..cluster.procs.len())
             .map(|i| cluster.full_ad(i))
             .collect();

@@ -196,6 +196,12 @@ fn value_wanted<'c>(cmd: &'c Command, done: &[String]) -> Option<&'c Arg> {
         let inline = usize::from(w.contains('='));
         let given = done.len() - i - 1 + inline;
         let range = arg.get_num_args().unwrap_or_default();
+        // A value that may be left out (tern_submit's `-dry-run
+        // [OUTPUT]`, a file like the description after it): the word is
+        // completed as whatever else may come there, options and files.
+        if range.min_values() == 0 {
+            return None;
+        }
         if given < range.max_values() {
             return Some(arg);
         }

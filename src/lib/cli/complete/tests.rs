@@ -80,6 +80,12 @@ fn option_values_are_attributes_files_or_choices() {
     );
     // A file, and the choices of -shell.
     assert_eq!(words("tern_submit", &[""]), ["<files>"]);
+    // -dry-run's value may be left out: a file (its output or the
+    // description) or the next option.
+    for dry in ["-dry-run", "-dry-run:json"] {
+        assert_eq!(words("tern_submit", &[dry, ""]), ["<files>"]);
+        assert_eq!(words("tern_submit", &[dry, "-te"]), ["-terse"]);
+    }
     assert_eq!(words("tern_complete", &["-shell", "b"]), ["bash"]);
     // After an option that takes one value, the next word is positional.
     assert_eq!(
