@@ -352,16 +352,7 @@ fn announce(
     }
     print_warnings(args, cluster);
     let n = cluster.procs.len();
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
-    // Nothing queued, no cluster: condor_submit prints no line for it.
-    if n > 0 {
-        if args.terse {
-            writeln!(out, "{id}.0 - {id}.{}", n - 1)?;
-        } else {
-            writeln!(out, "{n} job(s) submitted to cluster {id}.")?;
-        }
-    }
+    print_count(args, n, id, "submitted")?;
     match logged {
         // With skip_filechecks the logs were not checked, as condor_submit
         // does not check them: a log that cannot be written costs its
@@ -431,15 +422,24 @@ fn dry_run(
     out.flush()?;
     drop(out);
     // condor_submit's count, for its form of the command.
-    let n = cluster.procs.len();
-    if to.is_some() && n > 0 {
-        let id = opts.cluster;
-        let mut o = stdout.lock();
-        if args.terse {
-            writeln!(o, "{id}.0 - {id}.{}", n - 1)?;
-        } else {
-            writeln!(o, "{n} job(s) dry-run to cluster {id}.")?;
-        }
+    if to.is_some() {
+        print_count(args, cluster.procs.len(), opts.cluster, "dry-run")?;
+    }
+    Ok(())
+}
+
+/// The line condor_submit ends with: `N job(s) <done> to cluster C.`, or
+/// with -terse the first and last job id; none when nothing was queued
+/// (no cluster), as condor_submit prints none.
+fn print_count(args: &Args, n: usize, id: i64, done: &str) -> Result<(), CliError> {
+    if n == 0 {
+        return Ok(());
+    }
+    let mut out = io::stdout().lock();
+    if args.terse {
+        writeln!(out, "{id}.0 - {id}.{}", n - 1)?;
+    } else {
+        writeln!(out, "{n} job(s) {done} to cluster {id}.")?;
     }
     Ok(())
 }
@@ -474,7 +474,6 @@ fn write_dry_ads(
             out.write_all(b"\n")?;
         }
     }
-    out.flush()?;
     Ok(())
 }
 
